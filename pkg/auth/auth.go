@@ -1,0 +1,241 @@
+// Package auth authenticates HTTP requests by Bearer API key, attaches the
+// key's access policy to the request context, and enforces per-key rate
+// limits. Secrets are only ever handled as SHA-256 hashes after the header
+// is read, and never appear in logs, metrics or error messages.
+package auth
+
+import (
+	"context"
+	"crypto/subtle"
+	"errors"
+	"fmt"
+	"math"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/toolrag/mcp-gateway/pkg/policy"
+)
+
+// ErrUnknownKey is returned by a KeyLookup for a hash no key has.
+var ErrUnknownKey = errors.New("unknown API key")
+
+// ErrDisabledKey is returned for a revoked key.
+var ErrDisabledKey = errors.New("API key is revoked")
+
+// KeyLookup finds the key whose secret hashes to secretHash
+// ("sha256:<hex>"). It returns ErrUnknownKey (or an error wrapping it) when
+// there is none.
+type KeyLookup interface {
+	LookupKey(ctx context.Context, secretHash string) (policy.Key, error)
+}
+
+// StaticKeys is a KeyLookup over a fixed list (keys.yaml).
+type StaticKeys struct{ byHash map[string]policy.Key }
+
+// NewStaticKeys indexes keys by their secret hash.
+func NewStaticKeys(keys []policy.Key) *StaticKeys {
+	m := make(map[string]policy.Key, len(keys))
+	for _, k := range keys {
+		m[k.SecretHash] = k
+	}
+	return &StaticKeys{byHash: m}
+}
+
+// LookupKey implements KeyLookup.
+func (s *StaticKeys) LookupKey(_ context.Context, secretHash string) (policy.Key, error) {
+	k, ok := s.byHash[secretHash]
+	if !ok {
+		return policy.Key{}, ErrUnknownKey
+	}
+	return k, nil
+}
+
+// Cached wraps a KeyLookup (e.g. DynamoDB) with a short TTL cache, so a key
+// revoked in the store stops working within ttl. Unknown keys are cached
+// too (negative caching) to absorb brute-force traffic.
+type Cached struct {
+	next KeyLookup
+	ttl  time.Duration
+	now  func() time.Time
+	mu   sync.Mutex
+	m    map[string]cachedKey
+}
+
+type cachedKey struct {
+	key     policy.Key
+	err     error
+	expires time.Time
+}
+
+// NewCached returns a caching KeyLookup.
+func NewCached(next KeyLookup, ttl time.Duration) *Cached {
+	return &Cached{next: next, ttl: ttl, now: time.Now, m: map[string]cachedKey{}}
+}
+
+// LookupKey implements KeyLookup.
+func (c *Cached) LookupKey(ctx context.Context, secretHash string) (policy.Key, error) {
+	now := c.now()
+	c.mu.Lock()
+	e, ok := c.m[secretHash]
+	c.mu.Unlock()
+	if ok && now.Before(e.expires) {
+		return e.key, e.err
+	}
+	k, err := c.next.LookupKey(ctx, secretHash)
+	if err != nil && !errors.Is(err, ErrUnknownKey) && !errors.Is(err, ErrDisabledKey) {
+		return k, err // transient store errors are not cached
+	}
+	c.mu.Lock()
+	if len(c.m) > 100000 {
+		c.m = map[string]cachedKey{}
+	}
+	c.m[secretHash] = cachedKey{key: k, err: err, expires: now.Add(c.ttl)}
+	c.mu.Unlock()
+	return k, err
+}
+
+type ctxKey struct{}
+
+// WithPolicy returns ctx carrying p.
+func WithPolicy(ctx context.Context, p policy.Policy) context.Context {
+	return context.WithValue(ctx, ctxKey{}, p)
+}
+
+// PolicyFrom returns the policy attached by the middleware. ok is false for
+// an unauthenticated context, which must be treated as "grants nothing".
+func PolicyFrom(ctx context.Context) (policy.Policy, bool) {
+	p, ok := ctx.Value(ctxKey{}).(policy.Policy)
+	return p, ok
+}
+
+// Counters are the middleware's metrics.
+type Counters struct {
+	Authenticated atomic.Int64
+	Failures      atomic.Int64 // missing, malformed, unknown or revoked key
+	RateLimited   atomic.Int64
+	LookupErrors  atomic.Int64 // key store unavailable
+}
+
+// Config configures the middleware.
+type Config struct {
+	Keys KeyLookup
+	// Disabled skips authentication and grants every server
+	// (TOOL_RAG_WITHOUT_AUTH=1); use only on a trusted network.
+	Disabled bool
+	// DefaultRate applies to keys without their own rate_limit; zero means
+	// unlimited.
+	DefaultRate policy.RateLimit
+	Counters    *Counters
+	// Realm is reported in WWW-Authenticate.
+	Realm string
+}
+
+// Middleware authenticates every request before next.
+func Middleware(cfg Config, next http.Handler) http.Handler {
+	if cfg.Counters == nil {
+		cfg.Counters = &Counters{}
+	}
+	if cfg.Realm == "" {
+		cfg.Realm = "mcp-gateway"
+	}
+	limiter := newLimiters()
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if cfg.Disabled {
+			next.ServeHTTP(w, r.WithContext(WithPolicy(r.Context(), policy.Unrestricted())))
+			return
+		}
+		secret, ok := bearer(r.Header.Get("Authorization"))
+		if !ok {
+			cfg.Counters.Failures.Add(1)
+			unauthorized(w, cfg.Realm, "missing or malformed Authorization header: use \"Authorization: Bearer <key>\"")
+			return
+		}
+		hash := policy.HashSecret(secret)
+		key, err := cfg.Keys.LookupKey(r.Context(), hash)
+		switch {
+		case err == nil && key.Disabled:
+			err = ErrDisabledKey
+		case err == nil && subtle.ConstantTimeCompare([]byte(key.SecretHash), []byte(hash)) != 1:
+			err = ErrUnknownKey
+		}
+		if err != nil {
+			if errors.Is(err, ErrUnknownKey) || errors.Is(err, ErrDisabledKey) {
+				cfg.Counters.Failures.Add(1)
+				unauthorized(w, cfg.Realm, "invalid API key")
+				return
+			}
+			cfg.Counters.LookupErrors.Add(1)
+			http.Error(w, "authentication is temporarily unavailable; retry shortly", http.StatusServiceUnavailable)
+			return
+		}
+		rl := key.RateLimit
+		if rl.Rate == 0 {
+			rl = cfg.DefaultRate
+		}
+		if wait, ok := limiter.allow(key.ID, rl, time.Now()); !ok {
+			cfg.Counters.RateLimited.Add(1)
+			w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(wait.Seconds()))))
+			http.Error(w, fmt.Sprintf("rate limit exceeded for key %q (%.3g requests/s, burst %d)", key.ID, rl.Rate, rl.Burst), http.StatusTooManyRequests)
+			return
+		}
+		cfg.Counters.Authenticated.Add(1)
+		next.ServeHTTP(w, r.WithContext(WithPolicy(r.Context(), policy.For(key))))
+	})
+}
+
+func bearer(h string) (string, bool) {
+	scheme, token, ok := strings.Cut(strings.TrimSpace(h), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return "", false
+	}
+	token = strings.TrimSpace(token)
+	return token, token != ""
+}
+
+func unauthorized(w http.ResponseWriter, realm, msg string) {
+	w.Header().Set("WWW-Authenticate", fmt.Sprintf(`Bearer realm=%q`, realm))
+	http.Error(w, msg, http.StatusUnauthorized)
+}
+
+// limiters is a set of token buckets, one per key id.
+type limiters struct {
+	mu sync.Mutex
+	m  map[string]*bucket
+}
+
+type bucket struct {
+	tokens float64
+	last   time.Time
+}
+
+func newLimiters() *limiters { return &limiters{m: map[string]*bucket{}} }
+
+// allow takes one token from the key's bucket. When empty it reports how
+// long until a token is available.
+func (l *limiters) allow(keyID string, rl policy.RateLimit, now time.Time) (time.Duration, bool) {
+	if rl.Rate <= 0 {
+		return 0, true
+	}
+	burst := float64(rl.Burst)
+	if burst < 1 {
+		burst = math.Max(1, rl.Rate)
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	b, ok := l.m[keyID]
+	if !ok {
+		b = &bucket{tokens: burst, last: now}
+		l.m[keyID] = b
+	}
+	b.tokens = math.Min(burst, b.tokens+now.Sub(b.last).Seconds()*rl.Rate)
+	b.last = now
+	if b.tokens >= 1 {
+		b.tokens--
+		return 0, true
+	}
+	return time.Duration((1 - b.tokens) / rl.Rate * float64(time.Second)), false
+}

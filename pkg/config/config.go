@@ -1,0 +1,174 @@
+// Package config loads the gateway's configuration: environment variables,
+// the upstream registry (registry.yaml merged over registry.generated.yaml)
+// and the API keys file (keys.yaml). Every error names the file, the entry
+// and what is wrong.
+package config
+
+import (
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Env is the process configuration read from environment variables.
+type Env struct {
+	ConfigDir     string // MCP_GATEWAY_CONFIG_DIR, default ./config
+	RegistryPath  string // MCP_GATEWAY_REGISTRY, default <config>/registry.yaml
+	GeneratedPath string // MCP_GATEWAY_REGISTRY_GENERATED, default <config>/registry.generated.yaml
+	KeysPath      string // MCP_GATEWAY_KEYS, default <config>/keys.yaml
+	MCPPath       string // MCP_GATEWAY_MCP_PATH, default /mcp
+	Host          string // MCP_GATEWAY_HOST, default 0.0.0.0
+	Port          int    // MCP_GATEWAY_PORT, default 8765
+
+	MaxParallel        int           // TOOL_RAG_MAX_PARALLEL, default 8
+	WithoutAuth        bool          // TOOL_RAG_WITHOUT_AUTH, default false
+	DBPath             string        // TOOL_RAG_DB, default tool_registry.db
+	IndexDir           string        // TOOL_RAG_INDEX_DIR, default tool_index (next to the DB)
+	StartupReindex     string        // TOOL_RAG_STARTUP_REINDEX: full | incremental | off
+	ResyncInterval     time.Duration // TOOL_RAG_RESYNC_INTERVAL (seconds), 0 = off
+	HealthInterval     time.Duration // TOOL_RAG_HEALTHCHECK_INTERVAL (seconds), default 30, 0 = off
+	HealthTimeout      time.Duration // TOOL_RAG_HEALTHCHECK_TIMEOUT (seconds), default 5
+	ShortlistDescChars int           // TOOL_RAG_SHORTLIST_DESC_CHARS, default 300, 0 = full
+
+	CallTimeout    time.Duration // MCP_GATEWAY_UPSTREAM_TIMEOUT (seconds), default 60
+	ConnectTimeout time.Duration // MCP_GATEWAY_UPSTREAM_CONNECT_TIMEOUT (seconds), default 20
+	IdleTimeout    time.Duration // MCP_GATEWAY_STDIO_IDLE_TIMEOUT (seconds), default 300
+	StdioPoolSize  int           // MCP_GATEWAY_STDIO_POOL_SIZE, default 2
+	MaxResultBytes int64         // MCP_GATEWAY_MAX_RESULT_BYTES, default 8 MiB
+	MaxBodyBytes   int64         // MCP_GATEWAY_MAX_BODY_BYTES, default 4 MiB
+	SessionTTL     time.Duration // MCP_GATEWAY_SESSION_TTL (seconds), default 86400
+	SyncParallel   int           // TOOL_RAG_SYNC_PARALLEL, default 16
+	SyncTimeout    time.Duration // TOOL_RAG_SYNC_TIMEOUT (seconds per server), default 30
+}
+
+// FromEnv reads Env through getenv (os.Getenv in production).
+func FromEnv(getenv func(string) string) (Env, error) {
+	p := parser{getenv: getenv}
+	e := Env{
+		ConfigDir:          p.str("MCP_GATEWAY_CONFIG_DIR", "./config"),
+		MCPPath:            p.str("MCP_GATEWAY_MCP_PATH", "/mcp"),
+		Host:               p.str("MCP_GATEWAY_HOST", "0.0.0.0"),
+		Port:               p.int("MCP_GATEWAY_PORT", 8765, 1, 65535),
+		MaxParallel:        p.int("TOOL_RAG_MAX_PARALLEL", 8, 1, 1024),
+		WithoutAuth:        p.bool("TOOL_RAG_WITHOUT_AUTH", false),
+		DBPath:             p.str("TOOL_RAG_DB", "tool_registry.db"),
+		StartupReindex:     p.enum("TOOL_RAG_STARTUP_REINDEX", "full", "full", "incremental", "off"),
+		ResyncInterval:     p.seconds("TOOL_RAG_RESYNC_INTERVAL", 0),
+		HealthInterval:     p.seconds("TOOL_RAG_HEALTHCHECK_INTERVAL", 30),
+		HealthTimeout:      p.seconds("TOOL_RAG_HEALTHCHECK_TIMEOUT", 5),
+		ShortlistDescChars: p.int("TOOL_RAG_SHORTLIST_DESC_CHARS", 300, 0, 1<<20),
+		CallTimeout:        p.seconds("MCP_GATEWAY_UPSTREAM_TIMEOUT", 60),
+		ConnectTimeout:     p.seconds("MCP_GATEWAY_UPSTREAM_CONNECT_TIMEOUT", 20),
+		IdleTimeout:        p.seconds("MCP_GATEWAY_STDIO_IDLE_TIMEOUT", 300),
+		StdioPoolSize:      p.int("MCP_GATEWAY_STDIO_POOL_SIZE", 2, 1, 64),
+		MaxResultBytes:     int64(p.int("MCP_GATEWAY_MAX_RESULT_BYTES", 8<<20, 1024, 1<<30)),
+		MaxBodyBytes:       int64(p.int("MCP_GATEWAY_MAX_BODY_BYTES", 4<<20, 1024, 1<<30)),
+		SessionTTL:         p.seconds("MCP_GATEWAY_SESSION_TTL", 86400),
+		SyncParallel:       p.int("TOOL_RAG_SYNC_PARALLEL", 16, 1, 1024),
+		SyncTimeout:        p.seconds("TOOL_RAG_SYNC_TIMEOUT", 30),
+	}
+	e.RegistryPath = p.path("MCP_GATEWAY_REGISTRY", filepath.Join(e.ConfigDir, "registry.yaml"))
+	e.GeneratedPath = p.path("MCP_GATEWAY_REGISTRY_GENERATED", filepath.Join(e.ConfigDir, "registry.generated.yaml"))
+	e.KeysPath = p.path("MCP_GATEWAY_KEYS", filepath.Join(e.ConfigDir, "keys.yaml"))
+	e.IndexDir = p.str("TOOL_RAG_INDEX_DIR", strings.TrimSuffix(e.DBPath, filepath.Ext(e.DBPath))+"_index")
+	if !strings.HasPrefix(e.MCPPath, "/") {
+		p.errs = append(p.errs, fmt.Sprintf("MCP_GATEWAY_MCP_PATH=%q must start with /", e.MCPPath))
+	}
+	if len(p.errs) > 0 {
+		return Env{}, fmt.Errorf("invalid environment: %s", strings.Join(p.errs, "; "))
+	}
+	return e, nil
+}
+
+type parser struct {
+	getenv func(string) string
+	errs   []string
+}
+
+func (p *parser) str(name, def string) string {
+	if v := strings.TrimSpace(p.getenv(name)); v != "" {
+		return v
+	}
+	return def
+}
+
+// path reads a path that is used as given (absolute when set), not joined
+// with the config directory.
+func (p *parser) path(name, def string) string {
+	v := strings.TrimSpace(p.getenv(name))
+	if v == "" {
+		return def
+	}
+	if !filepath.IsAbs(v) {
+		p.errs = append(p.errs, fmt.Sprintf("%s=%q must be an absolute path", name, v))
+	}
+	return v
+}
+
+func (p *parser) int(name string, def, min, max int) int {
+	v := strings.TrimSpace(p.getenv(name))
+	if v == "" {
+		return def
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < min || n > max {
+		p.errs = append(p.errs, fmt.Sprintf("%s=%q must be an integer from %d to %d", name, v, min, max))
+		return def
+	}
+	return n
+}
+
+func (p *parser) seconds(name string, def float64) time.Duration {
+	v := strings.TrimSpace(p.getenv(name))
+	if v == "" {
+		return time.Duration(def * float64(time.Second))
+	}
+	f, err := strconv.ParseFloat(v, 64)
+	if err != nil || f < 0 {
+		p.errs = append(p.errs, fmt.Sprintf("%s=%q must be a non-negative number of seconds", name, v))
+		return time.Duration(def * float64(time.Second))
+	}
+	return time.Duration(f * float64(time.Second))
+}
+
+func (p *parser) bool(name string, def bool) bool {
+	switch strings.ToLower(strings.TrimSpace(p.getenv(name))) {
+	case "":
+		return def
+	case "1", "true", "yes", "on":
+		return true
+	case "0", "false", "no", "off":
+		return false
+	default:
+		p.errs = append(p.errs, fmt.Sprintf("%s=%q must be 1/0, true/false, yes/no or on/off", name, p.getenv(name)))
+		return def
+	}
+}
+
+func (p *parser) enum(name, def string, allowed ...string) string {
+	v := strings.ToLower(strings.TrimSpace(p.getenv(name)))
+	if v == "" {
+		return def
+	}
+	for _, a := range allowed {
+		if v == a {
+			return v
+		}
+	}
+	p.errs = append(p.errs, fmt.Sprintf("%s=%q must be one of %s", name, v, strings.Join(allowed, ", ")))
+	return def
+}
+
+// parseDuration accepts Go durations ("30s", "2m") or plain seconds ("30").
+func parseDuration(s string) (time.Duration, error) {
+	if f, err := strconv.ParseFloat(s, 64); err == nil && f >= 0 {
+		return time.Duration(f * float64(time.Second)), nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d < 0 {
+		return 0, fmt.Errorf("%q is not a duration (use seconds or e.g. 30s)", s)
+	}
+	return d, nil
+}

@@ -1,0 +1,264 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"sort"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/toolrag/mcp-gateway/pkg/catalog"
+	"github.com/toolrag/mcp-gateway/pkg/policy"
+	"github.com/toolrag/mcp-gateway/pkg/upstream"
+)
+
+// LoadRegistry reads the hand-written registry and the provisioner's
+// generated one and merges them; on an id conflict the hand-written entry
+// wins. A missing file counts as empty. ${VAR} in headers is expanded with
+// getenv; an unset variable is an error.
+func LoadRegistry(handPath, generatedPath string, getenv func(string) string) (map[string]upstream.ServerConfig, error) {
+	merged := map[string]upstream.ServerConfig{}
+	for _, path := range []string{generatedPath, handPath} {
+		if path == "" {
+			continue
+		}
+		data, err := os.ReadFile(path)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("read registry: %w", err)
+		}
+		servers, err := ParseRegistry(path, data, getenv)
+		if err != nil {
+			return nil, err
+		}
+		for id, s := range servers {
+			merged[id] = s // later (hand-written) files win
+		}
+	}
+	return merged, nil
+}
+
+var registryFields = map[string]bool{"transport": true, "command": true, "args": true, "cwd": true, "env": true, "url": true, "headers": true, "timeout": true}
+
+// ParseRegistry parses one registry file. name is used in error messages.
+func ParseRegistry(name string, data []byte, getenv func(string) string) (map[string]upstream.ServerConfig, error) {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return nil, fmt.Errorf("%s: invalid YAML: %w", name, err)
+	}
+	out := map[string]upstream.ServerConfig{}
+	root := docRoot(&doc)
+	if root == nil {
+		return out, nil
+	}
+	if root.Kind != yaml.MappingNode {
+		return nil, fmt.Errorf("%s:%d: expected a mapping with a top-level \"servers\" key", name, root.Line)
+	}
+	servers := mapValue(root, "servers")
+	if servers == nil || (servers.Kind == yaml.ScalarNode && servers.Tag == "!!null") {
+		return out, nil
+	}
+	if servers.Kind != yaml.MappingNode {
+		return nil, fmt.Errorf("%s:%d: \"servers\" must be a mapping of server id to settings", name, servers.Line)
+	}
+	for i := 0; i+1 < len(servers.Content); i += 2 {
+		k, v := servers.Content[i], servers.Content[i+1]
+		id := k.Value
+		where := fmt.Sprintf("%s:%d: server %q", name, k.Line, id)
+		if err := catalog.ValidServerID(id); err != nil {
+			return nil, fmt.Errorf("%s: %w", where, err)
+		}
+		if _, dup := out[id]; dup {
+			return nil, fmt.Errorf("%s: duplicate server id", where)
+		}
+		if v.Kind != yaml.MappingNode {
+			return nil, fmt.Errorf("%s: settings must be a mapping", where)
+		}
+		for j := 0; j+1 < len(v.Content); j += 2 {
+			if f := v.Content[j].Value; !registryFields[f] {
+				return nil, fmt.Errorf("%s:%d: server %q: unknown field %q (known: transport, command, args, cwd, env, url, headers, timeout)", name, v.Content[j].Line, id, f)
+			}
+		}
+		var cfg upstream.ServerConfig
+		if err := v.Decode(&cfg); err != nil {
+			return nil, fmt.Errorf("%s: %w", where, err)
+		}
+		if t := mapValue(v, "timeout"); t != nil {
+			d, err := parseDuration(t.Value)
+			if err != nil {
+				return nil, fmt.Errorf("%s: timeout: %w", where, err)
+			}
+			cfg.Timeout = d
+		}
+		for h, val := range cfg.Headers {
+			expanded, err := expandVars(val, getenv)
+			if err != nil {
+				return nil, fmt.Errorf("%s: header %s: %w", where, h, err)
+			}
+			cfg.Headers[h] = expanded
+		}
+		if err := cfg.Validate(); err != nil {
+			return nil, fmt.Errorf("%s: %w", where, err)
+		}
+		out[id] = cfg
+	}
+	return out, nil
+}
+
+// expandVars replaces ${VAR} with its value; an unset variable is an error
+// so that a missing secret is noticed at start, not at the first call.
+func expandVars(s string, getenv func(string) string) (string, error) {
+	var missing []string
+	out := os.Expand(s, func(name string) string {
+		v := getenv(name)
+		if v == "" {
+			missing = append(missing, name)
+		}
+		return v
+	})
+	if len(missing) > 0 {
+		return "", fmt.Errorf("environment variable %s is not set", strings.Join(missing, ", "))
+	}
+	return out, nil
+}
+
+type keyEntry struct {
+	ID         string                 `yaml:"id"`
+	Secret     string                 `yaml:"secret"`
+	SecretHash string                 `yaml:"secret_hash"`
+	Admin      bool                   `yaml:"admin"`
+	Servers    map[string]policy.Rule `yaml:"servers"`
+	RateLimit  policy.RateLimit       `yaml:"rate_limit"`
+	Disabled   bool                   `yaml:"disabled"`
+}
+
+var keyFields = map[string]bool{"id": true, "secret": true, "secret_hash": true, "admin": true, "servers": true, "rate_limit": true, "disabled": true}
+var ruleFields = map[string]bool{"tool_prefixes": true, "uri_prefixes": true, "prompt_prefixes": true}
+
+// LoadKeys reads keys.yaml. Plain secrets are hashed on load and never kept.
+func LoadKeys(path string) ([]policy.Key, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read keys: %w", err)
+	}
+	return ParseKeys(path, data)
+}
+
+// ParseKeys parses a keys file. name is used in error messages.
+func ParseKeys(name string, data []byte) ([]policy.Key, error) {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return nil, fmt.Errorf("%s: invalid YAML: %w", name, err)
+	}
+	root := docRoot(&doc)
+	if root == nil {
+		return nil, nil
+	}
+	if root.Kind != yaml.MappingNode {
+		return nil, fmt.Errorf("%s:%d: expected a mapping with a top-level \"keys\" list", name, root.Line)
+	}
+	list := mapValue(root, "keys")
+	if list == nil || list.Tag == "!!null" {
+		return nil, nil
+	}
+	if list.Kind != yaml.SequenceNode {
+		return nil, fmt.Errorf("%s:%d: \"keys\" must be a list", name, list.Line)
+	}
+	var keys []policy.Key
+	ids := map[string]bool{}
+	hashes := map[string]string{}
+	for i, n := range list.Content {
+		where := fmt.Sprintf("%s:%d: key #%d", name, n.Line, i+1)
+		if n.Kind != yaml.MappingNode {
+			return nil, fmt.Errorf("%s: must be a mapping with id and secret", where)
+		}
+		if idNode := mapValue(n, "id"); idNode != nil {
+			where = fmt.Sprintf("%s:%d: key %q", name, n.Line, idNode.Value)
+		}
+		for j := 0; j+1 < len(n.Content); j += 2 {
+			if f := n.Content[j].Value; !keyFields[f] {
+				return nil, fmt.Errorf("%s: unknown field %q (known: id, secret, secret_hash, admin, servers, rate_limit, disabled)", where, f)
+			}
+		}
+		if srv := mapValue(n, "servers"); srv != nil && srv.Kind == yaml.MappingNode {
+			for j := 0; j+1 < len(srv.Content); j += 2 {
+				rule := srv.Content[j+1]
+				if rule.Kind == yaml.MappingNode {
+					for r := 0; r+1 < len(rule.Content); r += 2 {
+						if f := rule.Content[r].Value; !ruleFields[f] {
+							return nil, fmt.Errorf("%s: server %q: unknown field %q (known: tool_prefixes, uri_prefixes, prompt_prefixes)", where, srv.Content[j].Value, f)
+						}
+					}
+				}
+			}
+		}
+		var e keyEntry
+		if err := n.Decode(&e); err != nil {
+			return nil, fmt.Errorf("%s: %w", where, err)
+		}
+		if e.ID == "" {
+			return nil, fmt.Errorf("%s: id is required", where)
+		}
+		if ids[e.ID] {
+			return nil, fmt.Errorf("%s: duplicate key id", where)
+		}
+		ids[e.ID] = true
+		var hash string
+		switch {
+		case e.Secret != "" && e.SecretHash != "":
+			return nil, fmt.Errorf("%s: set either secret or secret_hash, not both", where)
+		case e.Secret != "":
+			hash = policy.HashSecret(e.Secret)
+		case e.SecretHash != "":
+			h, err := policy.ParseSecretHash(e.SecretHash)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", where, err)
+			}
+			hash = h
+		default:
+			return nil, fmt.Errorf("%s: one of secret or secret_hash is required", where)
+		}
+		if other, dup := hashes[hash]; dup {
+			return nil, fmt.Errorf("%s: has the same secret as key %q", where, other)
+		}
+		hashes[hash] = e.ID
+		for sid := range e.Servers {
+			if err := catalog.ValidServerID(sid); err != nil {
+				return nil, fmt.Errorf("%s: servers: %w", where, err)
+			}
+		}
+		if e.RateLimit.Rate < 0 || e.RateLimit.Burst < 0 {
+			return nil, fmt.Errorf("%s: rate_limit values must not be negative", where)
+		}
+		keys = append(keys, policy.Key{ID: e.ID, SecretHash: hash, Admin: e.Admin, Servers: e.Servers, RateLimit: e.RateLimit, Disabled: e.Disabled})
+	}
+	sort.Slice(keys, func(i, j int) bool { return keys[i].ID < keys[j].ID })
+	return keys, nil
+}
+
+func docRoot(doc *yaml.Node) *yaml.Node {
+	if doc.Kind == yaml.DocumentNode && len(doc.Content) > 0 {
+		return doc.Content[0]
+	}
+	if doc.Kind == 0 {
+		return nil
+	}
+	return doc
+}
+
+func mapValue(m *yaml.Node, key string) *yaml.Node {
+	if m == nil || m.Kind != yaml.MappingNode {
+		return nil
+	}
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == key {
+			return m.Content[i+1]
+		}
+	}
+	return nil
+}
