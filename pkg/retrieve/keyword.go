@@ -1,0 +1,425 @@
+package retrieve
+
+import (
+	"math"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/toolrag/mcp-gateway/pkg/catalog"
+	"github.com/toolrag/mcp-gateway/pkg/indexer"
+)
+
+// Field is one part of a tool document that BM25F weighs separately.
+type Field int
+
+// Document fields.
+const (
+	FieldName        Field = iota // tool name split into words
+	FieldTitle                    // tool title
+	FieldDescription              // tool description
+	FieldParams                   // parameter names, descriptions and enum values
+	FieldServer                   // server id split into words, server title and description
+	FieldTags                     // tags
+	numFields
+)
+
+var fieldNames = [numFields]string{"name", "title", "description", "params", "server", "tags"}
+
+func (f Field) String() string {
+	if f < 0 || f >= numFields {
+		return "field?"
+	}
+	return fieldNames[f]
+}
+
+// FieldWeights are the BM25F boosts of the document fields.
+type FieldWeights [numFields]float64
+
+// DefaultFieldWeights favour the tool name and title over the description
+// and the description over parameter and server text.
+var DefaultFieldWeights = FieldWeights{
+	FieldName:        2.5,
+	FieldTitle:       2.0,
+	FieldDescription: 1.0,
+	FieldParams:      0.5,
+	FieldServer:      0.6,
+	FieldTags:        1.5,
+}
+
+// BM25 parameters.
+const (
+	bm25K1 = 1.2
+	bm25B  = 0.75
+)
+
+// kdoc is one tool in the keyword index.
+type kdoc struct {
+	slot  int
+	tool  catalog.Tool
+	key   string // content hash + server fingerprint: unchanged key, no re-index
+	terms map[string]*[numFields]uint16
+	lens  [numFields]float32
+}
+
+// KeywordIndex is an in-memory BM25F index over catalog tools. It is safe
+// for concurrent use. Sync updates it incrementally: only tools whose
+// content or server text changed are re-tokenized.
+type KeywordIndex struct {
+	weights FieldWeights
+
+	mu      sync.RWMutex
+	byID    map[string]*kdoc
+	slots   []*kdoc // nil entries are free
+	free    []int
+	post    map[string]map[*kdoc]struct{}
+	servers map[string]catalog.Server
+}
+
+// NewKeywordIndex returns an empty index using w as field boosts (the zero
+// value means DefaultFieldWeights).
+func NewKeywordIndex(w FieldWeights) *KeywordIndex {
+	if w == (FieldWeights{}) {
+		w = DefaultFieldWeights
+	}
+	return &KeywordIndex{
+		weights: w,
+		byID:    map[string]*kdoc{},
+		post:    map[string]map[*kdoc]struct{}{},
+		servers: map[string]catalog.Server{},
+	}
+}
+
+// Len returns the number of indexed tools.
+func (ix *KeywordIndex) Len() int {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	return len(ix.byID)
+}
+
+func serverFingerprint(s catalog.Server) string {
+	return s.ID + "\x00" + s.Title + "\x00" + s.Description
+}
+
+// Sync makes the index hold exactly tools. Tools whose content hash and
+// server text are unchanged keep their entry; changed and new tools are
+// (re-)tokenized; tools missing from the list are removed. It returns how
+// many entries were added or replaced and how many were removed.
+func (ix *KeywordIndex) Sync(tools []catalog.Tool, servers []catalog.Server) (updated, removed int) {
+	srvs := make(map[string]catalog.Server, len(servers))
+	for _, s := range servers {
+		srvs[s.ID] = s
+	}
+	type prepared struct {
+		t   catalog.Tool
+		key string
+	}
+	want := make(map[string]prepared, len(tools))
+	for _, t := range tools {
+		if t.ID == "" {
+			t.ID = catalog.ToolID(t.Server, t.Name)
+		}
+		h := t.ContentHash
+		if h == "" {
+			h = catalog.ContentHash(t)
+		}
+		// Status and type take part so that the stored record stays current.
+		want[t.ID] = prepared{t, h + "\x00" + t.Status + "\x00" + t.ToolType + "\x00" + t.PermissionScope + "\x00" + serverFingerprint(srvs[t.Server])}
+	}
+	// Tokenize outside the lock.
+	ix.mu.RLock()
+	var fresh []*kdoc
+	for id, p := range want {
+		if d, ok := ix.byID[id]; ok && d.key == p.key {
+			continue
+		}
+		fresh = append(fresh, &kdoc{tool: p.t, key: p.key})
+	}
+	ix.mu.RUnlock()
+	for _, d := range fresh {
+		d.analyze(srvs[d.tool.Server])
+	}
+
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	ix.servers = srvs
+	for id, d := range ix.byID {
+		if _, ok := want[id]; !ok {
+			ix.remove(d)
+			removed++
+		}
+	}
+	for _, d := range fresh {
+		if old, ok := ix.byID[d.tool.ID]; ok {
+			ix.remove(old)
+		}
+		ix.add(d)
+		updated++
+	}
+	return updated, removed
+}
+
+func (d *kdoc) analyze(srv catalog.Server) {
+	t := d.tool
+	var fields [numFields][]string
+	fields[FieldName] = Terms(t.Name)
+	fields[FieldTitle] = Terms(t.Title)
+	fields[FieldDescription] = Terms(t.Description)
+	var params []string
+	for _, p := range indexer.SchemaParams(t.InputSchema) {
+		params = append(params, Terms(p.Name)...)
+		params = append(params, Terms(p.Description)...)
+		for _, e := range p.Enum {
+			params = append(params, Terms(e)...)
+		}
+	}
+	fields[FieldParams] = params
+	fields[FieldServer] = Terms(t.Server + " " + srv.Title + " " + srv.Description)
+	fields[FieldTags] = Terms(strings.Join(t.Tags, " "))
+	d.terms = map[string]*[numFields]uint16{}
+	for f, terms := range fields {
+		d.lens[f] = float32(len(terms))
+		for _, term := range terms {
+			tf := d.terms[term]
+			if tf == nil {
+				tf = new([numFields]uint16)
+				d.terms[term] = tf
+			}
+			if tf[f] < math.MaxUint16 {
+				tf[f]++
+			}
+		}
+	}
+}
+
+func (ix *KeywordIndex) add(d *kdoc) {
+	if n := len(ix.free); n > 0 {
+		d.slot = ix.free[n-1]
+		ix.free = ix.free[:n-1]
+		ix.slots[d.slot] = d
+	} else {
+		d.slot = len(ix.slots)
+		ix.slots = append(ix.slots, d)
+	}
+	ix.byID[d.tool.ID] = d
+	for term := range d.terms {
+		p := ix.post[term]
+		if p == nil {
+			p = map[*kdoc]struct{}{}
+			ix.post[term] = p
+		}
+		p[d] = struct{}{}
+	}
+}
+
+func (ix *KeywordIndex) remove(d *kdoc) {
+	for term := range d.terms {
+		if p := ix.post[term]; p != nil {
+			delete(p, d)
+			if len(p) == 0 {
+				delete(ix.post, term)
+			}
+		}
+	}
+	delete(ix.byID, d.tool.ID)
+	ix.slots[d.slot] = nil
+	ix.free = append(ix.free, d.slot)
+}
+
+// Tool returns the indexed record of a tool.
+func (ix *KeywordIndex) Tool(id string) (catalog.Tool, bool) {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	d, ok := ix.byID[id]
+	if !ok {
+		return catalog.Tool{}, false
+	}
+	return d.tool, true
+}
+
+// Server returns the indexed record of a server.
+func (ix *KeywordIndex) Server(id string) (catalog.Server, bool) {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	s, ok := ix.servers[id]
+	return s, ok
+}
+
+// snapshot is a read view of the index for one query: the visible tools and
+// the corpus statistics computed over them only, so that tools the caller
+// may not see influence neither the ranking nor the scores.
+type snapshot struct {
+	ix      *KeywordIndex
+	visible []*kdoc
+	allowed []bool // by slot
+	avgLen  [numFields]float64
+	// per server: visible tools
+	byServer map[string][]*kdoc
+	srvLen   map[string]float64
+	avgSrv   float64
+}
+
+// view must be called with ix.mu held for reading.
+func (ix *KeywordIndex) view(allow func(catalog.Tool) bool) *snapshot {
+	s := &snapshot{ix: ix, allowed: make([]bool, len(ix.slots)), byServer: map[string][]*kdoc{}, srvLen: map[string]float64{}}
+	var sum [numFields]float64
+	for _, d := range ix.slots {
+		if d == nil || (allow != nil && !allow(d.tool)) {
+			continue
+		}
+		s.allowed[d.slot] = true
+		s.visible = append(s.visible, d)
+		s.byServer[d.tool.Server] = append(s.byServer[d.tool.Server], d)
+		var l float64
+		for f := range sum {
+			sum[f] += float64(d.lens[f])
+			if Field(f) != FieldServer {
+				l += float64(d.lens[f])
+			}
+		}
+		if _, seen := s.srvLen[d.tool.Server]; !seen {
+			l += float64(d.lens[FieldServer])
+		}
+		s.srvLen[d.tool.Server] += l
+	}
+	sort.Slice(s.visible, func(i, j int) bool { return s.visible[i].tool.ID < s.visible[j].tool.ID })
+	if n := float64(len(s.visible)); n > 0 {
+		for f := range sum {
+			s.avgLen[f] = sum[f] / n
+		}
+	}
+	if len(s.srvLen) > 0 {
+		var tot float64
+		for _, l := range s.srvLen {
+			tot += l
+		}
+		s.avgSrv = tot / float64(len(s.srvLen))
+	}
+	return s
+}
+
+// kwScore is the BM25F result for one tool.
+type kwScore struct {
+	score   float64
+	matched []string // query terms found in the tool
+}
+
+func idf(n, df float64) float64 {
+	return math.Log(1 + (n-df+0.5)/(df+0.5))
+}
+
+// score computes BM25F for every visible tool matching at least one query
+// term. Duplicate query terms count once per occurrence.
+func (s *snapshot) score(qterms []string) map[*kdoc]*kwScore {
+	out := map[*kdoc]*kwScore{}
+	n := float64(len(s.visible))
+	if n == 0 {
+		return out
+	}
+	counts, order := countTerms(qterms)
+	for _, term := range order {
+		p := s.ix.post[term]
+		if len(p) == 0 {
+			continue
+		}
+		df := 0
+		for d := range p {
+			if s.allowed[d.slot] {
+				df++
+			}
+		}
+		if df == 0 {
+			continue
+		}
+		w := idf(n, float64(df)) * float64(counts[term])
+		for d := range p {
+			if !s.allowed[d.slot] {
+				continue
+			}
+			tf := d.terms[term]
+			var t float64
+			for f := Field(0); f < numFields; f++ {
+				if tf[f] == 0 || s.ix.weights[f] == 0 {
+					continue
+				}
+				norm := 1.0
+				if s.avgLen[f] > 0 {
+					norm = 1 - bm25B + bm25B*float64(d.lens[f])/s.avgLen[f]
+				}
+				t += s.ix.weights[f] * float64(tf[f]) / norm
+			}
+			if t == 0 {
+				continue
+			}
+			ks := out[d]
+			if ks == nil {
+				ks = &kwScore{}
+				out[d] = ks
+			}
+			ks.score += w * t / (bm25K1 + t)
+			ks.matched = append(ks.matched, term)
+		}
+	}
+	return out
+}
+
+// scoreServers computes BM25 for each server as one document made of the
+// visible tools' text (all fields, unweighted) — the coarse level of
+// two-level retrieval. Servers without a visible tool are not scored.
+func (s *snapshot) scoreServers(qterms []string) map[string]float64 {
+	out := map[string]float64{}
+	n := float64(len(s.byServer))
+	if n == 0 {
+		return out
+	}
+	counts, order := countTerms(qterms)
+	for _, term := range order {
+		p := s.ix.post[term]
+		tfs := map[string]float64{}
+		srvField := map[string]float64{}
+		for d := range p {
+			if !s.allowed[d.slot] {
+				continue
+			}
+			tf := d.terms[term]
+			srv := d.tool.Server
+			tfs[srv] += 0 // present
+			for f := Field(0); f < numFields; f++ {
+				if f != FieldServer {
+					tfs[srv] += float64(tf[f])
+				}
+			}
+			// The server text is the same in every tool of the server:
+			// count it once.
+			if tf[FieldServer] > 0 {
+				srvField[srv] = float64(tf[FieldServer])
+			}
+		}
+		for srv, v := range srvField {
+			tfs[srv] += v
+		}
+		df := len(tfs)
+		if df == 0 {
+			continue
+		}
+		w := idf(n, float64(df)) * float64(counts[term])
+		for srv, tf := range tfs {
+			norm := 1 - bm25B + bm25B*s.srvLen[srv]/math.Max(s.avgSrv, 1)
+			t := tf / norm
+			out[srv] += w * t / (bm25K1 + t)
+		}
+	}
+	return out
+}
+
+func countTerms(terms []string) (map[string]int, []string) {
+	counts := map[string]int{}
+	var order []string
+	for _, t := range terms {
+		if counts[t] == 0 {
+			order = append(order, t)
+		}
+		counts[t]++
+	}
+	return counts, order
+}
