@@ -1,0 +1,283 @@
+// Command echo is the reference stdio MCP server of the gateway: a small,
+// dependency-free server with a few tools, one prompt, one resource and one
+// resource template, used by the tests, the benchmarks and as the example in
+// docs/upstreams.md.
+//
+//	go run ./servers/echo                 # MCP over stdin/stdout
+//	go run ./servers/echo -http :9000     # Streamable HTTP on :9000/mcp
+//
+// Tools: echo {text}, add {a, b}, reverse {text}, sleep {ms}, fail {message}.
+// Prompt: greeting {name}. Resource: echo://info. Template: echo://items/{id}.
+//
+// The -misbehave flag turns it into a faulty server for the gateway's fault
+// tests (never use it in a registry):
+//
+//	crash-on-call   exits with status 3 when it receives tools/call
+//	hang            never answers tools/call (everything else works)
+//	garbage         prints a banner that is not JSON-RPC at start, and answers
+//	                tools/call with lines that are not JSON-RPC (never a response)
+//	badframe        answers tools/call with a JSON-RPC frame that has neither
+//	                result nor error
+//	huge            answers tools/call with a text result of -huge-bytes bytes
+//	exit-at-start   writes an error to stderr and exits with status 2
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+)
+
+// version is reported in serverInfo.
+const version = "1.0.0"
+
+// maxSleep bounds the sleep tool so that a typo cannot park a worker for days.
+const maxSleep = 10 * time.Minute
+
+func main() {
+	misbehave := flag.String("misbehave", "", "test-only fault mode: crash-on-call, hang, garbage, badframe, huge or exit-at-start")
+	hugeBytes := flag.Int("huge-bytes", 10<<20, "size of the text result in -misbehave=huge mode")
+	httpAddr := flag.String("http", "", "serve Streamable HTTP at this address (path /mcp) instead of stdio")
+	flag.Parse()
+
+	switch *misbehave {
+	case "", "crash-on-call", "hang", "garbage", "badframe", "huge":
+	case "exit-at-start":
+		fmt.Fprintln(os.Stderr, "echo: cannot start: ECHO_REQUIRED_SETTING is not set (-misbehave=exit-at-start)")
+		os.Exit(2)
+	default:
+		fmt.Fprintf(os.Stderr, "echo: unknown -misbehave mode %q\n", *misbehave)
+		os.Exit(2)
+	}
+
+	s := newServer()
+	if *httpAddr != "" {
+		fmt.Fprintf(os.Stderr, "echo: serving Streamable HTTP on %s/mcp\n", *httpAddr)
+		if err := server.NewStreamableHTTPServer(s).Start(*httpAddr); err != nil && !errors.Is(err, context.Canceled) {
+			fmt.Fprintln(os.Stderr, "echo:", err)
+			os.Exit(1)
+		}
+		return
+	}
+
+	ctx, cancel := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer cancel()
+	out := &lockedWriter{w: os.Stdout}
+	var in io.Reader = os.Stdin
+	if *misbehave != "" {
+		in = misbehaveFilter(os.Stdin, out, *misbehave, *hugeBytes)
+	}
+	fmt.Fprintf(os.Stderr, "echo: serving MCP on stdio (pid %d)\n", os.Getpid())
+	stdio := server.NewStdioServer(s)
+	server.WithWorkerPoolSize(32)(stdio)
+	if err := stdio.Listen(ctx, in, out); err != nil && !errors.Is(err, context.Canceled) {
+		fmt.Fprintln(os.Stderr, "echo:", err)
+		os.Exit(1)
+	}
+}
+
+// newServer builds the MCP server with every tool, prompt and resource.
+func newServer() *server.MCPServer {
+	s := server.NewMCPServer("echo", version,
+		server.WithToolCapabilities(false),
+		server.WithPromptCapabilities(false),
+		server.WithResourceCapabilities(false, false),
+		server.WithRecovery(),
+		server.WithInstructions("Reference server of the MCP gateway: echo, add, reverse, sleep and fail tools."),
+	)
+
+	s.AddTool(mcp.NewTool("echo",
+		mcp.WithDescription("Return the given text unchanged."),
+		mcp.WithString("text", mcp.Required(), mcp.Description("Text to return.")),
+	), func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		text, err := req.RequireString("text")
+		if err != nil {
+			return mcp.NewToolResultError(err.Error()), nil
+		}
+		return mcp.NewToolResultText(text), nil
+	})
+
+	s.AddTool(mcp.NewTool("add",
+		mcp.WithDescription("Add two numbers and return the sum."),
+		mcp.WithNumber("a", mcp.Required(), mcp.Description("First addend.")),
+		mcp.WithNumber("b", mcp.Required(), mcp.Description("Second addend.")),
+	), func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		a, err := req.RequireFloat("a")
+		if err != nil {
+			return mcp.NewToolResultError(err.Error()), nil
+		}
+		b, err := req.RequireFloat("b")
+		if err != nil {
+			return mcp.NewToolResultError(err.Error()), nil
+		}
+		return mcp.NewToolResultText(fmt.Sprint(a + b)), nil
+	})
+
+	s.AddTool(mcp.NewTool("reverse",
+		mcp.WithDescription("Return the given text with its characters in reverse order."),
+		mcp.WithString("text", mcp.Required(), mcp.Description("Text to reverse.")),
+	), func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		text, err := req.RequireString("text")
+		if err != nil {
+			return mcp.NewToolResultError(err.Error()), nil
+		}
+		r := []rune(text)
+		for i, j := 0, len(r)-1; i < j; i, j = i+1, j-1 {
+			r[i], r[j] = r[j], r[i]
+		}
+		return mcp.NewToolResultText(string(r)), nil
+	})
+
+	s.AddTool(mcp.NewTool("sleep",
+		mcp.WithDescription("Wait the given number of milliseconds, then answer (for timeout tests)."),
+		mcp.WithNumber("ms", mcp.Required(), mcp.Description("Milliseconds to wait (at most 600000).")),
+	), func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		ms, err := req.RequireFloat("ms")
+		if err != nil {
+			return mcp.NewToolResultError(err.Error()), nil
+		}
+		d := time.Duration(ms * float64(time.Millisecond))
+		if d < 0 || d > maxSleep {
+			return mcp.NewToolResultError(fmt.Sprintf("ms must be between 0 and %d", maxSleep.Milliseconds())), nil
+		}
+		t := time.NewTimer(d)
+		defer t.Stop()
+		select {
+		case <-t.C:
+			return mcp.NewToolResultText(fmt.Sprintf("slept %d ms", d.Milliseconds())), nil
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	})
+
+	s.AddTool(mcp.NewTool("fail",
+		mcp.WithDescription("Return a tool error (isError: true) with the given message."),
+		mcp.WithString("message", mcp.Description("Error message to return.")),
+	), func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return mcp.NewToolResultError(req.GetString("message", "failed as asked")), nil
+	})
+
+	s.AddPrompt(mcp.NewPrompt("greeting",
+		mcp.WithPromptDescription("Greet someone by name."),
+		mcp.WithArgument("name", mcp.RequiredArgument(), mcp.ArgumentDescription("Who to greet.")),
+	), func(ctx context.Context, req mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+		name := req.Params.Arguments["name"]
+		if name == "" {
+			return nil, errors.New("argument name is required")
+		}
+		return mcp.NewGetPromptResult("A greeting", []mcp.PromptMessage{
+			mcp.NewPromptMessage(mcp.RoleUser, mcp.NewTextContent("Say hello to "+name+".")),
+		}), nil
+	})
+
+	s.AddResource(mcp.NewResource("echo://info", "info",
+		mcp.WithResourceDescription("What this server is."),
+		mcp.WithMIMEType("text/plain"),
+	), func(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
+		return []mcp.ResourceContents{mcp.TextResourceContents{
+			URI: "echo://info", MIMEType: "text/plain",
+			Text: "echo " + version + ": reference MCP server of the gateway",
+		}}, nil
+	})
+
+	s.AddResourceTemplate(mcp.NewResourceTemplate("echo://items/{id}", "item",
+		mcp.WithTemplateDescription("An item by id; its text names the id."),
+		mcp.WithTemplateMIMEType("text/plain"),
+	), func(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
+		id := strings.TrimPrefix(req.Params.URI, "echo://items/")
+		if id == "" || strings.Contains(id, "/") {
+			return nil, fmt.Errorf("no item at %s", req.Params.URI)
+		}
+		return []mcp.ResourceContents{mcp.TextResourceContents{
+			URI: req.Params.URI, MIMEType: "text/plain", Text: "item " + id,
+		}}, nil
+	})
+	return s
+}
+
+// lockedWriter serialises writes so that frames written by the misbehave
+// filter never interleave with the server's.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+// misbehaveFilter returns the server's input: stdin with tools/call requests
+// handled the faulty way mode asks for.
+func misbehaveFilter(stdin io.Reader, out io.Writer, mode string, hugeBytes int) io.Reader {
+	pr, pw := io.Pipe()
+	if mode == "garbage" {
+		fmt.Fprintln(out, "echo server starting (this banner is not JSON-RPC)")
+	}
+	go func() {
+		br := bufio.NewReaderSize(stdin, 64<<10)
+		for {
+			line, err := br.ReadBytes('\n')
+			if len(line) > 0 && !misbehave(line, out, mode, hugeBytes) {
+				if _, werr := pw.Write(line); werr != nil {
+					return
+				}
+			}
+			if err != nil {
+				pw.CloseWithError(err)
+				return
+			}
+		}
+	}()
+	return pr
+}
+
+// misbehave handles one input line in a fault mode and reports whether it
+// consumed it (true) or the server should see it (false).
+func misbehave(line []byte, out io.Writer, mode string, hugeBytes int) bool {
+	var msg struct {
+		Method string          `json:"method"`
+		ID     json.RawMessage `json:"id"`
+	}
+	if json.Unmarshal(line, &msg) != nil || msg.Method != "tools/call" {
+		return false
+	}
+	switch mode {
+	case "crash-on-call":
+		fmt.Fprintln(os.Stderr, "echo: crashing on tools/call as asked (-misbehave=crash-on-call)")
+		os.Exit(3)
+	case "hang":
+		fmt.Fprintln(os.Stderr, "echo: ignoring tools/call as asked (-misbehave=hang)")
+	case "garbage":
+		fmt.Fprint(out, "garbage: this line is not JSON\n{not json either\n[1,2,3]\n")
+	case "badframe":
+		fmt.Fprintf(out, "{\"jsonrpc\":\"2.0\",\"id\":%s,\"unexpected\":true}\n", msg.ID)
+	case "huge":
+		// The id goes last, as the TypeScript SDK writes it.
+		var b strings.Builder
+		b.Grow(hugeBytes + 128)
+		b.WriteString(`{"result":{"content":[{"type":"text","text":"`)
+		b.WriteString(strings.Repeat("x", hugeBytes))
+		b.WriteString(`"}]},"jsonrpc":"2.0","id":`)
+		b.Write(msg.ID)
+		b.WriteString("}\n")
+		io.WriteString(out, b.String())
+	default:
+		return false
+	}
+	return true
+}
