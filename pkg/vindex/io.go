@@ -1,0 +1,396 @@
+package vindex
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"math/bits"
+	"unsafe"
+)
+
+// ErrCorrupt is wrapped by every error Read and Decode return for malformed
+// or truncated input.
+var ErrCorrupt = errors.New("vindex: corrupt or truncated index")
+
+// ErrUnsupported is wrapped by the errors Read and Decode return for a
+// well-formed faiss index of a type or metric this package does not handle
+// (IndexFlatL2, HNSW, IVF, ...).
+var ErrUnsupported = errors.New("vindex: unsupported faiss index")
+
+// faiss fourcc codes (faiss/impl/index_write.cpp).
+const (
+	fourccFlatIP   = "IxFI"
+	fourccFlatL2   = "IxF2"
+	fourccIDMap    = "IxMp"
+	fourccIDMap2   = "IxM2"
+	headerLen      = 33      // after the fourcc: d i32, ntotal i64, 2×dummy i64, is_trained u8, metric i32
+	faissDummy     = 1 << 20 // written by faiss in both dummy fields
+	metricIP       = 0
+	metricL2       = 1
+	readChunkElems = 1 << 18 // Read grows its buffers by at most this many elements per step
+)
+
+var littleEndian = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
+
+func appendHeader(b []byte, fourcc string, d int, ntotal int64) []byte {
+	b = append(b, fourcc...)
+	b = binary.LittleEndian.AppendUint32(b, uint32(int32(d)))
+	b = binary.LittleEndian.AppendUint64(b, uint64(ntotal))
+	b = binary.LittleEndian.AppendUint64(b, faissDummy)
+	b = binary.LittleEndian.AppendUint64(b, faissDummy)
+	b = append(b, 1) // is_trained
+	b = binary.LittleEndian.AppendUint32(b, metricIP)
+	return b
+}
+
+// WriteTo writes the index as faiss IndexIDMap(IndexFlatIP) (faiss
+// write_index layout, little-endian), which faiss.read_index loads.
+func (ix *Index) WriteTo(w io.Writer) (int64, error) {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	n := int64(len(ix.ids))
+	head := make([]byte, 0, 2*(4+headerLen)+8)
+	head = appendHeader(head, fourccIDMap, ix.dim, n)
+	head = appendHeader(head, fourccFlatIP, ix.dim, n)
+	head = binary.LittleEndian.AppendUint64(head, uint64(len(ix.vecs)))
+	var written int64
+	put := func(p []byte) error {
+		m, err := w.Write(p)
+		written += int64(m)
+		if err == nil && m < len(p) {
+			err = io.ErrShortWrite
+		}
+		return err
+	}
+	if err := put(head); err != nil {
+		return written, fmt.Errorf("vindex: writing index: %w", err)
+	}
+	if err := writeLE(put, f32bytes(ix.vecs), 4); err != nil {
+		return written, fmt.Errorf("vindex: writing index vectors: %w", err)
+	}
+	if err := put(binary.LittleEndian.AppendUint64(nil, uint64(n))); err != nil {
+		return written, fmt.Errorf("vindex: writing index ids: %w", err)
+	}
+	if err := writeLE(put, i64bytes(ix.ids), 8); err != nil {
+		return written, fmt.Errorf("vindex: writing index ids: %w", err)
+	}
+	return written, nil
+}
+
+// writeLE writes native-endian words of size bytes as little-endian.
+func writeLE(put func([]byte) error, p []byte, size int) error {
+	if littleEndian {
+		return put(p)
+	}
+	buf := make([]byte, 0, 64<<10)
+	for len(p) > 0 {
+		c := min(len(p), cap(buf))
+		buf = append(buf[:0], p[:c]...)
+		swapWords(buf, size)
+		if err := put(buf); err != nil {
+			return err
+		}
+		p = p[c:]
+	}
+	return nil
+}
+
+func swapWords(p []byte, size int) {
+	for i := 0; i+size <= len(p); i += size {
+		if size == 4 {
+			binary.NativeEndian.PutUint32(p[i:], bits.ReverseBytes32(binary.NativeEndian.Uint32(p[i:])))
+		} else {
+			binary.NativeEndian.PutUint64(p[i:], bits.ReverseBytes64(binary.NativeEndian.Uint64(p[i:])))
+		}
+	}
+}
+
+func f32bytes(f []float32) []byte {
+	if len(f) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*byte)(unsafe.Pointer(&f[0])), len(f)*4)
+}
+
+func i64bytes(v []int64) []byte {
+	if len(v) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*byte)(unsafe.Pointer(&v[0])), len(v)*8)
+}
+
+// Read reads an index written by WriteTo or by faiss.write_index: an
+// IndexIDMap or IndexIDMap2 wrapping an IndexFlatIP, or a bare IndexFlatIP
+// (whose vectors get the ids 0..n-1). It reads exactly the bytes of one
+// index from r. Malformed or truncated input gives an error wrapping
+// ErrCorrupt, another index type or metric one wrapping ErrUnsupported.
+// Memory grows with the bytes actually read, never with what a header claims.
+func Read(r io.Reader) (*Index, error) {
+	return decode(&readerSource{r: r})
+}
+
+// Decode is Read for an index already in memory, such as a blob fetched from
+// S3 at cold start. It checks every length against len(b) before allocating
+// and rejects trailing bytes. The vectors and ids are copied out of b, so the
+// caller may reuse or modify b once Decode returns.
+func Decode(b []byte) (*Index, error) {
+	s := &bytesSource{b: b}
+	ix, err := decode(s)
+	if err != nil {
+		return nil, err
+	}
+	if len(s.b) > 0 {
+		return nil, fmt.Errorf("%w: %d unexpected bytes after the index", ErrCorrupt, len(s.b))
+	}
+	return ix, nil
+}
+
+// source is what decode reads from: an io.Reader or a byte slice.
+type source interface {
+	// take returns the next n bytes (n is small); the slice is valid until
+	// the next call.
+	take(n int) ([]byte, error)
+	// remaining returns how many bytes are left, or -1 when unknown.
+	remaining() int64
+	// fill reads exactly len(p) bytes into p.
+	fill(p []byte) error
+	// offset returns how many bytes were consumed.
+	offset() int64
+}
+
+type bytesSource struct {
+	b   []byte
+	off int64
+}
+
+func (s *bytesSource) take(n int) ([]byte, error) {
+	if n > len(s.b) {
+		return nil, io.ErrUnexpectedEOF
+	}
+	p := s.b[:n]
+	s.b = s.b[n:]
+	s.off += int64(n)
+	return p, nil
+}
+func (s *bytesSource) remaining() int64 { return int64(len(s.b)) }
+func (s *bytesSource) offset() int64    { return s.off }
+func (s *bytesSource) fill(p []byte) error {
+	if len(p) > len(s.b) {
+		return io.ErrUnexpectedEOF
+	}
+	copy(p, s.b)
+	s.b = s.b[len(p):]
+	s.off += int64(len(p))
+	return nil
+}
+
+type readerSource struct {
+	r   io.Reader
+	buf [64]byte
+	off int64
+}
+
+func (s *readerSource) take(n int) ([]byte, error) {
+	if err := s.fill(s.buf[:n]); err != nil {
+		return nil, err
+	}
+	return s.buf[:n], nil
+}
+func (s *readerSource) remaining() int64 { return -1 }
+func (s *readerSource) offset() int64    { return s.off }
+func (s *readerSource) fill(p []byte) error {
+	m, err := io.ReadFull(s.r, p)
+	s.off += int64(m)
+	if err == io.EOF {
+		err = io.ErrUnexpectedEOF
+	}
+	return err
+}
+
+// failure turns a read error into the error decode returns.
+func failure(s source, what string, err error) error {
+	if errors.Is(err, io.ErrUnexpectedEOF) {
+		return fmt.Errorf("%w: input ends at byte %d while reading %s", ErrCorrupt, s.offset(), what)
+	}
+	return fmt.Errorf("vindex: reading index %s at byte %d: %w", what, s.offset(), err)
+}
+
+type header struct {
+	fourcc string
+	d      int
+	ntotal int64
+}
+
+// readFourcc reads a fourcc and classifies it.
+func readFourcc(s source) (string, error) {
+	p, err := s.take(4)
+	if err != nil {
+		return "", failure(s, "the index type", err)
+	}
+	return string(p), nil
+}
+
+func unknownType(fourcc string, at int64) error {
+	faissLike := fourcc[0] == 'I'
+	for i := 1; i < 4; i++ {
+		c := fourcc[i]
+		faissLike = faissLike && (c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9')
+	}
+	if faissLike {
+		return fmt.Errorf("%w: index type %q at byte %d; only IndexIDMap/IndexIDMap2 over IndexFlatIP (IxMp, IxM2, IxFI) is supported", ErrUnsupported, fourcc, at)
+	}
+	return fmt.Errorf("%w: not a faiss index (type code %q at byte %d)", ErrCorrupt, fourcc, at)
+}
+
+// readHeader reads the 33 bytes after a fourcc and checks the dimension and
+// the metric.
+func readHeader(s source, fourcc string) (header, error) {
+	at := s.offset()
+	p, err := s.take(headerLen)
+	if err != nil {
+		return header{}, failure(s, "the "+fourcc+" header", err)
+	}
+	d := int32(binary.LittleEndian.Uint32(p[0:]))
+	ntotal := int64(binary.LittleEndian.Uint64(p[4:]))
+	metric := int32(binary.LittleEndian.Uint32(p[29:]))
+	if d < 1 || d > MaxDim {
+		return header{}, fmt.Errorf("%w: %s header at byte %d has dimension %d, want 1..%d", ErrCorrupt, fourcc, at, d, MaxDim)
+	}
+	if ntotal < 0 || ntotal > math.MaxInt32 {
+		return header{}, fmt.Errorf("%w: %s header at byte %d has %d vectors, want 0..%d", ErrCorrupt, fourcc, at, ntotal, math.MaxInt32)
+	}
+	if metric != metricIP {
+		name := fmt.Sprintf("metric type %d", metric)
+		if metric == metricL2 {
+			name = "the L2 metric"
+		}
+		return header{}, fmt.Errorf("%w: %s index uses %s; only inner product (metric 0) is supported", ErrUnsupported, fourcc, name)
+	}
+	return header{fourcc: fourcc, d: int(d), ntotal: ntotal}, nil
+}
+
+func decode(s source) (*Index, error) {
+	fourcc, err := readFourcc(s)
+	if err != nil {
+		return nil, err
+	}
+	switch fourcc {
+	case fourccIDMap, fourccIDMap2:
+		outer, err := readHeader(s, fourcc)
+		if err != nil {
+			return nil, err
+		}
+		at := s.offset()
+		inner, err := readFourcc(s)
+		if err != nil {
+			return nil, err
+		}
+		switch inner {
+		case fourccFlatIP:
+		case fourccFlatL2:
+			return nil, fmt.Errorf("%w: the %s wraps an IndexFlatL2; only IndexFlatIP (inner product) is supported", ErrUnsupported, fourcc)
+		default:
+			return nil, unknownType(inner, at)
+		}
+		h, err := readHeader(s, inner)
+		if err != nil {
+			return nil, err
+		}
+		if h.d != outer.d || h.ntotal != outer.ntotal {
+			return nil, fmt.Errorf("%w: %s says dimension %d and %d vectors but its IndexFlatIP says %d and %d", ErrCorrupt, fourcc, outer.d, outer.ntotal, h.d, h.ntotal)
+		}
+		vecs, err := readVectors(s, h)
+		if err != nil {
+			return nil, err
+		}
+		p, err := s.take(8)
+		if err != nil {
+			return nil, failure(s, "the id count", err)
+		}
+		nids := binary.LittleEndian.Uint64(p)
+		if nids != uint64(h.ntotal) {
+			return nil, fmt.Errorf("%w: %s has %d vectors but %d ids", ErrCorrupt, fourcc, h.ntotal, nids)
+		}
+		ids, err := readArray[int64](s, int(nids), 8, "ids")
+		if err != nil {
+			return nil, err
+		}
+		return assemble(h.d, ids, vecs)
+	case fourccFlatIP:
+		h, err := readHeader(s, fourcc)
+		if err != nil {
+			return nil, err
+		}
+		vecs, err := readVectors(s, h)
+		if err != nil {
+			return nil, err
+		}
+		ids := make([]int64, h.ntotal)
+		for i := range ids {
+			ids[i] = int64(i)
+		}
+		return assemble(h.d, ids, vecs)
+	case fourccFlatL2:
+		return nil, fmt.Errorf("%w: the file is an IndexFlatL2; only inner-product indexes are supported", ErrUnsupported)
+	default:
+		return nil, unknownType(fourcc, 0)
+	}
+}
+
+func readVectors(s source, h header) ([]float32, error) {
+	p, err := s.take(8)
+	if err != nil {
+		return nil, failure(s, "the vector data size", err)
+	}
+	nf := binary.LittleEndian.Uint64(p)
+	want := uint64(h.ntotal) * uint64(h.d) // both bounded, cannot overflow
+	if nf != want {
+		return nil, fmt.Errorf("%w: %s has %d floats of vector data, want %d vectors × %d = %d", ErrCorrupt, h.fourcc, nf, h.ntotal, h.d, want)
+	}
+	return readArray[float32](s, int(nf), 4, "vectors")
+}
+
+// readArray reads n little-endian words of size bytes. With an unknown input
+// length it grows the result as the data arrives, so a lying header cannot
+// make it allocate more than about twice the bytes actually present.
+func readArray[T float32 | int64](s source, n, size int, what string) ([]T, error) {
+	if rem := s.remaining(); rem >= 0 && int64(n)*int64(size) > rem {
+		return nil, fmt.Errorf("%w: header promises %d %s (%d bytes) at byte %d but only %d bytes follow", ErrCorrupt, n, what, int64(n)*int64(size), s.offset(), rem)
+	}
+	step := n
+	if s.remaining() < 0 {
+		step = min(n, readChunkElems)
+	}
+	out := make([]T, 0, step)
+	for len(out) < n {
+		c := min(n-len(out), max(step, len(out))) // double, at least one chunk
+		if cap(out)-len(out) < c {
+			grown := make([]T, len(out), len(out)+c)
+			copy(grown, out)
+			out = grown
+		}
+		seg := out[len(out) : len(out)+c]
+		b := unsafe.Slice((*byte)(unsafe.Pointer(&seg[0])), c*size)
+		if err := s.fill(b); err != nil {
+			return nil, failure(s, what, err)
+		}
+		if !littleEndian {
+			swapWords(b, size)
+		}
+		out = out[:len(out)+c]
+	}
+	return out, nil
+}
+
+func assemble(dim int, ids []int64, vecs []float32) (*Index, error) {
+	pos := make(map[int64]int32, len(ids))
+	for i, id := range ids {
+		if j, dup := pos[id]; dup {
+			return nil, fmt.Errorf("%w: id %d is stored twice (rows %d and %d)", ErrCorrupt, id, j, i)
+		}
+		pos[id] = int32(i)
+	}
+	return &Index{dim: dim, ids: ids, vecs: vecs, pos: pos}, nil
+}

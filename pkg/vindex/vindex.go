@@ -1,0 +1,262 @@
+// Package vindex is a flat inner-product vector index over L2-normalised
+// float32 vectors, persisted byte-compatible with faiss
+// IndexIDMap(IndexFlatIP), so an index written here loads in faiss and the
+// other way round.
+//
+// Vectors are stored contiguously (n×dim float32, row-major) and searched
+// exhaustively with an AVX2/FMA kernel on amd64 and an unrolled pure-Go
+// kernel elsewhere; top-k selection uses a bounded min-heap.
+//
+// An Index is safe for concurrent use: Search, IDs, Vector, Len and WriteTo
+// take a read lock and run in parallel; Upsert and Delete take the write
+// lock. The gateway builds an index, publishes it (package indexpub) and
+// swaps loaded indexes atomically, so in practice searches never wait.
+package vindex
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"sync"
+)
+
+// Hit is one search result: the vector's id and its inner product with the
+// query (the cosine similarity for unit-length vectors).
+type Hit struct {
+	ID    int64
+	Score float32
+}
+
+// NoID is the id faiss reports for "no result"; Upsert refuses it so that a
+// faiss reader never confuses a real vector with a missing one.
+const NoID int64 = -1
+
+// MaxDim is the largest dimension Read, Decode and Upsert accept.
+const MaxDim = 1 << 16
+
+// Index is a flat inner-product index. The zero value is not usable; call New
+// or Read.
+type Index struct {
+	mu   sync.RWMutex
+	dim  int
+	ids  []int64         // ids[i] is the id of row i
+	vecs []float32       // row i is vecs[i*dim:(i+1)*dim]
+	pos  map[int64]int32 // id → row
+}
+
+// New returns an empty index for vectors of dim components. Upsert fails on
+// an index whose dim is not in 1..MaxDim.
+func New(dim int) *Index {
+	return &Index{dim: dim, pos: make(map[int64]int32)}
+}
+
+// Dim returns the number of components of every vector.
+func (ix *Index) Dim() int { return ix.dim }
+
+// Len returns the number of vectors.
+func (ix *Index) Len() int {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	return len(ix.ids)
+}
+
+// Upsert stores vec under id, replacing the vector already stored under id.
+// vec is copied. It fails when len(vec) differs from Dim, when vec holds a NaN
+// or an infinity, or when id is NoID. Vectors should be L2-normalised (scores
+// are then cosine similarities); Upsert does not normalise them.
+func (ix *Index) Upsert(id int64, vec []float32) error {
+	if ix.dim < 1 || ix.dim > MaxDim {
+		return fmt.Errorf("vindex: index dimension %d is out of range 1..%d", ix.dim, MaxDim)
+	}
+	if len(vec) != ix.dim {
+		return fmt.Errorf("vindex: vector for id %d has %d components, the index has %d", id, len(vec), ix.dim)
+	}
+	if id == NoID {
+		return fmt.Errorf("vindex: id %d is reserved (faiss reports it for \"no result\")", NoID)
+	}
+	for i, v := range vec {
+		if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+			return fmt.Errorf("vindex: vector for id %d has a non-finite component %v at %d", id, v, i)
+		}
+	}
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	if p, ok := ix.pos[id]; ok {
+		copy(ix.vecs[int(p)*ix.dim:], vec)
+		return nil
+	}
+	if len(ix.ids) >= math.MaxInt32 {
+		return fmt.Errorf("vindex: index is full (%d vectors)", len(ix.ids))
+	}
+	ix.pos[id] = int32(len(ix.ids))
+	ix.ids = append(ix.ids, id)
+	ix.vecs = append(ix.vecs, vec...)
+	return nil
+}
+
+// Delete removes the vectors stored under ids and returns how many it
+// removed; unknown ids are ignored. The last row moves into the freed slot,
+// so the order of IDs changes.
+func (ix *Index) Delete(ids ...int64) int {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	removed := 0
+	for _, id := range ids {
+		p, ok := ix.pos[id]
+		if !ok {
+			continue
+		}
+		last := len(ix.ids) - 1
+		if int(p) != last {
+			moved := ix.ids[last]
+			ix.ids[p] = moved
+			copy(ix.vecs[int(p)*ix.dim:(int(p)+1)*ix.dim], ix.vecs[last*ix.dim:])
+			ix.pos[moved] = p
+		}
+		ix.ids = ix.ids[:last]
+		ix.vecs = ix.vecs[:last*ix.dim]
+		delete(ix.pos, id)
+		removed++
+	}
+	return removed
+}
+
+// IDs returns the ids in storage order (a copy).
+func (ix *Index) IDs() []int64 {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	return slices.Clone(ix.ids)
+}
+
+// Vector returns a copy of the vector stored under id.
+func (ix *Index) Vector(id int64) ([]float32, bool) {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	p, ok := ix.pos[id]
+	if !ok {
+		return nil, false
+	}
+	return slices.Clone(ix.vecs[int(p)*ix.dim : (int(p)+1)*ix.dim]), true
+}
+
+// blockRows is how many rows Search scores per kernel call: 64 KiB of scores
+// and a block of rows that stays in cache while the heap consumes it.
+const blockRows = 256
+
+// Search returns the k vectors with the largest inner product with q, best
+// first; equal scores are ordered by ascending id. allow, when not nil,
+// restricts the search to the ids for which it returns true; it is called
+// at most once per stored vector, under the index's read lock, so it must not
+// call Upsert or Delete. Search returns nil when len(q) differs from Dim or
+// k < 1.
+func (ix *Index) Search(q []float32, k int, allow func(id int64) bool) []Hit {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	n, dim := len(ix.ids), ix.dim
+	if len(q) != dim || k < 1 || n == 0 {
+		return nil
+	}
+	top := topK{h: make([]Hit, 0, min(k, n)), k: min(k, n)}
+	if allow == nil {
+		var scores [blockRows]float32
+		thr := float32(math.Inf(-1))
+		for start := 0; start < n; start += blockRows {
+			end := min(start+blockRows, n)
+			s := scores[:end-start]
+			dotBatch(q, ix.vecs[start*dim:end*dim], s)
+			ids := ix.ids[start:end]
+			for j, sc := range s {
+				// Most rows lose to the current k-th best: skip them
+				// without a call.
+				if sc < thr {
+					continue
+				}
+				top.offer(ids[j], sc)
+				if len(top.h) == top.k {
+					thr = top.h[0].Score
+				}
+			}
+		}
+	} else {
+		for i, id := range ix.ids {
+			if allow(id) {
+				top.offer(id, Dot(q, ix.vecs[i*dim:(i+1)*dim]))
+			}
+		}
+	}
+	return top.sorted()
+}
+
+// topK keeps the k best hits seen so far in a min-heap whose root is the
+// worst of them.
+type topK struct {
+	h []Hit
+	k int
+}
+
+// worse reports whether a ranks below b: lower score, or equal score and
+// larger id.
+func worse(a, b Hit) bool {
+	return a.Score < b.Score || (a.Score == b.Score && a.ID > b.ID)
+}
+
+func (t *topK) offer(id int64, score float32) {
+	if len(t.h) < t.k {
+		t.h = append(t.h, Hit{id, score})
+		// sift up
+		i := len(t.h) - 1
+		for i > 0 {
+			p := (i - 1) / 2
+			if !worse(t.h[i], t.h[p]) {
+				break
+			}
+			t.h[i], t.h[p] = t.h[p], t.h[i]
+			i = p
+		}
+		return
+	}
+	root := t.h[0]
+	if score < root.Score || (score == root.Score && id > root.ID) || score != score {
+		return
+	}
+	if score == root.Score && id == root.ID {
+		return
+	}
+	t.h[0] = Hit{id, score}
+	t.down(0)
+}
+
+func (t *topK) down(i int) {
+	h := t.h
+	n := len(h)
+	for {
+		l := 2*i + 1
+		if l >= n {
+			return
+		}
+		m := l
+		if r := l + 1; r < n && worse(h[r], h[l]) {
+			m = r
+		}
+		if !worse(h[m], h[i]) {
+			return
+		}
+		h[i], h[m] = h[m], h[i]
+		i = m
+	}
+}
+
+// sorted returns the hits best first.
+func (t *topK) sorted() []Hit {
+	h := t.h
+	slices.SortFunc(h, func(a, b Hit) int {
+		switch {
+		case worse(b, a):
+			return -1
+		case worse(a, b):
+			return 1
+		}
+		return 0
+	})
+	return h
+}
