@@ -117,6 +117,28 @@ func (p Policy) AllowsPrompt(server, prompt string) bool {
 	return p.allows(server, prompt, func(r Rule) []string { return r.PromptPrefixes })
 }
 
+// MayAllowURIPrefix reports whether some URI starting with prefix is
+// granted on server: either the prefix lies inside a granted prefix, or a
+// granted prefix extends it. Used to list resource templates.
+func (p Policy) MayAllowURIPrefix(server, prefix string) bool {
+	if p.all {
+		return true
+	}
+	rule, ok := p.servers[server]
+	if !ok {
+		return false
+	}
+	if len(rule.URIPrefixes) == 0 {
+		return true
+	}
+	for _, g := range rule.URIPrefixes {
+		if strings.HasPrefix(prefix, g) || strings.HasPrefix(g, prefix) {
+			return true
+		}
+	}
+	return false
+}
+
 func (p Policy) allows(server, name string, prefixes func(Rule) []string) bool {
 	if p.all {
 		return true

@@ -1,0 +1,330 @@
+// Package gateway is the merged MCP server: it exposes the tools, prompts
+// and resources of every upstream under one namespace (server__tool,
+// server__prompt, gateway://server/uri), the discovery meta-tools
+// (find_tools, describe_tool, run_tool, run_tools, plan) and enforces the
+// caller's policy on every path.
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/toolrag/mcp-gateway/pkg/auth"
+	"github.com/toolrag/mcp-gateway/pkg/catalog"
+	"github.com/toolrag/mcp-gateway/pkg/retrieve"
+)
+
+// Upstreams reaches the upstream servers (pkg/upstream.Manager).
+type Upstreams interface {
+	Servers() []string
+	CallTool(ctx context.Context, server, name string, args map[string]any) (*mcp.CallToolResult, error)
+	ListPrompts(ctx context.Context, server string) ([]mcp.Prompt, error)
+	GetPrompt(ctx context.Context, server, name string, args map[string]string) (*mcp.GetPromptResult, error)
+	ListResources(ctx context.Context, server string) ([]mcp.Resource, error)
+	ListResourceTemplates(ctx context.Context, server string) ([]mcp.ResourceTemplate, error)
+	ReadResource(ctx context.Context, server, uri string) (*mcp.ReadResourceResult, error)
+}
+
+// Catalog is the tool catalog (a catalog.Store satisfies it).
+type Catalog interface {
+	ListTools(ctx context.Context) ([]catalog.Tool, error)
+}
+
+// Retriever ranks tools for find_tools and plan.
+type Retriever interface {
+	Retrieve(ctx context.Context, req retrieve.Request) (retrieve.Response, error)
+}
+
+// Sessions remembers the tools registered for a legacy-protocol session
+// (pkg/session.Store satisfies it).
+type Sessions interface {
+	AddTools(ctx context.Context, sessionID string, toolIDs []string) error
+	Tools(ctx context.Context, sessionID string) ([]string, error)
+}
+
+// Planner turns a task into an advisory multi-step plan (pkg/planner).
+type Planner interface {
+	Plan(ctx context.Context, query string, candidates []PlanCandidate) (json.RawMessage, error)
+}
+
+// PlanCandidate is a tool the planner may use.
+type PlanCandidate struct {
+	CallName    string          `json:"call_name"`
+	Description string          `json:"description"`
+	InputSchema json.RawMessage `json:"input_schema,omitempty"`
+	ToolType    string          `json:"tool_type,omitempty"`
+}
+
+// Config configures a Gateway.
+type Config struct {
+	Name, Version string
+	Catalog       Catalog
+	Upstreams     Upstreams
+	Retriever     Retriever
+	Sessions      Sessions
+	Planner       Planner // optional: enables the plan meta-tool
+
+	MaxParallel        int // run_tools concurrency cap (TOOL_RAG_MAX_PARALLEL), default 8
+	MaxBatch           int // run_tools calls per request, default 32
+	ShortlistDescChars int // find_tools description cap, 0 = full
+	MaxTopK            int // default 50
+	MaxQueryChars      int // default 2000
+	// UpstreamListTimeout bounds listing prompts/resources of one upstream
+	// during Reload. Default 10s.
+	UpstreamListTimeout time.Duration
+	Logger              *slog.Logger
+}
+
+// Gateway is the merged MCP server.
+type Gateway struct {
+	cfg     Config
+	srv     *server.MCPServer
+	log     *slog.Logger
+	tools   atomic.Pointer[toolSet]
+	schemas schemaCache
+	// per-server snapshots of prompts and resources, kept when a server is
+	// unreachable during a reload.
+	surfMu  sync.Mutex
+	surface map[string]serverSurface
+	Metrics Metrics
+}
+
+type toolSet struct {
+	byID map[string]catalog.Tool
+}
+
+type serverSurface struct {
+	prompts   []mcp.Prompt
+	resources []mcp.Resource
+	templates []mcp.ResourceTemplate
+}
+
+// Instructions returned by initialize.
+const (
+	instructionsAgent = "This gateway fronts many tool servers. Do not guess tool names: " +
+		"first call find_tools with a short description of what you need (it returns matching tools with their call_name and input_schema), " +
+		"then execute a tool with run_tool {call_name, arguments} (or run_tools for several independent calls at once). " +
+		"Use describe_tool to fetch one tool's full schema when find_tools was called with include_schema=false."
+	instructionsAdmin = "This gateway fronts many tool servers; tools/list shows the merged catalog (server__tool names). " +
+		"find_tools searches it semantically; run_tool and run_tools execute tools by call_name."
+)
+
+// New creates a Gateway. Call Reload to load the catalog.
+func New(cfg Config) (*Gateway, error) {
+	if cfg.Catalog == nil || cfg.Upstreams == nil || cfg.Retriever == nil || cfg.Sessions == nil {
+		return nil, errors.New("gateway: Catalog, Upstreams, Retriever and Sessions are required")
+	}
+	if cfg.Name == "" {
+		cfg.Name = "toolrag-mcp-gateway"
+	}
+	if cfg.Version == "" {
+		cfg.Version = "dev"
+	}
+	if cfg.MaxParallel <= 0 {
+		cfg.MaxParallel = 8
+	}
+	if cfg.MaxBatch <= 0 {
+		cfg.MaxBatch = 32
+	}
+	if cfg.MaxTopK <= 0 {
+		cfg.MaxTopK = 50
+	}
+	if cfg.MaxQueryChars <= 0 {
+		cfg.MaxQueryChars = 2000
+	}
+	if cfg.UpstreamListTimeout <= 0 {
+		cfg.UpstreamListTimeout = 10 * time.Second
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	g := &Gateway{cfg: cfg, log: cfg.Logger, surface: map[string]serverSurface{}}
+	g.tools.Store(&toolSet{byID: map[string]catalog.Tool{}})
+
+	hooks := &server.Hooks{}
+	hooks.AddAfterInitialize(func(ctx context.Context, _ any, _ *mcp.InitializeRequest, res *mcp.InitializeResult) {
+		if p, ok := auth.PolicyFrom(ctx); ok && p.Admin {
+			res.Instructions = instructionsAdmin
+		}
+	})
+	hooks.AddAfterListResources(func(ctx context.Context, _ any, _ *mcp.ListResourcesRequest, res *mcp.ListResourcesResult) {
+		res.Resources = g.filterResources(ctx, res.Resources)
+	})
+	hooks.AddAfterListResourceTemplates(func(ctx context.Context, _ any, _ *mcp.ListResourceTemplatesRequest, res *mcp.ListResourceTemplatesResult) {
+		res.ResourceTemplates = g.filterTemplates(ctx, res.ResourceTemplates)
+	})
+	g.srv = server.NewMCPServer(cfg.Name, cfg.Version,
+		server.WithToolCapabilities(true),
+		server.WithPromptCapabilities(true),
+		server.WithResourceCapabilities(false, true),
+		server.WithInstructions(instructionsAgent),
+		server.WithToolFilter(g.filterTools),
+		server.WithPromptFilter(g.filterPrompts),
+		server.WithHooks(hooks),
+		server.WithRecovery(),
+		server.WithMethodCacheHints(mcp.MethodToolsList, 0, mcp.CacheScopePrivate),
+		server.WithLogging(),
+	)
+	g.srv.SetTools(g.metaTools()...)
+	return g, nil
+}
+
+// MCPServer returns the underlying mcp-go server.
+func (g *Gateway) MCPServer() *server.MCPServer { return g.srv }
+
+// Reload re-reads the tool catalog and the upstreams' prompts and resources
+// and re-registers them. A server that cannot be listed keeps its previous
+// prompts and resources.
+func (g *Gateway) Reload(ctx context.Context) error {
+	tools, err := g.cfg.Catalog.ListTools(ctx)
+	if err != nil {
+		return fmt.Errorf("reload catalog: %w", err)
+	}
+	set := &toolSet{byID: make(map[string]catalog.Tool, len(tools))}
+	serverTools := g.metaTools()
+	for _, t := range tools {
+		set.byID[t.ID] = t
+		serverTools = append(serverTools, server.ServerTool{Tool: mcpTool(t), Handler: g.directCallHandler(t.ID)})
+	}
+	g.tools.Store(set)
+	g.srv.SetTools(serverTools...)
+
+	g.reloadSurface(ctx)
+	return nil
+}
+
+// mcpTool converts a catalog record to the tool advertised under its
+// merged name.
+func mcpTool(t catalog.Tool) mcp.Tool {
+	mt := mcp.Tool{Name: t.ID, Title: t.Title, Description: t.Description}
+	if len(t.InputSchema) > 0 {
+		mt.RawInputSchema = t.InputSchema
+	} else {
+		mt.InputSchema = mcp.ToolInputSchema{Type: "object"}
+	}
+	if len(t.Annotations) > 0 {
+		_ = json.Unmarshal(t.Annotations, &mt.Annotations)
+	}
+	return mt
+}
+
+func (g *Gateway) reloadSurface(ctx context.Context) {
+	servers := g.cfg.Upstreams.Servers()
+	type result struct {
+		id   string
+		surf serverSurface
+		err  error
+	}
+	results := make(chan result, len(servers))
+	sem := make(chan struct{}, 8)
+	for _, id := range servers {
+		go func(id string) {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			lctx, cancel := context.WithTimeout(ctx, g.cfg.UpstreamListTimeout)
+			defer cancel()
+			var s serverSurface
+			var errs []error
+			var err error
+			if s.prompts, err = g.cfg.Upstreams.ListPrompts(lctx, id); err != nil {
+				errs = append(errs, err)
+			}
+			if s.resources, err = g.cfg.Upstreams.ListResources(lctx, id); err != nil {
+				errs = append(errs, err)
+			}
+			if s.templates, err = g.cfg.Upstreams.ListResourceTemplates(lctx, id); err != nil {
+				errs = append(errs, err)
+			}
+			results <- result{id: id, surf: s, err: errors.Join(errs...)}
+		}(id)
+	}
+	g.surfMu.Lock()
+	defer g.surfMu.Unlock()
+	next := map[string]serverSurface{}
+	for range servers {
+		r := <-results
+		if r.err != nil && !allUnsupported(r.err) {
+			g.log.Warn("could not list prompts/resources; keeping the previous ones", "server", r.id, "error", r.err)
+			if old, ok := g.surface[r.id]; ok {
+				next[r.id] = old
+				continue
+			}
+		}
+		next[r.id] = r.surf
+	}
+	g.surface = next
+
+	var prompts []server.ServerPrompt
+	var resources []server.ServerResource
+	var templates []server.ServerResourceTemplate
+	ids := make([]string, 0, len(next))
+	for id := range next {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	for _, id := range ids {
+		s := next[id]
+		for _, p := range s.prompts {
+			mp := p
+			mp.Name = catalog.ToolID(id, p.Name)
+			prompts = append(prompts, server.ServerPrompt{Prompt: mp, Handler: g.promptHandler(id, p.Name)})
+		}
+		for _, r := range s.resources {
+			mr := r
+			mr.URI = GatewayURI(id, r.URI)
+			resources = append(resources, server.ServerResource{Resource: mr, Handler: g.resourceHandler()})
+		}
+		for _, t := range s.templates {
+			if t.URITemplate == nil {
+				continue
+			}
+			mt := t
+			mt.URITemplate = mustTemplate(GatewayURI(id, t.URITemplate.Raw()))
+			if mt.URITemplate == nil {
+				continue
+			}
+			templates = append(templates, server.ServerResourceTemplate{Template: mt, Handler: server.ResourceTemplateHandlerFunc(g.resourceHandler())})
+		}
+		// A catch-all template per server lets clients read any resource
+		// URI of the upstream (resources/read of dynamic URIs); it is not
+		// listed.
+		if ct := mustTemplate(GatewayURI(id, "") + "{+uri}"); ct != nil {
+			templates = append(templates, server.ServerResourceTemplate{
+				Template: mcp.ResourceTemplate{URITemplate: ct, Name: catchAllName},
+				Handler:  server.ResourceTemplateHandlerFunc(g.resourceHandler()),
+			})
+		}
+	}
+	g.srv.SetPrompts(prompts...)
+	g.srv.SetResources(resources...)
+	g.srv.SetResourceTemplates(templates...)
+}
+
+const catchAllName = "__gateway_catch_all__"
+
+// allUnsupported reports whether every joined error says the upstream does
+// not implement the capability (method not found), which is not a failure.
+func allUnsupported(err error) bool {
+	var errs []error
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		errs = j.Unwrap()
+	} else {
+		errs = []error{err}
+	}
+	for _, e := range errs {
+		if !isMethodNotFound(e) {
+			return false
+		}
+	}
+	return true
+}

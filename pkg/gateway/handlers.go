@@ -1,0 +1,691 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"unicode/utf8"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+	"github.com/yosida95/uritemplate/v3"
+
+	"github.com/toolrag/mcp-gateway/pkg/auth"
+	"github.com/toolrag/mcp-gateway/pkg/catalog"
+	"github.com/toolrag/mcp-gateway/pkg/retrieve"
+)
+
+// Meta-tool names.
+const (
+	ToolFind     = "find_tools"
+	ToolDescribe = "describe_tool"
+	ToolRun      = "run_tool"
+	ToolRunMany  = "run_tools"
+	ToolPlan     = "plan"
+)
+
+func isMeta(name string) bool {
+	switch name {
+	case ToolFind, ToolDescribe, ToolRun, ToolRunMany, ToolPlan:
+		return true
+	}
+	return false
+}
+
+func (g *Gateway) metaTools() []server.ServerTool {
+	ro := mcp.ToolAnnotation{ReadOnlyHint: mcp.ToBoolPtr(true), OpenWorldHint: mcp.ToBoolPtr(false)}
+	tools := []server.ServerTool{
+		{Tool: mcp.Tool{
+			Name:        ToolFind,
+			Description: "Search the catalog of available tools by what you want to do. Returns the best matching tools with their call_name, description and input_schema. Call this first, then execute a tool with run_tool.",
+			RawInputSchema: json.RawMessage(`{"type":"object","properties":{
+"query":{"type":"string","description":"What you want to do, in plain words (e.g. 'create a GitHub issue', 'weather forecast for a city')."},
+"top_k":{"type":"integer","minimum":1,"maximum":50,"description":"How many tools to return (default 5)."},
+"include_schema":{"type":"boolean","description":"Include each tool's input_schema (default true). Use false for a lighter list, then describe_tool."},
+"max_tokens":{"type":"integer","minimum":1,"description":"Return as many of the best tools as fit in this many tokens (estimated as bytes/4)."}},
+"required":["query"],"additionalProperties":false}`),
+			Annotations: ro,
+		}, Handler: g.handleFind},
+		{Tool: mcp.Tool{
+			Name:        ToolDescribe,
+			Description: "Return one tool's full description and input_schema by its call_name (as returned by find_tools).",
+			RawInputSchema: json.RawMessage(`{"type":"object","properties":{
+"call_name":{"type":"string","description":"The tool's call_name, e.g. 'github__create_issue'."}},
+"required":["call_name"],"additionalProperties":false}`),
+			Annotations: ro,
+		}, Handler: g.handleDescribe},
+		{Tool: mcp.Tool{
+			Name:        ToolRun,
+			Description: "Execute one tool by its call_name with arguments matching its input_schema.",
+			RawInputSchema: json.RawMessage(`{"type":"object","properties":{
+"call_name":{"type":"string","description":"The tool's call_name from find_tools."},
+"arguments":{"type":"object","description":"Arguments for the tool, matching its input_schema."}},
+"required":["call_name"],"additionalProperties":false}`),
+		}, Handler: g.handleRun},
+		{Tool: mcp.Tool{
+			Name:        ToolRunMany,
+			Description: "Execute several independent tool calls in parallel. One failing call does not stop the others; each result carries its call's id.",
+			RawInputSchema: json.RawMessage(`{"type":"object","properties":{
+"calls":{"type":"array","minItems":1,"items":{"type":"object","properties":{
+"call_name":{"type":"string"},"arguments":{"type":"object"},"id":{"type":"string","description":"Your id for this call, echoed in its result (default: its position)."}},
+"required":["call_name"],"additionalProperties":false}},
+"max_concurrency":{"type":"integer","minimum":1,"description":"Upper bound on parallel calls (capped by the gateway)."}},
+"required":["calls"],"additionalProperties":false}`),
+		}, Handler: g.handleRunMany},
+	}
+	if g.cfg.Planner != nil {
+		tools = append(tools, server.ServerTool{Tool: mcp.Tool{
+			Name:        ToolPlan,
+			Description: "Propose a multi-step plan for a task using the available tools. Advisory only: it executes nothing; run the steps with run_tool / run_tools.",
+			RawInputSchema: json.RawMessage(`{"type":"object","properties":{
+"query":{"type":"string","description":"The task to plan."},
+"top_k":{"type":"integer","minimum":1,"maximum":50,"description":"How many candidate tools to consider (default 10)."}},
+"required":["query"],"additionalProperties":false}`),
+			Annotations: ro,
+		}, Handler: g.handlePlan})
+	}
+	return tools
+}
+
+// ---- filters (policy on listing and at call time) ----
+
+func (g *Gateway) filterTools(ctx context.Context, tools []mcp.Tool) []mcp.Tool {
+	pol, ok := auth.PolicyFrom(ctx)
+	if !ok {
+		return nil
+	}
+	listing := requestMethod(ctx) != string(mcp.MethodToolsCall)
+	var registered map[string]bool
+	if listing && !pol.Admin {
+		registered = map[string]bool{}
+		if sid := sessionID(ctx); sid != "" {
+			ids, err := g.cfg.Sessions.Tools(ctx, sid)
+			if err != nil {
+				g.log.Warn("session store: could not read registered tools", "error", err)
+			}
+			for _, id := range ids {
+				registered[id] = true
+			}
+		}
+	}
+	out := make([]mcp.Tool, 0, len(tools))
+	for _, t := range tools {
+		if isMeta(t.Name) {
+			out = append(out, t)
+			continue
+		}
+		srv, name, ok := catalog.SplitToolID(t.Name)
+		if !ok || !pol.AllowsTool(srv, name) {
+			continue
+		}
+		if registered != nil && !registered[t.Name] {
+			continue
+		}
+		out = append(out, t)
+	}
+	return out
+}
+
+func (g *Gateway) filterPrompts(ctx context.Context, prompts []mcp.Prompt) []mcp.Prompt {
+	pol, ok := auth.PolicyFrom(ctx)
+	if !ok {
+		return nil
+	}
+	out := make([]mcp.Prompt, 0, len(prompts))
+	for _, p := range prompts {
+		if srv, name, ok := catalog.SplitToolID(p.Name); ok && pol.AllowsPrompt(srv, name) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func (g *Gateway) filterResources(ctx context.Context, rs []mcp.Resource) []mcp.Resource {
+	pol, ok := auth.PolicyFrom(ctx)
+	out := make([]mcp.Resource, 0, len(rs))
+	if !ok {
+		return out
+	}
+	for _, r := range rs {
+		if srv, orig, ok := ParseGatewayURI(r.URI); ok && pol.AllowsURI(srv, orig) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+func (g *Gateway) filterTemplates(ctx context.Context, ts []mcp.ResourceTemplate) []mcp.ResourceTemplate {
+	pol, ok := auth.PolicyFrom(ctx)
+	out := make([]mcp.ResourceTemplate, 0, len(ts))
+	if !ok {
+		return out
+	}
+	for _, t := range ts {
+		if t.Name == catchAllName || t.URITemplate == nil {
+			continue
+		}
+		srv, orig, ok := ParseGatewayURI(t.URITemplate.Raw())
+		if !ok || !pol.AllowsServer(srv) {
+			continue
+		}
+		// A template is listed when it can produce a granted URI.
+		if prefix, _, _ := strings.Cut(orig, "{"); pol.MayAllowURIPrefix(srv, prefix) {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// ---- direct calls and run_tool ----
+
+func (g *Gateway) directCallHandler(id string) server.ToolHandlerFunc {
+	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return g.call(ctx, id, req.GetArguments()), nil
+	}
+}
+
+// errNotFound is worded the same for a missing tool and one outside the
+// caller's grant, so the two cannot be told apart.
+func notFound(callName string) *mcp.CallToolResult {
+	return mcp.NewToolResultErrorf("tool %q not found; use find_tools to discover available tools", callName)
+}
+
+// call executes one catalog tool after the policy and schema checks. It
+// always returns a result; failures are isError results worded for the
+// agent.
+func (g *Gateway) call(ctx context.Context, callName string, args map[string]any) *mcp.CallToolResult {
+	pol, ok := auth.PolicyFrom(ctx)
+	srv, name, split := catalog.SplitToolID(callName)
+	if !ok || !split || !pol.AllowsTool(srv, name) {
+		g.Metrics.CallsRejected.Add(1)
+		return notFound(callName)
+	}
+	tool, known := g.tools.Load().byID[callName]
+	if !known {
+		g.Metrics.CallsRejected.Add(1)
+		return notFound(callName)
+	}
+	if args == nil {
+		args = map[string]any{}
+	}
+	if err := g.schemas.validate(tool, args); err != nil {
+		g.Metrics.CallsRejected.Add(1)
+		return mcp.NewToolResultErrorf("invalid arguments for %s: %v", callName, err)
+	}
+	g.Metrics.Calls.Add(1)
+	res, err := g.cfg.Upstreams.CallTool(ctx, srv, name, args)
+	if err != nil {
+		g.Metrics.CallErrors.Add(1)
+		return mcp.NewToolResultErrorf("%s failed: %v", callName, err)
+	}
+	if res == nil {
+		return mcp.NewToolResultErrorf("%s failed: the upstream returned no result", callName)
+	}
+	return res
+}
+
+func (g *Gateway) handleRun(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	args := req.GetArguments()
+	callName, err := stringArg(args, "call_name", true)
+	if err != nil {
+		return mcp.NewToolResultError(err.Error()), nil
+	}
+	if isMeta(callName) {
+		return mcp.NewToolResultErrorf("run_tool cannot run the meta-tool %q; call it directly", callName), nil
+	}
+	toolArgs, err := objectArg(args, "arguments")
+	if err != nil {
+		return mcp.NewToolResultError(err.Error()), nil
+	}
+	return g.call(ctx, callName, toolArgs), nil
+}
+
+type runCall struct {
+	CallName  string         `json:"call_name"`
+	Arguments map[string]any `json:"arguments,omitempty"`
+	ID        string         `json:"id,omitempty"`
+}
+
+type runResult struct {
+	ID       string              `json:"id"`
+	CallName string              `json:"call_name"`
+	OK       bool                `json:"ok"`
+	Result   *mcp.CallToolResult `json:"result,omitempty"`
+	Error    string              `json:"error,omitempty"`
+}
+
+func (g *Gateway) handleRunMany(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	args := req.GetArguments()
+	raw, ok := args["calls"]
+	if !ok {
+		return mcp.NewToolResultError("calls is required: a list of {call_name, arguments, id}"), nil
+	}
+	b, _ := json.Marshal(raw)
+	var calls []runCall
+	if err := json.Unmarshal(b, &calls); err != nil {
+		return mcp.NewToolResultErrorf("calls must be a list of {call_name: string, arguments: object, id: string}: %v", err), nil
+	}
+	if len(calls) == 0 {
+		return mcp.NewToolResultError("calls must not be empty"), nil
+	}
+	if len(calls) > g.cfg.MaxBatch {
+		return mcp.NewToolResultErrorf("too many calls: %d exceeds the run_tools batch limit of %d", len(calls), g.cfg.MaxBatch), nil
+	}
+	conc := g.cfg.MaxParallel
+	if v, ok := args["max_concurrency"]; ok {
+		n, isNum := v.(float64)
+		if !isNum || n < 1 || n != float64(int(n)) {
+			return mcp.NewToolResultError("max_concurrency must be a positive integer"), nil
+		}
+		conc = min(conc, int(n))
+	}
+	results := make([]runResult, len(calls))
+	sem := make(chan struct{}, conc)
+	var wg sync.WaitGroup
+	for i, c := range calls {
+		id := c.ID
+		if id == "" {
+			id = fmt.Sprint(i)
+		}
+		results[i] = runResult{ID: id, CallName: c.CallName}
+		if c.CallName == "" || isMeta(c.CallName) {
+			results[i].Error = "call_name must name a catalog tool from find_tools"
+			continue
+		}
+		wg.Add(1)
+		go func(i int, c runCall) {
+			defer wg.Done()
+			select {
+			case sem <- struct{}{}:
+			case <-ctx.Done():
+				results[i].Error = "cancelled: " + ctx.Err().Error()
+				return
+			}
+			defer func() { <-sem }()
+			res := g.call(ctx, c.CallName, c.Arguments)
+			if res.IsError {
+				results[i].Error = resultText(res)
+				return
+			}
+			results[i].OK = true
+			results[i].Result = res
+		}(i, c)
+	}
+	wg.Wait()
+	failed := 0
+	for _, r := range results {
+		if !r.OK {
+			failed++
+		}
+	}
+	out := map[string]any{"results": results, "succeeded": len(results) - failed, "failed": failed}
+	return structured(out), nil
+}
+
+// ---- discovery ----
+
+type foundTool struct {
+	CallName    string          `json:"call_name"`
+	Server      string          `json:"server"`
+	Description string          `json:"description"`
+	Score       float64         `json:"score"`
+	ToolType    string          `json:"tool_type,omitempty"`
+	Status      string          `json:"status,omitempty"`
+	InputSchema json.RawMessage `json:"input_schema,omitempty"`
+}
+
+func (g *Gateway) handleFind(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	args := req.GetArguments()
+	query, err := stringArg(args, "query", true)
+	if err != nil {
+		return mcp.NewToolResultError(err.Error()), nil
+	}
+	if n := utf8.RuneCountInString(query); n > g.cfg.MaxQueryChars {
+		return mcp.NewToolResultErrorf("query is %d characters; the limit is %d", n, g.cfg.MaxQueryChars), nil
+	}
+	topK, err := intArg(args, "top_k", 5, 1, g.cfg.MaxTopK)
+	if err != nil {
+		return mcp.NewToolResultError(err.Error()), nil
+	}
+	maxTokens, err := intArg(args, "max_tokens", 0, 1, 1<<30)
+	if err != nil {
+		return mcp.NewToolResultError(err.Error()), nil
+	}
+	includeSchema, err := boolArg(args, "include_schema", true)
+	if err != nil {
+		return mcp.NewToolResultError(err.Error()), nil
+	}
+	pol, _ := auth.PolicyFrom(ctx)
+	g.Metrics.Finds.Add(1)
+	want := topK
+	if maxTokens > 0 {
+		want = g.cfg.MaxTopK // fill the budget from the best candidates
+	}
+	resp, err := g.cfg.Retriever.Retrieve(ctx, retrieve.Request{Query: query, TopK: want, Policy: pol})
+	if err != nil {
+		return mcp.NewToolResultErrorf("find_tools failed: %v", err), nil
+	}
+	found := make([]foundTool, 0, len(resp.Results))
+	budget := maxTokens * 4
+	for _, r := range resp.Results {
+		ft := foundTool{
+			CallName:    r.Tool.ID,
+			Server:      r.Tool.Server,
+			Description: truncate(r.Tool.Description, g.cfg.ShortlistDescChars),
+			Score:       round4(r.Score),
+			ToolType:    r.Tool.ToolType,
+			Status:      r.Tool.Status,
+		}
+		if includeSchema {
+			ft.InputSchema = schemaOrEmpty(r.Tool.InputSchema)
+		}
+		if maxTokens > 0 {
+			b, _ := json.Marshal(ft)
+			if len(b)+1 > budget {
+				if len(found) == 0 {
+					continue // try smaller tools further down
+				}
+				break
+			}
+			budget -= len(b) + 1
+		} else if len(found) >= topK {
+			break
+		}
+		found = append(found, ft)
+	}
+	ids := make([]string, len(found))
+	for i, f := range found {
+		ids[i] = f.CallName
+	}
+	g.registerForSession(ctx, ids)
+	out := map[string]any{"query": query, "results": found, "fallback_used": resp.FallbackUsed,
+		"hint": "Execute a tool with run_tool {call_name, arguments}."}
+	return structured(out), nil
+}
+
+func (g *Gateway) handleDescribe(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	callName, err := stringArg(req.GetArguments(), "call_name", true)
+	if err != nil {
+		return mcp.NewToolResultError(err.Error()), nil
+	}
+	pol, _ := auth.PolicyFrom(ctx)
+	srv, name, ok := catalog.SplitToolID(callName)
+	t, known := g.tools.Load().byID[callName]
+	if !ok || !known || !pol.AllowsTool(srv, name) {
+		return notFound(callName), nil
+	}
+	g.registerForSession(ctx, []string{callName})
+	out := map[string]any{
+		"call_name": t.ID, "server": t.Server, "name": t.Name, "title": t.Title,
+		"description": t.Description, "input_schema": schemaOrEmpty(t.InputSchema),
+		"tool_type": t.ToolType, "permission_scope": t.PermissionScope, "status": t.Status,
+	}
+	if len(t.Annotations) > 0 {
+		out["annotations"] = t.Annotations
+	}
+	return structured(out), nil
+}
+
+func (g *Gateway) handlePlan(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	args := req.GetArguments()
+	query, err := stringArg(args, "query", true)
+	if err != nil {
+		return mcp.NewToolResultError(err.Error()), nil
+	}
+	if n := utf8.RuneCountInString(query); n > g.cfg.MaxQueryChars {
+		return mcp.NewToolResultErrorf("query is %d characters; the limit is %d", n, g.cfg.MaxQueryChars), nil
+	}
+	topK, err := intArg(args, "top_k", 10, 1, g.cfg.MaxTopK)
+	if err != nil {
+		return mcp.NewToolResultError(err.Error()), nil
+	}
+	pol, _ := auth.PolicyFrom(ctx)
+	resp, err := g.cfg.Retriever.Retrieve(ctx, retrieve.Request{Query: query, TopK: topK, Policy: pol})
+	if err != nil {
+		return mcp.NewToolResultErrorf("plan failed: %v", err), nil
+	}
+	cands := make([]PlanCandidate, 0, len(resp.Results))
+	for _, r := range resp.Results {
+		cands = append(cands, PlanCandidate{CallName: r.Tool.ID, Description: r.Tool.Description, InputSchema: r.Tool.InputSchema, ToolType: r.Tool.ToolType})
+	}
+	plan, err := g.cfg.Planner.Plan(ctx, query, cands)
+	if err != nil {
+		return mcp.NewToolResultErrorf("plan failed: %v", err), nil
+	}
+	var v any
+	if err := json.Unmarshal(plan, &v); err != nil {
+		return mcp.NewToolResultErrorf("plan failed: planner returned invalid JSON: %v", err), nil
+	}
+	return structured(v), nil
+}
+
+// registerForSession remembers tools for a legacy session (strict clients)
+// and tells the client its tool list changed, on the same response stream.
+func (g *Gateway) registerForSession(ctx context.Context, ids []string) {
+	sid := sessionID(ctx)
+	if sid == "" || len(ids) == 0 {
+		return
+	}
+	if pol, _ := auth.PolicyFrom(ctx); pol.Admin {
+		return // admins already see the whole catalog
+	}
+	before, _ := g.cfg.Sessions.Tools(ctx, sid)
+	known := map[string]bool{}
+	for _, id := range before {
+		known[id] = true
+	}
+	fresh := false
+	for _, id := range ids {
+		if !known[id] {
+			fresh = true
+		}
+	}
+	if !fresh {
+		return
+	}
+	if err := g.cfg.Sessions.AddTools(ctx, sid, ids); err != nil {
+		g.log.Warn("session store: could not register tools", "error", err)
+		return
+	}
+	if err := g.srv.SendNotificationToClient(ctx, string(mcp.MethodNotificationToolsListChanged), nil); err != nil {
+		g.log.Debug("list_changed notification not delivered", "error", err)
+	}
+}
+
+// ---- prompts and resources ----
+
+func (g *Gateway) promptHandler(srv, name string) server.PromptHandlerFunc {
+	return func(ctx context.Context, req mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+		pol, ok := auth.PolicyFrom(ctx)
+		if !ok || !pol.AllowsPrompt(srv, name) {
+			return nil, fmt.Errorf("prompt %q not found", req.Params.Name)
+		}
+		res, err := g.cfg.Upstreams.GetPrompt(ctx, srv, name, req.Params.Arguments)
+		if err != nil {
+			return nil, fmt.Errorf("prompt %s: %w", req.Params.Name, err)
+		}
+		return res, nil
+	}
+}
+
+func (g *Gateway) resourceHandler() server.ResourceHandlerFunc {
+	return func(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
+		srv, orig, ok := ParseGatewayURI(req.Params.URI)
+		pol, authed := auth.PolicyFrom(ctx)
+		if !ok || !authed || !pol.AllowsURI(srv, orig) {
+			return nil, fmt.Errorf("%w: %s", server.ErrResourceNotFound, req.Params.URI)
+		}
+		res, err := g.cfg.Upstreams.ReadResource(ctx, srv, orig)
+		if err != nil {
+			return nil, fmt.Errorf("read %s: %w", req.Params.URI, err)
+		}
+		out := make([]mcp.ResourceContents, 0, len(res.Contents))
+		for _, c := range res.Contents {
+			out = append(out, rewriteContentsURI(srv, c))
+		}
+		return out, nil
+	}
+}
+
+func rewriteContentsURI(srv string, c mcp.ResourceContents) mcp.ResourceContents {
+	switch v := c.(type) {
+	case mcp.TextResourceContents:
+		v.URI = GatewayURI(srv, v.URI)
+		return v
+	case *mcp.TextResourceContents:
+		cp := *v
+		cp.URI = GatewayURI(srv, cp.URI)
+		return cp
+	case mcp.BlobResourceContents:
+		v.URI = GatewayURI(srv, v.URI)
+		return v
+	case *mcp.BlobResourceContents:
+		cp := *v
+		cp.URI = GatewayURI(srv, cp.URI)
+		return cp
+	}
+	return c
+}
+
+// GatewayURI maps an upstream resource URI into the gateway namespace:
+// gateway://<server>/<original URI>. The mapping is lossless because
+// server ids never contain "/".
+func GatewayURI(server, uri string) string { return "gateway://" + server + "/" + uri }
+
+// ParseGatewayURI reverses GatewayURI.
+func ParseGatewayURI(u string) (server, uri string, ok bool) {
+	rest, found := strings.CutPrefix(u, "gateway://")
+	if !found {
+		return "", "", false
+	}
+	server, uri, found = strings.Cut(rest, "/")
+	if !found || catalog.ValidServerID(server) != nil {
+		return "", "", false
+	}
+	return server, uri, true
+}
+
+func mustTemplate(raw string) *mcp.URITemplate {
+	t, err := uritemplate.New(raw)
+	if err != nil {
+		return nil
+	}
+	return &mcp.URITemplate{Template: t}
+}
+
+// ---- helpers ----
+
+func isMethodNotFound(err error) bool {
+	if errors.Is(err, mcp.ErrMethodNotFound) {
+		return true
+	}
+	s := strings.ToLower(err.Error())
+	return strings.Contains(s, "method not found") || strings.Contains(s, "not supported") || strings.Contains(s, "does not support")
+}
+
+func structured(v any) *mcp.CallToolResult {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return mcp.NewToolResultErrorf("internal error encoding the result: %v", err)
+	}
+	return mcp.NewToolResultStructured(v, string(b))
+}
+
+func resultText(r *mcp.CallToolResult) string {
+	var parts []string
+	for _, c := range r.Content {
+		if t, ok := c.(mcp.TextContent); ok {
+			parts = append(parts, t.Text)
+		} else if t, ok := c.(*mcp.TextContent); ok {
+			parts = append(parts, t.Text)
+		}
+	}
+	if len(parts) == 0 {
+		return "the tool reported an error"
+	}
+	return strings.Join(parts, "\n")
+}
+
+func schemaOrEmpty(s json.RawMessage) json.RawMessage {
+	if len(s) == 0 {
+		return json.RawMessage(`{"type":"object"}`)
+	}
+	return s
+}
+
+func truncate(s string, n int) string {
+	if n <= 0 || utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	return strings.TrimSpace(string(r[:n])) + "…"
+}
+
+func round4(f float64) float64 { return float64(int64(f*10000+0.5*sign(f))) / 10000 }
+
+func sign(f float64) float64 {
+	if f < 0 {
+		return -1
+	}
+	return 1
+}
+
+func stringArg(args map[string]any, name string, required bool) (string, error) {
+	v, ok := args[name]
+	if !ok || v == nil {
+		if required {
+			return "", fmt.Errorf("%s is required", name)
+		}
+		return "", nil
+	}
+	s, ok := v.(string)
+	if !ok {
+		return "", fmt.Errorf("%s must be a string", name)
+	}
+	if required && strings.TrimSpace(s) == "" {
+		return "", fmt.Errorf("%s must not be empty", name)
+	}
+	return s, nil
+}
+
+func intArg(args map[string]any, name string, def, min, max int) (int, error) {
+	v, ok := args[name]
+	if !ok || v == nil {
+		return def, nil
+	}
+	f, ok := v.(float64)
+	if !ok || f != float64(int64(f)) {
+		return 0, fmt.Errorf("%s must be an integer", name)
+	}
+	if int(f) < min || int(f) > max {
+		return 0, fmt.Errorf("%s must be between %d and %d", name, min, max)
+	}
+	return int(f), nil
+}
+
+func boolArg(args map[string]any, name string, def bool) (bool, error) {
+	v, ok := args[name]
+	if !ok || v == nil {
+		return def, nil
+	}
+	b, ok := v.(bool)
+	if !ok {
+		return false, fmt.Errorf("%s must be true or false", name)
+	}
+	return b, nil
+}
+
+func objectArg(args map[string]any, name string) (map[string]any, error) {
+	v, ok := args[name]
+	if !ok || v == nil {
+		return map[string]any{}, nil
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("%s must be an object", name)
+	}
+	return m, nil
+}

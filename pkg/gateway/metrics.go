@@ -1,0 +1,12 @@
+package gateway
+
+import "sync/atomic"
+
+// Metrics counts gateway activity for /tool-rag/metrics.
+type Metrics struct {
+	Calls         atomic.Int64 // upstream tool calls attempted
+	CallErrors    atomic.Int64 // upstream tool calls that failed
+	CallsRejected atomic.Int64 // unknown/forbidden tools and invalid arguments
+	Finds         atomic.Int64 // find_tools requests
+	Rejected      atomic.Int64 // HTTP requests rejected by size or depth limits
+}

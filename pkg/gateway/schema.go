@@ -1,0 +1,106 @@
+package gateway
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/toolrag/mcp-gateway/pkg/catalog"
+)
+
+// schemaCache compiles each tool's input schema once (keyed by content
+// hash) and validates call arguments before they reach the upstream.
+type schemaCache struct {
+	mu sync.Mutex
+	m  map[string]*jsonschema.Schema // content hash → compiled; nil = not checkable
+}
+
+func (c *schemaCache) validate(t catalog.Tool, args map[string]any) error {
+	s := c.compiled(t)
+	if s == nil {
+		return nil
+	}
+	// Round-trip through JSON so numbers have the types the validator expects.
+	b, err := json.Marshal(args)
+	if err != nil {
+		return fmt.Errorf("arguments are not JSON: %w", err)
+	}
+	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(b))
+	if err != nil {
+		return fmt.Errorf("arguments are not JSON: %w", err)
+	}
+	if err := s.Validate(v); err != nil {
+		return fmt.Errorf("%s", flattenValidation(err))
+	}
+	return nil
+}
+
+func (c *schemaCache) compiled(t catalog.Tool) *jsonschema.Schema {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil {
+		c.m = map[string]*jsonschema.Schema{}
+	}
+	key := t.ContentHash + "|" + t.ID
+	if s, ok := c.m[key]; ok {
+		return s
+	}
+	var s *jsonschema.Schema
+	if len(t.InputSchema) > 0 {
+		doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(t.InputSchema))
+		if err == nil {
+			comp := jsonschema.NewCompiler()
+			// Upstream schemas often name a $schema we should not fetch;
+			// compile offline and skip tools whose schema does not compile.
+			comp.UseLoader(offlineLoader{})
+			if m, ok := doc.(map[string]any); ok {
+				delete(m, "$schema")
+				delete(m, "$id")
+			}
+			if err := comp.AddResource("tool.json", doc); err == nil {
+				s, _ = comp.Compile("tool.json")
+			}
+		}
+	}
+	if len(c.m) > 50000 {
+		c.m = map[string]*jsonschema.Schema{}
+	}
+	c.m[key] = s
+	return s
+}
+
+type offlineLoader struct{}
+
+func (offlineLoader) Load(url string) (any, error) {
+	return nil, fmt.Errorf("schema references %s, which is not fetched", url)
+}
+
+// flattenValidation turns the validator's error tree into one line per
+// leaf, e.g. "at /count: got string, want integer".
+func flattenValidation(err error) string {
+	ve, ok := err.(*jsonschema.ValidationError)
+	if !ok {
+		return err.Error()
+	}
+	var lines []string
+	var walk func(e *jsonschema.ValidationError)
+	walk = func(e *jsonschema.ValidationError) {
+		if len(e.Causes) == 0 {
+			loc := "/" + strings.Join(e.InstanceLocation, "/")
+			lines = append(lines, fmt.Sprintf("at %s: %s", loc, e.ErrorKind.LocalizedString(nil)))
+			return
+		}
+		for _, c := range e.Causes {
+			walk(c)
+		}
+	}
+	walk(ve)
+	if len(lines) > 5 {
+		lines = append(lines[:5], fmt.Sprintf("and %d more", len(lines)-5))
+	}
+	return strings.Join(lines, "; ")
+}

@@ -1,0 +1,321 @@
+// Package ragapi serves the Tool-RAG REST API for frameworks:
+// POST /tool-rag/retrieve, GET /tool-rag/tool/{id}, POST /tool-rag/reindex,
+// GET /tool-rag/health and GET /tool-rag/metrics. Every route except health
+// is expected behind auth.Middleware and is scoped by the caller's policy.
+package ragapi
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/toolrag/mcp-gateway/pkg/auth"
+	"github.com/toolrag/mcp-gateway/pkg/catalog"
+	"github.com/toolrag/mcp-gateway/pkg/metrics"
+	"github.com/toolrag/mcp-gateway/pkg/retrieve"
+)
+
+// Retriever ranks tools.
+type Retriever interface {
+	Retrieve(ctx context.Context, req retrieve.Request) (retrieve.Response, error)
+}
+
+// Tools looks up one catalog record.
+type Tools interface {
+	GetTool(ctx context.Context, id string) (catalog.Tool, error)
+}
+
+// Reindexer rebuilds the index ("full" or "incremental"); it returns a
+// JSON-able status (e.g. counts, or "triggered asynchronously").
+type Reindexer interface {
+	Reindex(ctx context.Context, mode string) (any, error)
+}
+
+// Config configures the API.
+type Config struct {
+	Prefix        string // default /tool-rag
+	Retriever     Retriever
+	Tools         Tools
+	Reindexer     Reindexer
+	Health        func(ctx context.Context) map[string]any // extra fields for /health
+	Metrics       *metrics.Registry
+	MaxTopK       int   // default 50
+	MaxQueryChars int   // default 2000
+	MaxBodyBytes  int64 // default 1 MiB
+}
+
+// API is the REST handler.
+type API struct {
+	cfg     Config
+	started time.Time
+}
+
+// New returns the API.
+func New(cfg Config) *API {
+	if cfg.Prefix == "" {
+		cfg.Prefix = "/tool-rag"
+	}
+	if cfg.MaxTopK <= 0 {
+		cfg.MaxTopK = 50
+	}
+	if cfg.MaxQueryChars <= 0 {
+		cfg.MaxQueryChars = 2000
+	}
+	if cfg.MaxBodyBytes <= 0 {
+		cfg.MaxBodyBytes = 1 << 20
+	}
+	if cfg.Metrics == nil {
+		cfg.Metrics = metrics.New()
+	}
+	return &API{cfg: cfg, started: time.Now().UTC()}
+}
+
+// Handler returns the routes under the prefix.
+func (a *API) Handler() http.Handler {
+	mux := http.NewServeMux()
+	p := a.cfg.Prefix
+	mux.Handle("POST "+p+"/retrieve", a.timed("retrieve", a.retrieve))
+	mux.Handle("GET "+p+"/tool/{id}", a.timed("tool", a.tool))
+	mux.Handle("POST "+p+"/reindex", a.timed("reindex", a.reindex))
+	mux.Handle("GET "+p+"/health", a.timed("health", a.health))
+	mux.Handle("GET "+p+"/metrics", a.timed("metrics", a.metrics))
+	mux.HandleFunc(p+"/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, http.StatusNotFound, fmt.Sprintf("no route %s %s; see /tool-rag/{retrieve,tool/{id},reindex,health,metrics}", r.Method, r.URL.Path))
+	})
+	return mux
+}
+
+func (a *API) timed(route string, h func(w http.ResponseWriter, r *http.Request) int) http.Handler {
+	hist := a.cfg.Metrics.Histogram("toolrag_http_request_duration_seconds", "route="+route)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		code := h(w, r)
+		hist.Observe(time.Since(start))
+		a.cfg.Metrics.Counter("toolrag_http_requests_total", "route="+route, fmt.Sprintf("code=%d", code)).Add(1)
+	})
+}
+
+// RetrieveRequest is the body of POST /tool-rag/retrieve.
+type RetrieveRequest struct {
+	Query           string   `json:"query"`
+	TopK            *int     `json:"top_k,omitempty"`
+	AllowedServers  []string `json:"allowed_servers,omitempty"`
+	PermissionScope string   `json:"permission_scope,omitempty"`
+	ToolType        string   `json:"tool_type,omitempty"`
+	IncludeSchema   *bool    `json:"include_schema,omitempty"`
+}
+
+// ResultItem is one tool in a retrieve response.
+type ResultItem struct {
+	ToolID      string          `json:"tool_id"`
+	ToolName    string          `json:"tool_name"`
+	ServerName  string          `json:"server_name"`
+	Score       float64         `json:"score"`
+	Reason      string          `json:"reason"`
+	Description string          `json:"description"`
+	InputSchema json.RawMessage `json:"input_schema,omitempty"`
+	Status      string          `json:"status"`
+	ToolType    string          `json:"tool_type"`
+}
+
+// DecodeRetrieveRequest parses and validates a retrieve body. Errors name
+// the offending field.
+func DecodeRetrieveRequest(body []byte, maxTopK, maxQueryChars int) (RetrieveRequest, error) {
+	var req RetrieveRequest
+	dec := json.NewDecoder(strings.NewReader(string(body)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&req); err != nil {
+		var typeErr *json.UnmarshalTypeError
+		switch {
+		case errors.As(err, &typeErr):
+			return req, fmt.Errorf("field %q must be %s", typeErr.Field, jsonKind(typeErr.Type.String()))
+		case strings.HasPrefix(err.Error(), "json: unknown field"):
+			return req, fmt.Errorf("unknown field %s (known: query, top_k, allowed_servers, permission_scope, tool_type, include_schema)", strings.TrimPrefix(err.Error(), "json: unknown field "))
+		case errors.Is(err, io.EOF):
+			return req, errors.New("request body is empty; send {\"query\": \"...\"}")
+		default:
+			return req, fmt.Errorf("request body is not valid JSON: %v", err)
+		}
+	}
+	if dec.More() {
+		return req, errors.New("request body has data after the JSON object")
+	}
+	if strings.TrimSpace(req.Query) == "" {
+		return req, errors.New("field \"query\" is required and must not be empty")
+	}
+	if n := utf8.RuneCountInString(req.Query); n > maxQueryChars {
+		return req, fmt.Errorf("field \"query\" is %d characters; the limit is %d", n, maxQueryChars)
+	}
+	if req.TopK != nil && (*req.TopK < 1 || *req.TopK > maxTopK) {
+		return req, fmt.Errorf("field \"top_k\" must be between 1 and %d", maxTopK)
+	}
+	for _, s := range req.AllowedServers {
+		if err := catalog.ValidServerID(s); err != nil {
+			return req, fmt.Errorf("field \"allowed_servers\": %v", err)
+		}
+	}
+	switch req.PermissionScope {
+	case "", catalog.ScopeRead, catalog.ScopeWrite, catalog.ScopeDestructive:
+	default:
+		return req, fmt.Errorf("field \"permission_scope\" must be one of read, write, destructive")
+	}
+	switch req.ToolType {
+	case "", catalog.TypeQuery, catalog.TypeAction, catalog.TypeTransform:
+	default:
+		return req, fmt.Errorf("field \"tool_type\" must be one of query, action, transform")
+	}
+	return req, nil
+}
+
+func jsonKind(goType string) string {
+	switch {
+	case strings.HasPrefix(goType, "[]"):
+		return "an array"
+	case goType == "string":
+		return "a string"
+	case goType == "int", goType == "*int":
+		return "an integer"
+	case goType == "bool", goType == "*bool":
+		return "true or false"
+	}
+	return "of type " + goType
+}
+
+func (a *API) retrieve(w http.ResponseWriter, r *http.Request) int {
+	pol, ok := auth.PolicyFrom(r.Context())
+	if !ok {
+		return writeError(w, http.StatusUnauthorized, "not authenticated")
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, a.cfg.MaxBodyBytes+1))
+	if err != nil {
+		return writeError(w, http.StatusBadRequest, "could not read the request body: "+err.Error())
+	}
+	if int64(len(body)) > a.cfg.MaxBodyBytes {
+		return writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body exceeds the limit of %d bytes", a.cfg.MaxBodyBytes))
+	}
+	req, err := DecodeRetrieveRequest(body, a.cfg.MaxTopK, a.cfg.MaxQueryChars)
+	if err != nil {
+		return writeError(w, http.StatusBadRequest, err.Error())
+	}
+	topK := 5
+	if req.TopK != nil {
+		topK = *req.TopK
+	}
+	includeSchema := req.IncludeSchema == nil || *req.IncludeSchema
+	resp, err := a.cfg.Retriever.Retrieve(r.Context(), retrieve.Request{
+		Query: req.Query, TopK: topK, Policy: pol.Narrow(req.AllowedServers),
+		ToolType: req.ToolType, PermissionScope: req.PermissionScope,
+	})
+	if err != nil {
+		return writeError(w, http.StatusInternalServerError, "retrieve failed: "+err.Error())
+	}
+	items := make([]ResultItem, 0, len(resp.Results))
+	for _, res := range resp.Results {
+		it := ResultItem{
+			ToolID: res.Tool.ID, ToolName: res.Tool.Name, ServerName: res.Tool.Server,
+			Score: res.Score, Reason: res.Reason, Description: res.Tool.Description,
+			Status: res.Tool.Status, ToolType: res.Tool.ToolType,
+		}
+		if includeSchema {
+			it.InputSchema = res.Tool.InputSchema
+		}
+		items = append(items, it)
+	}
+	return writeJSON(w, http.StatusOK, map[string]any{"query": req.Query, "results": items, "fallback_used": resp.FallbackUsed})
+}
+
+func (a *API) tool(w http.ResponseWriter, r *http.Request) int {
+	pol, ok := auth.PolicyFrom(r.Context())
+	id := r.PathValue("id")
+	srv, name, split := catalog.SplitToolID(id)
+	notFound := func() int { return writeError(w, http.StatusNotFound, fmt.Sprintf("tool %q not found", id)) }
+	if !ok || !split || !pol.AllowsTool(srv, name) {
+		return notFound()
+	}
+	t, err := a.cfg.Tools.GetTool(r.Context(), id)
+	if errors.Is(err, catalog.ErrNotFound) {
+		return notFound()
+	}
+	if err != nil {
+		return writeError(w, http.StatusInternalServerError, "tool lookup failed: "+err.Error())
+	}
+	return writeJSON(w, http.StatusOK, map[string]any{
+		"tool_id": t.ID, "tool_name": t.Name, "server_name": t.Server, "description": t.Description,
+		"tool_type": t.ToolType, "permission_scope": t.PermissionScope, "input_schema": t.InputSchema,
+		"status": t.Status, "title": t.Title,
+	})
+}
+
+func (a *API) reindex(w http.ResponseWriter, r *http.Request) int {
+	pol, ok := auth.PolicyFrom(r.Context())
+	if !ok || !(pol.Admin || isUnrestricted(pol)) {
+		return writeError(w, http.StatusForbidden, "reindex needs an admin key")
+	}
+	var body struct {
+		Mode string `json:"mode"`
+	}
+	data, _ := io.ReadAll(io.LimitReader(r.Body, 4096))
+	if len(strings.TrimSpace(string(data))) > 0 {
+		dec := json.NewDecoder(strings.NewReader(string(data)))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&body); err != nil {
+			return writeError(w, http.StatusBadRequest, "body must be {\"mode\": \"full\"|\"incremental\"}: "+err.Error())
+		}
+	}
+	if body.Mode == "" {
+		body.Mode = "full"
+	}
+	if body.Mode != "full" && body.Mode != "incremental" {
+		return writeError(w, http.StatusBadRequest, "field \"mode\" must be \"full\" or \"incremental\"")
+	}
+	if a.cfg.Reindexer == nil {
+		return writeError(w, http.StatusNotImplemented, "reindex is not available in this deployment")
+	}
+	status, err := a.cfg.Reindexer.Reindex(r.Context(), body.Mode)
+	if err != nil {
+		return writeError(w, http.StatusInternalServerError, "reindex failed: "+err.Error())
+	}
+	return writeJSON(w, http.StatusOK, map[string]any{"mode": body.Mode, "status": status})
+}
+
+func isUnrestricted(p interface{ Servers() ([]string, bool) }) bool {
+	_, all := p.Servers()
+	return all
+}
+
+func (a *API) health(w http.ResponseWriter, r *http.Request) int {
+	out := map[string]any{"status": "ok", "started_at": a.started}
+	if a.cfg.Health != nil {
+		for k, v := range a.cfg.Health(r.Context()) {
+			out[k] = v
+		}
+	}
+	return writeJSON(w, http.StatusOK, out)
+}
+
+func (a *API) metrics(w http.ResponseWriter, r *http.Request) int {
+	if strings.Contains(r.Header.Get("Accept"), "text/plain") {
+		w.Header().Set("Content-Type", "text/plain; version=0.0.4")
+		w.WriteHeader(http.StatusOK)
+		_ = a.cfg.Metrics.WritePrometheus(w)
+		return http.StatusOK
+	}
+	return writeJSON(w, http.StatusOK, a.cfg.Metrics.Snapshot())
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) int {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+	return status
+}
+
+func writeError(w http.ResponseWriter, status int, msg string) int {
+	return writeJSON(w, status, map[string]any{"error": msg})
+}
