@@ -311,12 +311,21 @@ func idf(n, df float64) float64 {
 // score computes BM25F for every visible tool matching at least one query
 // term. Duplicate query terms count once per occurrence.
 func (s *snapshot) score(qterms []string) map[*kdoc]*kwScore {
+	counts, order := countTerms(qterms)
+	w := make(map[string]float64, len(counts))
+	for t, c := range counts {
+		w[t] = float64(c)
+	}
+	return s.scoreWeighted(order, w)
+}
+
+// scoreWeighted is score with an explicit weight per query term.
+func (s *snapshot) scoreWeighted(order []string, weights map[string]float64) map[*kdoc]*kwScore {
 	out := map[*kdoc]*kwScore{}
 	n := float64(len(s.visible))
 	if n == 0 {
 		return out
 	}
-	counts, order := countTerms(qterms)
 	for _, term := range order {
 		p := s.ix.post[term]
 		if len(p) == 0 {
@@ -331,7 +340,7 @@ func (s *snapshot) score(qterms []string) map[*kdoc]*kwScore {
 		if df == 0 {
 			continue
 		}
-		w := idf(n, float64(df)) * float64(counts[term])
+		w := idf(n, float64(df)) * weights[term]
 		for d := range p {
 			if !s.allowed[d.slot] {
 				continue
@@ -361,6 +370,17 @@ func (s *snapshot) score(qterms []string) map[*kdoc]*kwScore {
 		}
 	}
 	return out
+}
+
+// df returns the number of visible tools containing term.
+func (s *snapshot) df(term string) int {
+	n := 0
+	for d := range s.ix.post[term] {
+		if s.allowed[d.slot] {
+			n++
+		}
+	}
+	return n
 }
 
 // scoreServers computes BM25 for each server as one document made of the

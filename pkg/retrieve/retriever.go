@@ -1,0 +1,611 @@
+package retrieve
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/toolrag/mcp-gateway/pkg/catalog"
+	"github.com/toolrag/mcp-gateway/pkg/embed"
+	"github.com/toolrag/mcp-gateway/pkg/indexer"
+	"github.com/toolrag/mcp-gateway/pkg/vindex"
+)
+
+// ToolLister reads the catalog. catalog.Store implementations satisfy it.
+type ToolLister interface {
+	ListTools(ctx context.Context) ([]catalog.Tool, error)
+	ListServers(ctx context.Context) ([]catalog.Server, error)
+}
+
+// IndexSource returns the current vector index and its meta, or ok=false
+// when there is none (not built yet, or the persisted one was unreadable).
+// *indexer.Indexer implements it.
+type IndexSource interface {
+	Current() (ix *vindex.Index, meta vindex.Meta, ok bool)
+}
+
+// IndexFunc adapts a function to IndexSource.
+type IndexFunc func() (*vindex.Index, vindex.Meta, bool)
+
+// Current calls f.
+func (f IndexFunc) Current() (*vindex.Index, vindex.Meta, bool) { return f() }
+
+// Reranker scores (query, document) pairs jointly, for example a
+// cross-encoder. Higher is better; scores should lie in [0, 1].
+type Reranker interface {
+	Rerank(ctx context.Context, query string, docs []string) ([]float64, error)
+}
+
+// Weights are the coefficients of the final score:
+// Semantic×semantic + Keyword×keyword + Metadata×metadata + policy penalty.
+type Weights struct {
+	Semantic float64
+	Keyword  float64
+	Metadata float64
+}
+
+// DefaultWeights is the reference formula: 1.0, 0.25, 0.15.
+var DefaultWeights = Weights{Semantic: 1.0, Keyword: 0.25, Metadata: 0.15}
+
+// Fusion methods.
+const (
+	FusionWeighted = "weighted" // weighted sum of the signal values
+	FusionRRF      = "rrf"      // weighted reciprocal-rank fusion
+)
+
+// Merge methods for the results of decomposed sub-queries.
+const (
+	MergeRoundRobin = "roundrobin"
+	MergeMax        = "max"
+)
+
+// Limits.
+const (
+	DefaultTopK   = 5
+	MaxTopK       = 100
+	MaxRerankPool = 50
+	rrfK          = 60.0
+	maxSubQueries = 6
+	maxQueryBytes = 8192
+)
+
+// Config configures a Retriever. Tools is required; everything else is
+// optional.
+type Config struct {
+	Tools    ToolLister
+	Index    IndexSource    // nil: keyword scan only
+	Embedder embed.Embedder // embeds queries; required for the semantic term
+	Reranker Reranker       // optional second stage on the shortlist
+	// ServerUp reports upstream health; tools of a server for which it
+	// returns false are withheld. nil means every server is up.
+	ServerUp func(serverID string) bool
+
+	Weights      Weights      // zero value: DefaultWeights
+	Fusion       string       // FusionWeighted (default) or FusionRRF
+	FieldWeights FieldWeights // BM25F boosts; zero value: DefaultFieldWeights
+
+	// ServerWeight scales the server-level term of two-level scoring (the
+	// query matched against each server as a whole, added to its tools).
+	// Zero turns it off; negative values are treated as zero.
+	ServerWeight float64
+	// Decompose splits multi-step requests ("... and then ...", numbered
+	// steps, "; ") into sub-queries whose rankings are merged with Merge.
+	Decompose bool
+	Merge     string // MergeRoundRobin (default) or MergeMax
+	// PRF enables pseudo-relevance feedback: the best keyword terms of the
+	// first-pass top tools are added to the keyword query.
+	PRF bool
+
+	RerankPool int // shortlist size for the reranker, at most MaxRerankPool (default)
+
+	// StalePenalty is added to tools whose server was unreachable at the
+	// last sync (default -0.05); ScopePenalty to tools whose permission
+	// scope exceeds the requested one (default -0.1). Both are the
+	// "policy_penalty" of the score formula. Use a tiny positive value
+	// like 1e-9 ... no: set DisablePenalties to turn them off.
+	StalePenalty     float64
+	ScopePenalty     float64
+	DisablePenalties bool
+
+	Logger *slog.Logger
+}
+
+// Retriever ranks catalog tools for queries. It is safe for concurrent use.
+type Retriever struct {
+	cfg    Config
+	kw     *KeywordIndex
+	log    *slog.Logger
+	syncMu sync.Mutex
+	synced bool
+
+	keyMu   sync.RWMutex
+	keys    map[int64]string // vector id → tool id of keysFor
+	keysFor *vindex.Index
+}
+
+// New returns a Retriever. Call Sync after the catalog changes; the first
+// Retrieve syncs on its own.
+func New(cfg Config) (*Retriever, error) {
+	if cfg.Tools == nil {
+		return nil, errors.New("retrieve: Config.Tools is required")
+	}
+	if cfg.Weights == (Weights{}) {
+		cfg.Weights = DefaultWeights
+	}
+	switch cfg.Fusion {
+	case "":
+		cfg.Fusion = FusionWeighted
+	case FusionWeighted, FusionRRF:
+	default:
+		return nil, fmt.Errorf("retrieve: unknown fusion %q (want %q or %q)", cfg.Fusion, FusionWeighted, FusionRRF)
+	}
+	switch cfg.Merge {
+	case "":
+		cfg.Merge = MergeRoundRobin
+	case MergeRoundRobin, MergeMax:
+	default:
+		return nil, fmt.Errorf("retrieve: unknown merge %q (want %q or %q)", cfg.Merge, MergeRoundRobin, MergeMax)
+	}
+	if cfg.RerankPool <= 0 || cfg.RerankPool > MaxRerankPool {
+		cfg.RerankPool = MaxRerankPool
+	}
+	if cfg.ServerWeight < 0 {
+		cfg.ServerWeight = 0
+	}
+	if cfg.DisablePenalties {
+		cfg.StalePenalty, cfg.ScopePenalty = 0, 0
+	} else {
+		if cfg.StalePenalty == 0 {
+			cfg.StalePenalty = -0.05
+		}
+		if cfg.ScopePenalty == 0 {
+			cfg.ScopePenalty = -0.1
+		}
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Retriever{cfg: cfg, kw: NewKeywordIndex(cfg.FieldWeights), log: log}, nil
+}
+
+// Sync re-reads the catalog and updates the in-memory keyword index
+// incrementally (only changed tools are re-tokenized).
+func (r *Retriever) Sync(ctx context.Context) error {
+	r.syncMu.Lock()
+	defer r.syncMu.Unlock()
+	tools, err := r.cfg.Tools.ListTools(ctx)
+	if err != nil {
+		return fmt.Errorf("retrieve: reading the tool catalog: %w", err)
+	}
+	servers, err := r.cfg.Tools.ListServers(ctx)
+	if err != nil {
+		return fmt.Errorf("retrieve: reading the server list: %w", err)
+	}
+	r.kw.Sync(tools, servers)
+	r.synced = true
+	return nil
+}
+
+func (r *Retriever) ensureSynced(ctx context.Context) error {
+	r.syncMu.Lock()
+	done := r.synced
+	r.syncMu.Unlock()
+	if done {
+		return nil
+	}
+	return r.Sync(ctx)
+}
+
+// Keywords returns the retriever's keyword index (for metrics and tests).
+func (r *Retriever) Keywords() *KeywordIndex { return r.kw }
+
+// Tool returns one catalog tool by its merged id. It does not apply a
+// policy: callers check Policy.AllowsTool themselves.
+func (r *Retriever) Tool(ctx context.Context, id string) (catalog.Tool, error) {
+	if err := r.ensureSynced(ctx); err != nil {
+		return catalog.Tool{}, err
+	}
+	if t, ok := r.kw.Tool(id); ok {
+		return t, nil
+	}
+	if g, ok := r.cfg.Tools.(interface {
+		GetTool(ctx context.Context, id string) (catalog.Tool, error)
+	}); ok {
+		return g.GetTool(ctx, id)
+	}
+	return catalog.Tool{}, fmt.Errorf("tool %q: %w", id, catalog.ErrNotFound)
+}
+
+// candidate is one tool's signals for one (sub-)query.
+type candidate struct {
+	d        *kdoc
+	semantic float64
+	hasSem   bool
+	keyword  float64 // normalised to [0,1]
+	matched  []string
+	metadata float64
+	server   float64
+	penalty  float64
+	rerank   float64
+	reranked bool
+	score    float64
+}
+
+// Retrieve ranks the tools the request's policy allows for its query.
+func (r *Retriever) Retrieve(ctx context.Context, req Request) (Response, error) {
+	if err := r.ensureSynced(ctx); err != nil {
+		return Response{}, err
+	}
+	if len(req.Query) > maxQueryBytes {
+		req.Query = req.Query[:maxQueryBytes]
+	}
+	topK := req.TopK
+	if topK <= 0 {
+		topK = DefaultTopK
+	}
+	if topK > MaxTopK {
+		topK = MaxTopK
+	}
+	if strings.TrimSpace(req.Query) == "" {
+		return Response{}, errors.New("retrieve: the query is empty")
+	}
+
+	r.kw.mu.RLock()
+	defer r.kw.mu.RUnlock()
+	snap := r.kw.view(func(t catalog.Tool) bool {
+		if !req.Policy.AllowsTool(t.Server, t.Name) {
+			return false
+		}
+		return r.cfg.ServerUp == nil || r.cfg.ServerUp(t.Server)
+	})
+
+	dense := r.denseIndex()
+	resp := Response{FallbackUsed: dense == nil}
+
+	queries := []string{req.Query}
+	if r.cfg.Decompose {
+		if parts := Decompose(req.Query); len(parts) > 1 {
+			queries = append(queries, parts...)
+		}
+	}
+	var lists [][]*candidate
+	for _, q := range queries {
+		cands, err := r.rank(ctx, snap, dense, q, req, topK)
+		if err != nil {
+			return Response{}, err
+		}
+		lists = append(lists, cands)
+	}
+	final := lists[0]
+	if len(lists) > 1 {
+		final = r.merge(lists, topK)
+	}
+	if len(final) > topK {
+		final = final[:topK]
+	}
+	for _, c := range final {
+		resp.Results = append(resp.Results, Result{Tool: c.d.tool, Score: round6(c.score), Reason: r.reason(c)})
+	}
+	return resp, nil
+}
+
+func round6(f float64) float64 { return math.Round(f*1e6) / 1e6 }
+
+// denseState is the vector index usable for one query.
+type denseState struct {
+	ix   *vindex.Index
+	meta vindex.Meta
+}
+
+// denseIndex returns the current vector index when it can answer queries:
+// present, non-empty and built with the configured embedder.
+func (r *Retriever) denseIndex() *denseState {
+	if r.cfg.Index == nil || r.cfg.Embedder == nil {
+		return nil
+	}
+	ix, meta, ok := r.cfg.Index.Current()
+	if !ok || ix == nil || ix.Len() == 0 {
+		return nil
+	}
+	if meta.ModelID != r.cfg.Embedder.ModelID() || ix.Dim() != r.cfg.Embedder.Dim() {
+		r.log.Warn("vector index was built with another embedder; answering with the keyword scan until it is rebuilt",
+			"index_model", meta.ModelID, "index_dim", ix.Dim(), "embedder_model", r.cfg.Embedder.ModelID(), "embedder_dim", r.cfg.Embedder.Dim())
+		return nil
+	}
+	return &denseState{ix: ix, meta: meta}
+}
+
+// rank scores every visible tool for one query and returns them best first
+// (only tools with some signal).
+func (r *Retriever) rank(ctx context.Context, snap *snapshot, dense *denseState, query string, req Request, topK int) ([]*candidate, error) {
+	qterms := Terms(query)
+	kws := snap.score(qterms)
+	cands := make(map[*kdoc]*candidate, len(kws))
+	get := func(d *kdoc) *candidate {
+		c := cands[d]
+		if c == nil {
+			c = &candidate{d: d}
+			cands[d] = c
+		}
+		return c
+	}
+	var maxKw float64
+	for _, ks := range kws {
+		maxKw = math.Max(maxKw, ks.score)
+	}
+	for d, ks := range kws {
+		c := get(d)
+		if maxKw > 0 {
+			c.keyword = ks.score / maxKw
+		}
+		c.matched = ks.matched
+	}
+	if r.cfg.PRF && len(kws) > 0 {
+		r.feedback(snap, cands, qterms)
+	}
+
+	if dense != nil {
+		qv, err := r.cfg.Embedder.EmbedQuery(ctx, query)
+		if err != nil {
+			return nil, fmt.Errorf("retrieve: embedding the query: %w", err)
+		}
+		byKey := r.keyMap(dense)
+		allow := func(id int64) bool {
+			toolID, ok := byKey[id]
+			if !ok {
+				return false
+			}
+			d := snap.ix.byID[toolID]
+			return d != nil && snap.allowed[d.slot]
+		}
+		for _, h := range dense.ix.Search(qv, len(snap.visible), allow) {
+			d := snap.ix.byID[byKey[h.ID]]
+			c := get(d)
+			c.semantic, c.hasSem = float64(h.Score), true
+		}
+	}
+
+	if r.cfg.ServerWeight > 0 {
+		r.serverLevel(snap, cands, qterms)
+	}
+
+	list := make([]*candidate, 0, len(cands))
+	for _, c := range cands {
+		c.metadata = metadataScore(c.d.tool, req)
+		c.penalty = r.penalty(c.d.tool, req)
+		list = append(list, c)
+	}
+	r.fuse(list)
+	sortCandidates(list)
+
+	if r.cfg.Reranker != nil && len(list) > 0 {
+		if err := r.rerank(ctx, query, list); err != nil {
+			return nil, err
+		}
+	}
+	return list, nil
+}
+
+func sortCandidates(list []*candidate) {
+	sort.Slice(list, func(i, j int) bool {
+		if list[i].score != list[j].score {
+			return list[i].score > list[j].score
+		}
+		return list[i].d.tool.ID < list[j].d.tool.ID
+	})
+}
+
+// fuse computes each candidate's final score.
+func (r *Retriever) fuse(list []*candidate) {
+	w := r.cfg.Weights
+	sem := func(c *candidate) float64 {
+		if c.reranked {
+			return c.rerank
+		}
+		return c.semantic
+	}
+	switch r.cfg.Fusion {
+	case FusionRRF:
+		semRank := ranks(list, func(c *candidate) (float64, bool) { return sem(c), c.hasSem || c.reranked })
+		kwRank := ranks(list, func(c *candidate) (float64, bool) { return c.keyword, c.keyword > 0 })
+		srvRank := ranks(list, func(c *candidate) (float64, bool) { return c.server, c.server > 0 })
+		for _, c := range list {
+			// Scaled so that rank 1 in a signal contributes its full weight.
+			s := 0.0
+			if k, ok := semRank[c]; ok {
+				s += w.Semantic * (rrfK + 1) / (rrfK + float64(k))
+			}
+			if k, ok := kwRank[c]; ok {
+				s += w.Keyword * (rrfK + 1) / (rrfK + float64(k))
+			}
+			if k, ok := srvRank[c]; ok {
+				s += r.cfg.ServerWeight * (rrfK + 1) / (rrfK + float64(k))
+			}
+			c.score = s + w.Metadata*c.metadata + c.penalty
+		}
+	default:
+		for _, c := range list {
+			c.score = w.Semantic*sem(c) + w.Keyword*c.keyword + w.Metadata*c.metadata +
+				r.cfg.ServerWeight*c.server + c.penalty
+		}
+	}
+}
+
+// ranks returns the 1-based rank of each candidate that has the signal.
+func ranks(list []*candidate, sig func(*candidate) (float64, bool)) map[*candidate]int {
+	type kv struct {
+		c *candidate
+		v float64
+	}
+	var xs []kv
+	for _, c := range list {
+		if v, ok := sig(c); ok {
+			xs = append(xs, kv{c, v})
+		}
+	}
+	sort.Slice(xs, func(i, j int) bool {
+		if xs[i].v != xs[j].v {
+			return xs[i].v > xs[j].v
+		}
+		return xs[i].c.d.tool.ID < xs[j].c.d.tool.ID
+	})
+	out := make(map[*candidate]int, len(xs))
+	for i, x := range xs {
+		out[x.c] = i + 1
+	}
+	return out
+}
+
+// keyMap returns vector id → tool id for the index, cached per index build.
+func (r *Retriever) keyMap(dense *denseState) map[int64]string {
+	r.keyMu.RLock()
+	m, forIx := r.keys, r.keysFor
+	r.keyMu.RUnlock()
+	if m != nil && forIx == dense.ix {
+		return m
+	}
+	m = make(map[int64]string, len(dense.meta.IDs))
+	for k, id := range dense.meta.IDs {
+		n, err := strconv.ParseInt(k, 10, 64)
+		if err != nil {
+			continue
+		}
+		m[n] = id
+	}
+	r.keyMu.Lock()
+	r.keys, r.keysFor = m, dense.ix
+	r.keyMu.Unlock()
+	return m
+}
+
+// metadataScore rewards the requested tool type and permission scope:
+// 0.5 for each that matches.
+func metadataScore(t catalog.Tool, req Request) float64 {
+	s := 0.0
+	if req.ToolType != "" && strings.EqualFold(req.ToolType, t.ToolType) {
+		s += 0.5
+	}
+	if req.PermissionScope != "" && strings.EqualFold(req.PermissionScope, t.PermissionScope) {
+		s += 0.5
+	}
+	return s
+}
+
+var scopeLevel = map[string]int{catalog.ScopeRead: 0, catalog.ScopeWrite: 1, catalog.ScopeDestructive: 2}
+
+func (r *Retriever) penalty(t catalog.Tool, req Request) float64 {
+	p := 0.0
+	if t.Status == catalog.StatusStale {
+		p += r.cfg.StalePenalty
+	}
+	if req.PermissionScope != "" {
+		want, ok1 := scopeLevel[strings.ToLower(req.PermissionScope)]
+		have, ok2 := scopeLevel[t.PermissionScope]
+		if ok1 && ok2 && have > want {
+			p += r.cfg.ScopePenalty
+		}
+	}
+	return p
+}
+
+// reason explains a candidate's score.
+func (r *Retriever) reason(c *candidate) string {
+	var parts []string
+	if c.reranked {
+		parts = append(parts, fmt.Sprintf("rerank=%.3f", c.rerank))
+	}
+	if c.hasSem {
+		parts = append(parts, fmt.Sprintf("semantic=%.3f", c.semantic))
+	}
+	if c.keyword > 0 {
+		parts = append(parts, fmt.Sprintf("keyword=%.3f [%s]", c.keyword, strings.Join(c.matched, " ")))
+	} else {
+		parts = append(parts, "keyword=0")
+	}
+	if c.metadata > 0 {
+		parts = append(parts, fmt.Sprintf("metadata=%.2f", c.metadata))
+	}
+	if c.server > 0 {
+		parts = append(parts, fmt.Sprintf("server=%.3f", c.server))
+	}
+	if c.penalty != 0 {
+		parts = append(parts, fmt.Sprintf("policy_penalty=%.2f", c.penalty))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// rerank rescored the shortlist with the reranker; its score replaces the
+// semantic term.
+func (r *Retriever) rerank(ctx context.Context, query string, list []*candidate) error {
+	n := min(r.cfg.RerankPool, len(list))
+	docs := make([]string, n)
+	for i := range n {
+		srv, _ := r.kw.servers[list[i].d.tool.Server]
+		docs[i] = indexer.Document(list[i].d.tool, srv)
+	}
+	scores, err := r.cfg.Reranker.Rerank(ctx, query, docs)
+	if err != nil {
+		return fmt.Errorf("retrieve: reranking the shortlist: %w", err)
+	}
+	if len(scores) != n {
+		return fmt.Errorf("retrieve: the reranker returned %d scores for %d documents", len(scores), n)
+	}
+	for i := range n {
+		list[i].rerank, list[i].reranked = scores[i], true
+	}
+	head := list[:n]
+	r.fuse(head)
+	sortCandidates(head)
+	return nil
+}
+
+// merge combines the rankings of the whole query (lists[0]) and its
+// sub-queries into one list.
+func (r *Retriever) merge(lists [][]*candidate, topK int) []*candidate {
+	seen := map[string]bool{}
+	var out []*candidate
+	switch r.cfg.Merge {
+	case MergeMax:
+		best := map[string]*candidate{}
+		for _, l := range lists {
+			for _, c := range l {
+				if b, ok := best[c.d.tool.ID]; !ok || c.score > b.score {
+					best[c.d.tool.ID] = c
+				}
+			}
+		}
+		for _, c := range best {
+			out = append(out, c)
+		}
+		sortCandidates(out)
+	default:
+		// Round-robin: the whole query's best, then each sub-query's best,
+		// then the second of each, and so on.
+		for i := 0; len(out) < topK; i++ {
+			progressed := false
+			for _, l := range lists {
+				if i >= len(l) {
+					continue
+				}
+				progressed = true
+				c := l[i]
+				if seen[c.d.tool.ID] {
+					continue
+				}
+				seen[c.d.tool.ID] = true
+				out = append(out, c)
+			}
+			if !progressed {
+				break
+			}
+		}
+	}
+	return out
+}
