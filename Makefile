@@ -1,0 +1,81 @@
+# MCP gateway with Tool-RAG. `make run` starts the local gateway; `make test`
+# installs what the tests need and runs the whole suite.
+SHELL := /bin/bash
+GO ?= go
+TOOLS := $(CURDIR)/.tools
+CDK := $(TOOLS)/npm/node_modules/.bin/cdk
+CDK_ENV := CDK_DISABLE_CLI_TELEMETRY=true CDK_DISABLE_VERSION_CHECK=1 JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION=20
+LAMBDAS := gateway sync health
+LAMBDA_ARCH ?= arm64
+FUZZTIME ?= 60s
+
+.PHONY: run test test-go test-infra synth deps build build-lambdas deploy model fuzz bench vet config localstack-up localstack-down provision clean
+
+## run: start the gateway on 0.0.0.0:8765 with config/ (examples copied on first run)
+run: config
+	$(GO) run ./cmd/toolrag serve
+
+config:
+	@test -f config/registry.yaml || cp config/registry.example.yaml config/registry.yaml
+	@test -f config/keys.yaml || cp config/keys.example.yaml config/keys.yaml
+
+## test: install test dependencies, then run every test (Go packages, infra, cdk synth)
+test: deps vet test-go test-infra synth
+
+deps:
+	@bash scripts/deps.sh
+
+vet:
+	$(GO) vet ./...
+
+test-go:
+	TOOLRAG_REQUIRE_EXTERNAL=1 TOOLRAG_TOOLS_DIR=$(TOOLS) $(GO) test -timeout 25m ./...
+
+test-infra:
+	cd infra && TOOLRAG_TOOLS_DIR=$(TOOLS) PATH=$(TOOLS)/npm/node_modules/.bin:$$PATH $(CDK_ENV) $(GO) test -timeout 15m ./...
+
+## synth: synthesize the CloudFormation template offline (infra/cdk.out)
+synth:
+	cd infra && $(CDK_ENV) $(CDK) synth --no-notices -q > /dev/null && echo "synth: infra/cdk.out"
+
+## build: the toolrag CLI into bin/
+build:
+	$(GO) build -o bin/toolrag ./cmd/toolrag
+
+## build-lambdas: bootstrap binaries for provided.al2023 (LAMBDA_ARCH=arm64|amd64) zipped into dist/
+build-lambdas:
+	@for f in $(LAMBDAS); do \
+	  mkdir -p dist/$$f && \
+	  CGO_ENABLED=0 GOOS=linux GOARCH=$(LAMBDA_ARCH) $(GO) build -tags lambda.norpc -trimpath -ldflags='-s -w' -o dist/$$f/bootstrap ./functions/$$f && \
+	  (cd dist/$$f && rm -f ../$$f.zip && $(GO) run $(CURDIR)/scripts/zipbootstrap.go ../$$f.zip bootstrap) && \
+	  echo "dist/$$f.zip" ; \
+	done
+
+## deploy: deploy the CDK app to the AWS account in your environment
+deploy: build-lambdas
+	cd infra && $(CDK_ENV) $(CDK) deploy --require-approval never
+
+## model: retrain the builtin embedding model from ../shared/train
+model:
+	$(GO) run ./cmd/toolrag train --data ../shared/train --out pkg/toolmodel/model
+
+## provision: servers/<id>/manifest.yaml -> config/registry.generated.yaml etc.
+provision:
+	$(GO) run ./cmd/toolrag provision
+
+## fuzz: run every fuzz target for FUZZTIME (default 60s)
+fuzz:
+	@bash scripts/fuzz.sh $(FUZZTIME)
+
+## bench: the benchmark suite recorded in docs/benchmarks.md
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem ./pkg/vindex/ ./pkg/upstream/ ./pkg/embed/ ./pkg/retrieve/ ./pkg/gateway/
+
+localstack-up:
+	docker compose -f localstack/docker-compose.yml up -d
+
+localstack-down:
+	docker compose -f localstack/docker-compose.yml down
+
+clean:
+	rm -rf bin dist infra/cdk.out

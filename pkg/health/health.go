@@ -1,0 +1,147 @@
+// Package health probes upstream servers and tracks which are up, so that
+// retrieval can withhold the tools of a server that is down until it
+// recovers.
+package health
+
+import (
+	"context"
+	"sort"
+	"sync"
+	"time"
+)
+
+// Prober pings upstreams (upstream.Manager).
+type Prober interface {
+	Servers() []string
+	Ping(ctx context.Context, id string) error
+}
+
+// Status is the last probe result of one server.
+type Status struct {
+	Up        bool          `json:"up"`
+	CheckedAt time.Time     `json:"checked_at"`
+	Error     string        `json:"error,omitempty"`
+	Latency   time.Duration `json:"latency_ns"`
+}
+
+// ProbeAll pings every server concurrently (at most parallel at once), each
+// within timeout.
+func ProbeAll(ctx context.Context, p Prober, timeout time.Duration, parallel int) map[string]Status {
+	if parallel <= 0 {
+		parallel = 16
+	}
+	servers := p.Servers()
+	out := make(map[string]Status, len(servers))
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, parallel)
+	for _, id := range servers {
+		wg.Add(1)
+		go func(id string) {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			pctx, cancel := context.WithTimeout(ctx, timeout)
+			defer cancel()
+			start := time.Now()
+			err := p.Ping(pctx, id)
+			st := Status{Up: err == nil, CheckedAt: time.Now().UTC(), Latency: time.Since(start)}
+			if err != nil {
+				st.Error = err.Error()
+			}
+			mu.Lock()
+			out[id] = st
+			mu.Unlock()
+		}(id)
+	}
+	wg.Wait()
+	return out
+}
+
+// Tracker holds the latest status per server. A server never probed counts
+// as up.
+type Tracker struct {
+	mu sync.RWMutex
+	m  map[string]Status
+}
+
+// NewTracker returns an empty tracker.
+func NewTracker() *Tracker { return &Tracker{m: map[string]Status{}} }
+
+// Up reports whether the server is up (or unknown).
+func (t *Tracker) Up(server string) bool {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	st, ok := t.m[server]
+	return !ok || st.Up
+}
+
+// Replace sets all statuses at once (servers absent from m are forgotten).
+func (t *Tracker) Replace(m map[string]Status) {
+	cp := make(map[string]Status, len(m))
+	for k, v := range m {
+		cp[k] = v
+	}
+	t.mu.Lock()
+	t.m = cp
+	t.mu.Unlock()
+}
+
+// Snapshot returns a copy of all statuses.
+func (t *Tracker) Snapshot() map[string]Status {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	cp := make(map[string]Status, len(t.m))
+	for k, v := range t.m {
+		cp[k] = v
+	}
+	return cp
+}
+
+// Down returns the ids of servers that are down, sorted.
+func (t *Tracker) Down() []string {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	var ids []string
+	for id, st := range t.m {
+		if !st.Up {
+			ids = append(ids, id)
+		}
+	}
+	sort.Strings(ids)
+	return ids
+}
+
+// Run probes every interval until ctx ends. onChange is called (if set)
+// after a probe round in which some server went up or down.
+func (t *Tracker) Run(ctx context.Context, p Prober, interval, timeout time.Duration, onChange func(down []string)) {
+	if interval <= 0 {
+		return
+	}
+	tick := time.NewTicker(interval)
+	defer tick.Stop()
+	for {
+		before := t.Down()
+		t.Replace(ProbeAll(ctx, p, timeout, 16))
+		if after := t.Down(); onChange != nil && !equal(before, after) {
+			onChange(after)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+func equal(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
