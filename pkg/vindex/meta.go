@@ -12,7 +12,7 @@ import (
 // id with the sign bit cleared, so it is stable across processes and
 // releases and never negative (never NoID).
 //
-// Two tool ids can hash to the same key (about 1 chance in 10^8 for 500k
+// Two tool ids can hash to the same key (about 1 chance in 70 million for 500k
 // tools). Meta keeps the key → tool id mapping and Meta.Assign returns an
 // error wrapping ErrCollision for the second tool, which the indexer reports
 // and leaves out of the index rather than silently serving the wrong tool.
