@@ -217,6 +217,18 @@ func failure(s source, what string, err error) error {
 	return fmt.Errorf("vindex: reading index %s at byte %d: %w", what, s.offset(), err)
 }
 
+func typeName(fourcc string) string {
+	switch fourcc {
+	case fourccIDMap:
+		return "IndexIDMap"
+	case fourccIDMap2:
+		return "IndexIDMap2"
+	case fourccFlatIP:
+		return "IndexFlatIP"
+	}
+	return fmt.Sprintf("index %q", fourcc)
+}
+
 type header struct {
 	fourcc string
 	d      int
@@ -250,23 +262,23 @@ func readHeader(s source, fourcc string) (header, error) {
 	at := s.offset()
 	p, err := s.take(headerLen)
 	if err != nil {
-		return header{}, failure(s, "the "+fourcc+" header", err)
+		return header{}, failure(s, "the "+typeName(fourcc)+" header", err)
 	}
 	d := int32(binary.LittleEndian.Uint32(p[0:]))
 	ntotal := int64(binary.LittleEndian.Uint64(p[4:]))
 	metric := int32(binary.LittleEndian.Uint32(p[29:]))
 	if d < 1 || d > MaxDim {
-		return header{}, fmt.Errorf("%w: %s header at byte %d has dimension %d, want 1..%d", ErrCorrupt, fourcc, at, d, MaxDim)
+		return header{}, fmt.Errorf("%w: the %s header at byte %d has dimension %d, want 1..%d", ErrCorrupt, typeName(fourcc), at, d, MaxDim)
 	}
 	if ntotal < 0 || ntotal > math.MaxInt32 {
-		return header{}, fmt.Errorf("%w: %s header at byte %d has %d vectors, want 0..%d", ErrCorrupt, fourcc, at, ntotal, math.MaxInt32)
+		return header{}, fmt.Errorf("%w: the %s header at byte %d has %d vectors, want 0..%d", ErrCorrupt, typeName(fourcc), at, ntotal, math.MaxInt32)
 	}
 	if metric != metricIP {
 		name := fmt.Sprintf("metric type %d", metric)
 		if metric == metricL2 {
 			name = "the L2 metric"
 		}
-		return header{}, fmt.Errorf("%w: %s index uses %s; only inner product (metric 0) is supported", ErrUnsupported, fourcc, name)
+		return header{}, fmt.Errorf("%w: the %s uses %s; only inner product (metric 0) is supported", ErrUnsupported, typeName(fourcc), name)
 	}
 	return header{fourcc: fourcc, d: int(d), ntotal: ntotal}, nil
 }
@@ -290,7 +302,7 @@ func decode(s source) (*Index, error) {
 		switch inner {
 		case fourccFlatIP:
 		case fourccFlatL2:
-			return nil, fmt.Errorf("%w: the %s wraps an IndexFlatL2; only IndexFlatIP (inner product) is supported", ErrUnsupported, fourcc)
+			return nil, fmt.Errorf("%w: the %s wraps an IndexFlatL2; only IndexFlatIP (inner product) is supported", ErrUnsupported, typeName(fourcc))
 		default:
 			return nil, unknownType(inner, at)
 		}
@@ -299,7 +311,7 @@ func decode(s source) (*Index, error) {
 			return nil, err
 		}
 		if h.d != outer.d || h.ntotal != outer.ntotal {
-			return nil, fmt.Errorf("%w: %s says dimension %d and %d vectors but its IndexFlatIP says %d and %d", ErrCorrupt, fourcc, outer.d, outer.ntotal, h.d, h.ntotal)
+			return nil, fmt.Errorf("%w: the %s says dimension %d and %d vectors but its IndexFlatIP says %d and %d", ErrCorrupt, typeName(fourcc), outer.d, outer.ntotal, h.d, h.ntotal)
 		}
 		vecs, err := readVectors(s, h)
 		if err != nil {
@@ -311,7 +323,7 @@ func decode(s source) (*Index, error) {
 		}
 		nids := binary.LittleEndian.Uint64(p)
 		if nids != uint64(h.ntotal) {
-			return nil, fmt.Errorf("%w: %s has %d vectors but %d ids", ErrCorrupt, fourcc, h.ntotal, nids)
+			return nil, fmt.Errorf("%w: the %s has %d vectors but %d ids", ErrCorrupt, typeName(fourcc), h.ntotal, nids)
 		}
 		ids, err := readArray[int64](s, int(nids), 8, "ids")
 		if err != nil {
@@ -347,7 +359,7 @@ func readVectors(s source, h header) ([]float32, error) {
 	nf := binary.LittleEndian.Uint64(p)
 	want := uint64(h.ntotal) * uint64(h.d) // both bounded, cannot overflow
 	if nf != want {
-		return nil, fmt.Errorf("%w: %s has %d floats of vector data, want %d vectors × %d = %d", ErrCorrupt, h.fourcc, nf, h.ntotal, h.d, want)
+		return nil, fmt.Errorf("%w: the %s has %d floats of vector data, want %d vectors × %d = %d", ErrCorrupt, typeName(h.fourcc), nf, h.ntotal, h.d, want)
 	}
 	return readArray[float32](s, int(nf), 4, "vectors")
 }
