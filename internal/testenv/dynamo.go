@@ -1,0 +1,217 @@
+package testenv
+
+import (
+	"bytes"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// DynamoDB Local lifecycle
+//
+// DynamoDB returns the endpoint of one DynamoDB Local process shared by every
+// test of the test binary. The process is started on first use (not at all
+// when no test needs it) and stopped in one of two ways:
+//
+//   - a package that calls testenv.Main(m) from its TestMain stops it
+//     gracefully after the last test;
+//   - in any case the JVM is started with PR_SET_PDEATHSIG=SIGKILL from an OS
+//     thread that lives as long as the test binary, so the kernel kills it
+//     when the test binary exits or crashes. No emulator outlives its tests.
+//
+// Tests share the process, so each test must use its own table names (for
+// example a prefix from UniqueName).
+//
+// When TOOLRAG_DYNAMODB_ENDPOINT is set (for example LocalStack or a DynamoDB
+// Local started by hand) that endpoint is used and nothing is started.
+
+var (
+	dynamoOnce     sync.Once
+	dynamoEndpoint string
+	dynamoErr      error
+	dynamoStop     func()
+
+	atExitMu sync.Mutex
+	atExit   []func()
+)
+
+// Main runs the tests of a package and then stops the external programs the
+// tests started through testenv (DynamoDB Local). Use it from TestMain:
+//
+//	func TestMain(m *testing.M) { testenv.Main(m) }
+func Main(m *testing.M) {
+	code := m.Run()
+	atExitMu.Lock()
+	fns := atExit
+	atExit = nil
+	atExitMu.Unlock()
+	for i := len(fns) - 1; i >= 0; i-- {
+		fns[i]()
+	}
+	os.Exit(code)
+}
+
+func registerAtExit(fn func()) {
+	atExitMu.Lock()
+	atExit = append(atExit, fn)
+	atExitMu.Unlock()
+}
+
+// DynamoDB returns the endpoint URL ("http://127.0.0.1:<port>") of a
+// DynamoDB Local shared by the whole test binary, starting it on first use
+// (java -jar .tools/dynamodb-local/DynamoDBLocal.jar -inMemory -sharedDb).
+// DynamoDB Local, not dynalite, because the stores use transactions and TTL.
+func DynamoDB(t testing.TB) string {
+	t.Helper()
+	if ep := os.Getenv("TOOLRAG_DYNAMODB_ENDPOINT"); ep != "" {
+		return ep
+	}
+	dir := filepath.Join(ToolsDir(t), "dynamodb-local")
+	jar := filepath.Join(dir, "DynamoDBLocal.jar")
+	if _, err := os.Stat(jar); err != nil {
+		Missing(t, "DynamoDB Local ("+jar+")")
+	}
+	java, err := exec.LookPath("java")
+	if err != nil {
+		Missing(t, "java (Java 17 runs DynamoDB Local)")
+	}
+	dynamoOnce.Do(func() {
+		for attempt := 0; attempt < 3; attempt++ {
+			dynamoEndpoint, dynamoStop, dynamoErr = startDynamoDBLocal(java, dir, jar)
+			if dynamoErr == nil {
+				registerAtExit(dynamoStop)
+				return
+			}
+		}
+	})
+	if dynamoErr != nil {
+		t.Fatalf("testenv: DynamoDB Local did not start: %v", dynamoErr)
+	}
+	return dynamoEndpoint
+}
+
+// UniqueName returns a name that no other test of this run uses, made of
+// prefix, the test name (sanitized for DynamoDB table names) and a counter.
+func UniqueName(t testing.TB, prefix string) string {
+	uniqueMu.Lock()
+	uniqueN++
+	n := uniqueN
+	uniqueMu.Unlock()
+	var b []byte
+	for _, r := range t.Name() {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '-', r == '_', r == '.':
+			b = append(b, byte(r))
+		default:
+			b = append(b, '_')
+		}
+	}
+	if len(b) > 60 {
+		b = b[len(b)-60:]
+	}
+	return fmt.Sprintf("%s%s-%d-%d", prefix, b, os.Getpid()%100000, n)
+}
+
+var (
+	uniqueMu sync.Mutex
+	uniqueN  int
+)
+
+func startDynamoDBLocal(java, dir, jar string) (endpoint string, stop func(), err error) {
+	port, err := freePort()
+	if err != nil {
+		return "", nil, err
+	}
+	cmd := exec.Command(java,
+		"-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xmx512m",
+		"-Djava.library.path="+filepath.Join(dir, "DynamoDBLocal_lib"),
+		"-jar", jar, "-inMemory", "-sharedDb", "-disableTelemetry", "-port", strconv.Itoa(port))
+	cmd.Dir = dir
+	var out syncBuffer
+	cmd.Stdout = &out
+	cmd.Stderr = &out
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+
+	started := make(chan error, 1)
+	exited := make(chan struct{})
+	go func() {
+		// Pdeathsig fires when the thread that started the child exits, so
+		// the child is started from a locked thread that stays alive until
+		// the child exits.
+		runtime.LockOSThread()
+		if err := cmd.Start(); err != nil {
+			started <- err
+			close(exited)
+			return
+		}
+		started <- nil
+		_ = cmd.Wait()
+		close(exited)
+	}()
+	if err := <-started; err != nil {
+		return "", nil, fmt.Errorf("start %s: %w", java, err)
+	}
+	stop = func() {
+		_ = cmd.Process.Kill()
+		<-exited
+	}
+
+	endpoint = "http://127.0.0.1:" + strconv.Itoa(port)
+	client := &http.Client{Timeout: 2 * time.Second}
+	deadline := time.Now().Add(120 * time.Second)
+	for {
+		select {
+		case <-exited:
+			return "", nil, fmt.Errorf("DynamoDB Local exited before answering on %s: %s", endpoint, out.String())
+		default:
+		}
+		resp, err := client.Get(endpoint)
+		if err == nil {
+			resp.Body.Close()
+			return endpoint, stop, nil
+		}
+		if time.Now().After(deadline) {
+			stop()
+			return "", nil, fmt.Errorf("DynamoDB Local did not answer on %s within 120s: %s", endpoint, out.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, fmt.Errorf("find a free port: %w", err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.b.Len() > 64<<10 {
+		return len(p), nil
+	}
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
