@@ -1,0 +1,293 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// Config is the deploy configuration. It is read from a JSON file
+// (config.json when present, else config.example.json, or the file named by
+// the CDK context key "config") and a few CDK context keys may override it:
+// -c stage=prod, -c embedder=bedrock, -c serversFile=path.
+type Config struct {
+	// Stage names the deployment (dev, prod, ...). Stage "prod" turns on
+	// deletion protection for tables and retains tables and bucket on stack
+	// deletion.
+	Stage string `json:"stage"`
+	// Account and Region pin the stack's environment. Empty means the CLI's
+	// current account and region (CDK_DEFAULT_ACCOUNT / CDK_DEFAULT_REGION).
+	Account string `json:"account,omitempty"`
+	Region  string `json:"region,omitempty"`
+
+	Embedder EmbedderConfig `json:"embedder"`
+	Reranker RerankerConfig `json:"reranker"`
+
+	// SyncSchedule and HealthSchedule are EventBridge schedule expressions,
+	// e.g. "rate(15 minutes)" or "cron(0 3 * * ? *)". "off" disables a rule.
+	SyncSchedule   string `json:"syncSchedule"`
+	HealthSchedule string `json:"healthSchedule"`
+
+	IndexPrefix         string `json:"indexPrefix"`         // S3 key prefix of the index (default "index/")
+	IndexRefreshSeconds int    `json:"indexRefreshSeconds"` // how often the gateway re-reads the index pointer
+	IndexRetentionDays  int    `json:"indexRetentionDays"`  // noncurrent and superseded index objects expire after this
+	LogRetentionDays    int    `json:"logRetentionDays"`    // CloudWatch Logs retention of every function and service
+	McpPath             string `json:"mcpPath"`             // MCP route (default /mcp)
+
+	// Throttle is the HTTP API default-stage rate limit (requests per
+	// second, steady and burst); 0 leaves API Gateway's account defaults.
+	Throttle ThrottleConfig `json:"throttle"`
+
+	Domain *DomainConfig `json:"domain,omitempty"`
+	Vpc    VpcConfig     `json:"vpc"`
+
+	// SecretsStore is where upstream secrets live: "ssm" (SecureString
+	// parameters, default) or "secretsmanager". SecretsPrefix is the name
+	// prefix: a ${VAR} reference in a manifest is read from <prefix>VAR.
+	SecretsStore  string `json:"secretsStore"`
+	SecretsPrefix string `json:"secretsPrefix"`
+
+	// ServersFile is the server list written by `toolrag provision`
+	// (default servers.generated.json next to this app). A missing file
+	// means no upstream servers are deployed.
+	ServersFile string `json:"serversFile"`
+	// RepoRoot is the repository root the paths in ServersFile are relative
+	// to (default "..").
+	RepoRoot string `json:"repoRoot"`
+	// DistDir holds the built functions: <name>.zip or <name>/bootstrap
+	// (default "../dist").
+	DistDir string `json:"distDir"`
+
+	Fargate FargateConfig `json:"fargate"`
+
+	// BuildDir is where the image build folders of stdio servers are
+	// staged; empty means a temporary folder removed after synth.
+	BuildDir string `json:"buildDir,omitempty"`
+}
+
+// EmbedderConfig selects how tool and query text is embedded.
+type EmbedderConfig struct {
+	Kind    string `json:"kind"`              // builtin | bedrock | url
+	ModelID string `json:"modelId,omitempty"` // bedrock: model id, inference profile id or ARN
+	Dims    int    `json:"dims,omitempty"`    // bedrock: output dimension
+	URL     string `json:"url,omitempty"`     // url: OpenAI-shaped embeddings endpoint
+}
+
+// RerankerConfig selects the optional second ranking stage.
+type RerankerConfig struct {
+	Kind    string `json:"kind"`              // off | bedrock | url
+	ModelID string `json:"modelId,omitempty"` // bedrock: e.g. amazon.rerank-v1:0
+	URL     string `json:"url,omitempty"`
+}
+
+// ThrottleConfig limits requests at API Gateway.
+type ThrottleConfig struct {
+	RateLimit  float64 `json:"rateLimit"`
+	BurstLimit float64 `json:"burstLimit"`
+}
+
+// DomainConfig maps the API to a custom domain with an ACM certificate in
+// the stack's region.
+type DomainConfig struct {
+	Name           string `json:"name"`
+	CertificateArn string `json:"certificateArn"`
+}
+
+// VpcConfig is used only when at least one server runs on Fargate.
+type VpcConfig struct {
+	// ExistingVpcId imports a VPC (needs credentials at synth: the CDK looks
+	// it up). Empty creates a VPC.
+	ExistingVpcId string `json:"existingVpcId,omitempty"`
+	MaxAzs        int    `json:"maxAzs"`
+	// Egress is "nat" (private subnets with one NAT gateway: functions and
+	// containers reach the internet, needed for remote upstreams) or
+	// "endpoints" (isolated subnets and interface endpoints for the AWS
+	// services used; no internet access at all).
+	Egress string `json:"egress"`
+	// Namespace is the Cloud Map private DNS namespace of the servers
+	// (default toolrag-<stage>.internal).
+	Namespace string `json:"namespace,omitempty"`
+}
+
+// FargateConfig sizes the containers that run upstream servers.
+type FargateConfig struct {
+	Cpu          int    `json:"cpu"`          // CPU units (256 = 0.25 vCPU)
+	MemoryMiB    int    `json:"memoryMiB"`    // memory
+	DesiredCount int    `json:"desiredCount"` // tasks per server
+	Architecture string `json:"architecture"` // arm64 | x86_64
+	// StdioBaseImage is the default base image for stdio servers (a manifest
+	// can set its own base_image).
+	StdioBaseImage string `json:"stdioBaseImage"`
+	// BridgeBinary is the linux `toolrag` binary (for Architecture) copied
+	// into stdio images; BridgePort is where `toolrag bridge` serves MCP.
+	BridgeBinary string `json:"bridgeBinary"`
+	BridgePort   int    `json:"bridgePort"`
+	// BridgeArgs are the arguments after the binary; {port} and {path} are
+	// replaced. The server command follows them.
+	BridgeArgs []string `json:"bridgeArgs"`
+}
+
+// Defaults fills every empty field.
+func (c *Config) Defaults() {
+	def := func(s *string, v string) {
+		if *s == "" {
+			*s = v
+		}
+	}
+	defInt := func(n *int, v int) {
+		if *n == 0 {
+			*n = v
+		}
+	}
+	def(&c.Stage, "dev")
+	def(&c.Embedder.Kind, "builtin")
+	def(&c.Reranker.Kind, "off")
+	if c.Embedder.Kind == "bedrock" {
+		def(&c.Embedder.ModelID, "amazon.titan-embed-text-v2:0")
+		defInt(&c.Embedder.Dims, 512)
+	}
+	if c.Reranker.Kind == "bedrock" {
+		def(&c.Reranker.ModelID, "amazon.rerank-v1:0")
+	}
+	def(&c.SyncSchedule, "rate(15 minutes)")
+	def(&c.HealthSchedule, "rate(1 minute)")
+	def(&c.IndexPrefix, "index/")
+	defInt(&c.IndexRefreshSeconds, 30)
+	defInt(&c.IndexRetentionDays, 30)
+	defInt(&c.LogRetentionDays, 30)
+	def(&c.McpPath, "/mcp")
+	defInt(&c.Vpc.MaxAzs, 2)
+	def(&c.Vpc.Egress, "nat")
+	def(&c.Vpc.Namespace, "toolrag-"+strings.ToLower(c.Stage)+".internal")
+	def(&c.SecretsStore, "ssm")
+	def(&c.SecretsPrefix, "/toolrag/"+c.Stage+"/")
+	def(&c.ServersFile, "servers.generated.json")
+	def(&c.RepoRoot, "..")
+	def(&c.DistDir, filepath.Join(c.RepoRoot, "dist"))
+	defInt(&c.Fargate.Cpu, 256)
+	defInt(&c.Fargate.MemoryMiB, 512)
+	defInt(&c.Fargate.DesiredCount, 1)
+	def(&c.Fargate.Architecture, "arm64")
+	def(&c.Fargate.StdioBaseImage, "public.ecr.aws/docker/library/node:22-bookworm-slim")
+	def(&c.Fargate.BridgeBinary, filepath.Join(c.RepoRoot, "dist", "bridge", "toolrag"))
+	defInt(&c.Fargate.BridgePort, 8080)
+	if len(c.Fargate.BridgeArgs) == 0 {
+		c.Fargate.BridgeArgs = []string{"bridge", "--listen", "0.0.0.0:{port}", "--path", "{path}", "--"}
+	}
+}
+
+var (
+	stagePattern    = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9-]{0,19}$`)
+	schedulePattern = regexp.MustCompile(`^(rate\(.+\)|cron\(.+\)|off)$`)
+)
+
+// Validate reports the first configuration problem, worded for the person
+// editing the file.
+func (c *Config) Validate() error {
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	if !stagePattern.MatchString(c.Stage) {
+		bad("stage %q must be 1-20 letters, digits or dashes, starting with a letter", c.Stage)
+	}
+	switch c.Embedder.Kind {
+	case "builtin":
+	case "bedrock":
+		if c.Embedder.Dims <= 0 {
+			bad("embedder.dims must be positive for bedrock")
+		}
+	case "url":
+		if c.Embedder.URL == "" {
+			bad("embedder.url is required when embedder.kind is url")
+		}
+	default:
+		bad("embedder.kind %q must be builtin, bedrock or url", c.Embedder.Kind)
+	}
+	switch c.Reranker.Kind {
+	case "off", "bedrock":
+	case "url":
+		if c.Reranker.URL == "" {
+			bad("reranker.url is required when reranker.kind is url")
+		}
+	default:
+		bad("reranker.kind %q must be off, bedrock or url", c.Reranker.Kind)
+	}
+	for name, s := range map[string]string{"syncSchedule": c.SyncSchedule, "healthSchedule": c.HealthSchedule} {
+		if !schedulePattern.MatchString(s) {
+			bad("%s %q must be rate(...), cron(...) or off", name, s)
+		}
+	}
+	if !strings.HasSuffix(c.IndexPrefix, "/") || strings.HasPrefix(c.IndexPrefix, "/") {
+		bad("indexPrefix %q must end with / and not start with /", c.IndexPrefix)
+	}
+	if !strings.HasPrefix(c.McpPath, "/") {
+		bad("mcpPath %q must start with /", c.McpPath)
+	}
+	if c.Vpc.Egress != "nat" && c.Vpc.Egress != "endpoints" {
+		bad("vpc.egress %q must be nat or endpoints", c.Vpc.Egress)
+	}
+	if c.SecretsStore != "ssm" && c.SecretsStore != "secretsmanager" {
+		bad("secretsStore %q must be ssm or secretsmanager", c.SecretsStore)
+	}
+	if c.Fargate.Architecture != "arm64" && c.Fargate.Architecture != "x86_64" {
+		bad("fargate.architecture %q must be arm64 or x86_64", c.Fargate.Architecture)
+	}
+	if c.Domain != nil && (c.Domain.Name == "" || !strings.HasPrefix(c.Domain.CertificateArn, "arn:")) {
+		bad("domain needs name and certificateArn (an ACM certificate ARN in the stack's region)")
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("infra config: %w", errors.Join(errs...))
+	}
+	return nil
+}
+
+// LoadConfig reads a config file (JSON) and applies defaults. Relative paths
+// inside it are relative to the folder the CDK app runs in (infra/).
+func LoadConfig(path string) (Config, error) {
+	var c Config
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return c, fmt.Errorf("infra config: %w", err)
+	}
+	dec := json.NewDecoder(strings.NewReader(string(b)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&c); err != nil {
+		return c, fmt.Errorf("infra config %s: %w", path, err)
+	}
+	return c, nil
+}
+
+// applyContext overrides config fields from CDK context values (strings as
+// given with -c key=value).
+func (c *Config) applyContext(get func(key string) (string, bool)) error {
+	if v, ok := get("stage"); ok {
+		c.Stage = v
+	}
+	if v, ok := get("embedder"); ok {
+		c.Embedder.Kind = v
+	}
+	if v, ok := get("reranker"); ok {
+		c.Reranker.Kind = v
+	}
+	if v, ok := get("serversFile"); ok {
+		c.ServersFile = v
+	}
+	if v, ok := get("distDir"); ok {
+		c.DistDir = v
+	}
+	if v, ok := get("bedrockModelId"); ok {
+		c.Embedder.ModelID = v
+	}
+	if v, ok := get("bedrockDims"); ok {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			return fmt.Errorf("context bedrockDims %q is not a number", v)
+		}
+		c.Embedder.Dims = n
+	}
+	return nil
+}

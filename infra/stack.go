@@ -1,0 +1,685 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigatewayv2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigatewayv2integrations"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awscertificatemanager"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsec2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsecrassets"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsecs"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsevents"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awseventstargets"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awss3"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awssecretsmanager"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsservicediscovery"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsssm"
+	"github.com/aws/aws-cdk-go/awscdk/v2/customresources"
+	"github.com/aws/constructs-go/constructs/v10"
+	"github.com/aws/jsii-runtime-go"
+)
+
+// Function names, as built by `make build-lambdas` into dist/<name>.zip.
+var functionNames = []string{"gateway", "sync", "health"}
+
+// StackProps configures NewGatewayStack.
+type StackProps struct {
+	awscdk.StackProps
+	Config  Config   // defaults already applied and validated
+	Servers []Server // from LoadServers; nil deploys no upstream servers
+}
+
+// Gateway exposes the parts of the stack that tests and outputs use.
+type Gateway struct {
+	Stack     awscdk.Stack
+	Api       awsapigatewayv2.HttpApi
+	Functions map[string]awslambda.Function
+	Tables    map[string]awsdynamodb.Table // tools, keys, registry, sessions
+	Bucket    awss3.Bucket
+	Vpc       awsec2.IVpc // nil when no server runs on Fargate
+	Services  map[string]awsecs.FargateService
+	// ServerURLs maps every server id to the URL the gateway reaches it at.
+	ServerURLs map[string]string
+}
+
+// NewGatewayStack defines the whole deployment: HTTP API, the three
+// functions, tables, index bucket, schedules, and one Fargate service per
+// docker or stdio server with its registry entry.
+func NewGatewayStack(scope constructs.Construct, id string, props *StackProps) (*Gateway, error) {
+	cfg := props.Config
+	stack := awscdk.NewStack(scope, &id, &props.StackProps)
+	awscdk.Tags_Of(stack).Add(jsii.String("project"), jsii.String("toolrag-mcp-gateway"), nil)
+	awscdk.Tags_Of(stack).Add(jsii.String("stage"), jsii.String(cfg.Stage), nil)
+	g := &Gateway{Stack: stack, Functions: map[string]awslambda.Function{}, Tables: map[string]awsdynamodb.Table{}, Services: map[string]awsecs.FargateService{}, ServerURLs: map[string]string{}}
+	prod := cfg.Stage == "prod"
+	removal := awscdk.RemovalPolicy_DESTROY
+	if prod {
+		removal = awscdk.RemovalPolicy_RETAIN
+	}
+
+	// Tables.
+	table := func(name, pk string, ttl string) awsdynamodb.Table {
+		t := awsdynamodb.NewTable(stack, jsii.String(strings.ToUpper(name[:1])+name[1:]+"Table"), &awsdynamodb.TableProps{
+			PartitionKey:                     &awsdynamodb.Attribute{Name: jsii.String(pk), Type: awsdynamodb.AttributeType_STRING},
+			BillingMode:                      awsdynamodb.BillingMode_PAY_PER_REQUEST,
+			PointInTimeRecoverySpecification: &awsdynamodb.PointInTimeRecoverySpecification{PointInTimeRecoveryEnabled: jsii.Bool(true)},
+			DeletionProtection:               jsii.Bool(prod),
+			Encryption:                       awsdynamodb.TableEncryption_AWS_MANAGED,
+			RemovalPolicy:                    removal,
+			TimeToLiveAttribute:              strPtr(ttl),
+			SortKey: func() *awsdynamodb.Attribute {
+				if name == "tools" {
+					return &awsdynamodb.Attribute{Name: jsii.String("sk"), Type: awsdynamodb.AttributeType_STRING}
+				}
+				return nil
+			}(),
+		})
+		g.Tables[name] = t
+		return t
+	}
+	tools := table("tools", "pk", "")
+	keys := table("keys", "secret_hash", "")
+	keys.AddGlobalSecondaryIndex(&awsdynamodb.GlobalSecondaryIndexProps{
+		IndexName:      jsii.String("byId"),
+		PartitionKey:   &awsdynamodb.Attribute{Name: jsii.String("key_id"), Type: awsdynamodb.AttributeType_STRING},
+		ProjectionType: awsdynamodb.ProjectionType_ALL,
+	})
+	registry := table("registry", "server_id", "")
+	sessions := table("sessions", "session_id", "expires_at")
+
+	// Index bucket.
+	bucket := awss3.NewBucket(stack, jsii.String("IndexBucket"), &awss3.BucketProps{
+		Versioned:         jsii.Bool(true),
+		Encryption:        awss3.BucketEncryption_S3_MANAGED,
+		BlockPublicAccess: awss3.BlockPublicAccess_BLOCK_ALL(),
+		EnforceSSL:        jsii.Bool(true),
+		ObjectOwnership:   awss3.ObjectOwnership_BUCKET_OWNER_ENFORCED,
+		RemovalPolicy:     removal,
+		AutoDeleteObjects: jsii.Bool(false),
+		LifecycleRules: &[]*awss3.LifecycleRule{
+			{
+				Id:                                  jsii.String("expire-noncurrent-versions"),
+				NoncurrentVersionExpiration:         awscdk.Duration_Days(jsii.Number(float64(cfg.IndexRetentionDays))),
+				AbortIncompleteMultipartUploadAfter: awscdk.Duration_Days(jsii.Number(1)),
+				ExpiredObjectDeleteMarker:           jsii.Bool(true),
+			},
+			{
+				// Content-addressed index files no longer named by
+				// <prefix>current.json are tagged superseded=true by the
+				// publisher; only those expire, so the current index never
+				// does, however old it is.
+				Id:         jsii.String("expire-superseded-indexes"),
+				Prefix:     jsii.String(cfg.IndexPrefix + "indexes/"),
+				TagFilters: &map[string]interface{}{"superseded": "true"},
+				Expiration: awscdk.Duration_Days(jsii.Number(float64(cfg.IndexRetentionDays))),
+			},
+		},
+	})
+	g.Bucket = bucket
+
+	// Network: only when some server runs on Fargate.
+	var fargate []Server
+	for _, s := range props.Servers {
+		if s.Kind == "docker" || s.Kind == "stdio" {
+			fargate = append(fargate, s)
+		}
+	}
+	var (
+		vpc        awsec2.IVpc
+		subnets    *awsec2.SubnetSelection
+		fnSG       awsec2.SecurityGroup
+		namespace  awsservicediscovery.PrivateDnsNamespace
+		cluster    awsecs.Cluster
+		fnSubnetTy awsec2.SubnetType
+	)
+	if len(fargate) > 0 {
+		fnSubnetTy = awsec2.SubnetType_PRIVATE_WITH_EGRESS
+		if cfg.Vpc.Egress == "endpoints" {
+			fnSubnetTy = awsec2.SubnetType_PRIVATE_ISOLATED
+		}
+		if cfg.Vpc.ExistingVpcId != "" {
+			vpc = awsec2.Vpc_FromLookup(stack, jsii.String("Vpc"), &awsec2.VpcLookupOptions{VpcId: jsii.String(cfg.Vpc.ExistingVpcId)})
+		} else {
+			natGateways := 1.0
+			subnetCfg := []*awsec2.SubnetConfiguration{
+				{Name: jsii.String("public"), SubnetType: awsec2.SubnetType_PUBLIC, CidrMask: jsii.Number(24)},
+				{Name: jsii.String("private"), SubnetType: fnSubnetTy, CidrMask: jsii.Number(22)},
+			}
+			if cfg.Vpc.Egress == "endpoints" {
+				natGateways = 0
+				subnetCfg = subnetCfg[1:]
+			}
+			vpc = awsec2.NewVpc(stack, jsii.String("Vpc"), &awsec2.VpcProps{
+				MaxAzs:                       jsii.Number(float64(cfg.Vpc.MaxAzs)),
+				NatGateways:                  jsii.Number(natGateways),
+				SubnetConfiguration:          &subnetCfg,
+				RestrictDefaultSecurityGroup: jsii.Bool(false),
+				GatewayEndpoints: &map[string]*awsec2.GatewayVpcEndpointOptions{
+					"S3":       {Service: awsec2.GatewayVpcEndpointAwsService_S3()},
+					"DynamoDB": {Service: awsec2.GatewayVpcEndpointAwsService_DYNAMODB()},
+				},
+			})
+		}
+		subnets = &awsec2.SubnetSelection{SubnetType: fnSubnetTy}
+		if cfg.Vpc.Egress == "endpoints" {
+			endpoints := map[string]awsec2.InterfaceVpcEndpointAwsService{
+				"Ecr":       awsec2.InterfaceVpcEndpointAwsService_ECR(),
+				"EcrDocker": awsec2.InterfaceVpcEndpointAwsService_ECR_DOCKER(),
+				"Logs":      awsec2.InterfaceVpcEndpointAwsService_CLOUDWATCH_LOGS(),
+				"Lambda":    awsec2.InterfaceVpcEndpointAwsService_LAMBDA(),
+			}
+			if cfg.SecretsStore == "ssm" {
+				endpoints["Ssm"] = awsec2.InterfaceVpcEndpointAwsService_SSM()
+			} else {
+				endpoints["SecretsManager"] = awsec2.InterfaceVpcEndpointAwsService_SECRETS_MANAGER()
+			}
+			if cfg.Embedder.Kind == "bedrock" || cfg.Reranker.Kind == "bedrock" {
+				endpoints["BedrockRuntime"] = awsec2.InterfaceVpcEndpointAwsService_BEDROCK_RUNTIME()
+			}
+			if cfg.Reranker.Kind == "bedrock" {
+				endpoints["BedrockAgentRuntime"] = awsec2.InterfaceVpcEndpointAwsService_BEDROCK_AGENT_RUNTIME()
+			}
+			for _, name := range sortedKeys(endpoints) {
+				awsec2.NewInterfaceVpcEndpoint(stack, jsii.String(name+"Endpoint"), &awsec2.InterfaceVpcEndpointProps{
+					Vpc: vpc, Service: endpoints[name], Subnets: subnets, PrivateDnsEnabled: jsii.Bool(true),
+				})
+			}
+		}
+		fnSG = awsec2.NewSecurityGroup(stack, jsii.String("FunctionsSecurityGroup"), &awsec2.SecurityGroupProps{
+			Vpc: vpc, Description: jsii.String("toolrag functions"), AllowAllOutbound: jsii.Bool(true),
+		})
+		namespace = awsservicediscovery.NewPrivateDnsNamespace(stack, jsii.String("Namespace"), &awsservicediscovery.PrivateDnsNamespaceProps{
+			Name: jsii.String(cfg.Vpc.Namespace), Vpc: vpc, Description: jsii.String("toolrag upstream MCP servers"),
+		})
+		cluster = awsecs.NewCluster(stack, jsii.String("Cluster"), &awsecs.ClusterProps{Vpc: vpc})
+		g.Vpc = vpc
+	}
+
+	// Functions.
+	logRetention := retentionDays(cfg.LogRetentionDays)
+	env := map[string]*string{
+		"TOOL_RAG_TOOLS_TABLE":     tools.TableName(),
+		"TOOL_RAG_KEYS_TABLE":      keys.TableName(),
+		"TOOL_RAG_REGISTRY_TABLE":  registry.TableName(),
+		"TOOL_RAG_SESSIONS_TABLE":  sessions.TableName(),
+		"TOOL_RAG_INDEX_BUCKET":    bucket.BucketName(),
+		"TOOL_RAG_INDEX_PREFIX":    jsii.String(cfg.IndexPrefix),
+		"TOOL_RAG_INDEX_REFRESH":   jsii.String(strconv.Itoa(cfg.IndexRefreshSeconds)),
+		"TOOL_RAG_EMBEDDER":        jsii.String(cfg.Embedder.Kind),
+		"TOOL_RAG_RERANKER":        jsii.String(cfg.Reranker.Kind),
+		"TOOL_RAG_SECRETS_PREFIX":  jsii.String(cfg.SecretsPrefix),
+		"MCP_GATEWAY_MCP_PATH":     jsii.String(cfg.McpPath),
+	}
+	switch cfg.Embedder.Kind {
+	case "bedrock":
+		env["TOOL_RAG_BEDROCK_MODEL_ID"] = jsii.String(cfg.Embedder.ModelID)
+		env["TOOL_RAG_BEDROCK_DIM"] = jsii.String(strconv.Itoa(cfg.Embedder.Dims))
+	case "url":
+		env["TOOL_RAG_EMBED_URL"] = jsii.String(cfg.Embedder.URL)
+	}
+	switch cfg.Reranker.Kind {
+	case "bedrock":
+		env["TOOL_RAG_RERANKER_BEDROCK_MODEL"] = jsii.String(cfg.Reranker.ModelID)
+	case "url":
+		env["TOOL_RAG_RERANKER_URL"] = jsii.String(cfg.Reranker.URL)
+	}
+	specs := map[string]struct {
+		memory  float64
+		timeout float64 // seconds
+		desc    string
+	}{
+		"gateway": {1024, 29, "toolrag MCP gateway: /mcp, /tool-rag/*, /health"},
+		"sync":    {1536, 900, "toolrag sync: pulls upstream tool lists, re-embeds, publishes the index"},
+		"health":  {256, 60, "toolrag health: probes every upstream and records its status"},
+	}
+	for _, name := range functionNames {
+		spec := specs[name]
+		fnEnv := map[string]*string{}
+		for k, v := range env {
+			fnEnv[k] = v
+		}
+		logGroup := awslogs.NewLogGroup(stack, jsii.String(title(name)+"Logs"), &awslogs.LogGroupProps{
+			Retention: logRetention, RemovalPolicy: awscdk.RemovalPolicy_DESTROY,
+		})
+		code, placeholder := functionCode(cfg.DistDir, name)
+		fp := &awslambda.FunctionProps{
+			Runtime:      awslambda.Runtime_PROVIDED_AL2023(),
+			Architecture: awslambda.Architecture_ARM_64(),
+			Handler:      jsii.String("bootstrap"),
+			Code:         code,
+			MemorySize:   jsii.Number(spec.memory),
+			Timeout:      awscdk.Duration_Seconds(jsii.Number(spec.timeout)),
+			Description:  jsii.String(spec.desc),
+			Environment:  &fnEnv,
+			LogGroup:     logGroup,
+		}
+		if vpc != nil {
+			fp.Vpc, fp.VpcSubnets, fp.SecurityGroups = vpc, subnets, &[]awsec2.ISecurityGroup{fnSG}
+		}
+		fn := awslambda.NewFunction(stack, jsii.String(title(name)+"Function"), fp)
+		if placeholder {
+			awscdk.Annotations_Of(fn).AddWarningV2(jsii.String("toolrag:placeholder-code"), jsii.String(fmt.Sprintf(
+				"%s: %s.zip not found in %s; deploying a placeholder that cannot serve. Run make build-lambdas first.", name, name, cfg.DistDir)), nil)
+		}
+		g.Functions[name] = fn
+	}
+	gateway, syncFn, health := g.Functions["gateway"], g.Functions["sync"], g.Functions["health"]
+	gateway.AddEnvironment(jsii.String("TOOL_RAG_SYNC_FUNCTION"), syncFn.FunctionName(), nil)
+
+	// Permissions: each function gets only the actions it uses.
+	tools.GrantReadData(gateway)
+	keys.GrantReadData(gateway)
+	registry.GrantReadData(gateway)
+	sessions.GrantReadWriteData(gateway)
+	syncFn.GrantInvoke(gateway)
+
+	tools.GrantReadWriteData(syncFn)
+	registry.GrantReadData(syncFn)
+
+	registry.GrantReadWriteData(health)
+
+	objects := bucket.ArnForObjects(jsii.String(cfg.IndexPrefix + "*"))
+	listIndex := func(fn awslambda.Function) {
+		fn.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+			Actions:    jsii.Strings("s3:ListBucket"),
+			Resources:  &[]*string{bucket.BucketArn()},
+			Conditions: &map[string]interface{}{"StringLike": map[string]interface{}{"s3:prefix": cfg.IndexPrefix + "*"}},
+		}))
+	}
+	gateway.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+		Actions: jsii.Strings("s3:GetObject"), Resources: &[]*string{objects},
+	}))
+	listIndex(gateway)
+	syncFn.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+		Actions:   jsii.Strings("s3:GetObject", "s3:PutObject", "s3:PutObjectTagging", "s3:DeleteObject"),
+		Resources: &[]*string{objects},
+	}))
+	listIndex(syncFn)
+
+	// Upstream secrets by name under the prefix.
+	var secretResource *string
+	var secretActions []string
+	if cfg.SecretsStore == "ssm" {
+		secretActions = []string{"ssm:GetParameter", "ssm:GetParameters", "ssm:GetParametersByPath"}
+		secretResource = awscdk.Stack_Of(stack).FormatArn(&awscdk.ArnComponents{
+			Service: jsii.String("ssm"), Resource: jsii.String("parameter"),
+			ResourceName: jsii.String(strings.TrimPrefix(cfg.SecretsPrefix, "/") + "*"),
+		})
+	} else {
+		secretActions = []string{"secretsmanager:GetSecretValue"}
+		secretResource = awscdk.Stack_Of(stack).FormatArn(&awscdk.ArnComponents{
+			Service: jsii.String("secretsmanager"), Resource: jsii.String("secret"),
+			ResourceName: jsii.String(cfg.SecretsPrefix + "*"), ArnFormat: awscdk.ArnFormat_COLON_RESOURCE_NAME,
+		})
+	}
+	for _, fn := range []awslambda.Function{gateway, syncFn, health} {
+		fn.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+			Actions: jsii.Strings(secretActions...), Resources: &[]*string{secretResource},
+		}))
+	}
+
+	// Bedrock, only for the configured models and only when enabled.
+	if cfg.Embedder.Kind == "bedrock" {
+		arns := bedrockModelArns(stack, cfg.Embedder.ModelID)
+		for _, fn := range []awslambda.Function{gateway, syncFn} {
+			fn.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+				Actions: jsii.Strings("bedrock:InvokeModel"), Resources: &arns,
+			}))
+		}
+	}
+	if cfg.Reranker.Kind == "bedrock" {
+		arns := bedrockModelArns(stack, cfg.Reranker.ModelID)
+		gateway.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+			Actions: jsii.Strings("bedrock:InvokeModel"), Resources: &arns,
+		}))
+		// bedrock:Rerank has no resource type: it can only be granted on
+		// "*"; InvokeModel above still limits which model it may run.
+		gateway.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+			Actions: jsii.Strings("bedrock:Rerank"), Resources: jsii.Strings("*"),
+		}))
+	}
+
+	// HTTP API.
+	api := awsapigatewayv2.NewHttpApi(stack, jsii.String("Api"), &awsapigatewayv2.HttpApiProps{
+		ApiName:            jsii.String("toolrag-" + cfg.Stage),
+		Description:        jsii.String("toolrag MCP gateway"),
+		CreateDefaultStage: jsii.Bool(false),
+	})
+	stageOpts := &awsapigatewayv2.HttpStageOptions{StageName: jsii.String("$default"), AutoDeploy: jsii.Bool(true)}
+	if cfg.Throttle.RateLimit > 0 || cfg.Throttle.BurstLimit > 0 {
+		stageOpts.Throttle = &awsapigatewayv2.ThrottleSettings{RateLimit: jsii.Number(cfg.Throttle.RateLimit), BurstLimit: jsii.Number(cfg.Throttle.BurstLimit)}
+	}
+	if cfg.Domain != nil {
+		cert := awscertificatemanager.Certificate_FromCertificateArn(stack, jsii.String("Certificate"), jsii.String(cfg.Domain.CertificateArn))
+		dn := awsapigatewayv2.NewDomainName(stack, jsii.String("Domain"), &awsapigatewayv2.DomainNameProps{
+			DomainName: jsii.String(cfg.Domain.Name), Certificate: cert,
+		})
+		stageOpts.DomainMapping = &awsapigatewayv2.DomainMappingOptions{DomainName: dn}
+		awscdk.NewCfnOutput(stack, jsii.String("CustomDomainTarget"), &awscdk.CfnOutputProps{
+			Value:       dn.RegionalDomainName(),
+			Description: jsii.String("Point a CNAME (or alias record) for " + cfg.Domain.Name + " at this name"),
+		})
+		awscdk.NewCfnOutput(stack, jsii.String("McpCustomUrl"), &awscdk.CfnOutputProps{Value: jsii.String("https://" + cfg.Domain.Name + cfg.McpPath)})
+	}
+	stage := api.AddStage(jsii.String("DefaultStage"), stageOpts)
+	integration := awsapigatewayv2integrations.NewHttpLambdaIntegration(jsii.String("GatewayIntegration"), gateway, nil)
+	api.AddRoutes(&awsapigatewayv2.AddRoutesOptions{
+		Path:        jsii.String(cfg.McpPath),
+		Methods:     &[]awsapigatewayv2.HttpMethod{awsapigatewayv2.HttpMethod_POST, awsapigatewayv2.HttpMethod_GET, awsapigatewayv2.HttpMethod_DELETE},
+		Integration: integration,
+	})
+	api.AddRoutes(&awsapigatewayv2.AddRoutesOptions{
+		Path:        jsii.String("/tool-rag/{proxy+}"),
+		Methods:     &[]awsapigatewayv2.HttpMethod{awsapigatewayv2.HttpMethod_ANY},
+		Integration: integration,
+	})
+	api.AddRoutes(&awsapigatewayv2.AddRoutesOptions{
+		Path:        jsii.String("/health"),
+		Methods:     &[]awsapigatewayv2.HttpMethod{awsapigatewayv2.HttpMethod_GET},
+		Integration: integration,
+	})
+	g.Api = api
+
+	// Schedules.
+	schedule := func(id, expr string, fn awslambda.Function, desc string) {
+		if expr == "off" {
+			return
+		}
+		awsevents.NewRule(stack, jsii.String(id), &awsevents.RuleProps{
+			Schedule:    awsevents.Schedule_Expression(jsii.String(expr)),
+			Description: jsii.String(desc),
+			Targets:     &[]awsevents.IRuleTarget{awseventstargets.NewLambdaFunction(fn, &awseventstargets.LambdaFunctionProps{RetryAttempts: jsii.Number(2)})},
+		})
+	}
+	schedule("SyncSchedule", cfg.SyncSchedule, syncFn, "toolrag: resync upstream tool lists and republish the index")
+	schedule("HealthSchedule", cfg.HealthSchedule, health, "toolrag: probe upstream servers")
+
+	// Upstream servers.
+	if len(fargate) > 0 {
+		buildDir := cfg.BuildDir
+		if buildDir == "" {
+			d, err := os.MkdirTemp("", "toolrag-cdk-build-")
+			if err != nil {
+				return nil, err
+			}
+			buildDir = d
+		}
+		for _, s := range fargate {
+			url, svc, err := addServerService(stack, cfg, s, cluster, vpc, subnets, fnSG, namespace, buildDir)
+			if err != nil {
+				return nil, err
+			}
+			g.Services[s.ID] = svc
+			g.ServerURLs[s.ID] = url
+		}
+	}
+	for _, s := range props.Servers {
+		if s.Kind == "remote" {
+			g.ServerURLs[s.ID] = s.URL
+		}
+	}
+	if len(props.Servers) > 0 {
+		// One log group for the singleton function behind every registry
+		// custom resource (a LogRetention resource would need logs:* on *).
+		crLogs := awslogs.NewLogGroup(stack, jsii.String("RegistryWriterLogs"), &awslogs.LogGroupProps{
+			Retention: logRetention, RemovalPolicy: awscdk.RemovalPolicy_DESTROY,
+		})
+		for _, s := range props.Servers {
+			addRegistryEntry(stack, registry, s, g.ServerURLs[s.ID], crLogs)
+		}
+	}
+
+	// Outputs.
+	mcpURL := awscdk.Fn_Join(jsii.String(""), &[]*string{stage.Url(), jsii.String(strings.TrimPrefix(cfg.McpPath, "/"))})
+	out := func(id string, v *string, desc string) {
+		awscdk.NewCfnOutput(stack, jsii.String(id), &awscdk.CfnOutputProps{Value: v, Description: jsii.String(desc)})
+	}
+	out("McpUrl", mcpURL, "MCP endpoint (Authorization: Bearer <key>)")
+	out("ApiUrl", stage.Url(), "Base URL: /health, /tool-rag/*")
+	out("ToolsTableName", tools.TableName(), "TOOL_RAG_TOOLS_TABLE")
+	out("KeysTableName", keys.TableName(), "TOOL_RAG_KEYS_TABLE")
+	out("RegistryTableName", registry.TableName(), "TOOL_RAG_REGISTRY_TABLE")
+	out("SessionsTableName", sessions.TableName(), "TOOL_RAG_SESSIONS_TABLE")
+	out("IndexBucketName", bucket.BucketName(), "TOOL_RAG_INDEX_BUCKET")
+	out("SyncFunctionName", syncFn.FunctionName(), "TOOL_RAG_SYNC_FUNCTION")
+	return g, nil
+}
+
+// addServerService deploys one docker or stdio server on Fargate behind a
+// Cloud Map name and returns its MCP URL.
+func addServerService(stack awscdk.Stack, cfg Config, s Server, cluster awsecs.Cluster, vpc awsec2.IVpc,
+	subnets *awsec2.SubnetSelection, fnSG awsec2.SecurityGroup, ns awsservicediscovery.PrivateDnsNamespace, buildDir string) (string, awsecs.FargateService, error) {
+	scope := constructs.NewConstruct(stack, jsii.String("Server-"+s.Host))
+	platform := awsecrassets.Platform_LINUX_ARM64()
+	cpuArch := awsecs.CpuArchitecture_ARM64()
+	if cfg.Fargate.Architecture == "x86_64" {
+		platform, cpuArch = awsecrassets.Platform_LINUX_AMD64(), awsecs.CpuArchitecture_X86_64()
+	}
+	var (
+		dir     string
+		port    int
+		path    string
+		command []string
+	)
+	switch s.Kind {
+	case "docker":
+		dir = filepath.Join(cfg.RepoRoot, filepath.FromSlash(s.Build))
+		port, path, command = s.Port, s.Path, s.Command
+	case "stdio":
+		dir = filepath.Join(buildDir, s.Host)
+		base := s.BaseImage
+		if base == "" {
+			base = cfg.Fargate.StdioBaseImage
+		}
+		found, err := StageStdio(dir, cfg.RepoRoot, s, cfg.Fargate, base)
+		if err != nil {
+			return "", nil, err
+		}
+		if !found {
+			awscdk.Annotations_Of(scope).AddError(jsii.String(fmt.Sprintf(
+				"stdio server %q needs the toolrag bridge binary at %s (linux/%s); build it with make build-bridge",
+				s.ID, cfg.Fargate.BridgeBinary, cfg.Fargate.Architecture)))
+		}
+		port, path = cfg.Fargate.BridgePort, "/mcp"
+	}
+	image := awsecrassets.NewDockerImageAsset(scope, jsii.String("Image"), &awsecrassets.DockerImageAssetProps{
+		Directory: jsii.String(dir), Platform: platform,
+	})
+	task := awsecs.NewFargateTaskDefinition(scope, jsii.String("Task"), &awsecs.FargateTaskDefinitionProps{
+		Cpu:             jsii.Number(float64(cfg.Fargate.Cpu)),
+		MemoryLimitMiB:  jsii.Number(float64(cfg.Fargate.MemoryMiB)),
+		RuntimePlatform: &awsecs.RuntimePlatform{CpuArchitecture: cpuArch, OperatingSystemFamily: awsecs.OperatingSystemFamily_LINUX()},
+	})
+	logGroup := awslogs.NewLogGroup(scope, jsii.String("Logs"), &awslogs.LogGroupProps{
+		Retention: retentionDays(cfg.LogRetentionDays), RemovalPolicy: awscdk.RemovalPolicy_DESTROY,
+	})
+	envVars := map[string]*string{}
+	for k, v := range s.Env {
+		envVars[k] = jsii.String(v)
+	}
+	secrets := map[string]awsecs.Secret{}
+	for _, k := range sortedKeys(s.Secrets) {
+		name := cfg.SecretsPrefix + s.Secrets[k]
+		if cfg.SecretsStore == "ssm" {
+			p := awsssm.StringParameter_FromSecureStringParameterAttributes(scope, jsii.String("Param"+k), &awsssm.SecureStringParameterAttributes{ParameterName: jsii.String(name)})
+			secrets[k] = awsecs.Secret_FromSsmParameter(p)
+		} else {
+			sec := awssecretsmanager.Secret_FromSecretNameV2(scope, jsii.String("Secret"+k), jsii.String(name))
+			secrets[k] = awsecs.Secret_FromSecretsManager(sec, nil)
+		}
+	}
+	container := &awsecs.ContainerDefinitionOptions{
+		Image:        awsecs.ContainerImage_FromDockerImageAsset(image),
+		Environment:  &envVars,
+		Secrets:      &secrets,
+		Logging:      awsecs.LogDriver_AwsLogs(&awsecs.AwsLogDriverProps{StreamPrefix: jsii.String(s.Host), LogGroup: logGroup}),
+		PortMappings: &[]*awsecs.PortMapping{{ContainerPort: jsii.Number(float64(port))}},
+	}
+	if len(command) > 0 {
+		container.Command = jsii.Strings(command...)
+	}
+	task.AddContainer(jsii.String("server"), container)
+	sg := awsec2.NewSecurityGroup(scope, jsii.String("SecurityGroup"), &awsec2.SecurityGroupProps{
+		Vpc: vpc, Description: jsii.String("toolrag upstream " + s.ID), AllowAllOutbound: jsii.Bool(true),
+	})
+	sg.AddIngressRule(fnSG, awsec2.Port_Tcp(jsii.Number(float64(port))), jsii.String("toolrag functions"), nil)
+	svc := awsecs.NewFargateService(scope, jsii.String("Service"), &awsecs.FargateServiceProps{
+		Cluster:        cluster,
+		TaskDefinition: task,
+		DesiredCount:   jsii.Number(float64(cfg.Fargate.DesiredCount)),
+		VpcSubnets:     subnets,
+		SecurityGroups: &[]awsec2.ISecurityGroup{sg},
+		AssignPublicIp: jsii.Bool(false),
+		CircuitBreaker: &awsecs.DeploymentCircuitBreaker{Rollback: jsii.Bool(true)},
+		CloudMapOptions: &awsecs.CloudMapOptions{
+			Name: jsii.String(s.Host), CloudMapNamespace: ns,
+			DnsRecordType: awsservicediscovery.DnsRecordType_A, DnsTtl: awscdk.Duration_Seconds(jsii.Number(10)),
+		},
+	})
+	return fmt.Sprintf("http://%s.%s:%d%s", s.Host, cfg.Vpc.Namespace, port, path), svc, nil
+}
+
+// registryConfig is the JSON document stored in the registry table's
+// `config` attribute: the gateway's registry entry format.
+type registryConfig struct {
+	Transport string            `json:"transport"`
+	URL       string            `json:"url"`
+	Headers   map[string]string `json:"headers,omitempty"`
+}
+
+// addRegistryEntry writes the server's registry item on deploy (UpdateItem
+// on create and update, so health attributes survive) and deletes it when
+// the server leaves the list.
+func addRegistryEntry(stack awscdk.Stack, registry awsdynamodb.Table, s Server, url string, logGroup awslogs.LogGroup) {
+	transport := s.Transport
+	if s.Kind == "stdio" {
+		transport = "streamable_http" // served by toolrag bridge
+	}
+	doc, _ := json.Marshal(registryConfig{Transport: transport, URL: url, Headers: s.Headers})
+	key := map[string]interface{}{"server_id": map[string]interface{}{"S": s.ID}}
+	put := &customresources.AwsSdkCall{
+		Service: jsii.String("DynamoDB"),
+		Action:  jsii.String("UpdateItem"),
+		Parameters: map[string]interface{}{
+			"TableName":                 registry.TableName(),
+			"Key":                       key,
+			"UpdateExpression":          "SET #c = :c, #s = :s",
+			"ExpressionAttributeNames":  map[string]interface{}{"#c": "config", "#s": "source"},
+			"ExpressionAttributeValues": map[string]interface{}{":c": map[string]interface{}{"S": string(doc)}, ":s": map[string]interface{}{"S": "deploy"}},
+		},
+		PhysicalResourceId: customresources.PhysicalResourceId_Of(jsii.String("registry/" + s.ID)),
+	}
+	customresources.NewAwsCustomResource(stack, jsii.String("Registry-"+s.ID), &customresources.AwsCustomResourceProps{
+		OnCreate: put,
+		OnUpdate: put,
+		OnDelete: &customresources.AwsSdkCall{
+			Service:    jsii.String("DynamoDB"),
+			Action:     jsii.String("DeleteItem"),
+			Parameters: map[string]interface{}{"TableName": registry.TableName(), "Key": key},
+		},
+		Policy: customresources.AwsCustomResourcePolicy_FromStatements(&[]awsiam.PolicyStatement{
+			awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+				Actions: jsii.Strings("dynamodb:UpdateItem", "dynamodb:DeleteItem"), Resources: &[]*string{registry.TableArn()},
+			}),
+		}),
+		InstallLatestAwsSdk: jsii.Bool(false),
+		LogGroup:            logGroup,
+	})
+}
+
+// bedrockModelArns returns the resources bedrock:InvokeModel needs for a
+// model id, inference profile id or ARN.
+func bedrockModelArns(stack awscdk.Stack, model string) []*string {
+	if strings.HasPrefix(model, "arn:") {
+		return []*string{jsii.String(model)}
+	}
+	for _, geo := range []string{"us.", "eu.", "apac.", "us-gov.", "global."} {
+		if strings.HasPrefix(model, geo) {
+			// A cross-region inference profile: the profile plus the
+			// foundation model in whichever region it routes to.
+			return []*string{
+				awscdk.Stack_Of(stack).FormatArn(&awscdk.ArnComponents{Service: jsii.String("bedrock"), Resource: jsii.String("inference-profile"), ResourceName: jsii.String(model)}),
+				awscdk.Stack_Of(stack).FormatArn(&awscdk.ArnComponents{Service: jsii.String("bedrock"), Region: jsii.String("*"), Account: jsii.String(""), Resource: jsii.String("foundation-model"), ResourceName: jsii.String(strings.TrimPrefix(model, geo))}),
+			}
+		}
+	}
+	return []*string{awscdk.Stack_Of(stack).FormatArn(&awscdk.ArnComponents{
+		Service: jsii.String("bedrock"), Account: jsii.String(""), Resource: jsii.String("foundation-model"), ResourceName: jsii.String(model),
+	})}
+}
+
+// functionCode returns dist/<name>.zip, else dist/<name>/ when it holds a
+// bootstrap, else the placeholder folder (placeholder=true).
+func functionCode(distDir, name string) (code awslambda.Code, placeholder bool) {
+	zip := filepath.Join(distDir, name+".zip")
+	if st, err := os.Stat(zip); err == nil && !st.IsDir() {
+		return awslambda.Code_FromAsset(jsii.String(zip), nil), false
+	}
+	dir := filepath.Join(distDir, name)
+	if _, err := os.Stat(filepath.Join(dir, "bootstrap")); err == nil {
+		return awslambda.Code_FromAsset(jsii.String(dir), nil), false
+	}
+	return awslambda.Code_FromAsset(jsii.String(placeholderDir()), nil), true
+}
+
+// placeholderDir is infra/placeholder, found relative to this source file's
+// folder at run time (the CDK app and its tests run in infra/).
+func placeholderDir() string {
+	if _, err := os.Stat("placeholder"); err == nil {
+		return "placeholder"
+	}
+	return filepath.Join("infra", "placeholder")
+}
+
+var retentions = []struct {
+	days int
+	r    awslogs.RetentionDays
+}{
+	{1, awslogs.RetentionDays_ONE_DAY}, {3, awslogs.RetentionDays_THREE_DAYS}, {5, awslogs.RetentionDays_FIVE_DAYS},
+	{7, awslogs.RetentionDays_ONE_WEEK}, {14, awslogs.RetentionDays_TWO_WEEKS}, {30, awslogs.RetentionDays_ONE_MONTH},
+	{60, awslogs.RetentionDays_TWO_MONTHS}, {90, awslogs.RetentionDays_THREE_MONTHS}, {120, awslogs.RetentionDays_FOUR_MONTHS},
+	{150, awslogs.RetentionDays_FIVE_MONTHS}, {180, awslogs.RetentionDays_SIX_MONTHS}, {365, awslogs.RetentionDays_ONE_YEAR},
+	{400, awslogs.RetentionDays_THIRTEEN_MONTHS}, {545, awslogs.RetentionDays_EIGHTEEN_MONTHS}, {731, awslogs.RetentionDays_TWO_YEARS},
+	{1827, awslogs.RetentionDays_FIVE_YEARS}, {3653, awslogs.RetentionDays_TEN_YEARS},
+}
+
+// retentionDays maps a day count to the nearest CloudWatch retention that
+// is at least as long.
+func retentionDays(days int) awslogs.RetentionDays {
+	for _, r := range retentions {
+		if days <= r.days {
+			return r.r
+		}
+	}
+	return awslogs.RetentionDays_TEN_YEARS
+}
+
+func title(s string) string { return strings.ToUpper(s[:1]) + s[1:] }
+
+func strPtr(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}
