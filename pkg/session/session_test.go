@@ -1,0 +1,171 @@
+package session_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/toolrag/mcp-gateway/pkg/session"
+	"github.com/toolrag/mcp-gateway/pkg/session/sessiontest"
+)
+
+func TestMemoryConformance(t *testing.T) {
+	sessiontest.Run(t, func(t *testing.T, now func() time.Time) session.Store {
+		m := session.NewMemory()
+		m.Now = now
+		return m
+	})
+}
+
+func TestMemorySweep(t *testing.T) {
+	c := &sessiontest.Clock{}
+	m := session.NewMemory()
+	m.Now = c.Now
+	ctx := context.Background()
+	for _, id := range []string{"a", "b", "c"} {
+		if err := m.Create(ctx, id, time.Minute); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c.Advance(30 * time.Second)
+	if err := m.AddTools(ctx, "a", nil); err != nil {
+		t.Fatal(err)
+	}
+	c.Advance(45 * time.Second)
+	if n := m.Sweep(); n != 2 || m.Len() != 1 {
+		t.Fatalf("Sweep dropped %d, %d left; want 2 dropped, 1 left", n, m.Len())
+	}
+}
+
+var _ server.SessionIdManager = (*session.IDManager)(nil)
+
+type failingStore struct{ session.Store }
+
+func (failingStore) Create(context.Context, string, time.Duration) error { return errors.New("table is gone") }
+func (failingStore) Exists(context.Context, string) (bool, error)        { return false, errors.New("table is gone") }
+
+func TestIDManager(t *testing.T) {
+	m := session.NewIDManager(session.NewMemory(), time.Hour)
+	id := m.Generate()
+	if !session.ValidID(id) || !strings.HasPrefix(id, "mcp-session-") {
+		t.Fatalf("Generate() = %q", id)
+	}
+	if other := m.Generate(); other == id {
+		t.Fatal("Generate returned the same id twice")
+	}
+	if term, err := m.Validate(id); err != nil || term {
+		t.Fatalf("Validate(new) = %v, %v", term, err)
+	}
+	bad := []string{"", "mcp-session-", "mcp-session-xyz", "other-" + strings.Repeat("a", 32), "mcp-session-" + strings.Repeat("g", 32)}
+	for _, b := range bad {
+		if _, err := m.Validate(b); err == nil {
+			t.Errorf("Validate(%q) accepted a malformed id", b)
+		}
+		if _, err := m.Terminate(b); err == nil {
+			t.Errorf("Terminate(%q) accepted a malformed id", b)
+		}
+	}
+	unknown := session.NewID()
+	if _, err := m.Validate(unknown); !errors.Is(err, session.ErrNotFound) {
+		t.Fatalf("Validate(unknown) = %v, want ErrNotFound", err)
+	}
+	if notAllowed, err := m.Terminate(id); err != nil || notAllowed {
+		t.Fatalf("Terminate = %v, %v", notAllowed, err)
+	}
+	if _, err := m.Validate(id); err == nil {
+		t.Fatal("Validate accepted a terminated session")
+	}
+
+	var reported []error
+	f := session.NewIDManager(failingStore{}, time.Hour)
+	f.OnError = func(err error) { reported = append(reported, err) }
+	id = f.Generate()
+	if !session.ValidID(id) || len(reported) != 1 || !strings.Contains(reported[0].Error(), "table is gone") {
+		t.Fatalf("failed Create: id %q, reported %v", id, reported)
+	}
+	if _, err := f.Validate(id); err == nil || !strings.Contains(err.Error(), "table is gone") {
+		t.Fatalf("Validate with a failing store: %v", err)
+	}
+}
+
+// Two gateway instances (two mcp-go servers) share one store: a session
+// initialized on one continues on the other, and a DELETE on either ends it
+// for both.
+func TestIDManagerAcrossInstances(t *testing.T) {
+	store := session.NewMemory()
+	newInstance := func() *httptest.Server {
+		s := server.NewMCPServer("gw", "1.0.0", server.WithToolCapabilities(false))
+		s.AddTool(mcp.NewTool("ping", mcp.WithDescription("answers pong")), func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return mcp.NewToolResultText("pong"), nil
+		})
+		h := server.NewStreamableHTTPServer(s, server.WithSessionIdManager(session.NewIDManager(store, time.Hour)))
+		ts := httptest.NewServer(h)
+		t.Cleanup(ts.Close)
+		return ts
+	}
+	a, b := newInstance(), newInstance()
+
+	post := func(url, sessionID string, body any) (*http.Response, string) {
+		t.Helper()
+		buf, _ := json.Marshal(body)
+		req, _ := http.NewRequest(http.MethodPost, url, bytes.NewReader(buf))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if sessionID != "" {
+			req.Header.Set("Mcp-Session-Id", sessionID)
+			req.Header.Set("Mcp-Protocol-Version", mcp.LATEST_LEGACY_PROTOCOL_VERSION)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		return resp, string(out)
+	}
+	resp, body := post(a.URL, "", map[string]any{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": map[string]any{
+		"protocolVersion": mcp.LATEST_LEGACY_PROTOCOL_VERSION, "capabilities": map[string]any{},
+		"clientInfo": map[string]any{"name": "test", "version": "1"}}})
+	sid := resp.Header.Get("Mcp-Session-Id")
+	if resp.StatusCode != 200 || !session.ValidID(sid) {
+		t.Fatalf("initialize on A: %d %q %s", resp.StatusCode, sid, body)
+	}
+	if ok, _ := store.Exists(context.Background(), sid); !ok {
+		t.Fatal("initialize did not record the session in the store")
+	}
+	call := map[string]any{"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": map[string]any{"name": "ping", "arguments": map[string]any{}}}
+	resp, body = post(b.URL, sid, call)
+	if resp.StatusCode != 200 || !strings.Contains(body, "pong") {
+		t.Fatalf("tools/call on B with A's session: %d %s", resp.StatusCode, body)
+	}
+	resp, _ = post(b.URL, session.NewID(), call)
+	if resp.StatusCode != http.StatusNotFound {
+		t.Fatalf("unknown session: status %d, want 404", resp.StatusCode)
+	}
+
+	req, _ := http.NewRequest(http.MethodDelete, b.URL, nil)
+	req.Header.Set("Mcp-Session-Id", sid)
+	req.Header.Set("Mcp-Protocol-Version", mcp.LATEST_LEGACY_PROTOCOL_VERSION)
+	dresp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dresp.Body.Close()
+	if dresp.StatusCode != 200 {
+		t.Fatalf("DELETE on B: %d", dresp.StatusCode)
+	}
+	resp, body = post(a.URL, sid, call)
+	if resp.StatusCode != http.StatusNotFound {
+		t.Fatalf("call on A after DELETE on B: %d %s, want 404", resp.StatusCode, body)
+	}
+}
