@@ -51,8 +51,12 @@ var _ server.SessionIdManager = (*session.IDManager)(nil)
 
 type failingStore struct{ session.Store }
 
-func (failingStore) Create(context.Context, string, time.Duration) error { return errors.New("table is gone") }
-func (failingStore) Exists(context.Context, string) (bool, error)        { return false, errors.New("table is gone") }
+func (failingStore) Create(context.Context, string, time.Duration) error {
+	return errors.New("table is gone")
+}
+func (failingStore) Exists(context.Context, string) (bool, error) {
+	return false, errors.New("table is gone")
+}
 
 func TestIDManager(t *testing.T) {
 	m := session.NewIDManager(session.NewMemory(), time.Hour)
