@@ -1,0 +1,280 @@
+// Package eval measures retrieval quality on a benchmark dataset: it loads
+// the catalog into a temporary SQLite store, builds the vector index with
+// the indexer, runs every query through the retriever with an unrestricted
+// policy and reports recall, group recall, nDCG, MRR, hit rate, query
+// latency and index build time. Ablation compares configurations on one
+// dataset.
+package eval
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/toolrag/mcp-gateway/pkg/catalog"
+	"github.com/toolrag/mcp-gateway/pkg/embed"
+	"github.com/toolrag/mcp-gateway/pkg/indexer"
+	"github.com/toolrag/mcp-gateway/pkg/policy"
+	"github.com/toolrag/mcp-gateway/pkg/retrieve"
+	"github.com/toolrag/mcp-gateway/pkg/store"
+)
+
+// Config is one retrieval configuration.
+type Config struct {
+	Name string
+	// Embedder embeds tools and queries; nil means embed.NewBuiltin().
+	Embedder embed.Embedder
+	// NoDense leaves the vector index out: BM25F alone (the keyword
+	// fallback path).
+	NoDense bool
+	// The retriever settings (see retrieve.Config).
+	Weights      retrieve.Weights
+	Fusion       string
+	FieldWeights retrieve.FieldWeights
+	ServerWeight float64
+	Decompose    bool
+	Merge        string
+	PRF          bool
+	Reranker     retrieve.Reranker
+}
+
+// Options configure Run and Ablation.
+type Options struct {
+	Dataset string // folder with tools.jsonl and queries.jsonl
+	TopK    int    // results per query (default 10)
+	Config  Config // Run only
+	// Source puts the catalog into the store (default DirectSource).
+	Source Source
+	// Limit evaluates only the first Limit queries (0: all).
+	Limit int
+}
+
+// Report is the outcome of one configuration on one dataset.
+type Report struct {
+	Dataset    string        `json:"dataset"`
+	Config     string        `json:"config"`
+	Tools      int           `json:"tools"`
+	Metrics                  // quality figures
+	LatencyP50 time.Duration `json:"latency_p50_ns"`
+	LatencyP99 time.Duration `json:"latency_p99_ns"`
+	BuildTime  time.Duration `json:"build_time_ns"` // 0 when NoDense
+	Fallbacks  int           `json:"fallbacks"`     // queries answered by the keyword scan
+}
+
+// env is a loaded dataset: store and built indexes, shared by the
+// configurations of an ablation.
+type env struct {
+	ds      *Dataset
+	dir     string
+	st      catalog.Store
+	topK    int
+	indexes map[string]*built // by embedder model id
+}
+
+type built struct {
+	ix        *indexer.Indexer
+	buildTime time.Duration
+}
+
+func open(ctx context.Context, opts Options) (*env, error) {
+	if opts.Dataset == "" {
+		return nil, errors.New("eval: Options.Dataset is required")
+	}
+	ds, err := LoadDataset(opts.Dataset)
+	if err != nil {
+		return nil, err
+	}
+	if opts.Limit > 0 && opts.Limit < len(ds.Queries) {
+		ds.Queries = ds.Queries[:opts.Limit]
+	}
+	dir, err := os.MkdirTemp("", "toolrag-eval-*")
+	if err != nil {
+		return nil, fmt.Errorf("eval: %w", err)
+	}
+	st, err := store.OpenSQLite(ctx, filepath.Join(dir, "catalog.db"))
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, fmt.Errorf("eval: opening the temporary catalog store: %w", err)
+	}
+	src := opts.Source
+	if src == nil {
+		src = DirectSource{}
+	}
+	e := &env{ds: ds, dir: dir, st: st, topK: opts.TopK, indexes: map[string]*built{}}
+	if e.topK <= 0 {
+		e.topK = 10
+	}
+	if err := src.Load(ctx, ds, st); err != nil {
+		e.close()
+		return nil, err
+	}
+	return e, nil
+}
+
+func (e *env) close() {
+	e.st.Close()
+	os.RemoveAll(e.dir)
+}
+
+func (e *env) index(ctx context.Context, emb embed.Embedder) (*built, error) {
+	if b, ok := e.indexes[emb.ModelID()]; ok {
+		return b, nil
+	}
+	ix, err := indexer.New(indexer.Config{Catalog: e.st, Embedder: emb})
+	if err != nil {
+		return nil, err
+	}
+	res, err := ix.Build(ctx, indexer.ModeFull)
+	if err != nil {
+		return nil, err
+	}
+	b := &built{ix: ix, buildTime: res.Duration}
+	e.indexes[emb.ModelID()] = b
+	return b, nil
+}
+
+// run evaluates one configuration.
+func (e *env) run(ctx context.Context, c Config) (Report, error) {
+	emb := c.Embedder
+	if emb == nil {
+		emb = embed.NewBuiltin()
+	}
+	rc := retrieve.Config{
+		Tools: e.st, Weights: c.Weights, Fusion: c.Fusion, FieldWeights: c.FieldWeights,
+		ServerWeight: c.ServerWeight, Decompose: c.Decompose, Merge: c.Merge, PRF: c.PRF,
+		Reranker: c.Reranker,
+	}
+	rep := Report{Dataset: e.ds.Name, Config: c.Name, Tools: len(e.ds.Tools)}
+	if !c.NoDense {
+		b, err := e.index(ctx, emb)
+		if err != nil {
+			return rep, err
+		}
+		rc.Index, rc.Embedder = b.ix, emb
+		rep.BuildTime = b.buildTime
+	}
+	r, err := retrieve.New(rc)
+	if err != nil {
+		return rep, err
+	}
+	if err := r.Sync(ctx); err != nil {
+		return rep, err
+	}
+	var acc accumulator
+	lat := make([]time.Duration, 0, len(e.ds.Queries))
+	pol := policy.Unrestricted()
+	for _, q := range e.ds.Queries {
+		start := time.Now()
+		resp, err := r.Retrieve(ctx, retrieve.Request{Query: q.Query, TopK: e.topK, Policy: pol})
+		lat = append(lat, time.Since(start))
+		if err != nil {
+			return rep, fmt.Errorf("eval: query %s: %w", q.ID, err)
+		}
+		if resp.FallbackUsed {
+			rep.Fallbacks++
+		}
+		ranked := make([]string, len(resp.Results))
+		for i, res := range resp.Results {
+			ranked[i] = res.Tool.ID
+		}
+		acc.add(ranked, q.Relevant, q.Groups)
+	}
+	rep.Metrics = acc.result()
+	rep.LatencyP50 = percentile(lat, 50)
+	rep.LatencyP99 = percentile(lat, 99)
+	return rep, nil
+}
+
+// Run evaluates opts.Config on opts.Dataset and prints the report to w.
+func Run(ctx context.Context, opts Options, w io.Writer) (Report, error) {
+	e, err := open(ctx, opts)
+	if err != nil {
+		return Report{}, err
+	}
+	defer e.close()
+	c := opts.Config
+	if c.Name == "" {
+		c.Name = "hybrid"
+	}
+	rep, err := e.run(ctx, c)
+	if err != nil {
+		return rep, err
+	}
+	if w != nil {
+		PrintReports(w, []Report{rep})
+	}
+	return rep, nil
+}
+
+// Ablation evaluates each configuration on opts.Dataset (loading the
+// catalog and building each embedder's index once) and prints a table.
+func Ablation(ctx context.Context, opts Options, configs []Config, w io.Writer) ([]Report, error) {
+	if len(configs) == 0 {
+		configs = DefaultAblation()
+	}
+	e, err := open(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	defer e.close()
+	var out []Report
+	for _, c := range configs {
+		rep, err := e.run(ctx, c)
+		if err != nil {
+			return out, fmt.Errorf("eval: configuration %q: %w", c.Name, err)
+		}
+		out = append(out, rep)
+	}
+	if w != nil {
+		PrintReports(w, out)
+	}
+	return out, nil
+}
+
+// DefaultAblation is the comparison recorded in docs/retrieval.md.
+func DefaultAblation() []Config {
+	return []Config{
+		{Name: "bm25f", NoDense: true},
+		{Name: "bm25f+prf", NoDense: true, PRF: true},
+		{Name: "dense", Weights: retrieve.Weights{Semantic: 1}},
+		{Name: "hybrid"},
+		{Name: "hybrid-rrf", Fusion: retrieve.FusionRRF},
+		{Name: "+server", ServerWeight: 0.3},
+		{Name: "+decompose", Decompose: true},
+		{Name: "+decompose(max)", Decompose: true, Merge: retrieve.MergeMax},
+		{Name: "+prf", PRF: true},
+		{Name: "+server+decompose", ServerWeight: 0.3, Decompose: true},
+	}
+}
+
+// PrintReports writes reports as an aligned table.
+func PrintReports(w io.Writer, reps []Report) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, strings.Join([]string{"dataset", "config", "R@1", "R@5", "R@10", "gR@5", "gR@10", "nDCG@10", "MRR", "hit@5", "p50", "p99", "build", ""}, "\t"))
+	for _, r := range reps {
+		g5, g10 := "-", "-"
+		if r.GroupQueries > 0 {
+			g5, g10 = f3(r.GroupRecall5), f3(r.GroupRecall10)
+		}
+		build := "-"
+		if r.BuildTime > 0 {
+			build = r.BuildTime.Round(time.Millisecond).String()
+		}
+		fmt.Fprintln(tw, strings.Join([]string{r.Dataset, r.Config, f3(r.RecallAt1), f3(r.RecallAt5), f3(r.RecallAt10),
+			g5, g10, f3(r.NDCG10), f3(r.MRR), f3(r.HitAt5),
+			dur(r.LatencyP50), dur(r.LatencyP99), build, ""}, "\t"))
+	}
+	tw.Flush()
+}
+
+func f3(f float64) string { return fmt.Sprintf("%.3f", f) }
+
+func dur(d time.Duration) string {
+	return fmt.Sprintf("%.2fms", float64(d)/float64(time.Millisecond))
+}
