@@ -1,0 +1,529 @@
+package upstream
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// ServerInfo is what an upstream said about itself when the session started.
+type ServerInfo struct {
+	Name, Title, Version, Instructions string
+	ProtocolVersion                    string
+	Capabilities                       mcp.ServerCapabilities
+}
+
+// callFunc runs one MCP request on a ready client.
+type callFunc func(ctx context.Context, c *client.Client) error
+
+// backend is how one server is reached: a stdio process pool or an HTTP session.
+type backend interface {
+	do(ctx context.Context, op string, idempotent bool, timeout time.Duration, fn callFunc) error
+	serverInfo() (ServerInfo, bool)
+	reap(now time.Time) // stop what has been idle for too long
+	stop()              // stop everything; blocks until done
+}
+
+// Manager reaches every configured upstream server. It is safe for
+// concurrent use, including SetServers while calls run.
+type Manager struct {
+	opts Options
+	log  *slog.Logger
+	http http.RoundTripper // shared by every HTTP upstream
+
+	mu       sync.RWMutex
+	servers  map[string]*server
+	closed   bool
+	retiring sync.WaitGroup
+	stopping chan struct{} // closed by Close
+
+	janitorDone chan struct{}
+}
+
+// server is one configured upstream.
+type server struct {
+	id      string
+	cfg     ServerConfig
+	b       backend
+	timeout time.Duration
+	slots   chan struct{}
+
+	mu      sync.Mutex
+	active  int
+	retired bool
+	idle    chan struct{} // closed when retired and no call is active
+}
+
+// NewManager returns a Manager with no servers; call SetServers.
+func NewManager(opts Options) *Manager {
+	opts = opts.withDefaults()
+	base := http.DefaultTransport.(*http.Transport).Clone()
+	base.MaxIdleConns = 256
+	base.MaxIdleConnsPerHost = opts.MaxConcurrentPerServer + 4
+	base.IdleConnTimeout = 90 * time.Second
+	base.DialContext = (&net.Dialer{Timeout: opts.ConnectTimeout, KeepAlive: 30 * time.Second}).DialContext
+	m := &Manager{
+		opts:     opts,
+		log:      opts.Logger,
+		http:     base,
+		servers:  map[string]*server{},
+		stopping: make(chan struct{}),
+	}
+	if opts.IdleTimeout > 0 {
+		m.janitorDone = make(chan struct{})
+		go m.janitor()
+	}
+	return m
+}
+
+// janitor stops idle stdio processes.
+func (m *Manager) janitor() {
+	defer close(m.janitorDone)
+	every := min(max(m.opts.IdleTimeout/4, 10*time.Millisecond), 30*time.Second)
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-m.stopping:
+			return
+		case now := <-t.C:
+			m.mu.RLock()
+			list := make([]*server, 0, len(m.servers))
+			for _, s := range m.servers {
+				list = append(list, s)
+			}
+			m.mu.RUnlock()
+			for _, s := range list {
+				s.b.reap(now)
+			}
+		}
+	}
+}
+
+// SetServers makes cfgs the configured servers: new ids are added, changed
+// ones are replaced (calls already running finish on the old connection,
+// which is then stopped), ids not in cfgs are stopped the same way. A config
+// that does not validate is kept, and every call to it fails with its error.
+func (m *Manager) SetServers(cfgs map[string]ServerConfig) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return
+	}
+	for id, cfg := range cfgs {
+		if old, ok := m.servers[id]; ok {
+			if old.cfg.equal(cfg) {
+				continue
+			}
+			m.retire(old)
+		}
+		m.servers[id] = m.newServer(id, cfg)
+	}
+	for id, old := range m.servers {
+		if _, ok := cfgs[id]; !ok {
+			m.retire(old)
+			delete(m.servers, id)
+		}
+	}
+}
+
+func (m *Manager) newServer(id string, cfg ServerConfig) *server {
+	cfg = cloneConfig(cfg)
+	s := &server{id: id, cfg: cfg, timeout: m.opts.CallTimeout, slots: make(chan struct{}, m.opts.MaxConcurrentPerServer), idle: make(chan struct{})}
+	if cfg.Timeout > 0 {
+		s.timeout = cfg.Timeout
+	}
+	if err := cfg.Validate(); err != nil {
+		s.b = brokenBackend{newProblem(ErrUnavailable, err, "the server is misconfigured: %v", err)}
+		return s
+	}
+	if cfg.Transport == TransportStdio {
+		s.b = newStdioPool(id, cfg, &m.opts, m.log)
+	} else {
+		s.b = newHTTPBackend(id, cfg, &m.opts, m.log, m.http)
+	}
+	return s
+}
+
+// retire lets the calls running on s finish, then stops it. m.mu is held.
+func (m *Manager) retire(s *server) {
+	s.mu.Lock()
+	s.retired = true
+	if s.active == 0 {
+		close(s.idle)
+	}
+	s.mu.Unlock()
+	m.retiring.Add(1)
+	go func() {
+		defer m.retiring.Done()
+		grace := time.NewTimer(s.timeout + m.opts.ConnectTimeout)
+		defer grace.Stop()
+		select {
+		case <-s.idle:
+		case <-grace.C:
+		case <-m.stopping:
+		}
+		s.b.stop()
+	}()
+}
+
+// begin registers a call on server id.
+func (m *Manager) begin(id string) (*server, error) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	if m.closed {
+		return nil, newProblem(ErrUnavailable, nil, "the gateway is shutting down")
+	}
+	s, ok := m.servers[id]
+	if !ok {
+		return nil, ErrUnknownServer
+	}
+	s.mu.Lock()
+	s.active++
+	s.mu.Unlock()
+	return s, nil
+}
+
+func (s *server) end() {
+	s.mu.Lock()
+	s.active--
+	if s.active == 0 && s.retired {
+		close(s.idle)
+	}
+	s.mu.Unlock()
+}
+
+// call runs fn on server id with the slot limit, timeout and error wording.
+func (m *Manager) call(ctx context.Context, id, op string, idempotent bool, fn callFunc) error {
+	s, err := m.begin(id)
+	if err != nil {
+		return &Error{Server: id, Op: op, Err: err}
+	}
+	defer s.end()
+	if err := s.acquireSlot(ctx); err != nil {
+		return &Error{Server: id, Op: op, Err: err}
+	}
+	defer func() { <-s.slots }()
+	if err := s.b.do(ctx, op, idempotent, s.timeout, fn); err != nil {
+		return &Error{Server: id, Op: op, Err: err}
+	}
+	return nil
+}
+
+// acquireSlot waits for one of the MaxConcurrentPerServer call slots, at
+// most the call timeout.
+func (s *server) acquireSlot(ctx context.Context) error {
+	select {
+	case s.slots <- struct{}{}:
+		return nil
+	default:
+	}
+	t := time.NewTimer(s.timeout)
+	defer t.Stop()
+	select {
+	case s.slots <- struct{}{}:
+		return nil
+	case <-t.C:
+		return &problem{msg: fmt.Sprintf("did not get a call slot within %s: all %d slots of this server stayed busy (MaxConcurrentPerServer)", fmtDuration(s.timeout), cap(s.slots)),
+			kind: context.DeadlineExceeded, predicate: true}
+	case <-ctx.Done():
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			return &problem{msg: "did not answer before the caller's deadline (waiting for a free call slot)", kind: context.DeadlineExceeded, predicate: true}
+		}
+		return &problem{msg: "was canceled by the caller while waiting for a free call slot", kind: context.Canceled, predicate: true}
+	}
+}
+
+// Servers returns the configured server ids, sorted.
+func (m *Manager) Servers() []string {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	ids := make([]string, 0, len(m.servers))
+	for id := range m.servers {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	return ids
+}
+
+// Info returns what server id said about itself at initialize, connecting
+// (starting a process) first if it has not been reached yet.
+func (m *Manager) Info(ctx context.Context, id string) (ServerInfo, error) {
+	m.mu.RLock()
+	s, ok := m.servers[id]
+	m.mu.RUnlock()
+	if ok {
+		if info, ok := s.b.serverInfo(); ok {
+			return info, nil
+		}
+	}
+	if err := m.call(ctx, id, "initialize", true, func(context.Context, *client.Client) error { return nil }); err != nil {
+		return ServerInfo{}, err
+	}
+	m.mu.RLock()
+	s, ok = m.servers[id]
+	m.mu.RUnlock()
+	if ok {
+		if info, ok := s.b.serverInfo(); ok {
+			return info, nil
+		}
+	}
+	return ServerInfo{}, &Error{Server: id, Op: "initialize", Err: newProblem(ErrUnavailable, nil, "the server was replaced while connecting")}
+}
+
+// ListTools returns every tool of server id, following pagination cursors.
+// A server that does not declare the tools capability has none.
+func (m *Manager) ListTools(ctx context.Context, id string) ([]mcp.Tool, error) {
+	var out []mcp.Tool
+	err := m.call(ctx, id, string(mcp.MethodToolsList), true, func(ctx context.Context, c *client.Client) error {
+		if c.GetServerCapabilities().Tools == nil {
+			return nil
+		}
+		res, err := c.ListTools(ctx, mcp.ListToolsRequest{})
+		if err == nil {
+			out = res.Tools
+		}
+		return err
+	})
+	return out, err
+}
+
+// CallTool calls tool name on server id. A tool that fails returns a result
+// with IsError set and a nil error; the error is for failures to get an
+// answer at all.
+func (m *Manager) CallTool(ctx context.Context, id, name string, args map[string]any) (*mcp.CallToolResult, error) {
+	var out *mcp.CallToolResult
+	err := m.call(ctx, id, string(mcp.MethodToolsCall), false, func(ctx context.Context, c *client.Client) error {
+		req := mcp.CallToolRequest{}
+		req.Params.Name = name
+		if args != nil {
+			req.Params.Arguments = args
+		}
+		res, err := c.CallTool(ctx, req)
+		out = res
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// ListPrompts returns every prompt of server id (none if it does not
+// declare the prompts capability).
+func (m *Manager) ListPrompts(ctx context.Context, id string) ([]mcp.Prompt, error) {
+	var out []mcp.Prompt
+	err := m.call(ctx, id, string(mcp.MethodPromptsList), true, func(ctx context.Context, c *client.Client) error {
+		if c.GetServerCapabilities().Prompts == nil {
+			return nil
+		}
+		res, err := c.ListPrompts(ctx, mcp.ListPromptsRequest{})
+		if err == nil {
+			out = res.Prompts
+		}
+		return err
+	})
+	return out, err
+}
+
+// GetPrompt renders prompt name of server id with args.
+func (m *Manager) GetPrompt(ctx context.Context, id, name string, args map[string]string) (*mcp.GetPromptResult, error) {
+	var out *mcp.GetPromptResult
+	err := m.call(ctx, id, string(mcp.MethodPromptsGet), true, func(ctx context.Context, c *client.Client) error {
+		req := mcp.GetPromptRequest{}
+		req.Params.Name = name
+		req.Params.Arguments = args
+		res, err := c.GetPrompt(ctx, req)
+		out = res
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// ListResources returns every resource of server id (none if it does not
+// declare the resources capability).
+func (m *Manager) ListResources(ctx context.Context, id string) ([]mcp.Resource, error) {
+	var out []mcp.Resource
+	err := m.call(ctx, id, string(mcp.MethodResourcesList), true, func(ctx context.Context, c *client.Client) error {
+		if c.GetServerCapabilities().Resources == nil {
+			return nil
+		}
+		res, err := c.ListResources(ctx, mcp.ListResourcesRequest{})
+		if err == nil {
+			out = res.Resources
+		}
+		return err
+	})
+	return out, err
+}
+
+// ListResourceTemplates returns every resource template of server id.
+func (m *Manager) ListResourceTemplates(ctx context.Context, id string) ([]mcp.ResourceTemplate, error) {
+	var out []mcp.ResourceTemplate
+	err := m.call(ctx, id, string(mcp.MethodResourcesTemplatesList), true, func(ctx context.Context, c *client.Client) error {
+		if c.GetServerCapabilities().Resources == nil {
+			return nil
+		}
+		res, err := c.ListResourceTemplates(ctx, mcp.ListResourceTemplatesRequest{})
+		if err == nil {
+			out = res.ResourceTemplates
+		}
+		return err
+	})
+	return out, err
+}
+
+// ReadResource reads uri from server id.
+func (m *Manager) ReadResource(ctx context.Context, id, uri string) (*mcp.ReadResourceResult, error) {
+	var out *mcp.ReadResourceResult
+	err := m.call(ctx, id, string(mcp.MethodResourcesRead), true, func(ctx context.Context, c *client.Client) error {
+		req := mcp.ReadResourceRequest{}
+		req.Params.URI = uri
+		res, err := c.ReadResource(ctx, req)
+		out = res
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// Ping checks that server id answers: a ping (server/discover on the
+// 2026-07-28 protocol, which dropped ping) over the pool or session,
+// starting a process or opening a session if needed.
+func (m *Manager) Ping(ctx context.Context, id string) error {
+	return m.call(ctx, id, string(mcp.MethodPing), true, func(ctx context.Context, c *client.Client) error {
+		if mcp.IsModernProtocol(c.ProtocolVersion()) {
+			_, err := c.Discover(ctx, mcp.DiscoverRequest{})
+			return err
+		}
+		return c.Ping(ctx)
+	})
+}
+
+// Close stops every server (processes are killed with their process group
+// and reaped) and waits for them. Calls still running fail.
+func (m *Manager) Close() error {
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		return nil
+	}
+	m.closed = true
+	close(m.stopping)
+	list := make([]*server, 0, len(m.servers))
+	for _, s := range m.servers {
+		list = append(list, s)
+	}
+	m.servers = map[string]*server{}
+	m.mu.Unlock()
+
+	var wg sync.WaitGroup
+	for _, s := range list {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s.b.stop()
+		}()
+	}
+	wg.Wait()
+	m.retiring.Wait()
+	if m.janitorDone != nil {
+		<-m.janitorDone
+	}
+	if t, ok := m.http.(*http.Transport); ok {
+		t.CloseIdleConnections()
+	}
+	return nil
+}
+
+// brokenBackend fails every call with a configuration problem.
+type brokenBackend struct{ p *problem }
+
+func (b brokenBackend) do(context.Context, string, bool, time.Duration, callFunc) error { return b.p }
+func (b brokenBackend) serverInfo() (ServerInfo, bool)                                  { return ServerInfo{}, false }
+func (b brokenBackend) reap(time.Time)                                                  {}
+func (b brokenBackend) stop()                                                           {}
+
+func initializeRequest() mcp.InitializeRequest {
+	req := mcp.InitializeRequest{}
+	req.Params.ClientInfo = mcp.Implementation{Name: "toolrag-mcp-gateway", Version: "1"}
+	return req
+}
+
+func serverInfo(res *mcp.InitializeResult, c *client.Client) ServerInfo {
+	return ServerInfo{
+		Name:            res.ServerInfo.Name,
+		Title:           res.ServerInfo.Title,
+		Version:         res.ServerInfo.Version,
+		Instructions:    res.Instructions,
+		ProtocolVersion: c.ProtocolVersion(),
+		Capabilities:    res.Capabilities,
+	}
+}
+
+// describeAnswer words a failure where the server did answer: a JSON-RPC
+// error (its own, or one the frame guard made up), or a result the client
+// could not use. It returns nil when nothing usable came back (a transport
+// failure, which the backend words).
+func describeAnswer(op string, err error, st *callState, limit int64) *problem {
+	var p *problem
+	if errors.As(err, &p) {
+		return p
+	}
+	if n := st.tooLarge.Load(); n != 0 {
+		return tooLarge(max(n, 0), limit)
+	}
+	if st.rpcErr != nil {
+		if gp, ok := guardError(st.rpcErr.Message, limit); ok {
+			return gp
+		}
+		msg := st.rpcErr.Message
+		if msg == "" {
+			msg = "(no message)"
+		}
+		return newProblem(nil, err, "the server answered with error %d: %s", st.rpcErr.Code, msg)
+	}
+	if st.sendErr != nil || !st.answered {
+		return nil
+	}
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &se) || errors.As(err, &te) {
+		return newProblem(ErrInvalidResponse, err, "the server's answer is not a valid %s result: %v", op, err)
+	}
+	return newProblem(ErrInvalidResponse, err, "the server's answer could not be used: %v", err)
+}
+
+func cloneConfig(c ServerConfig) ServerConfig {
+	c.Args = append([]string(nil), c.Args...)
+	if c.Env != nil {
+		env := make(map[string]string, len(c.Env))
+		for k, v := range c.Env {
+			env[k] = v
+		}
+		c.Env = env
+	}
+	if c.Headers != nil {
+		h := make(map[string]string, len(c.Headers))
+		for k, v := range c.Headers {
+			h[k] = v
+		}
+		c.Headers = h
+	}
+	return c
+}
