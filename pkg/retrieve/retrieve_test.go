@@ -44,10 +44,10 @@ func loadSynthetic(t testing.TB) (*memCatalog, []sanityQuery) {
 	srv := map[string]catalog.Server{}
 	readLines(t, filepath.Join(dir, "tools.jsonl"), func(b []byte) {
 		var l struct {
-			Server, Name, Description    string
-			InputSchema                  json.RawMessage `json:"input_schema"`
-			ServerTitle                  string          `json:"server_title"`
-			ServerDescription            string          `json:"server_description"`
+			Server, Name, Description string
+			InputSchema               json.RawMessage `json:"input_schema"`
+			ServerTitle               string          `json:"server_title"`
+			ServerDescription         string          `json:"server_description"`
 		}
 		if err := json.Unmarshal(b, &l); err != nil {
 			t.Fatal(err)
@@ -196,9 +196,9 @@ func TestPolicyScoping(t *testing.T) {
 		rFull := newRetriever(t, retrieve.Config{Tools: full, Index: buildIndex(t, full, emb), Embedder: emb, ServerWeight: server, Decompose: true})
 		rVis := newRetriever(t, retrieve.Config{Tools: visible, Index: buildIndex(t, visible, emb), Embedder: emb, ServerWeight: server, Decompose: true})
 		for _, q := range []string{
-			"delete the email from my boss",      // the best match (email__delete_email) is hidden
-			"reply to the message from Ana",      // hidden too
-			"send the weekly weather forecast",   // visible
+			"delete the email from my boss",       // the best match (email__delete_email) is hidden
+			"reply to the message from Ana",       // hidden too
+			"send the weekly weather forecast",    // visible
 			"read my latest email and then reply", // decomposed
 		} {
 			req := retrieve.Request{Query: q, TopK: 10, Policy: pol}
