@@ -1,0 +1,342 @@
+package embed
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Defaults of the url embedder.
+const (
+	DefaultURLModel  = "text-embedding-3-small"
+	DefaultBatchSize = 64
+)
+
+// URLConfig configures an OpenAI-shaped embeddings endpoint
+// (POST {"model", "input": [...]} → {"data": [{"embedding", "index"}]}),
+// such as OpenAI, Ollama, vLLM, LM Studio or text-embeddings-inference.
+type URLConfig struct {
+	// Endpoint is the full URL, e.g. http://127.0.0.1:11434/v1/embeddings.
+	Endpoint string
+	// Model is sent as "model" (default text-embedding-3-small).
+	Model string
+	// APIKey, when set, is sent as "Authorization: Bearer <APIKey>".
+	APIKey string
+	// Dim is the expected dimension; 0 probes it with one request at startup.
+	Dim int
+	// BatchSize is the number of texts per request (default 64).
+	BatchSize int
+	// Timeout bounds each HTTP attempt (default 30s).
+	Timeout time.Duration
+	// MaxRetries is the number of retries after a 429, a 5xx, a network
+	// error or a timeout (default 4; negative disables retries).
+	MaxRetries int
+	// RetryBaseDelay is the first backoff delay, doubled per retry
+	// (default 500ms). A Retry-After header takes precedence.
+	RetryBaseDelay time.Duration
+	// MaxRetryDelay caps any single wait, Retry-After included (default 20s).
+	MaxRetryDelay time.Duration
+	// HTTPClient defaults to a client without an overall timeout (Timeout
+	// applies per attempt).
+	HTTPClient *http.Client
+}
+
+type urlEmbedder struct {
+	cfg    URLConfig
+	dim    int
+	client *http.Client
+	// sleep waits between retries; tests replace it to record the delays.
+	sleep func(ctx context.Context, d time.Duration) error
+}
+
+// NewURL returns an embedder for an OpenAI-shaped embeddings endpoint. When
+// cfg.Dim is 0 it embeds one probe text to learn the dimension, so the
+// endpoint must be reachable.
+func NewURL(ctx context.Context, cfg URLConfig) (Embedder, error) {
+	if cfg.Endpoint == "" {
+		return nil, errors.New("embed: the url embedder needs an endpoint (TOOL_RAG_EMBED_URL)")
+	}
+	if !strings.HasPrefix(cfg.Endpoint, "http://") && !strings.HasPrefix(cfg.Endpoint, "https://") {
+		return nil, fmt.Errorf("embed: endpoint %q must start with http:// or https://", cfg.Endpoint)
+	}
+	if cfg.Model == "" {
+		cfg.Model = DefaultURLModel
+	}
+	if cfg.BatchSize <= 0 {
+		cfg.BatchSize = DefaultBatchSize
+	}
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = 30 * time.Second
+	}
+	if cfg.MaxRetries == 0 {
+		cfg.MaxRetries = 4
+	} else if cfg.MaxRetries < 0 {
+		cfg.MaxRetries = 0
+	}
+	if cfg.RetryBaseDelay <= 0 {
+		cfg.RetryBaseDelay = 500 * time.Millisecond
+	}
+	if cfg.MaxRetryDelay <= 0 {
+		cfg.MaxRetryDelay = 20 * time.Second
+	}
+	e := &urlEmbedder{cfg: cfg, dim: cfg.Dim, client: cfg.HTTPClient, sleep: sleepCtx}
+	if e.client == nil {
+		e.client = &http.Client{}
+	}
+	if e.dim == 0 {
+		vecs, err := e.request(ctx, []string{"dimension probe"})
+		if err != nil {
+			return nil, fmt.Errorf("embed: probing the dimension of model %q at %s (set TOOL_RAG_EMBED_DIM to skip): %w", cfg.Model, cfg.Endpoint, err)
+		}
+		e.dim = len(vecs[0])
+	}
+	return e, nil
+}
+
+func (e *urlEmbedder) Dim() int { return e.dim }
+
+func (e *urlEmbedder) ModelID() string { return fmt.Sprintf("url:%s:%d", e.cfg.Model, e.dim) }
+
+func (e *urlEmbedder) EmbedQuery(ctx context.Context, text string) ([]float32, error) {
+	v, err := e.EmbedDocuments(ctx, []string{text})
+	if err != nil {
+		return nil, err
+	}
+	return v[0], nil
+}
+
+// EmbedDocuments sends the texts in batches of BatchSize. Blank texts are
+// not sent; they get the zero vector.
+func (e *urlEmbedder) EmbedDocuments(ctx context.Context, texts []string) ([][]float32, error) {
+	out := make([][]float32, len(texts))
+	var (
+		batch []string
+		pos   []int
+	)
+	flush := func() error {
+		if len(batch) == 0 {
+			return nil
+		}
+		vecs, err := e.request(ctx, batch)
+		if err != nil {
+			return err
+		}
+		for j, v := range vecs {
+			if len(v) != e.dim {
+				return fmt.Errorf("embed: model %q at %s returned %d-dimensional vectors, want %d (check TOOL_RAG_EMBED_DIM)", e.cfg.Model, e.cfg.Endpoint, len(v), e.dim)
+			}
+			out[pos[j]] = v
+		}
+		batch, pos = batch[:0], pos[:0]
+		return nil
+	}
+	for i, t := range texts {
+		if strings.TrimSpace(t) == "" {
+			out[i] = make([]float32, e.dim)
+			continue
+		}
+		batch = append(batch, t)
+		pos = append(pos, i)
+		if len(batch) == e.cfg.BatchSize {
+			if err := flush(); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if err := flush(); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+type embeddingsRequest struct {
+	Model string   `json:"model"`
+	Input []string `json:"input"`
+}
+
+type embeddingsResponse struct {
+	Data []struct {
+		Embedding []float32 `json:"embedding"`
+		Index     *int      `json:"index"`
+	} `json:"data"`
+}
+
+// request embeds one batch with retries and returns unit vectors in input
+// order.
+func (e *urlEmbedder) request(ctx context.Context, texts []string) ([][]float32, error) {
+	body, err := json.Marshal(embeddingsRequest{Model: e.cfg.Model, Input: texts})
+	if err != nil {
+		return nil, fmt.Errorf("embed: encoding the request: %w", err)
+	}
+	for attempt := 0; ; attempt++ {
+		vecs, retryAfter, err := e.attempt(ctx, body, len(texts))
+		if err == nil {
+			return vecs, nil
+		}
+		var re *retryableError
+		if !errors.As(err, &re) || attempt >= e.cfg.MaxRetries || ctx.Err() != nil {
+			if re != nil && attempt > 0 {
+				return nil, fmt.Errorf("%w (gave up after %d attempts)", err, attempt+1)
+			}
+			return nil, err
+		}
+		delay := retryAfter
+		if delay < 0 {
+			delay = backoff(e.cfg.RetryBaseDelay, attempt)
+		}
+		if delay > e.cfg.MaxRetryDelay {
+			delay = e.cfg.MaxRetryDelay
+		}
+		if err := e.sleep(ctx, delay); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// retryableError marks failures worth another attempt.
+type retryableError struct{ err error }
+
+func (r *retryableError) Error() string { return r.err.Error() }
+func (r *retryableError) Unwrap() error { return r.err }
+
+// attempt makes one HTTP call. retryAfter is the server's Retry-After, or
+// -1 when absent.
+func (e *urlEmbedder) attempt(ctx context.Context, body []byte, n int) (vecs [][]float32, retryAfter time.Duration, err error) {
+	retryAfter = -1
+	actx, cancel := context.WithTimeout(ctx, e.cfg.Timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(actx, http.MethodPost, e.cfg.Endpoint, bytes.NewReader(body))
+	if err != nil {
+		return nil, retryAfter, fmt.Errorf("embed: building the request for %s: %w", e.cfg.Endpoint, err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json")
+	if e.cfg.APIKey != "" {
+		req.Header.Set("Authorization", "Bearer "+e.cfg.APIKey)
+	}
+	resp, err := e.client.Do(req)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, retryAfter, fmt.Errorf("embed: %s: %w", e.cfg.Endpoint, ctx.Err())
+		}
+		if actx.Err() != nil {
+			return nil, retryAfter, &retryableError{fmt.Errorf("embed: %s did not answer within %s", e.cfg.Endpoint, e.cfg.Timeout)}
+		}
+		return nil, retryAfter, &retryableError{fmt.Errorf("embed: calling %s: %w", e.cfg.Endpoint, scrubErr(err))}
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, 256<<20))
+	if err != nil {
+		if actx.Err() != nil && ctx.Err() == nil {
+			return nil, retryAfter, &retryableError{fmt.Errorf("embed: %s did not finish its answer within %s", e.cfg.Endpoint, e.cfg.Timeout)}
+		}
+		return nil, retryAfter, &retryableError{fmt.Errorf("embed: reading the answer of %s: %w", e.cfg.Endpoint, err)}
+	}
+	if resp.StatusCode != http.StatusOK {
+		err := fmt.Errorf("embed: %s answered %s: %s", e.cfg.Endpoint, resp.Status, snippet(raw, e.cfg.APIKey))
+		if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusRequestTimeout || resp.StatusCode >= 500 {
+			return nil, parseRetryAfter(resp.Header.Get("Retry-After")), &retryableError{err}
+		}
+		return nil, retryAfter, err
+	}
+	var parsed embeddingsResponse
+	if err := json.Unmarshal(raw, &parsed); err != nil {
+		return nil, retryAfter, fmt.Errorf("embed: %s answered with malformed JSON (%v): %s", e.cfg.Endpoint, err, snippet(raw, e.cfg.APIKey))
+	}
+	if len(parsed.Data) != n {
+		return nil, retryAfter, fmt.Errorf("embed: %s returned %d embeddings for %d inputs", e.cfg.Endpoint, len(parsed.Data), n)
+	}
+	vecs = make([][]float32, n)
+	for i, d := range parsed.Data {
+		idx := i
+		if d.Index != nil {
+			idx = *d.Index
+		}
+		if idx < 0 || idx >= n || vecs[idx] != nil {
+			return nil, retryAfter, fmt.Errorf("embed: %s returned an invalid or repeated index %d for %d inputs", e.cfg.Endpoint, idx, n)
+		}
+		if len(d.Embedding) == 0 {
+			return nil, retryAfter, fmt.Errorf("embed: %s returned an empty embedding at index %d", e.cfg.Endpoint, idx)
+		}
+		if len(d.Embedding) != len(parsed.Data[0].Embedding) {
+			return nil, retryAfter, fmt.Errorf("embed: %s returned vectors of different lengths (%d and %d)", e.cfg.Endpoint, len(parsed.Data[0].Embedding), len(d.Embedding))
+		}
+		normalize(d.Embedding)
+		vecs[idx] = d.Embedding
+	}
+	return vecs, retryAfter, nil
+}
+
+// backoff is base·2^attempt with equal jitter (between half and all of it).
+func backoff(base time.Duration, attempt int) time.Duration {
+	d := base << min(attempt, 16)
+	return d/2 + time.Duration(rand.Int64N(int64(d/2)+1))
+}
+
+// parseRetryAfter reads seconds or an HTTP date; -1 when absent or invalid.
+func parseRetryAfter(v string) time.Duration {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return -1
+	}
+	if s, err := strconv.ParseFloat(v, 64); err == nil && s >= 0 {
+		return time.Duration(s * float64(time.Second))
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		if d := time.Until(t); d > 0 {
+			return d
+		}
+		return 0
+	}
+	return -1
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// snippet shortens a response body for an error message and removes the
+// API key should the server echo it.
+func snippet(body []byte, secret string) string {
+	s := strings.TrimSpace(string(body))
+	if secret != "" {
+		s = strings.ReplaceAll(s, secret, "[redacted]")
+	}
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > 300 {
+		s = s[:300] + "…"
+	}
+	if s == "" {
+		return "(empty body)"
+	}
+	return s
+}
+
+// scrubErr drops the URL (which may carry credentials in userinfo) from
+// net/http errors; the caller names the endpoint itself.
+func scrubErr(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) && ue.Err != nil {
+		return ue.Err
+	}
+	return err
+}
