@@ -85,7 +85,9 @@ func NewBedrock(ctx context.Context, cfg BedrockConfig) (Embedder, error) {
 
 func (e *bedrockEmbedder) Dim() int { return e.cfg.Dim }
 
-func (e *bedrockEmbedder) ModelID() string { return fmt.Sprintf("bedrock:%s:%d", e.cfg.ModelID, e.cfg.Dim) }
+func (e *bedrockEmbedder) ModelID() string {
+	return fmt.Sprintf("bedrock:%s:%d", e.cfg.ModelID, e.cfg.Dim)
+}
 
 func (e *bedrockEmbedder) EmbedQuery(ctx context.Context, text string) ([]float32, error) {
 	return e.embedOne(ctx, text)
