@@ -415,11 +415,17 @@ func (x *Indexer) Refresh(ctx context.Context) (bool, error) {
 	if why := x.incompatibility(loaded.ix, loaded.meta); why != "" {
 		return false, fmt.Errorf("indexer: the published index is not used: %s; rebuild it", why)
 	}
-	cur := x.cur.Load()
-	if cur != nil && cur.meta.IndexSHA256 != "" && cur.meta.IndexSHA256 == loaded.meta.IndexSHA256 &&
-		cur.meta.BuiltAt.Equal(loaded.meta.BuiltAt) {
+	if cur := x.cur.Load(); cur != nil && sameBuild(cur.meta, loaded.meta) {
 		return false, nil
 	}
 	x.cur.Store(loaded)
 	return true, nil
+}
+
+// sameBuild reports whether two metas describe the same published build.
+func sameBuild(a, b vindex.Meta) bool {
+	if a.IndexSHA256 != "" && b.IndexSHA256 != "" {
+		return a.IndexSHA256 == b.IndexSHA256
+	}
+	return a.ModelID == b.ModelID && a.Count == b.Count && a.BuiltAt.Equal(b.BuiltAt)
 }
