@@ -1,0 +1,196 @@
+// Package syncer pulls tool lists from every upstream and reconciles the
+// catalog store: changed tools are written, servers removed from the
+// registry are purged, and the tools of an unreachable server are kept and
+// marked stale — never deleted.
+package syncer
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/toolrag/mcp-gateway/pkg/catalog"
+	"github.com/toolrag/mcp-gateway/pkg/upstream"
+)
+
+// Upstreams lists what the registered servers offer (upstream.Manager).
+type Upstreams interface {
+	Servers() []string
+	Info(ctx context.Context, id string) (upstream.ServerInfo, error)
+	ListTools(ctx context.Context, id string) ([]mcp.Tool, error)
+}
+
+// Config configures a sync run.
+type Config struct {
+	Upstreams Upstreams
+	Store     catalog.Store
+	Parallel  int           // servers listed at once, default 16
+	Timeout   time.Duration // per server, default 30s
+	Logger    *slog.Logger
+	Now       func() time.Time
+}
+
+// Report says what a sync changed.
+type Report struct {
+	Servers  int               `json:"servers"`
+	Synced   int               `json:"synced"`
+	Stale    map[string]string `json:"stale,omitempty"` // server → error
+	Removed  []string          `json:"removed,omitempty"`
+	Changed  int               `json:"changed"`
+	Deleted  int               `json:"deleted"`
+	Duration time.Duration     `json:"duration_ns"`
+}
+
+// Run syncs every registered server once. It fails only when the store
+// fails; unreachable upstreams are reported in Report.Stale.
+func Run(ctx context.Context, cfg Config) (Report, error) {
+	if cfg.Parallel <= 0 {
+		cfg.Parallel = 16
+	}
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = 30 * time.Second
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	start := time.Now()
+	servers := cfg.Upstreams.Servers()
+	rep := Report{Servers: len(servers), Stale: map[string]string{}}
+
+	// Purge servers that left the registry first.
+	known, err := cfg.Store.ListServers(ctx)
+	if err != nil {
+		return rep, fmt.Errorf("sync: list stored servers: %w", err)
+	}
+	registered := map[string]bool{}
+	for _, s := range servers {
+		registered[s] = true
+	}
+	for _, s := range known {
+		if !registered[s.ID] {
+			if err := cfg.Store.DeleteServer(ctx, s.ID); err != nil {
+				return rep, fmt.Errorf("sync: remove server %q: %w", s.ID, err)
+			}
+			rep.Removed = append(rep.Removed, s.ID)
+			cfg.Logger.Info("removed server no longer in the registry", "server", s.ID)
+		}
+	}
+
+	var (
+		mu       sync.Mutex
+		done     atomic.Int64
+		storeErr error
+		wg       sync.WaitGroup
+	)
+	sem := make(chan struct{}, cfg.Parallel)
+	for _, id := range servers {
+		wg.Add(1)
+		go func(id string) {
+			defer wg.Done()
+			select {
+			case sem <- struct{}{}:
+			case <-ctx.Done():
+				return
+			}
+			defer func() { <-sem }()
+			srv, tools, listErr := fetch(ctx, cfg, id)
+			var changed, deleted []string
+			var err error
+			if listErr != nil {
+				err = cfg.Store.MarkServerStale(ctx, id, listErr.Error())
+			} else {
+				changed, deleted, err = cfg.Store.ReplaceServerTools(ctx, srv, tools)
+			}
+			n := done.Add(1)
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				storeErr = errors.Join(storeErr, fmt.Errorf("server %q: %w", id, err))
+			}
+			if listErr != nil {
+				rep.Stale[id] = listErr.Error()
+				cfg.Logger.Warn("upstream unreachable; keeping its tools as stale", "server", id, "error", listErr)
+			} else if err == nil {
+				rep.Synced++
+				rep.Changed += len(changed)
+				rep.Deleted += len(deleted)
+			}
+			if n == int64(len(servers)) || n%10 == 0 {
+				cfg.Logger.Info(fmt.Sprintf("synced %d/%d servers", n, len(servers)))
+			}
+		}(id)
+	}
+	wg.Wait()
+	sort.Strings(rep.Removed)
+	rep.Duration = time.Since(start)
+	if storeErr != nil {
+		return rep, fmt.Errorf("sync: store: %w", storeErr)
+	}
+	if err := ctx.Err(); err != nil {
+		return rep, fmt.Errorf("sync interrupted: %w", err)
+	}
+	return rep, nil
+}
+
+func fetch(ctx context.Context, cfg Config, id string) (catalog.Server, []catalog.Tool, error) {
+	ctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
+	defer cancel()
+	now := cfg.Now().UTC()
+	srv := catalog.Server{ID: id, Status: catalog.StatusActive, SyncedAt: now}
+	if info, err := cfg.Upstreams.Info(ctx, id); err == nil {
+		srv.Title = info.Title
+		if srv.Title == "" {
+			srv.Title = info.Name
+		}
+		srv.Description = info.Instructions
+	} else {
+		return srv, nil, err
+	}
+	list, err := cfg.Upstreams.ListTools(ctx, id)
+	if err != nil {
+		return srv, nil, err
+	}
+	tools := make([]catalog.Tool, 0, len(list))
+	seen := map[string]bool{}
+	for _, t := range list {
+		if t.Name == "" || seen[t.Name] {
+			continue
+		}
+		seen[t.Name] = true
+		tools = append(tools, FromMCP(id, t, now))
+	}
+	return srv, tools, nil
+}
+
+// FromMCP converts an upstream tool definition to a catalog record.
+func FromMCP(server string, t mcp.Tool, now time.Time) catalog.Tool {
+	rec := catalog.Tool{Server: server, Name: t.Name, Title: t.Title, Description: t.Description, UpdatedAt: now}
+	if b, err := json.Marshal(t); err == nil {
+		var parts struct {
+			InputSchema json.RawMessage `json:"inputSchema"`
+			Annotations json.RawMessage `json:"annotations"`
+		}
+		if json.Unmarshal(b, &parts) == nil {
+			rec.InputSchema = parts.InputSchema
+			if len(parts.Annotations) > 0 && string(parts.Annotations) != "{}" && string(parts.Annotations) != "null" {
+				rec.Annotations = parts.Annotations
+			}
+		}
+	}
+	if rec.Title == "" && t.Annotations.Title != "" {
+		rec.Title = t.Annotations.Title
+	}
+	catalog.Finalize(&rec)
+	return rec
+}
