@@ -157,30 +157,49 @@ func (ix *Index) Search(q []float32, k int, allow func(id int64) bool) []Hit {
 		return nil
 	}
 	top := topK{h: make([]Hit, 0, min(k, n)), k: min(k, n)}
-	if allow == nil {
-		var scores [blockRows]float32
-		thr := float32(math.Inf(-1))
-		for start := 0; start < n; start += blockRows {
-			end := min(start+blockRows, n)
-			s := scores[:end-start]
-			dotBatch(q, ix.vecs[start*dim:end*dim], s)
-			ids := ix.ids[start:end]
-			for j, sc := range s {
-				// Most rows lose to the current k-th best: skip them
-				// without a call.
-				if sc < thr {
-					continue
+	var (
+		scores  [blockRows]float32
+		allowed [blockRows]bool
+	)
+	thr := float32(math.Inf(-1))
+	for start := 0; start < n; start += blockRows {
+		end := min(start+blockRows, n)
+		ids, sc := ix.ids[start:end], scores[:end-start]
+		block := ix.vecs[start*dim : end*dim]
+		if allow == nil {
+			dotBatch(q, block, sc)
+		} else {
+			m := 0
+			for j, id := range ids {
+				allowed[j] = allow(id)
+				if allowed[j] {
+					m++
 				}
-				top.offer(ids[j], sc)
-				if len(top.h) == top.k {
-					thr = top.h[0].Score
+			}
+			switch {
+			case m == 0:
+				continue
+			case m*4 >= len(ids):
+				// Scoring the whole block with the batch kernel is
+				// cheaper than picking rows.
+				dotBatch(q, block, sc)
+			default:
+				for j := range ids {
+					if allowed[j] {
+						sc[j] = Dot(q, block[j*dim:(j+1)*dim])
+					}
 				}
 			}
 		}
-	} else {
-		for i, id := range ix.ids {
-			if allow(id) {
-				top.offer(id, Dot(q, ix.vecs[i*dim:(i+1)*dim]))
+		for j, v := range sc {
+			// Most rows lose to the current k-th best: skip them without
+			// a call.
+			if v < thr || allow != nil && !allowed[j] {
+				continue
+			}
+			top.offer(ids[j], v)
+			if len(top.h) == top.k {
+				thr = top.h[0].Score
 			}
 		}
 	}
