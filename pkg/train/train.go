@@ -1,0 +1,618 @@
+// Package train trains the gateway's own tool-retrieval embedding model: a
+// static token-embedding table in the Model2Vec format (see
+// pkg/model2vec), learned contrastively from public (query, tool) pairs.
+//
+// The recipe: a WordPiece vocabulary pruned to the tokens the training text
+// uses; a table initialised from IDF-scaled random vectors plus a truncated
+// SVD of the corpus' positive PMI co-occurrence matrix; InfoNCE training with
+// in-batch negatives and BM25-mined hard negatives, cosine similarity at a
+// fixed temperature, lazy (row-sparse) Adam; model selection on a held-out
+// split of the training tools; int8 quantisation of the result. Everything
+// is seeded and reproducible: the same Options give the same bytes,
+// whatever the number of threads.
+package train
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/toolrag/mcp-gateway/pkg/model2vec"
+)
+
+// BaseTokenizerModule is the Go module whose tokenizer.json (the BERT
+// uncased WordPiece vocabulary of all-MiniLM-L6-v2, Apache-2.0) seeds the
+// vocabulary. Only that file is read; the module is not imported.
+const (
+	BaseTokenizerModule = "github.com/clems4ever/all-minilm-l6-v2-go@v0.0.9"
+	baseTokenizerPath   = "all_minilm_l6_v2/tokenizer.json"
+)
+
+// Options configure a training run. Zero values take the defaults noted.
+type Options struct {
+	TrainDir string // folder of datasets (tools.jsonl + pairs.jsonl each); required
+	OutDir   string // where the model directory is written; empty = do not write
+	// BaseTokenizer is a BERT-style tokenizer.json whose vocabulary is
+	// pruned to the training text. Empty: the file from BaseTokenizerModule,
+	// located (and downloaded if needed) with `go mod download -json`.
+	BaseTokenizer string
+
+	Dim           int     // embedding dimension; 256
+	Epochs        int     // passes over the (capped) examples; 12
+	Seed          uint64  // 1
+	Threads       int     // GOMAXPROCS
+	BatchSize     int     // examples per step; 256
+	LearningRate  float64 // Adam step; 0.01
+	Temperature   float64 // softmax temperature over cosines; 0.05
+	HardNegatives int     // BM25 negatives per example; 2
+	HardPool      int     // drawn from the top HardPool BM25 hits; 20
+	MaxPerTool    int     // examples per tool and epoch; 24
+	HoldOut       float64 // share of labelled tools held out per dataset; 0.1 (negative: none)
+	MinCount      int     // minimum uses of a token to keep it; 2
+	SVDDim        int     // dimensions of the PMI-SVD part of the init; Dim/2 (negative: none)
+	DType         model2vec.DType
+	Exclude       []string // dataset folders to leave out
+	// DatasetWeight scales the per-tool cap of a dataset (for example
+	// clinc150: 0.5); missing datasets count 1.
+	DatasetWeight map[string]float64
+}
+
+func (o *Options) defaults() {
+	if o.Dim <= 0 {
+		o.Dim = 256
+	}
+	if o.Epochs <= 0 {
+		o.Epochs = 12
+	}
+	if o.Seed == 0 {
+		o.Seed = 1
+	}
+	if o.Threads <= 0 {
+		o.Threads = runtime.GOMAXPROCS(0)
+	}
+	if o.BatchSize <= 0 {
+		o.BatchSize = 256
+	}
+	if o.LearningRate <= 0 {
+		o.LearningRate = 0.01
+	}
+	if o.Temperature <= 0 {
+		o.Temperature = 0.05
+	}
+	if o.HardNegatives < 0 {
+		o.HardNegatives = 0
+	} else if o.HardNegatives == 0 {
+		o.HardNegatives = 2
+	}
+	if o.HardPool <= 0 {
+		o.HardPool = 20
+	}
+	if o.MaxPerTool <= 0 {
+		o.MaxPerTool = 24
+	}
+	if o.HoldOut == 0 {
+		o.HoldOut = 0.1
+	} else if o.HoldOut < 0 {
+		o.HoldOut = 0
+	}
+	if o.MinCount <= 0 {
+		o.MinCount = 2
+	}
+	if o.SVDDim == 0 {
+		o.SVDDim = o.Dim / 2
+	} else if o.SVDDim < 0 {
+		o.SVDDim = 0
+	}
+	if o.SVDDim > o.Dim {
+		o.SVDDim = o.Dim
+	}
+	if o.DType == "" {
+		o.DType = model2vec.I8
+	}
+}
+
+// Result summarises a training run.
+type Result struct {
+	Model      *model2vec.Model
+	Vocab      int
+	BestEpoch  int
+	Validation Metrics            // on the held-out tools, best epoch, float table
+	PerDataset map[string]Metrics // validation by dataset
+	LossStart  float64            // mean loss of the first epoch
+	LossEnd    float64            // mean loss of the last epoch
+}
+
+// Run trains a model with opts, writes it to opts.OutDir (when set) and logs
+// progress to logw.
+func Run(ctx context.Context, opts Options, logw io.Writer) error {
+	_, err := Train(ctx, opts, logw)
+	return err
+}
+
+// Train is Run that also returns the model and its figures.
+func Train(ctx context.Context, opts Options, logw io.Writer) (*Result, error) {
+	if logw == nil {
+		logw = io.Discard
+	}
+	opts.defaults()
+	if opts.TrainDir == "" {
+		return nil, errors.New("train: TrainDir is required")
+	}
+	switch opts.DType {
+	case model2vec.F32, model2vec.F16, model2vec.I8:
+	default:
+		return nil, fmt.Errorf("train: dtype %q is not one of f32, f16, i8", opts.DType)
+	}
+	start := time.Now()
+	logf := func(format string, args ...any) {
+		fmt.Fprintf(logw, "[%6.1fs] %s\n", time.Since(start).Seconds(), fmt.Sprintf(format, args...))
+	}
+
+	baseJSON, err := readBaseTokenizer(ctx, opts.BaseTokenizer)
+	if err != nil {
+		return nil, err
+	}
+	base, err := model2vec.ParseTokenizer(baseJSON)
+	if err != nil {
+		return nil, fmt.Errorf("train: base tokenizer: %w", err)
+	}
+	corpus, err := LoadCorpus(opts.TrainDir, opts.Exclude)
+	if err != nil {
+		return nil, fmt.Errorf("train: %w", err)
+	}
+	trainPairs, valPairs, heldOut := corpus.split(opts.HoldOut, opts.Seed)
+	logf("data: %d datasets, %d tools (%d held out), %d training pairs, %d validation pairs",
+		len(corpus.Datasets), len(corpus.Tools), len(heldOut), len(trainPairs), len(valPairs))
+
+	docs := make([]string, len(corpus.Tools))
+	for i, t := range corpus.Tools {
+		docs[i] = t.Document()
+	}
+	// Vocabulary from training-side text only.
+	var vocabText []string
+	for i, t := range corpus.Tools {
+		if !heldOut[t.ID] {
+			vocabText = append(vocabText, docs[i])
+		}
+	}
+	for _, p := range trainPairs {
+		vocabText = append(vocabText, p.Query)
+	}
+	vocab, err := pruneVocab(base, vocabText, opts.MinCount)
+	if err != nil {
+		return nil, fmt.Errorf("train: vocabulary: %w", err)
+	}
+	tokJSON, err := model2vec.WordPieceJSON(vocab, base.Token(base.UnkID()))
+	if err != nil {
+		return nil, fmt.Errorf("train: vocabulary: %w", err)
+	}
+	tok, err := model2vec.ParseTokenizer(tokJSON)
+	if err != nil {
+		return nil, fmt.Errorf("train: vocabulary: %w", err)
+	}
+	logf("vocabulary: %d of %d base tokens kept (min count %d)", len(vocab), base.VocabSize(), opts.MinCount)
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+
+	tr := newTrainer(opts, corpus, tok, docs, trainPairs, valPairs, heldOut)
+	tr.logf = logf
+	tr.init()
+	logf("init: %d×%d table (svd part %d dims)", tr.tab.V, tr.tab.D, opts.SVDDim)
+	res, err := tr.run(ctx)
+	if err != nil {
+		return nil, err
+	}
+
+	cfg := map[string]any{
+		"model_type": "model2vec",
+		"normalize":  true,
+		"hidden_dim": opts.Dim,
+		"tokenizer_name": "bert-base-uncased WordPiece (from sentence-transformers/all-MiniLM-L6-v2), " +
+			"pruned to the training text",
+		"apply_pca":  nil,
+		"apply_zipf": nil,
+	}
+	meta := map[string]string{
+		"format":   "pt",
+		"trainer":  "github.com/toolrag/mcp-gateway/pkg/train",
+		"datasets": strings.Join(corpus.Datasets, ","),
+		"seed":     fmt.Sprint(opts.Seed),
+		"epochs":   fmt.Sprintf("%d (best %d)", opts.Epochs, res.BestEpoch),
+	}
+	m, err := model2vec.New(model2vec.Parts{
+		Embeddings: tr.best, Rows: tr.tab.V, Dim: tr.tab.D,
+		Tokenizer: tokJSON, Config: cfg, Metadata: meta,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("train: %w", err)
+	}
+	if opts.OutDir != "" {
+		if err := model2vec.Save(opts.OutDir, m, opts.DType); err != nil {
+			return nil, fmt.Errorf("train: %w", err)
+		}
+		if m, err = model2vec.LoadDir(opts.OutDir); err != nil {
+			return nil, fmt.Errorf("train: reload: %w", err)
+		}
+		logf("wrote %s (%s, id %s)", opts.OutDir, opts.DType, m.ID())
+	}
+	res.Model = m
+	res.Vocab = len(vocab)
+	return res, nil
+}
+
+// readBaseTokenizer reads path, or locates the base tokenizer in the Go
+// module cache.
+func readBaseTokenizer(ctx context.Context, path string) ([]byte, error) {
+	if path == "" {
+		cmd := exec.CommandContext(ctx, "go", "mod", "download", "-json", BaseTokenizerModule)
+		cmd.Dir = os.TempDir() // outside any module: never touches go.mod
+		out, err := cmd.Output()
+		if err != nil {
+			return nil, fmt.Errorf("train: locate the base tokenizer with `go mod download -json %s`: %w (set BaseTokenizer to a tokenizer.json instead)", BaseTokenizerModule, err)
+		}
+		dir := ""
+		for _, line := range strings.Split(string(out), "\n") {
+			line = strings.TrimSpace(line)
+			if v, ok := strings.CutPrefix(line, `"Dir": "`); ok {
+				dir = strings.TrimSuffix(strings.TrimSuffix(v, ","), `"`)
+			}
+		}
+		if dir == "" {
+			return nil, fmt.Errorf("train: `go mod download -json %s` gave no Dir", BaseTokenizerModule)
+		}
+		path = filepath.Join(dir, baseTokenizerPath)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("train: base tokenizer: %w", err)
+	}
+	return b, nil
+}
+
+// example is one (query, positive tool) training item.
+type example struct {
+	pair int32 // index into trainer.pairs
+	pos  int32 // tool index
+}
+
+type trainer struct {
+	opts    Options
+	corpus  *Corpus
+	tok     *model2vec.Tokenizer
+	tab     *table
+	best    []float32
+	logf    func(string, ...any)
+	docBags []bag // per tool
+	qBags   []bag // per training pair
+	pairs   []Pair
+	pairPos [][]int32 // tool indexes per training pair
+	hard    [][]int32 // BM25 candidates per training pair (same dataset, not positive)
+	heldOut map[string]bool
+	val     []Pair
+	valBags []bag
+	shards  []*sparseGrad
+	idf     []float64 // per token, over the training texts
+}
+
+func newTrainer(opts Options, c *Corpus, tok *model2vec.Tokenizer, docs []string, pairs, val []Pair, heldOut map[string]bool) *trainer {
+	tr := &trainer{opts: opts, corpus: c, tok: tok, pairs: pairs, val: val, heldOut: heldOut}
+	tr.docBags = make([]bag, len(docs))
+	parallel(opts.Threads, len(docs), func(i int) { tr.docBags[i] = makeBag(tok.Encode(docs[i])) })
+	tr.qBags = make([]bag, len(pairs))
+	parallel(opts.Threads, len(pairs), func(i int) { tr.qBags[i] = makeBag(tok.Encode(pairs[i].Query)) })
+	tr.valBags = make([]bag, len(val))
+	parallel(opts.Threads, len(val), func(i int) { tr.valBags[i] = makeBag(tok.Encode(val[i].Query)) })
+	tr.pairPos = make([][]int32, len(pairs))
+	for i, p := range pairs {
+		for _, id := range p.ToolIDs {
+			tr.pairPos[i] = append(tr.pairPos[i], int32(c.byID[id]))
+		}
+	}
+	tr.mineHard()
+	return tr
+}
+
+// mineHard finds, per training pair, the best BM25 matches among the
+// training tools of the pair's dataset that are not positives.
+func (tr *trainer) mineHard() {
+	byDS := map[string][]int32{}
+	for i, t := range tr.corpus.Tools {
+		if !tr.heldOut[t.ID] {
+			byDS[t.Dataset] = append(byDS[t.Dataset], int32(i))
+		}
+	}
+	index := map[string]*bm25{}
+	for ds, tools := range byDS {
+		bags := make([]bag, len(tools))
+		for k, ti := range tools {
+			bags[k] = tr.docBags[ti]
+		}
+		index[ds] = newBM25(bags)
+	}
+	tr.hard = make([][]int32, len(tr.pairs))
+	pool := tr.opts.HardPool
+	parallel(tr.opts.Threads, len(tr.pairs), func(i int) {
+		p := tr.pairs[i]
+		ix, tools := index[p.Dataset], byDS[p.Dataset]
+		hits := ix.search(tr.qBags[i], pool+len(tr.pairPos[i]), nil)
+		for _, h := range hits {
+			ti := tools[h]
+			if !contains(tr.pairPos[i], ti) && len(tr.hard[i]) < pool {
+				tr.hard[i] = append(tr.hard[i], ti)
+			}
+		}
+	})
+}
+
+func contains(s []int32, x int32) bool {
+	for _, v := range s {
+		if v == x {
+			return true
+		}
+	}
+	return false
+}
+
+// epochExamples draws the examples of one epoch: every (pair, positive)
+// of each tool, capped at MaxPerTool × dataset weight per tool, shuffled.
+func (tr *trainer) epochExamples(rng *rand.Rand) []example {
+	byTool := map[int32][]example{}
+	var order []int32
+	for i, pos := range tr.pairPos {
+		for _, ti := range pos {
+			if _, ok := byTool[ti]; !ok {
+				order = append(order, ti)
+			}
+			byTool[ti] = append(byTool[ti], example{pair: int32(i), pos: ti})
+		}
+	}
+	sort.Slice(order, func(i, j int) bool { return order[i] < order[j] })
+	var out []example
+	for _, ti := range order {
+		ex := byTool[ti]
+		limit := tr.opts.MaxPerTool
+		if w, ok := tr.opts.DatasetWeight[tr.corpus.Tools[ti].Dataset]; ok {
+			limit = int(math.Round(float64(limit) * w))
+		}
+		if len(ex) > limit {
+			rng.Shuffle(len(ex), func(i, j int) { ex[i], ex[j] = ex[j], ex[i] })
+			ex = ex[:limit]
+		}
+		out = append(out, ex...)
+	}
+	rng.Shuffle(len(out), func(i, j int) { out[i], out[j] = out[j], out[i] })
+	return out
+}
+
+func (tr *trainer) run(ctx context.Context) (*Result, error) {
+	opts := tr.opts
+	rng := rand.New(rand.NewPCG(opts.Seed, 0x5eed))
+	tr.shards = make([]*sparseGrad, numShards)
+	for i := range tr.shards {
+		tr.shards[i] = newSparseGrad(tr.tab.V, tr.tab.D)
+	}
+	res := &Result{BestEpoch: 0}
+	bestScore := -1.0
+	tr.best = append([]float32(nil), tr.tab.E...)
+	if len(tr.val) > 0 {
+		m, per := tr.validate()
+		tr.logf("epoch 0 (init): validation R@5 %.3f nDCG@10 %.3f (%s)", m.RecallAt5, m.NDCG10, perString(per))
+		bestScore, res.Validation, res.PerDataset = m.NDCG10, m, per
+	}
+	adam := adamConfig{lr: opts.LearningRate, beta1: 0.9, beta2: 0.999, eps: 1e-8}
+	for epoch := 1; epoch <= opts.Epochs; epoch++ {
+		exs := tr.epochExamples(rng)
+		var lossSum float64
+		var n int
+		for b := 0; b < len(exs); b += opts.BatchSize {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+			batch := exs[b:min(b+opts.BatchSize, len(exs))]
+			lossSum += tr.step(batch, rng, adam)
+			n += len(batch)
+		}
+		loss := lossSum / math.Max(1, float64(n))
+		if epoch == 1 {
+			res.LossStart = loss
+		}
+		res.LossEnd = loss
+		if len(tr.val) == 0 {
+			tr.logf("epoch %d: %d examples, loss %.4f", epoch, len(exs), loss)
+			copy(tr.best, tr.tab.E)
+			res.BestEpoch = epoch
+			continue
+		}
+		m, per := tr.validate()
+		mark := ""
+		if m.NDCG10 > bestScore {
+			bestScore, res.Validation, res.PerDataset, res.BestEpoch = m.NDCG10, m, per, epoch
+			copy(tr.best, tr.tab.E)
+			mark = " *"
+		}
+		tr.logf("epoch %d: %d examples, loss %.4f, validation R@5 %.3f nDCG@10 %.3f%s (%s)",
+			epoch, len(exs), loss, m.RecallAt5, m.NDCG10, mark, perString(per))
+	}
+	return res, nil
+}
+
+func perString(per map[string]Metrics) string {
+	names := make([]string, 0, len(per))
+	for k := range per {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	var parts []string
+	for _, k := range names {
+		parts = append(parts, fmt.Sprintf("%s %.2f", k, per[k].NDCG10))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// step runs one batch: forward, InfoNCE loss over in-batch and hard
+// negatives, backward, Adam. It returns the summed loss.
+func (tr *trainer) step(batch []example, rng *rand.Rand, adam adamConfig) float64 {
+	D := tr.tab.D
+	invT := float32(1 / tr.opts.Temperature)
+	// Texts of the batch: queries first, then documents.
+	qLocal := map[int32]int{}
+	dLocal := map[int32]int{}
+	var texts []bag
+	var qOf []int // per example: text index of its query
+	var posOf []int
+	for _, ex := range batch {
+		k, ok := qLocal[ex.pair]
+		if !ok {
+			k = len(qLocal)
+			qLocal[ex.pair] = k
+		}
+		qOf = append(qOf, k)
+	}
+	nq := len(qLocal)
+	texts = make([]bag, nq)
+	for p, k := range qLocal {
+		texts[k] = tr.qBags[p]
+	}
+	var docTools []int32
+	addDoc := func(ti int32) int {
+		k, ok := dLocal[ti]
+		if !ok {
+			k = len(docTools)
+			dLocal[ti] = k
+			docTools = append(docTools, ti)
+			texts = append(texts, tr.docBags[ti])
+		}
+		return k
+	}
+	for _, ex := range batch {
+		posOf = append(posOf, addDoc(ex.pos))
+	}
+	for _, ex := range batch {
+		cands := tr.hard[ex.pair]
+		for h := 0; h < tr.opts.HardNegatives && len(cands) > 0; h++ {
+			addDoc(cands[rng.IntN(len(cands))])
+		}
+	}
+	nd := len(docTools)
+	nt := len(texts)
+
+	U := make([]float32, nt*D)
+	norms := make([]float32, nt)
+	parallel(tr.opts.Threads, nt, func(i int) {
+		u := U[i*D : i*D+D]
+		n := tr.tab.embed(texts[i], u)
+		norms[i] = n
+		if n > 0 {
+			for j := range u {
+				u[j] /= n
+			}
+		}
+	})
+	// Scores and softmax gradients per example.
+	G := make([]float32, len(batch)*nd)
+	losses := make([]float64, len(batch))
+	parallel(tr.opts.Threads, len(batch), func(e int) {
+		ex := batch[e]
+		uq := U[qOf[e]*D : qOf[e]*D+D]
+		row := G[e*nd : e*nd+nd]
+		maxS := float32(math.Inf(-1))
+		for j := 0; j < nd; j++ {
+			if j != posOf[e] && contains(tr.pairPos[ex.pair], docTools[j]) {
+				row[j] = float32(math.Inf(-1)) // another positive: masked
+				continue
+			}
+			s := dot(uq, U[(nq+j)*D:(nq+j)*D+D]) * invT
+			row[j] = s
+			if s > maxS {
+				maxS = s
+			}
+		}
+		var z float64
+		for j := 0; j < nd; j++ {
+			if !math.IsInf(float64(row[j]), -1) {
+				z += math.Exp(float64(row[j] - maxS))
+			}
+		}
+		logZ := float64(maxS) + math.Log(z)
+		losses[e] = logZ - float64(row[posOf[e]])
+		for j := 0; j < nd; j++ {
+			if math.IsInf(float64(row[j]), -1) {
+				row[j] = 0
+				continue
+			}
+			p := float32(math.Exp(float64(row[j]) - logZ))
+			if j == posOf[e] {
+				p--
+			}
+			row[j] = p * invT
+		}
+	})
+	// Gradients with respect to the normalised vectors, then the raw sums.
+	GU := make([]float32, nt*D)
+	exOfQ := make([][]int, nq)
+	for e := range batch {
+		exOfQ[qOf[e]] = append(exOfQ[qOf[e]], e)
+	}
+	parallel(tr.opts.Threads, nt, func(i int) {
+		g := GU[i*D : i*D+D]
+		if i < nq {
+			for _, e := range exOfQ[i] {
+				row := G[e*nd : e*nd+nd]
+				for j, w := range row {
+					if w != 0 {
+						axpy(w, U[(nq+j)*D:(nq+j)*D+D], g)
+					}
+				}
+			}
+		} else {
+			j := i - nq
+			for e := range batch {
+				if w := G[e*nd+j]; w != 0 {
+					axpy(w, U[qOf[e]*D:qOf[e]*D+D], g)
+				}
+			}
+		}
+		if norms[i] == 0 {
+			for k := range g {
+				g[k] = 0
+			}
+			return
+		}
+		u := U[i*D : i*D+D]
+		c := dot(u, g)
+		inv := 1 / norms[i]
+		for k := range g {
+			g[k] = (g[k] - c*u[k]) * inv
+		}
+	})
+	// Accumulate token gradients in fixed shards, then one Adam step.
+	parallel(tr.opts.Threads, numShards, func(s int) {
+		sg := tr.shards[s]
+		sg.reset()
+		lo, hi := s*nt/numShards, (s+1)*nt/numShards
+		for i := lo; i < hi; i++ {
+			g := GU[i*D : i*D+D]
+			b := texts[i]
+			for k, id := range b.ids {
+				sg.add(id, b.counts[k], g)
+			}
+		}
+	})
+	tr.tab.apply(tr.shards, adam, tr.opts.Threads)
+	var sum float64
+	for _, l := range losses {
+		sum += l
+	}
+	return sum
+}

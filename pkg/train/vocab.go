@@ -1,0 +1,84 @@
+package train
+
+import (
+	"fmt"
+	"sort"
+	"unicode/utf8"
+
+	"github.com/toolrag/mcp-gateway/pkg/model2vec"
+)
+
+// pruneVocab keeps the WordPiece tokens the training text actually uses:
+// tokens used at least minCount times, and single characters (plain or
+// "##"-continuation) used at least once, so that words made of known
+// characters still tokenize. Dropping a whole-word token makes that word
+// fall back to smaller pieces, so the text is re-tokenized until the set is
+// stable. The result starts with [PAD] and [UNK], then tokens by falling
+// count (ties by string): stable for the same input.
+func pruneVocab(base *model2vec.Tokenizer, texts []string, minCount int) ([]string, error) {
+	unk := base.Token(base.UnkID())
+	if unk == "" {
+		return nil, fmt.Errorf("base tokenizer has no unknown token")
+	}
+	keep := make([]string, 0, base.VocabSize())
+	for id := 0; id < base.VocabSize(); id++ {
+		if tok := base.Token(id); tok != "" {
+			keep = append(keep, tok)
+		}
+	}
+	var counts map[string]int
+	for iter := 0; iter < 10; iter++ {
+		j, err := model2vec.WordPieceJSON(keep, unk)
+		if err != nil {
+			return nil, err
+		}
+		tok, err := model2vec.ParseTokenizer(j)
+		if err != nil {
+			return nil, err
+		}
+		counts = map[string]int{}
+		for _, t := range texts {
+			for _, id := range tok.Encode(t) {
+				counts[tok.Token(id)]++
+			}
+		}
+		next := make([]string, 0, len(counts))
+		for s, n := range counts {
+			if s == unk {
+				continue
+			}
+			if n >= minCount || (n >= 1 && isSingleChar(s)) {
+				next = append(next, s)
+			}
+		}
+		// Characters not seen stay available as fall-back pieces only if
+		// they were used; everything else unused goes.
+		changed := len(next) != len(keep)-1
+		sort.Strings(next)
+		keep = append(next, unk)
+		if !changed && iter > 0 {
+			break
+		}
+	}
+	sort.Slice(keep, func(i, j int) bool {
+		ci, cj := counts[keep[i]], counts[keep[j]]
+		if ci != cj {
+			return ci > cj
+		}
+		return keep[i] < keep[j]
+	})
+	out := []string{"[PAD]", unk}
+	for _, s := range keep {
+		if s != unk && s != "[PAD]" {
+			out = append(out, s)
+		}
+	}
+	return out, nil
+}
+
+func isSingleChar(s string) bool {
+	if len(s) > 2 && s[:2] == "##" {
+		s = s[2:]
+	}
+	return utf8.RuneCountInString(s) == 1
+}
