@@ -210,17 +210,17 @@ func NewGatewayStack(scope constructs.Construct, id string, props *StackProps) (
 	// Functions.
 	logRetention := retentionDays(cfg.LogRetentionDays)
 	env := map[string]*string{
-		"TOOL_RAG_TOOLS_TABLE":     tools.TableName(),
-		"TOOL_RAG_KEYS_TABLE":      keys.TableName(),
-		"TOOL_RAG_REGISTRY_TABLE":  registry.TableName(),
-		"TOOL_RAG_SESSIONS_TABLE":  sessions.TableName(),
-		"TOOL_RAG_INDEX_BUCKET":    bucket.BucketName(),
-		"TOOL_RAG_INDEX_PREFIX":    jsii.String(cfg.IndexPrefix),
-		"TOOL_RAG_INDEX_REFRESH":   jsii.String(strconv.Itoa(cfg.IndexRefreshSeconds)),
-		"TOOL_RAG_EMBEDDER":        jsii.String(cfg.Embedder.Kind),
-		"TOOL_RAG_RERANKER":        jsii.String(cfg.Reranker.Kind),
-		"TOOL_RAG_SECRETS_PREFIX":  jsii.String(cfg.SecretsPrefix),
-		"MCP_GATEWAY_MCP_PATH":     jsii.String(cfg.McpPath),
+		"TOOL_RAG_TOOLS_TABLE":    tools.TableName(),
+		"TOOL_RAG_KEYS_TABLE":     keys.TableName(),
+		"TOOL_RAG_REGISTRY_TABLE": registry.TableName(),
+		"TOOL_RAG_SESSIONS_TABLE": sessions.TableName(),
+		"TOOL_RAG_INDEX_BUCKET":   bucket.BucketName(),
+		"TOOL_RAG_INDEX_PREFIX":   jsii.String(cfg.IndexPrefix),
+		"TOOL_RAG_INDEX_REFRESH":  jsii.String(strconv.Itoa(cfg.IndexRefreshSeconds)),
+		"TOOL_RAG_EMBEDDER":       jsii.String(cfg.Embedder.Kind),
+		"TOOL_RAG_RERANKER":       jsii.String(cfg.Reranker.Kind),
+		"TOOL_RAG_SECRETS_PREFIX": jsii.String(cfg.SecretsPrefix),
+		"MCP_GATEWAY_MCP_PATH":    jsii.String(cfg.McpPath),
 	}
 	switch cfg.Embedder.Kind {
 	case "bedrock":
@@ -288,7 +288,10 @@ func NewGatewayStack(scope constructs.Construct, id string, props *StackProps) (
 	tools.GrantReadWriteData(syncFn)
 	registry.GrantReadData(syncFn)
 
-	registry.GrantReadWriteData(health)
+	// health records each server's status with UpdateItem on its registry
+	// item; it never creates or deletes entries.
+	registry.GrantReadData(health)
+	registry.Grant(health, jsii.String("dynamodb:UpdateItem"))
 
 	objects := bucket.ArnForObjects(jsii.String(cfg.IndexPrefix + "*"))
 	listIndex := func(fn awslambda.Function) {
@@ -539,10 +542,14 @@ func addServerService(stack awscdk.Stack, cfg Config, s Server, cluster awsecs.C
 		Cluster:        cluster,
 		TaskDefinition: task,
 		DesiredCount:   jsii.Number(float64(cfg.Fargate.DesiredCount)),
-		VpcSubnets:     subnets,
-		SecurityGroups: &[]awsec2.ISecurityGroup{sg},
-		AssignPublicIp: jsii.Bool(false),
-		CircuitBreaker: &awsecs.DeploymentCircuitBreaker{Rollback: jsii.Bool(true)},
+		// Start the new task before stopping the old one: a server with one
+		// task stays reachable during deploys.
+		MinHealthyPercent: jsii.Number(100),
+		MaxHealthyPercent: jsii.Number(200),
+		VpcSubnets:        subnets,
+		SecurityGroups:    &[]awsec2.ISecurityGroup{sg},
+		AssignPublicIp:    jsii.Bool(false),
+		CircuitBreaker:    &awsecs.DeploymentCircuitBreaker{Rollback: jsii.Bool(true)},
 		CloudMapOptions: &awsecs.CloudMapOptions{
 			Name: jsii.String(s.Host), CloudMapNamespace: ns,
 			DnsRecordType: awsservicediscovery.DnsRecordType_A, DnsTtl: awscdk.Duration_Seconds(jsii.Number(10)),
