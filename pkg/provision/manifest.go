@@ -477,7 +477,7 @@ func (p *parser) validate() {
 		}
 	case KindDocker:
 		p.validateTransport(TransportStreamableHTTP, TransportStreamableHTTP, TransportSSE)
-		if m.Port == 0 && p.vals["port"] == nil {
+		if m.Port == 0 && isNull(p.vals["port"]) {
 			p.errorf(m.line("port"), "kind docker needs port (the port the server listens on inside the container)")
 		}
 		if m.Path == "" {
