@@ -1,0 +1,73 @@
+// Package indexpub publishes a vector index and its metadata to a blob store
+// and loads it back, atomically: the index and meta blobs are uploaded under
+// content-addressed keys, then a small pointer object (current.json) is
+// switched with a conditional write. Readers follow the pointer, so they see
+// the old index or the new one, never a mix, and a publisher that crashes
+// before the switch leaves the old index in force.
+//
+// The blob store is a Bucket: DirBucket (a local directory) here, S3 in the
+// AWS deployment. Layout under a prefix:
+//
+//	<prefix>current.json             the Pointer
+//	<prefix>indexes/<sha256>.faiss   faiss IndexIDMap(IndexFlatIP) bytes
+//	<prefix>indexes/<sha256>.json    vindex.Meta
+//
+// where <sha256> is the hex SHA-256 of the .faiss bytes.
+package indexpub
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// Errors a Bucket returns, wrapped.
+var (
+	// ErrNotExist: the object does not exist.
+	ErrNotExist = errors.New("indexpub: object does not exist")
+	// ErrNotModified: Get's ifNoneMatch equals the object's ETag.
+	ErrNotModified = errors.New("indexpub: object not modified")
+	// ErrPrecondition: a conditional Put lost to another writer.
+	ErrPrecondition = errors.New("indexpub: precondition failed")
+)
+
+// Bucket is the blob store an index is published to. Keys are
+// slash-separated; ETags are opaque strings that change whenever the
+// content does.
+type Bucket interface {
+	// Get returns an object and its ETag. When ifNoneMatch is not empty and
+	// equals the current ETag, it returns an error wrapping ErrNotModified
+	// instead of the body. A missing object gives an error wrapping
+	// ErrNotExist.
+	Get(ctx context.Context, key, ifNoneMatch string) (body []byte, etag string, err error)
+	// Put stores an object atomically (readers see the old or the new
+	// content, never a part) and returns its new ETag. With cond.IfMatch it
+	// succeeds only if the object's ETag is still cond.IfMatch; with
+	// cond.IfNoneMatch only if the object does not exist. A failed
+	// condition gives an error wrapping ErrPrecondition (an implementation
+	// may report an IfMatch on a missing object as ErrNotExist instead).
+	Put(ctx context.Context, key string, body []byte, cond Cond) (etag string, err error)
+}
+
+// Cond is the condition of a Put. The zero Cond writes unconditionally.
+type Cond struct {
+	IfMatch     string // write only if the current ETag equals this
+	IfNoneMatch bool   // write only if the object does not exist (create)
+}
+
+// Lister is implemented by buckets that can enumerate and delete objects;
+// Publisher.Prune needs it. (S3 deployments expire old blobs with lifecycle
+// rules instead.)
+type Lister interface {
+	// List returns the objects whose keys start with prefix.
+	List(ctx context.Context, prefix string) ([]ObjectInfo, error)
+	// Delete removes an object; deleting a missing object is not an error.
+	Delete(ctx context.Context, key string) error
+}
+
+// ObjectInfo describes one object returned by List.
+type ObjectInfo struct {
+	Key     string
+	Size    int64
+	ModTime time.Time
+}

@@ -1,0 +1,231 @@
+package indexpub
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+	"sync"
+)
+
+// lockName is the lock file that serialises Puts across processes.
+const lockName = ".indexpub.lock"
+
+// DirBucket is a Bucket (and Lister) over a local directory, one file per
+// key. A Put writes a temporary file in the target folder, fsyncs it and
+// renames it over the key (atomic on POSIX file systems), then fsyncs the
+// folder. The ETag is the hex SHA-256 of the content. Puts are serialised
+// by an in-process mutex and, across processes, by flock(2) on
+// <dir>/.indexpub.lock, so two gateways sharing a folder cannot interleave a
+// conditional check and a rename.
+//
+// Keys are slash-separated relative paths without backslashes; no element
+// may be empty, "." or "..", or start with a dot (dot names are the bucket's own temporary and
+// lock files).
+type DirBucket struct {
+	dir string
+	mu  sync.Mutex
+}
+
+// NewDirBucket returns a bucket storing objects under dir, which is created
+// on the first Put.
+func NewDirBucket(dir string) *DirBucket { return &DirBucket{dir: dir} }
+
+// Dir returns the bucket's directory.
+func (b *DirBucket) Dir() string { return b.dir }
+
+// ETag returns the ETag DirBucket gives body: its hex SHA-256.
+func ETag(body []byte) string { return sha256Hex(body) }
+
+func sha256Hex(b []byte) string {
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+func (b *DirBucket) path(key string) (string, error) {
+	if key == "" || !fs.ValidPath(key) || key == "." || strings.ContainsRune(key, '\\') {
+		return "", fmt.Errorf("indexpub: invalid key %q: want a relative slash-separated path", key)
+	}
+	for _, el := range strings.Split(key, "/") {
+		if strings.HasPrefix(el, ".") {
+			return "", fmt.Errorf("indexpub: invalid key %q: path elements must not start with a dot", key)
+		}
+	}
+	return filepath.Join(b.dir, filepath.FromSlash(key)), nil
+}
+
+// Get implements Bucket.
+func (b *DirBucket) Get(ctx context.Context, key, ifNoneMatch string) ([]byte, string, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, "", err
+	}
+	p, err := b.path(key)
+	if err != nil {
+		return nil, "", err
+	}
+	body, err := os.ReadFile(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, "", fmt.Errorf("%w: %s", ErrNotExist, p)
+	}
+	if err != nil {
+		return nil, "", fmt.Errorf("indexpub: reading %s: %w", p, err)
+	}
+	etag := ETag(body)
+	if ifNoneMatch != "" && ifNoneMatch == etag {
+		return nil, etag, fmt.Errorf("%w: %s", ErrNotModified, p)
+	}
+	return body, etag, nil
+}
+
+// Put implements Bucket.
+func (b *DirBucket) Put(ctx context.Context, key string, body []byte, cond Cond) (string, error) {
+	if err := ctx.Err(); err != nil {
+		return "", err
+	}
+	p, err := b.path(key)
+	if err != nil {
+		return "", err
+	}
+	parent := filepath.Dir(p)
+	if err := os.MkdirAll(parent, 0o755); err != nil {
+		return "", fmt.Errorf("indexpub: creating %s: %w", parent, err)
+	}
+	tmp, err := writeTemp(parent, body)
+	if err != nil {
+		return "", err
+	}
+	defer os.Remove(tmp) // no-op once renamed
+
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	unlock, err := lockDir(filepath.Join(b.dir, lockName))
+	if err != nil {
+		return "", err
+	}
+	defer unlock()
+
+	if cond.IfMatch != "" || cond.IfNoneMatch {
+		cur, err := os.ReadFile(p)
+		exists := err == nil
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return "", fmt.Errorf("indexpub: reading %s: %w", p, err)
+		}
+		switch {
+		case cond.IfNoneMatch && exists:
+			return "", fmt.Errorf("%w: %s already exists", ErrPrecondition, p)
+		case cond.IfMatch != "" && !exists:
+			return "", fmt.Errorf("%w: %s no longer exists", ErrPrecondition, p)
+		case cond.IfMatch != "" && ETag(cur) != cond.IfMatch:
+			return "", fmt.Errorf("%w: %s changed since it was read", ErrPrecondition, p)
+		}
+	}
+	if err := os.Rename(tmp, p); err != nil {
+		return "", fmt.Errorf("indexpub: replacing %s: %w", p, err)
+	}
+	if err := syncDir(parent); err != nil {
+		return "", err
+	}
+	return ETag(body), nil
+}
+
+func writeTemp(dir string, body []byte) (string, error) {
+	f, err := os.CreateTemp(dir, ".tmp-*")
+	if err != nil {
+		return "", fmt.Errorf("indexpub: creating a temporary file in %s: %w", dir, err)
+	}
+	_, err = f.Write(body)
+	if err == nil {
+		err = f.Sync()
+	}
+	if err == nil {
+		err = f.Chmod(0o644)
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(f.Name())
+		return "", fmt.Errorf("indexpub: writing %s: %w", f.Name(), err)
+	}
+	return f.Name(), nil
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return fmt.Errorf("indexpub: opening %s to sync it: %w", dir, err)
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil && !errors.Is(err, errors.ErrUnsupported) {
+		return fmt.Errorf("indexpub: syncing %s: %w", dir, err)
+	}
+	return nil
+}
+
+// List implements Lister. Keys are returned in lexical order; the bucket's
+// own dot files are skipped.
+func (b *DirBucket) List(ctx context.Context, prefix string) ([]ObjectInfo, error) {
+	var out []ObjectInfo
+	err := filepath.WalkDir(b.dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) && p == b.dir {
+				return fs.SkipAll
+			}
+			return err
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if strings.HasPrefix(d.Name(), ".") && p != b.dir {
+			if d.IsDir() {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		if d.IsDir() {
+			return nil
+		}
+		rel, err := filepath.Rel(b.dir, p)
+		if err != nil {
+			return err
+		}
+		key := filepath.ToSlash(rel)
+		if !strings.HasPrefix(key, prefix) {
+			return nil
+		}
+		info, err := d.Info()
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil // deleted meanwhile
+		}
+		if err != nil {
+			return err
+		}
+		out = append(out, ObjectInfo{Key: key, Size: info.Size(), ModTime: info.ModTime()})
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("indexpub: listing %s: %w", path.Join(b.dir, prefix), err)
+	}
+	return out, nil
+}
+
+// Delete implements Lister.
+func (b *DirBucket) Delete(ctx context.Context, key string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	p, err := b.path(key)
+	if err != nil {
+		return err
+	}
+	if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("indexpub: deleting %s: %w", p, err)
+	}
+	return nil
+}

@@ -1,0 +1,284 @@
+package indexpub
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/toolrag/mcp-gateway/pkg/vindex"
+)
+
+// ErrStale is wrapped by Publish when the published index is newer (by
+// BuiltAt) than the one being published, which is then left unpublished.
+var ErrStale = errors.New("indexpub: a newer index is already published")
+
+// PointerKey is the name of the pointer object under a prefix.
+const PointerKey = "current.json"
+
+// Pointer is the content of <prefix>current.json: which index is current.
+// Index and Meta are keys relative to the prefix.
+type Pointer struct {
+	Index   string    `json:"index"`
+	Meta    string    `json:"meta"`
+	SHA256  string    `json:"sha256"` // hex SHA-256 of the index bytes
+	BuiltAt time.Time `json:"built_at"`
+	ModelID string    `json:"model_id"`
+	Dim     int       `json:"dim"`
+	Count   int       `json:"count"`
+}
+
+// newerThan reports whether p must not be replaced by q: p was built later,
+// or at the same instant with a larger hash (a deterministic tie-break).
+func (p Pointer) newerThan(q Pointer) bool {
+	if !p.BuiltAt.Equal(q.BuiltAt) {
+		return p.BuiltAt.After(q.BuiltAt)
+	}
+	return p.SHA256 > q.SHA256
+}
+
+func parsePointer(body []byte, where string) (Pointer, error) {
+	var p Pointer
+	if err := json.Unmarshal(body, &p); err != nil {
+		return Pointer{}, fmt.Errorf("%w: pointer %s is not valid JSON: %v", vindex.ErrCorrupt, where, err)
+	}
+	if p.Index == "" || p.Meta == "" || p.SHA256 == "" {
+		return Pointer{}, fmt.Errorf("%w: pointer %s lacks index, meta or sha256", vindex.ErrCorrupt, where)
+	}
+	return p, nil
+}
+
+// Publisher publishes indexes under a prefix of a Bucket. Its exported
+// fields tune it; the zero values select the defaults. A Publisher is safe
+// for concurrent use, and any number of publishers (in any number of
+// processes) may share a prefix.
+type Publisher struct {
+	b      Bucket
+	prefix string
+
+	// MaxAttempts bounds how many times Publish re-reads the pointer after
+	// losing a conditional write to another publisher (default 10).
+	MaxAttempts int
+	// PruneGrace protects recent blobs from Prune: blobs written less than
+	// this long ago are kept, because a publisher may be about to point at
+	// them or a reader may be fetching them (default 10 minutes).
+	PruneGrace time.Duration
+	// Now is the clock for defaults (BuiltAt, PruneGrace); nil means
+	// time.Now.
+	Now func() time.Time
+}
+
+// NewPublisher returns a publisher writing under prefix in b. prefix is
+// prepended to every key as is, so it normally ends in "/" (or is empty).
+func NewPublisher(b Bucket, prefix string) *Publisher {
+	return &Publisher{b: b, prefix: prefix}
+}
+
+func (p *Publisher) now() time.Time {
+	if p.Now != nil {
+		return p.Now()
+	}
+	return time.Now()
+}
+
+// blobKeys returns the keys (relative to the prefix) of the index and meta
+// blobs of the index with the given hash.
+func blobKeys(sha string) (index, meta string) {
+	return "indexes/" + sha + ".faiss", "indexes/" + sha + ".json"
+}
+
+// Publish uploads ix and meta and makes them current. meta must map every
+// vector id of ix to a tool id (vindex.Meta.Check) and name the embedding
+// model; Publish fills in Dim, Count, IndexSHA256 and, when zero, BuiltAt.
+//
+// The blobs go to content-addressed keys first; then the pointer is switched
+// with a conditional write. When another publisher switched it meanwhile,
+// Publish re-reads it and retries, up to MaxAttempts times. It never
+// replaces a newer build (by BuiltAt): it returns the current pointer and an
+// error wrapping ErrStale instead. Publishing the pointer's own build again
+// is a no-op.
+func (p *Publisher) Publish(ctx context.Context, ix *vindex.Index, meta vindex.Meta) (Pointer, error) {
+	ptr, err := p.upload(ctx, ix, meta)
+	if err != nil {
+		return Pointer{}, err
+	}
+	return p.switchPointer(ctx, ptr)
+}
+
+// upload writes the index and meta blobs and returns the pointer that would
+// make them current.
+func (p *Publisher) upload(ctx context.Context, ix *vindex.Index, meta vindex.Meta) (Pointer, error) {
+	if ix == nil {
+		return Pointer{}, errors.New("indexpub: no index to publish")
+	}
+	if meta.ModelID == "" {
+		return Pointer{}, errors.New("indexpub: meta.ModelID is empty; set it to the embedder's ModelID() so a model change is detected")
+	}
+	meta.Dim, meta.Count = ix.Dim(), ix.Len()
+	if err := meta.Check(ix); err != nil {
+		return Pointer{}, fmt.Errorf("indexpub: meta does not describe the index: %w", err)
+	}
+	if meta.BuiltAt.IsZero() {
+		meta.BuiltAt = p.now()
+	}
+	meta.BuiltAt = meta.BuiltAt.UTC()
+
+	var buf bytes.Buffer
+	if _, err := ix.WriteTo(&buf); err != nil {
+		return Pointer{}, fmt.Errorf("indexpub: encoding the index: %w", err)
+	}
+	meta.IndexSHA256 = sha256Hex(buf.Bytes())
+	metaBody, err := json.Marshal(meta)
+	if err != nil {
+		return Pointer{}, fmt.Errorf("indexpub: encoding the meta: %w", err)
+	}
+	indexKey, metaKey := blobKeys(meta.IndexSHA256)
+	// Content-addressed, so unconditional writes are safe and repair a
+	// damaged blob.
+	if _, err := p.b.Put(ctx, p.prefix+indexKey, buf.Bytes(), Cond{}); err != nil {
+		return Pointer{}, fmt.Errorf("indexpub: uploading the index: %w", err)
+	}
+	if _, err := p.b.Put(ctx, p.prefix+metaKey, metaBody, Cond{}); err != nil {
+		return Pointer{}, fmt.Errorf("indexpub: uploading the index meta: %w", err)
+	}
+	return Pointer{
+		Index: indexKey, Meta: metaKey, SHA256: meta.IndexSHA256, BuiltAt: meta.BuiltAt,
+		ModelID: meta.ModelID, Dim: meta.Dim, Count: meta.Count,
+	}, nil
+}
+
+// switchPointer makes ptr current unless a newer build is.
+func (p *Publisher) switchPointer(ctx context.Context, ptr Pointer) (Pointer, error) {
+	body, err := json.Marshal(ptr)
+	if err != nil {
+		return Pointer{}, fmt.Errorf("indexpub: encoding the pointer: %w", err)
+	}
+	key := p.prefix + PointerKey
+	attempts := p.MaxAttempts
+	if attempts <= 0 {
+		attempts = 10
+	}
+	for attempt := range attempts {
+		if attempt > 0 {
+			// Back off a little (1, 2, 4 ... ms, at most 50) so that a
+			// crowd of publishers does not spin on the pointer.
+			select {
+			case <-ctx.Done():
+				return Pointer{}, ctx.Err()
+			case <-time.After(min(time.Millisecond<<attempt, 50*time.Millisecond)):
+			}
+		}
+		cond := Cond{IfNoneMatch: true}
+		curBody, etag, err := p.b.Get(ctx, key, "")
+		switch {
+		case err == nil:
+			cur, err := parsePointer(curBody, key)
+			if err != nil {
+				return Pointer{}, fmt.Errorf("indexpub: %w; delete it to publish again", err)
+			}
+			if cur.SHA256 == ptr.SHA256 && cur.BuiltAt.Equal(ptr.BuiltAt) {
+				return cur, nil
+			}
+			if cur.newerThan(ptr) {
+				return cur, fmt.Errorf("%w: the current index was built at %s, this one at %s; it stays unpublished",
+					ErrStale, cur.BuiltAt.Format(time.RFC3339Nano), ptr.BuiltAt.Format(time.RFC3339Nano))
+			}
+			cond = Cond{IfMatch: etag}
+		case errors.Is(err, ErrNotExist):
+		default:
+			return Pointer{}, fmt.Errorf("indexpub: reading the pointer: %w", err)
+		}
+		_, err = p.b.Put(ctx, key, body, cond)
+		switch {
+		case err == nil:
+			return ptr, nil
+		case errors.Is(err, ErrPrecondition), errors.Is(err, ErrNotExist):
+			continue // another publisher got there first: look again
+		default:
+			return Pointer{}, fmt.Errorf("indexpub: switching the pointer: %w", err)
+		}
+	}
+	return Pointer{}, fmt.Errorf("indexpub: the pointer %s changed under each of %d attempts to switch it; giving up", key, attempts)
+}
+
+// Prune deletes the blobs of old index versions under the prefix, keeping
+// the current one, the keep most recent ones (keep counts the current one)
+// and any written within PruneGrace. It returns how many versions it
+// deleted. It needs a bucket that implements Lister; on S3 use lifecycle
+// rules instead.
+func (p *Publisher) Prune(ctx context.Context, keep int) (int, error) {
+	l, ok := p.b.(Lister)
+	if !ok {
+		return 0, fmt.Errorf("indexpub: %T cannot list objects; expire old indexes with the store's lifecycle rules: %w", p.b, errors.ErrUnsupported)
+	}
+	keep = max(keep, 1)
+	current := ""
+	if body, _, err := p.b.Get(ctx, p.prefix+PointerKey, ""); err == nil {
+		if ptr, err := parsePointer(body, PointerKey); err == nil {
+			current = ptr.SHA256
+		}
+	} else if !errors.Is(err, ErrNotExist) {
+		return 0, fmt.Errorf("indexpub: reading the pointer: %w", err)
+	}
+	objs, err := l.List(ctx, p.prefix+"indexes/")
+	if err != nil {
+		return 0, err
+	}
+	type version struct {
+		sha    string
+		newest time.Time
+		keys   []string
+	}
+	bySHA := map[string]*version{}
+	for _, o := range objs {
+		rel := strings.TrimPrefix(o.Key, p.prefix+"indexes/")
+		if strings.Contains(rel, "/") {
+			continue
+		}
+		sha := strings.TrimSuffix(rel, path.Ext(rel))
+		v := bySHA[sha]
+		if v == nil {
+			v = &version{sha: sha}
+			bySHA[sha] = v
+		}
+		v.keys = append(v.keys, o.Key)
+		if o.ModTime.After(v.newest) {
+			v.newest = o.ModTime
+		}
+	}
+	var versions []*version
+	for _, v := range bySHA {
+		versions = append(versions, v)
+	}
+	slices.SortFunc(versions, func(a, b *version) int { return b.newest.Compare(a.newest) })
+	grace := p.PruneGrace
+	if grace == 0 {
+		grace = 10 * time.Minute
+	}
+	cutoff := p.now().Add(-grace)
+	kept, removed := 0, 0
+	if _, ok := bySHA[current]; ok {
+		kept = 1
+	}
+	for _, v := range versions {
+		if v.sha == current {
+			continue
+		}
+		if kept < keep || v.newest.After(cutoff) {
+			kept++
+			continue
+		}
+		for _, k := range v.keys {
+			if err := l.Delete(ctx, k); err != nil {
+				return removed, err
+			}
+		}
+		removed++
+	}
+	return removed, nil
+}
