@@ -3,11 +3,14 @@ package upstream
 import (
 	"context"
 	"errors"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptrace"
+	"net/url"
 	"regexp"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/mark3labs/mcp-go/client"
@@ -178,7 +181,7 @@ func (b *httpBackend) open() (*httpConn, *problem) {
 		return nil, newProblem(ErrUnavailable, err, format, args...)
 	}
 	if err := c.Start(connCtx); err != nil {
-		return fail(err, "could not connect to %s: %v", b.cfg.URL, unwrapTransport(err))
+		return fail(err, "could not connect to %s: %s", b.cfg.URL, netCause(err))
 	}
 	sctx, st := withCallState(ctx)
 	res, err := c.Initialize(sctx, initializeRequest())
@@ -195,7 +198,7 @@ func (b *httpBackend) open() (*httpConn, *problem) {
 			}
 			return nil, pp
 		}
-		return fail(err, "could not connect to %s: %v", b.cfg.URL, unwrapTransport(err))
+		return fail(err, "could not connect to %s: %s", b.cfg.URL, netCause(err))
 	}
 	info := serverInfo(res, c)
 	b.mu.Lock()
@@ -241,6 +244,7 @@ func (b *httpBackend) do(ctx context.Context, op string, idempotent bool, timeou
 		lost := lctx.Err() != nil && ctx.Err() == nil
 		lostCause := context.Cause(lctx)
 		prob := b.describe(callCtx, ctx, timeout, op, err, st, lost, lostCause)
+		timedOut := callCtx.Err() != nil && !lost
 		cancelCall()
 		cancelLost(nil)
 		if err == nil {
@@ -248,14 +252,18 @@ func (b *httpBackend) do(ctx context.Context, op string, idempotent bool, timeou
 		}
 
 		sessionGone := sessionRejected(err, st)
-		connFailed := lost || (st.sendErr != nil && !sessionGone && callCtx.Err() == nil)
+		connFailed := lost || (st.sendErr != nil && !sessionGone && !timedOut)
 		if sessionGone || connFailed {
 			b.drop(conn, errConnLost)
 		}
 		retry := attempt == 0 && ctx.Err() == nil && !errors.Is(prob, ErrResultTooLarge) &&
 			(sessionGone || (connFailed && (idempotent || !st.sent.Load())))
 		if retry {
-			b.log.Info("re-initialising the upstream session and retrying", "op", op, "reason", prob.msg)
+			reason := "the connection failed: " + netCause(err)
+			if sessionGone {
+				reason = "the server no longer knows the session"
+			}
+			b.log.Info("re-initialising the upstream session and retrying", "op", op, "reason", reason)
 			continue
 		}
 		return prob
@@ -284,7 +292,7 @@ func (b *httpBackend) describe(callCtx, parent context.Context, timeout time.Dur
 	if pp := describeAnswer(op, err, st, b.opts.MaxResultBytes); pp != nil {
 		return pp
 	}
-	return newProblem(ErrUnavailable, err, "could not reach %s: %v", b.cfg.URL, unwrapTransport(err))
+	return newProblem(ErrUnavailable, err, "could not reach %s: %s", b.cfg.URL, netCause(err))
 }
 
 // sessionWords matches the messages servers use for a forgotten session:
@@ -307,6 +315,26 @@ func sessionRejected(err error, st *callState) bool {
 		return true
 	}
 	return sessionWords.MatchString(err.Error())
+}
+
+// netCause words a transport failure without mcp-go's and net/http's
+// nested prefixes: "connection refused", "the connection closed before an
+// answer came".
+func netCause(err error) string {
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return "the connection closed before an answer came"
+	}
+	if errors.Is(err, syscall.ECONNREFUSED) {
+		return "connection refused"
+	}
+	if errors.Is(err, syscall.ECONNRESET) {
+		return "connection reset by the server"
+	}
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Err.Error()
+	}
+	return unwrapTransport(err).Error()
 }
 
 // unwrapTransport drops mcp-go's "transport error: " prefix.
