@@ -46,6 +46,7 @@ func TestGoldenFaissFiles(t *testing.T) {
 		{"flat_l2.faiss", ErrUnsupported, nil, ""},
 		{"idmap_l2.faiss", ErrUnsupported, nil, ""},
 		{"hnsw.faiss", ErrUnsupported, nil, ""},
+		{"ivf_ip.faiss", ErrUnsupported, nil, ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.file, func(t *testing.T) {
