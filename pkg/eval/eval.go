@@ -248,8 +248,10 @@ func DefaultAblation() []Config {
 		{Name: "+server", ServerWeight: 0.3},
 		{Name: "+decompose", Decompose: true},
 		{Name: "+decompose(max)", Decompose: true, Merge: retrieve.MergeMax},
+		{Name: "+decompose(rrf)", Decompose: true, Merge: retrieve.MergeRRF},
 		{Name: "+prf", PRF: true},
 		{Name: "+server+decompose", ServerWeight: 0.3, Decompose: true},
+		{Name: "+server+decompose(rrf)", ServerWeight: 0.3, Decompose: true, Merge: retrieve.MergeRRF},
 	}
 }
 

@@ -86,7 +86,7 @@ func (r *Retriever) feedback(snap *snapshot, cands map[*kdoc]*candidate, qterms 
 	for _, t := range qterms {
 		inQuery[t] = true
 	}
-	n := float64(len(snap.visible))
+	n := float64(snap.nVisible)
 	gain := map[string]float64{}
 	for _, c := range top {
 		for term, tf := range c.d.terms {
@@ -124,21 +124,17 @@ func (r *Retriever) feedback(snap *snapshot, cands map[*kdoc]*candidate, qterms 
 		weights[xs[i].t] = prfWeight
 	}
 	kws := snap.scoreWeighted(order, weights)
-	var maxKw float64
-	for _, ks := range kws {
-		maxKw = math.Max(maxKw, ks.score)
-	}
 	for _, c := range cands {
-		c.keyword, c.matched = 0, nil
+		c.keyword, c.kw, c.kwMask = 0, nil, 0
 	}
-	for d, ks := range kws {
-		c := cands[d]
+	for _, h := range kws.hits {
+		c := cands[h.d]
 		if c == nil {
-			c = &candidate{d: d}
-			cands[d] = c
+			c = &candidate{d: h.d}
+			cands[h.d] = c
 		}
-		c.keyword = ks.score / maxKw
-		c.matched = ks.matched
+		c.keyword = h.score / kws.max
+		c.kw, c.kwMask = kws, h.mask
 	}
 }
 

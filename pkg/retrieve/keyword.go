@@ -2,7 +2,6 @@ package retrieve
 
 import (
 	"math"
-	"sort"
 	"strings"
 	"sync"
 
@@ -72,8 +71,9 @@ type KeywordIndex struct {
 	byID    map[string]*kdoc
 	slots   []*kdoc // nil entries are free
 	free    []int
-	post    map[string]map[*kdoc]struct{}
+	post    map[string]map[*kdoc]*[numFields]uint16 // term → tools → field frequencies
 	servers map[string]catalog.Server
+	gen     uint64 // bumped by every Sync that changed something
 }
 
 // NewKeywordIndex returns an empty index using w as field boosts (the zero
@@ -85,7 +85,7 @@ func NewKeywordIndex(w FieldWeights) *KeywordIndex {
 	return &KeywordIndex{
 		weights: w,
 		byID:    map[string]*kdoc{},
-		post:    map[string]map[*kdoc]struct{}{},
+		post:    map[string]map[*kdoc]*[numFields]uint16{},
 		servers: map[string]catalog.Server{},
 	}
 }
@@ -156,6 +156,9 @@ func (ix *KeywordIndex) Sync(tools []catalog.Tool, servers []catalog.Server) (up
 		ix.add(d)
 		updated++
 	}
+	if updated+removed > 0 {
+		ix.gen++
+	}
 	return updated, removed
 }
 
@@ -202,13 +205,13 @@ func (ix *KeywordIndex) add(d *kdoc) {
 		ix.slots = append(ix.slots, d)
 	}
 	ix.byID[d.tool.ID] = d
-	for term := range d.terms {
+	for term, tf := range d.terms {
 		p := ix.post[term]
 		if p == nil {
-			p = map[*kdoc]struct{}{}
+			p = map[*kdoc]*[numFields]uint16{}
 			ix.post[term] = p
 		}
-		p[d] = struct{}{}
+		p[d] = tf
 	}
 }
 
@@ -249,11 +252,13 @@ func (ix *KeywordIndex) Server(id string) (catalog.Server, bool) {
 // the corpus statistics computed over them only, so that tools the caller
 // may not see influence neither the ranking nor the scores.
 type snapshot struct {
-	ix      *KeywordIndex
-	visible []*kdoc
-	allowed []bool // by slot
-	avgLen  [numFields]float64
-	// per server: visible tools
+	ix       *KeywordIndex
+	nVisible int
+	allowed  []bool // by slot
+	avgLen   [numFields]float64
+
+	// Per-server statistics over visible tools, computed on first use.
+	srvOnce  bool
 	byServer map[string][]*kdoc
 	srvLen   map[string]float64
 	avgSrv   float64
@@ -261,19 +266,42 @@ type snapshot struct {
 
 // view must be called with ix.mu held for reading.
 func (ix *KeywordIndex) view(allow func(catalog.Tool) bool) *snapshot {
-	s := &snapshot{ix: ix, allowed: make([]bool, len(ix.slots)), byServer: map[string][]*kdoc{}, srvLen: map[string]float64{}}
+	s := &snapshot{ix: ix, allowed: make([]bool, len(ix.slots))}
 	var sum [numFields]float64
 	for _, d := range ix.slots {
 		if d == nil || (allow != nil && !allow(d.tool)) {
 			continue
 		}
 		s.allowed[d.slot] = true
-		s.visible = append(s.visible, d)
-		s.byServer[d.tool.Server] = append(s.byServer[d.tool.Server], d)
-		var l float64
+		s.nVisible++
 		for f := range sum {
 			sum[f] += float64(d.lens[f])
-			if Field(f) != FieldServer {
+		}
+	}
+	if n := float64(s.nVisible); n > 0 {
+		for f := range sum {
+			s.avgLen[f] = sum[f] / n
+		}
+	}
+	return s
+}
+
+// servers computes the per-server statistics.
+func (s *snapshot) servers() {
+	if s.srvOnce {
+		return
+	}
+	s.srvOnce = true
+	s.byServer = map[string][]*kdoc{}
+	s.srvLen = map[string]float64{}
+	for _, d := range s.ix.slots {
+		if d == nil || !s.allowed[d.slot] {
+			continue
+		}
+		s.byServer[d.tool.Server] = append(s.byServer[d.tool.Server], d)
+		var l float64
+		for f := Field(0); f < numFields; f++ {
+			if f != FieldServer {
 				l += float64(d.lens[f])
 			}
 		}
@@ -282,12 +310,6 @@ func (ix *KeywordIndex) view(allow func(catalog.Tool) bool) *snapshot {
 		}
 		s.srvLen[d.tool.Server] += l
 	}
-	sort.Slice(s.visible, func(i, j int) bool { return s.visible[i].tool.ID < s.visible[j].tool.ID })
-	if n := float64(len(s.visible)); n > 0 {
-		for f := range sum {
-			s.avgLen[f] = sum[f] / n
-		}
-	}
 	if len(s.srvLen) > 0 {
 		var tot float64
 		for _, l := range s.srvLen {
@@ -295,13 +317,31 @@ func (ix *KeywordIndex) view(allow func(catalog.Tool) bool) *snapshot {
 		}
 		s.avgSrv = tot / float64(len(s.srvLen))
 	}
-	return s
 }
 
-// kwScore is the BM25F result for one tool.
-type kwScore struct {
-	score   float64
-	matched []string // query terms found in the tool
+// kwHit is the BM25F result for one tool.
+type kwHit struct {
+	d     *kdoc
+	score float64
+	mask  uint64 // bit i: query term i matched (first 64 terms)
+}
+
+// kwResult is the BM25F result for one query.
+type kwResult struct {
+	hits  []kwHit
+	terms []string // distinct query terms, in query order
+	max   float64
+}
+
+// matched lists the query terms whose bits are set in mask.
+func (r *kwResult) matched(mask uint64) []string {
+	var out []string
+	for i, t := range r.terms {
+		if i < 64 && mask&(1<<i) != 0 {
+			out = append(out, t)
+		}
+	}
+	return out
 }
 
 func idf(n, df float64) float64 {
@@ -310,7 +350,7 @@ func idf(n, df float64) float64 {
 
 // score computes BM25F for every visible tool matching at least one query
 // term. Duplicate query terms count once per occurrence.
-func (s *snapshot) score(qterms []string) map[*kdoc]*kwScore {
+func (s *snapshot) score(qterms []string) *kwResult {
 	counts, order := countTerms(qterms)
 	w := make(map[string]float64, len(counts))
 	for t, c := range counts {
@@ -320,13 +360,17 @@ func (s *snapshot) score(qterms []string) map[*kdoc]*kwScore {
 }
 
 // scoreWeighted is score with an explicit weight per query term.
-func (s *snapshot) scoreWeighted(order []string, weights map[string]float64) map[*kdoc]*kwScore {
-	out := map[*kdoc]*kwScore{}
-	n := float64(len(s.visible))
+func (s *snapshot) scoreWeighted(order []string, weights map[string]float64) *kwResult {
+	res := &kwResult{terms: order}
+	n := float64(s.nVisible)
 	if n == 0 {
-		return out
+		return res
 	}
-	for _, term := range order {
+	acc := make([]float64, len(s.ix.slots))
+	masks := make([]uint64, len(s.ix.slots))
+	var touched []int
+	var norm [numFields]float64
+	for ti, term := range order {
 		p := s.ix.post[term]
 		if len(p) == 0 {
 			continue
@@ -341,35 +385,44 @@ func (s *snapshot) scoreWeighted(order []string, weights map[string]float64) map
 			continue
 		}
 		w := idf(n, float64(df)) * weights[term]
-		for d := range p {
+		if w <= 0 {
+			continue
+		}
+		for f := range norm {
+			norm[f] = 0
+			if s.avgLen[f] > 0 {
+				norm[f] = bm25B / s.avgLen[f]
+			}
+		}
+		for d, tf := range p {
 			if !s.allowed[d.slot] {
 				continue
 			}
-			tf := d.terms[term]
 			var t float64
 			for f := Field(0); f < numFields; f++ {
 				if tf[f] == 0 || s.ix.weights[f] == 0 {
 					continue
 				}
-				norm := 1.0
-				if s.avgLen[f] > 0 {
-					norm = 1 - bm25B + bm25B*float64(d.lens[f])/s.avgLen[f]
-				}
-				t += s.ix.weights[f] * float64(tf[f]) / norm
+				t += s.ix.weights[f] * float64(tf[f]) / (1 - bm25B + norm[f]*float64(d.lens[f]))
 			}
 			if t == 0 {
 				continue
 			}
-			ks := out[d]
-			if ks == nil {
-				ks = &kwScore{}
-				out[d] = ks
+			if acc[d.slot] == 0 {
+				touched = append(touched, d.slot)
 			}
-			ks.score += w * t / (bm25K1 + t)
-			ks.matched = append(ks.matched, term)
+			acc[d.slot] += w * t / (bm25K1 + t)
+			if ti < 64 {
+				masks[d.slot] |= 1 << ti
+			}
 		}
 	}
-	return out
+	res.hits = make([]kwHit, 0, len(touched))
+	for _, slot := range touched {
+		res.hits = append(res.hits, kwHit{d: s.ix.slots[slot], score: acc[slot], mask: masks[slot]})
+		res.max = math.Max(res.max, acc[slot])
+	}
+	return res
 }
 
 // df returns the number of visible tools containing term.
@@ -387,6 +440,7 @@ func (s *snapshot) df(term string) int {
 // visible tools' text (all fields, unweighted) — the coarse level of
 // two-level retrieval. Servers without a visible tool are not scored.
 func (s *snapshot) scoreServers(qterms []string) map[string]float64 {
+	s.servers()
 	out := map[string]float64{}
 	n := float64(len(s.byServer))
 	if n == 0 {
@@ -397,11 +451,10 @@ func (s *snapshot) scoreServers(qterms []string) map[string]float64 {
 		p := s.ix.post[term]
 		tfs := map[string]float64{}
 		srvField := map[string]float64{}
-		for d := range p {
+		for d, tf := range p {
 			if !s.allowed[d.slot] {
 				continue
 			}
-			tf := d.terms[term]
 			srv := d.tool.Server
 			tfs[srv] += 0 // present
 			for f := Field(0); f < numFields; f++ {

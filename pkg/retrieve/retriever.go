@@ -63,16 +63,18 @@ const (
 const (
 	MergeRoundRobin = "roundrobin"
 	MergeMax        = "max"
+	MergeRRF        = "rrf" // reciprocal-rank fusion of the rankings
 )
 
 // Limits.
 const (
-	DefaultTopK   = 5
-	MaxTopK       = 100
-	MaxRerankPool = 50
-	rrfK          = 60.0
-	maxSubQueries = 6
-	maxQueryBytes = 8192
+	DefaultTopK       = 5
+	MaxTopK           = 100
+	MaxRerankPool     = 50
+	DefaultCandidates = 200
+	rrfK              = 60.0
+	maxSubQueries     = 6
+	maxQueryBytes     = 8192
 )
 
 // Config configures a Retriever. Tools is required; everything else is
@@ -97,12 +99,16 @@ type Config struct {
 	// Decompose splits multi-step requests ("... and then ...", numbered
 	// steps, "; ") into sub-queries whose rankings are merged with Merge.
 	Decompose bool
-	Merge     string // MergeRoundRobin (default) or MergeMax
+	Merge     string // MergeRoundRobin (default), MergeMax or MergeRRF
 	// PRF enables pseudo-relevance feedback: the best keyword terms of the
 	// first-pass top tools are added to the keyword query.
 	PRF bool
 
 	RerankPool int // shortlist size for the reranker, at most MaxRerankPool (default)
+	// Candidates is how many tools each of the dense and the keyword
+	// signal nominates per query (default 200); both signals are computed
+	// exactly for the union.
+	Candidates int
 
 	// StalePenalty is added to tools whose server was unreachable at the
 	// last sync (default -0.05); ScopePenalty to tools whose permission
@@ -124,9 +130,10 @@ type Retriever struct {
 	syncMu sync.Mutex
 	synced bool
 
-	keyMu   sync.RWMutex
-	keys    map[int64]string // vector id → tool id of keysFor
+	keyMu   sync.Mutex
+	keys    map[int64]*kdoc // vector id → keyword entry, for keysFor at keysGen
 	keysFor *vindex.Index
+	keysGen uint64
 }
 
 // New returns a Retriever. Call Sync after the catalog changes; the first
@@ -148,12 +155,15 @@ func New(cfg Config) (*Retriever, error) {
 	switch cfg.Merge {
 	case "":
 		cfg.Merge = MergeRoundRobin
-	case MergeRoundRobin, MergeMax:
+	case MergeRoundRobin, MergeMax, MergeRRF:
 	default:
-		return nil, fmt.Errorf("retrieve: unknown merge %q (want %q or %q)", cfg.Merge, MergeRoundRobin, MergeMax)
+		return nil, fmt.Errorf("retrieve: unknown merge %q (want %q, %q or %q)", cfg.Merge, MergeRoundRobin, MergeMax, MergeRRF)
 	}
 	if cfg.RerankPool <= 0 || cfg.RerankPool > MaxRerankPool {
 		cfg.RerankPool = MaxRerankPool
+	}
+	if cfg.Candidates <= 0 {
+		cfg.Candidates = DefaultCandidates
 	}
 	if cfg.ServerWeight < 0 {
 		cfg.ServerWeight = 0
@@ -228,8 +238,9 @@ type candidate struct {
 	d        *kdoc
 	semantic float64
 	hasSem   bool
-	keyword  float64 // normalised to [0,1]
-	matched  []string
+	keyword  float64   // normalised to [0,1]
+	kw       *kwResult // for the matched terms
+	kwMask   uint64
 	metadata float64
 	server   float64
 	penalty  float64
@@ -327,7 +338,7 @@ func (r *Retriever) denseIndex() *denseState {
 func (r *Retriever) rank(ctx context.Context, snap *snapshot, dense *denseState, query string, req Request, topK int) ([]*candidate, error) {
 	qterms := Terms(query)
 	kws := snap.score(qterms)
-	cands := make(map[*kdoc]*candidate, len(kws))
+	cands := make(map[*kdoc]*candidate, len(kws.hits))
 	get := func(d *kdoc) *candidate {
 		c := cands[d]
 		if c == nil {
@@ -336,18 +347,12 @@ func (r *Retriever) rank(ctx context.Context, snap *snapshot, dense *denseState,
 		}
 		return c
 	}
-	var maxKw float64
-	for _, ks := range kws {
-		maxKw = math.Max(maxKw, ks.score)
+	for _, h := range kws.hits {
+		c := get(h.d)
+		c.keyword = h.score / kws.max
+		c.kw, c.kwMask = kws, h.mask
 	}
-	for d, ks := range kws {
-		c := get(d)
-		if maxKw > 0 {
-			c.keyword = ks.score / maxKw
-		}
-		c.matched = ks.matched
-	}
-	if r.cfg.PRF && len(kws) > 0 {
+	if r.cfg.PRF && len(kws.hits) > 0 {
 		r.feedback(snap, cands, qterms)
 	}
 
@@ -358,17 +363,35 @@ func (r *Retriever) rank(ctx context.Context, snap *snapshot, dense *denseState,
 		}
 		byKey := r.keyMap(dense)
 		allow := func(id int64) bool {
-			toolID, ok := byKey[id]
-			if !ok {
-				return false
-			}
-			d := snap.ix.byID[toolID]
+			d := byKey[id]
 			return d != nil && snap.allowed[d.slot]
 		}
-		for _, h := range dense.ix.Search(qv, len(snap.visible), allow) {
-			d := snap.ix.byID[byKey[h.ID]]
-			c := get(d)
+		// Candidates: the dense shortlist plus the best keyword matches,
+		// each with both signals computed exactly.
+		for _, h := range dense.ix.Search(qv, min(snap.nVisible, r.cfg.Candidates), allow) {
+			c := get(byKey[h.ID])
 			c.semantic, c.hasSem = float64(h.Score), true
+		}
+		var kwOnly []*candidate
+		for _, c := range cands {
+			if !c.hasSem {
+				kwOnly = append(kwOnly, c)
+			}
+		}
+		sort.Slice(kwOnly, func(i, j int) bool {
+			if kwOnly[i].keyword != kwOnly[j].keyword {
+				return kwOnly[i].keyword > kwOnly[j].keyword
+			}
+			return kwOnly[i].d.tool.ID < kwOnly[j].d.tool.ID
+		})
+		for i, c := range kwOnly {
+			if i >= r.cfg.Candidates {
+				delete(cands, c.d)
+				continue
+			}
+			if v, ok := dense.ix.Vector(vindex.ToolKey(c.d.tool.ID)); ok && byKey[vindex.ToolKey(c.d.tool.ID)] == c.d {
+				c.semantic, c.hasSem = float64(vindex.Dot(qv, v)), true
+			}
 		}
 	}
 
@@ -463,25 +486,26 @@ func ranks(list []*candidate, sig func(*candidate) (float64, bool)) map[*candida
 	return out
 }
 
-// keyMap returns vector id → tool id for the index, cached per index build.
-func (r *Retriever) keyMap(dense *denseState) map[int64]string {
-	r.keyMu.RLock()
-	m, forIx := r.keys, r.keysFor
-	r.keyMu.RUnlock()
-	if m != nil && forIx == dense.ix {
-		return m
+// keyMap returns vector id → keyword index entry for the index, cached
+// per index build and keyword index generation. Must be called with the
+// keyword index read-locked.
+func (r *Retriever) keyMap(dense *denseState) map[int64]*kdoc {
+	r.keyMu.Lock()
+	defer r.keyMu.Unlock()
+	if r.keys != nil && r.keysFor == dense.ix && r.keysGen == r.kw.gen {
+		return r.keys
 	}
-	m = make(map[int64]string, len(dense.meta.IDs))
+	m := make(map[int64]*kdoc, len(dense.meta.IDs))
 	for k, id := range dense.meta.IDs {
 		n, err := strconv.ParseInt(k, 10, 64)
 		if err != nil {
 			continue
 		}
-		m[n] = id
+		if d := r.kw.byID[id]; d != nil {
+			m[n] = d
+		}
 	}
-	r.keyMu.Lock()
-	r.keys, r.keysFor = m, dense.ix
-	r.keyMu.Unlock()
+	r.keys, r.keysFor, r.keysGen = m, dense.ix, r.kw.gen
 	return m
 }
 
@@ -525,7 +549,7 @@ func (r *Retriever) reason(c *candidate) string {
 		parts = append(parts, fmt.Sprintf("semantic=%.3f", c.semantic))
 	}
 	if c.keyword > 0 {
-		parts = append(parts, fmt.Sprintf("keyword=%.3f [%s]", c.keyword, strings.Join(c.matched, " ")))
+		parts = append(parts, fmt.Sprintf("keyword=%.3f [%s]", c.keyword, strings.Join(c.kw.matched(c.kwMask), " ")))
 	} else {
 		parts = append(parts, "keyword=0")
 	}
@@ -572,6 +596,29 @@ func (r *Retriever) merge(lists [][]*candidate, topK int) []*candidate {
 	seen := map[string]bool{}
 	var out []*candidate
 	switch r.cfg.Merge {
+	case MergeRRF:
+		// Each list votes 1/(k+rank); the whole query counts as much as
+		// all sub-queries together so that it keeps the lead on ties.
+		votes := map[string]float64{}
+		first := map[string]*candidate{}
+		for li, l := range lists {
+			w := 1.0
+			if li == 0 {
+				w = float64(len(lists) - 1)
+			}
+			for rank, c := range l {
+				votes[c.d.tool.ID] += w * (rrfK + 1) / (rrfK + float64(rank+1))
+				if _, ok := first[c.d.tool.ID]; !ok {
+					first[c.d.tool.ID] = c
+				}
+			}
+		}
+		for id, c := range first {
+			cc := *c
+			cc.score = votes[id] / float64(2*(len(lists)-1))
+			out = append(out, &cc)
+		}
+		sortCandidates(out)
 	case MergeMax:
 		best := map[string]*candidate{}
 		for _, l := range lists {
