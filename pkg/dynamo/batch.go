@@ -1,0 +1,246 @@
+package dynamo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+)
+
+// DynamoDB limits.
+const (
+	maxBatchWrite   = 25                      // items per BatchWriteItem
+	maxBatchGet     = 100                     // keys per BatchGetItem
+	maxTransact     = 100                     // actions per TransactWriteItems
+	maxTransactSize = 4 << 20                 // bytes per TransactWriteItems
+	maxItemSize     = 400 << 10               // bytes per item
+	txSizeBudget    = maxTransactSize * 7 / 8 // leave room for our size estimate's error
+)
+
+type item = map[string]types.AttributeValue
+
+// backoff sleeps before retry attempt n (0-based) with full jitter, capped.
+func backoff(ctx context.Context, n int) error {
+	d := 20 * time.Millisecond << min(n, 6)
+	if d > time.Second {
+		d = time.Second
+	}
+	d = time.Duration(rand.Int64N(int64(d)) + 1)
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// batchWrite writes requests in batches of 25, re-sending UnprocessedItems
+// with backoff until all are done or ctx ends.
+func batchWrite(ctx context.Context, c *dynamodb.Client, table string, reqs []types.WriteRequest, unprocessed *atomic.Int64) error {
+	for len(reqs) > 0 {
+		n := min(len(reqs), maxBatchWrite)
+		pending := map[string][]types.WriteRequest{table: reqs[:n]}
+		reqs = reqs[n:]
+		for attempt := 0; len(pending[table]) > 0; attempt++ {
+			out, err := c.BatchWriteItem(ctx, &dynamodb.BatchWriteItemInput{RequestItems: pending})
+			if err != nil {
+				return fmt.Errorf("batch write to %s: %w", table, err)
+			}
+			pending = out.UnprocessedItems
+			if len(pending[table]) == 0 {
+				break
+			}
+			if unprocessed != nil {
+				unprocessed.Add(1)
+			}
+			if err := backoff(ctx, attempt); err != nil {
+				return fmt.Errorf("batch write to %s: %d items unprocessed: %w", table, len(pending[table]), err)
+			}
+		}
+	}
+	return nil
+}
+
+// batchGet reads keys (consistently) in batches of 100, re-requesting
+// UnprocessedKeys with backoff. Missing items are simply absent.
+func batchGet(ctx context.Context, c *dynamodb.Client, table string, keys []item, projection string, names map[string]string, unprocessed *atomic.Int64) ([]item, error) {
+	var out []item
+	for len(keys) > 0 {
+		n := min(len(keys), maxBatchGet)
+		ka := &types.KeysAndAttributes{Keys: keys[:n], ConsistentRead: aws.Bool(true)}
+		if projection != "" {
+			ka.ProjectionExpression = aws.String(projection)
+			ka.ExpressionAttributeNames = names
+		}
+		pending := map[string]types.KeysAndAttributes{table: *ka}
+		keys = keys[n:]
+		for attempt := 0; ; attempt++ {
+			res, err := c.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{RequestItems: pending})
+			if err != nil {
+				return nil, fmt.Errorf("batch read from %s: %w", table, err)
+			}
+			out = append(out, res.Responses[table]...)
+			left, ok := res.UnprocessedKeys[table]
+			if !ok || len(left.Keys) == 0 {
+				break
+			}
+			pending = map[string]types.KeysAndAttributes{table: left}
+			if unprocessed != nil {
+				unprocessed.Add(1)
+			}
+			if err := backoff(ctx, attempt); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return out, nil
+}
+
+// queryAll runs a Query to the last page.
+func queryAll(ctx context.Context, c *dynamodb.Client, in *dynamodb.QueryInput) ([]item, error) {
+	var out []item
+	p := dynamodb.NewQueryPaginator(c, in)
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("query %s: %w", aws.ToString(in.TableName), err)
+		}
+		out = append(out, page.Items...)
+	}
+	return out, nil
+}
+
+// scanAll runs a Scan to the last page.
+func scanAll(ctx context.Context, c *dynamodb.Client, in *dynamodb.ScanInput) ([]item, error) {
+	var out []item
+	p := dynamodb.NewScanPaginator(c, in)
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("scan %s: %w", aws.ToString(in.TableName), err)
+		}
+		out = append(out, page.Items...)
+	}
+	return out, nil
+}
+
+// txOutcome classifies a TransactWriteItems error: conflict means a
+// condition failed or another transaction touched the same items, so the
+// caller should re-read and retry; reasons holds the per-action codes.
+func txOutcome(err error) (conflict bool, reasons []string) {
+	var tce *types.TransactionCanceledException
+	if !errors.As(err, &tce) {
+		var ccf *types.ConditionalCheckFailedException
+		if errors.As(err, &ccf) {
+			return true, nil
+		}
+		var tc *types.TransactionConflictException
+		return errors.As(err, &tc), nil
+	}
+	for _, r := range tce.CancellationReasons {
+		code := aws.ToString(r.Code)
+		reasons = append(reasons, code)
+		if code == "ConditionalCheckFailed" || code == "TransactionConflict" {
+			conflict = true
+		}
+	}
+	if len(tce.CancellationReasons) == 0 {
+		conflict = true
+	}
+	return conflict, reasons
+}
+
+func isConditionFailed(err error) bool {
+	var ccf *types.ConditionalCheckFailedException
+	return errors.As(err, &ccf)
+}
+
+// itemSize estimates the stored size of an item: attribute names plus
+// values, as DynamoDB counts them (close enough to stay under the limits).
+func itemSize(it item) int {
+	n := 0
+	for k, v := range it {
+		n += len(k) + avSize(v)
+	}
+	return n
+}
+
+func avSize(v types.AttributeValue) int {
+	switch v := v.(type) {
+	case *types.AttributeValueMemberS:
+		return len(v.Value)
+	case *types.AttributeValueMemberN:
+		return len(v.Value)/2 + 1
+	case *types.AttributeValueMemberB:
+		return len(v.Value)
+	case *types.AttributeValueMemberBOOL, *types.AttributeValueMemberNULL:
+		return 1
+	case *types.AttributeValueMemberSS:
+		n := 0
+		for _, s := range v.Value {
+			n += len(s)
+		}
+		return n
+	case *types.AttributeValueMemberL:
+		n := 3
+		for _, e := range v.Value {
+			n += 1 + avSize(e)
+		}
+		return n
+	case *types.AttributeValueMemberM:
+		n := 3
+		for k, e := range v.Value {
+			n += 1 + len(k) + avSize(e)
+		}
+		return n
+	}
+	return 8
+}
+
+func avS(v string) *types.AttributeValueMemberS { return &types.AttributeValueMemberS{Value: v} }
+
+func avN(v int64) *types.AttributeValueMemberN {
+	return &types.AttributeValueMemberN{Value: strconv.FormatInt(v, 10)}
+}
+
+func avBool(v bool) *types.AttributeValueMemberBOOL { return &types.AttributeValueMemberBOOL{Value: v} }
+
+// getS returns a string attribute ("" when absent or not a string).
+func getS(it item, k string) string {
+	if v, ok := it[k].(*types.AttributeValueMemberS); ok {
+		return v.Value
+	}
+	return ""
+}
+
+// getN returns a number attribute as int64 (0 when absent or malformed).
+func getN(it item, k string) int64 {
+	if v, ok := it[k].(*types.AttributeValueMemberN); ok {
+		i, err := strconv.ParseInt(v.Value, 10, 64)
+		if err == nil {
+			return i
+		}
+		f, err := strconv.ParseFloat(v.Value, 64)
+		if err == nil {
+			return int64(f)
+		}
+	}
+	return 0
+}
+
+// getBool returns a boolean attribute (false when absent).
+func getBool(it item, k string) bool {
+	if v, ok := it[k].(*types.AttributeValueMemberBOOL); ok {
+		return v.Value
+	}
+	return false
+}
