@@ -22,6 +22,7 @@ import (
 
 	"github.com/toolrag/mcp-gateway/pkg/catalog"
 	"github.com/toolrag/mcp-gateway/pkg/embed"
+	"github.com/toolrag/mcp-gateway/pkg/indexpub"
 	"github.com/toolrag/mcp-gateway/pkg/vindex"
 )
 
@@ -57,12 +58,19 @@ type Catalog interface {
 }
 
 // Persister publishes built indexes and loads the latest published one.
-// Load returns an error wrapping ErrNoIndex when nothing was published yet.
-// indexpub provides the implementation over a directory or S3 (see
-// NewBucketPersister).
+// Publish returns the meta as published (with IndexSHA256 filled in). Load
+// returns an error wrapping ErrNoIndex when nothing was published yet.
+// NewBucketPersister implements it over an indexpub.Bucket (a directory or
+// S3).
 type Persister interface {
-	Publish(ctx context.Context, ix *vindex.Index, meta vindex.Meta) error
+	Publish(ctx context.Context, ix *vindex.Index, meta vindex.Meta) (vindex.Meta, error)
 	Load(ctx context.Context) (*vindex.Index, vindex.Meta, error)
+}
+
+// Refresher is implemented by Persisters that can tell cheaply whether the
+// published index changed since the last Load or Refresh.
+type Refresher interface {
+	Refresh(ctx context.Context) (ix *vindex.Index, meta vindex.Meta, changed bool, err error)
 }
 
 // ErrNoIndex is what a Persister's Load wraps when no index was published.
@@ -75,8 +83,11 @@ const DefaultBatchSize = 64
 type Config struct {
 	Catalog  Catalog
 	Embedder embed.Embedder
-	// Persist stores and loads published indexes; nil keeps the index in
-	// memory only.
+	// Bucket and Prefix say where the index is published (indexpub
+	// layout); nil Bucket keeps the index in memory only. Persist, when
+	// set, is used instead.
+	Bucket    indexpub.Bucket
+	Prefix    string
 	Persist   Persister
 	BatchSize int // documents per EmbedDocuments call (default 64)
 	Logger    *slog.Logger
@@ -123,6 +134,9 @@ func New(cfg Config) (*Indexer, error) {
 	}
 	if cfg.BatchSize <= 0 {
 		cfg.BatchSize = DefaultBatchSize
+	}
+	if cfg.Persist == nil && cfg.Bucket != nil {
+		cfg.Persist = NewBucketPersister(cfg.Bucket, cfg.Prefix)
 	}
 	log := cfg.Logger
 	if log == nil {
@@ -276,9 +290,15 @@ func (x *Indexer) Build(ctx context.Context, mode Mode) (BuildResult, error) {
 	}
 	var pubErr error
 	if x.cfg.Persist != nil {
-		if pubErr = x.cfg.Persist.Publish(ctx, next.ix, next.meta); pubErr != nil {
-			pubErr = fmt.Errorf("indexer: the index was built and is in use, but publishing it failed: %w", pubErr)
+		published, err := x.cfg.Persist.Publish(ctx, next.ix, next.meta)
+		switch {
+		case errors.Is(err, indexpub.ErrStale):
+			x.log.Info("vector index built but not published: another process published a newer one", "error", err)
+		case err != nil:
+			pubErr = fmt.Errorf("indexer: the index was built and is in use, but publishing it failed: %w", err)
 			x.log.Error("vector index", "error", pubErr)
+		default:
+			next.meta = published
 		}
 	}
 	x.cur.Store(next)
@@ -405,12 +425,26 @@ func (x *Indexer) Refresh(ctx context.Context) (bool, error) {
 	if x.cfg.Persist == nil {
 		return false, nil
 	}
-	loaded, err := x.load(ctx)
-	if err != nil {
-		return false, fmt.Errorf("indexer: %w", err)
-	}
-	if loaded == nil {
-		return false, nil
+	var loaded *current
+	if rf, ok := x.cfg.Persist.(Refresher); ok {
+		ix, meta, changed, err := rf.Refresh(ctx)
+		switch {
+		case errors.Is(err, ErrNoIndex):
+			return false, nil
+		case err != nil:
+			return false, fmt.Errorf("indexer: the published vector index cannot be read (%w); the current one stays in use", err)
+		case !changed && x.cur.Load() != nil:
+			return false, nil
+		}
+		loaded = &current{ix: ix, meta: meta}
+	} else {
+		var err error
+		if loaded, err = x.load(ctx); err != nil {
+			return false, fmt.Errorf("indexer: %w", err)
+		}
+		if loaded == nil {
+			return false, nil
+		}
 	}
 	if why := x.incompatibility(loaded.ix, loaded.meta); why != "" {
 		return false, fmt.Errorf("indexer: the published index is not used: %s; rebuild it", why)
@@ -428,4 +462,41 @@ func sameBuild(a, b vindex.Meta) bool {
 		return a.IndexSHA256 == b.IndexSHA256
 	}
 	return a.ModelID == b.ModelID && a.Count == b.Count && a.BuiltAt.Equal(b.BuiltAt)
+}
+
+// bucketPersister publishes through indexpub.
+type bucketPersister struct {
+	pub    *indexpub.Publisher
+	loader *indexpub.Loader
+}
+
+// NewBucketPersister returns a Persister over an indexpub bucket and prefix.
+func NewBucketPersister(b indexpub.Bucket, prefix string) Persister {
+	return &bucketPersister{pub: indexpub.NewPublisher(b, prefix), loader: indexpub.NewLoader(b, prefix)}
+}
+
+func (p *bucketPersister) Publish(ctx context.Context, ix *vindex.Index, meta vindex.Meta) (vindex.Meta, error) {
+	ptr, err := p.pub.Publish(ctx, ix, meta)
+	if err != nil {
+		return meta, err
+	}
+	meta.IndexSHA256 = ptr.SHA256
+	meta.Dim, meta.Count = ix.Dim(), ix.Len()
+	return meta, nil
+}
+
+func (p *bucketPersister) Load(ctx context.Context) (*vindex.Index, vindex.Meta, error) {
+	ix, meta, err := p.loader.Load(ctx)
+	if errors.Is(err, indexpub.ErrNotExist) {
+		return nil, meta, fmt.Errorf("%w: %w", ErrNoIndex, err)
+	}
+	return ix, meta, err
+}
+
+func (p *bucketPersister) Refresh(ctx context.Context) (*vindex.Index, vindex.Meta, bool, error) {
+	ix, meta, changed, err := p.loader.Refresh(ctx)
+	if errors.Is(err, indexpub.ErrNotExist) {
+		return nil, meta, false, fmt.Errorf("%w: %w", ErrNoIndex, err)
+	}
+	return ix, meta, changed, err
 }

@@ -1,9 +1,7 @@
 package indexer_test
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -16,6 +14,7 @@ import (
 	"github.com/toolrag/mcp-gateway/pkg/catalog"
 	"github.com/toolrag/mcp-gateway/pkg/embed"
 	"github.com/toolrag/mcp-gateway/pkg/indexer"
+	"github.com/toolrag/mcp-gateway/pkg/indexpub"
 	"github.com/toolrag/mcp-gateway/pkg/vindex"
 )
 
@@ -73,43 +72,9 @@ func (c *counting) ModelID() string {
 	return c.Embedder.ModelID()
 }
 
-// dirPersister stores the index and meta as two files with the real vindex
-// encoding (faiss layout) and JSON.
-type dirPersister struct{ dir string }
-
-func (p dirPersister) Publish(_ context.Context, ix *vindex.Index, meta vindex.Meta) error {
-	var buf bytes.Buffer
-	if _, err := ix.WriteTo(&buf); err != nil {
-		return err
-	}
-	mb, err := json.Marshal(meta)
-	if err != nil {
-		return err
-	}
-	if err := os.WriteFile(filepath.Join(p.dir, "index.faiss"), buf.Bytes(), 0o644); err != nil {
-		return err
-	}
-	return os.WriteFile(filepath.Join(p.dir, "meta.json"), mb, 0o644)
-}
-
-func (p dirPersister) Load(context.Context) (*vindex.Index, vindex.Meta, error) {
-	var meta vindex.Meta
-	mb, err := os.ReadFile(filepath.Join(p.dir, "meta.json"))
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, meta, indexer.ErrNoIndex
-	}
-	if err != nil {
-		return nil, meta, err
-	}
-	if err := json.Unmarshal(mb, &meta); err != nil {
-		return nil, meta, err
-	}
-	b, err := os.ReadFile(filepath.Join(p.dir, "index.faiss"))
-	if err != nil {
-		return nil, meta, err
-	}
-	ix, err := vindex.Decode(b)
-	return ix, meta, err
+// dirPersister publishes through indexpub into a local directory.
+func dirPersister(dir string) indexer.Persister {
+	return indexer.NewBucketPersister(indexpub.NewDirBucket(dir), "idx/")
 }
 
 func newIndexer(t *testing.T, c indexer.Catalog, e embed.Embedder, p indexer.Persister) *indexer.Indexer {
@@ -242,11 +207,11 @@ func TestModelMismatchForcesFullRebuild(t *testing.T) {
 			dir := t.TempDir()
 			c := newCatalog(20)
 			old := &counting{Embedder: embed.NewBuiltin(), id: "old-model"}
-			if _, err := newIndexer(t, c, old, dirPersister{dir}).Build(context.Background(), indexer.ModeFull); err != nil {
+			if _, err := newIndexer(t, c, old, dirPersister(dir)).Build(context.Background(), indexer.ModeFull); err != nil {
 				t.Fatal(err)
 			}
 			cur := &counting{Embedder: embed.NewBuiltin()}
-			x := newIndexer(t, c, cur, dirPersister{dir})
+			x := newIndexer(t, c, cur, dirPersister(dir))
 			res, err := x.Build(context.Background(), mode)
 			if err != nil {
 				t.Fatal(err)
@@ -261,7 +226,7 @@ func TestModelMismatchForcesFullRebuild(t *testing.T) {
 			// The rebuilt index was published: a third indexer loads it
 			// with off and embeds nothing.
 			third := &counting{Embedder: embed.NewBuiltin()}
-			y := newIndexer(t, c, third, dirPersister{dir})
+			y := newIndexer(t, c, third, dirPersister(dir))
 			if res, err := y.Build(context.Background(), indexer.ModeOff); err != nil || res.Mode != indexer.ModeOff || third.docs.Load() != 0 {
 				t.Errorf("off after publish: %+v %v, embedded %d", res, err, third.docs.Load())
 			}
@@ -275,16 +240,20 @@ func TestCorruptPersistedIndex(t *testing.T) {
 	dir := t.TempDir()
 	c := newCatalog(10)
 	e := embed.NewBuiltin()
-	if _, err := newIndexer(t, c, e, dirPersister{dir}).Build(context.Background(), indexer.ModeFull); err != nil {
+	if _, err := newIndexer(t, c, e, dirPersister(dir)).Build(context.Background(), indexer.ModeFull); err != nil {
 		t.Fatal(err)
 	}
-	p := filepath.Join(dir, "index.faiss")
+	blobs, _ := filepath.Glob(filepath.Join(dir, "idx", "indexes", "*.faiss"))
+	if len(blobs) != 1 {
+		t.Fatalf("published blobs: %v", blobs)
+	}
+	p := blobs[0]
 	b, _ := os.ReadFile(p)
 	if err := os.WriteFile(p, b[:len(b)/2], 0o644); err != nil {
 		t.Fatal(err)
 	}
 
-	x := newIndexer(t, c, e, dirPersister{dir})
+	x := newIndexer(t, c, e, dirPersister(dir))
 	_, err := x.Build(context.Background(), indexer.ModeOff)
 	if err == nil || !strings.Contains(err.Error(), "cannot be read") || !strings.Contains(err.Error(), "keyword scan") {
 		t.Errorf("off with a corrupt index: err = %v, want a clear error", err)
@@ -297,7 +266,7 @@ func TestCorruptPersistedIndex(t *testing.T) {
 	}
 
 	cnt := &counting{Embedder: e}
-	y := newIndexer(t, c, cnt, dirPersister{dir})
+	y := newIndexer(t, c, cnt, dirPersister(dir))
 	res, err := y.Build(context.Background(), indexer.ModeIncremental)
 	if err != nil {
 		t.Fatal(err)
@@ -310,17 +279,23 @@ func TestCorruptPersistedIndex(t *testing.T) {
 	}
 
 	// Meta that does not match the index is refused the same way.
-	os.WriteFile(filepath.Join(dir, "meta.json"), []byte(`{"model_id":"`+e.ModelID()+`","dim":`+fmt.Sprint(e.Dim())+`,"count":3}`), 0o644)
-	z := newIndexer(t, c, e, dirPersister{dir})
-	if _, err := z.Build(context.Background(), indexer.ModeOff); err == nil || !strings.Contains(err.Error(), "does not match its meta") {
+	metas, _ := filepath.Glob(filepath.Join(dir, "idx", "indexes", "*.json"))
+	for _, m := range metas {
+		os.WriteFile(m, []byte(`{"model_id":"`+e.ModelID()+`","dim":`+fmt.Sprint(e.Dim())+`,"count":3}`), 0o644)
+	}
+	z := newIndexer(t, c, e, dirPersister(dir))
+	if _, err := z.Build(context.Background(), indexer.ModeOff); err == nil || !strings.Contains(err.Error(), "cannot be read") {
 		t.Errorf("mismatched meta: err = %v", err)
+	}
+	if _, _, ok := z.Current(); ok {
+		t.Error("an index with mismatched meta was made current")
 	}
 }
 
 func TestOffWithoutPersistedIndex(t *testing.T) {
 	c := newCatalog(3)
 	e := &counting{Embedder: embed.NewBuiltin()}
-	x := newIndexer(t, c, e, dirPersister{t.TempDir()})
+	x := newIndexer(t, c, e, dirPersister(t.TempDir()))
 	if _, err := x.Build(context.Background(), indexer.ModeOff); err != nil {
 		t.Fatal(err)
 	}
@@ -333,8 +308,8 @@ func TestRefreshPicksUpOtherProcess(t *testing.T) {
 	dir := t.TempDir()
 	c := newCatalog(8)
 	e := embed.NewBuiltin()
-	writer := newIndexer(t, c, e, dirPersister{dir})
-	reader := newIndexer(t, c, e, dirPersister{dir})
+	writer := newIndexer(t, c, e, dirPersister(dir))
+	reader := newIndexer(t, c, e, dirPersister(dir))
 	if changed, err := reader.Refresh(context.Background()); err != nil || changed {
 		t.Fatalf("refresh with nothing published: %v %v", changed, err)
 	}
@@ -353,7 +328,7 @@ func TestRefreshPicksUpOtherProcess(t *testing.T) {
 		t.Error("second refresh reported a change")
 	}
 	// An index published by another model is not picked up.
-	other := newIndexer(t, c, &counting{Embedder: e, id: "x"}, dirPersister{dir})
+	other := newIndexer(t, c, &reversed{counting{Embedder: e, id: "x"}}, dirPersister(dir))
 	if _, err := other.Build(context.Background(), indexer.ModeFull); err != nil {
 		t.Fatal(err)
 	}
@@ -363,6 +338,19 @@ func TestRefreshPicksUpOtherProcess(t *testing.T) {
 	if _, meta, _ := reader.Current(); meta.ModelID != e.ModelID() {
 		t.Error("reader swapped to another model's index")
 	}
+}
+
+// reversed is another "model": it reverses the components of each vector.
+type reversed struct{ counting }
+
+func (r *reversed) EmbedDocuments(ctx context.Context, texts []string) ([][]float32, error) {
+	vecs, err := r.counting.EmbedDocuments(ctx, texts)
+	for _, v := range vecs {
+		for i, j := 0, len(v)-1; i < j; i, j = i+1, j-1 {
+			v[i], v[j] = v[j], v[i]
+		}
+	}
+	return vecs, err
 }
 
 // failing fails after n documents.
@@ -445,5 +433,37 @@ func TestConcurrentReaders(t *testing.T) {
 	wg.Wait()
 	if bad.Load() > 0 {
 		t.Errorf("%d reads saw an incomplete index", bad.Load())
+	}
+}
+
+// TestBucketConfig publishes through Config.Bucket/Prefix and loads the
+// index in a second indexer with ModeOff, embedding nothing.
+func TestBucketConfig(t *testing.T) {
+	dir := t.TempDir()
+	c := newCatalog(12)
+	a, err := indexer.New(indexer.Config{Catalog: c, Embedder: embed.NewBuiltin(), Bucket: indexpub.NewDirBucket(dir), Prefix: "tenant/"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Build(context.Background(), indexer.ModeFull); err != nil {
+		t.Fatal(err)
+	}
+	if _, meta, _ := a.Current(); meta.IndexSHA256 == "" {
+		t.Error("the published meta has no IndexSHA256")
+	}
+	if _, err := os.Stat(filepath.Join(dir, "tenant", indexpub.PointerKey)); err != nil {
+		t.Errorf("no pointer under the prefix: %v", err)
+	}
+	cnt := &counting{Embedder: embed.NewBuiltin()}
+	b, _ := indexer.New(indexer.Config{Catalog: c, Embedder: cnt, Bucket: indexpub.NewDirBucket(dir), Prefix: "tenant/"})
+	if _, err := b.Build(context.Background(), indexer.ModeOff); err != nil {
+		t.Fatal(err)
+	}
+	if ix, _, ok := b.Current(); !ok || ix.Len() != 12 || cnt.docs.Load() != 0 {
+		t.Errorf("off load: ok=%v embedded=%d", ok, cnt.docs.Load())
+	}
+	// Incremental on top of the loaded index embeds nothing either.
+	if res, err := b.Build(context.Background(), indexer.ModeIncremental); err != nil || res.Reused != 12 || cnt.docs.Load() != 0 {
+		t.Errorf("incremental after load: %+v %v embedded=%d", res, err, cnt.docs.Load())
 	}
 }
