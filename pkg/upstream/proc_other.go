@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"syscall"
+	"time"
 )
 
 func newProcessGroup(cmd *exec.Cmd) {}
@@ -21,3 +22,5 @@ func signalGroup(pid int, sig syscall.Signal) error {
 	}
 	return p.Kill()
 }
+
+func waitGroupGone(pgid int, d time.Duration) bool { return true }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os/exec"
 	"syscall"
+	"time"
 )
 
 // newProcessGroup makes the child lead a process group of its own, so that
@@ -26,4 +27,19 @@ func signalGroup(pid int, sig syscall.Signal) error {
 		return nil
 	}
 	return err
+}
+
+// waitGroupGone waits up to d for every process of group pgid to be gone
+// (orphaned members are reaped by init, a moment after they are killed).
+func waitGroupGone(pgid int, d time.Duration) bool {
+	deadline := time.Now().Add(d)
+	for {
+		if err := syscall.Kill(-pgid, 0); errors.Is(err, syscall.ESRCH) {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 }

@@ -440,6 +440,9 @@ func (pr *proc) spawn() error {
 		// Whatever the leader left behind in its group goes with it, so no
 		// grandchild keeps the pipes open or lingers.
 		_ = signalGroup(pr.pid, syscall.SIGKILL)
+		if !waitGroupGone(pr.pid, 2*time.Second) {
+			log.Warn("processes of the upstream's process group outlived it", "pgid", pr.pid)
+		}
 		close(pr.exited)
 		p.exitedProc(pr)
 		// mcp-go reads stdout until EOF; give it a moment to take the last

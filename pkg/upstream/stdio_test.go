@@ -369,13 +369,14 @@ func TestStdioIdleShutdown(t *testing.T) {
 }
 
 func TestStdioCloseKillsProcessGroup(t *testing.T) {
-	// sh runs the server as its child: killing sh alone would orphan it.
+	// sh runs the server as its child and leaves a sleep behind: stopping sh
+	// alone would orphan both.
 	dir := t.TempDir()
 	t.Setenv("UPSTREAM_TEST_SECRET", "must-not-leak")
 	m := NewManager(Options{StdioPoolSize: 2, InheritEnv: []string{"LANG_NOT_SET_ANYWHERE"}})
 	m.SetServers(map[string]ServerConfig{"wrapped": {
 		Transport: TransportStdio, Command: "sh",
-		Args: []string{"-c", fmt.Sprintf("env > env.txt; %q; true", echoBin)},
+		Args: []string{"-c", fmt.Sprintf("env > env.txt; sleep 300 & %q; true", echoBin)},
 		Cwd:  dir,
 		Env:  map[string]string{"SERVER_OWN": "yes"},
 	}})
@@ -396,8 +397,8 @@ func TestStdioCloseKillsProcessGroup(t *testing.T) {
 		t.Fatalf("started %v, want 2 processes", pids)
 	}
 	for _, pid := range pids {
-		if n := len(groupMembers(pid)); n != 2 {
-			t.Errorf("group %d has %d processes, want sh and the server", pid, n)
+		if n := len(groupMembers(pid)); n != 3 {
+			t.Errorf("group %d has %d processes, want sh, sleep and the server", pid, n)
 		}
 	}
 	if err := m.Close(); err != nil {
