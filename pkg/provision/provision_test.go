@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -421,6 +422,35 @@ func TestHostName(t *testing.T) {
 		got, err := HostName(c.id)
 		if got != c.want || (c.err == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), c.err)) {
 			t.Errorf("HostName(%q) = %q, %v; want %q, %q", c.id, got, err, c.want, c.err)
+		}
+	}
+}
+
+// TestManifestReference keeps servers/MANIFEST.example.yaml valid: each of
+// its documents must parse, and together they must use every field.
+func TestManifestReference(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "servers", "MANIFEST.example.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	used := map[string]bool{}
+	kinds := map[string]bool{}
+	for i, doc := range strings.Split(string(b), "\n---\n") {
+		m, err := ParseManifest(fmt.Sprintf("MANIFEST.example.yaml#%d", i+1), []byte(doc))
+		if err != nil {
+			t.Fatalf("document %d: %v", i+1, err)
+		}
+		kinds[m.Kind] = true
+		for f := range m.Lines {
+			used[f] = true
+		}
+	}
+	if len(kinds) != 3 {
+		t.Errorf("kinds documented: %v", kinds)
+	}
+	for f := range allFields {
+		if !used[f] {
+			t.Errorf("field %q is not documented in MANIFEST.example.yaml", f)
 		}
 	}
 }
