@@ -1,0 +1,70 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/toolrag/mcp-gateway/pkg/bridge"
+)
+
+func init() {
+	register("bridge", "serve a stdio MCP server over Streamable HTTP (/mcp, /health): toolrag bridge [flags] -- <command> [args...]", runBridge)
+}
+
+func runBridge(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("bridge", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: toolrag bridge [flags] -- <command> [args...]\n\nRuns <command> as a pool of stdio MCP server processes and serves it over\nStreamable HTTP at --path, with GET /health. The server gets the bridge's\nwhole environment.\n\nflags:")
+		fs.PrintDefaults()
+	}
+	addr := fs.String("addr", ":8080", "listen address")
+	fs.StringVar(addr, "listen", ":8080", "same as -addr")
+	path := fs.String("path", bridge.DefaultPath, "URL path of the MCP endpoint")
+	pool := fs.Int("pool", bridge.DefaultPoolSize, "number of server processes")
+	maxConc := fs.Int("max-concurrent", 16, "calls in flight to the server; more wait for a slot")
+	callTimeout := fs.Duration("call-timeout", 60*time.Second, "timeout of one call to the server")
+	connectTimeout := fs.Duration("connect-timeout", 20*time.Second, "timeout of starting a server process, initialize included")
+	refresh := fs.Duration("refresh", bridge.DefaultRefreshInterval, "how often to re-read the server's tools, prompts and resources (negative: only after a restart)")
+	healthTimeout := fs.Duration("health-timeout", bridge.DefaultHealthTimeout, "timeout of the ping behind /health")
+	drain := fs.Duration("drain", 25*time.Second, "on SIGTERM, how long requests in flight may take to finish")
+	name := fs.String("name", "", "name of the server in errors and logs (default: the command's base name)")
+	cwd := fs.String("cwd", "", "working directory of the server (default: the bridge's)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	cmd := fs.Args()
+	if len(cmd) == 0 {
+		fs.Usage()
+		return errors.New("bridge: no server command: give it after --")
+	}
+	var inherit []string
+	for _, kv := range os.Environ() {
+		if k, _, ok := strings.Cut(kv, "="); ok && k != "" {
+			inherit = append(inherit, k)
+		}
+	}
+	b, err := bridge.New(ctx, bridge.Config{
+		Command: cmd[0], Args: cmd[1:], Cwd: *cwd, Name: *name, InheritEnv: inherit,
+		PoolSize: *pool, MaxConcurrent: *maxConc, CallTimeout: *callTimeout, ConnectTimeout: *connectTimeout,
+		RefreshInterval: *refresh, HealthTimeout: *healthTimeout, Path: *path,
+		Logger: slog.Default(),
+	})
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		b.Close()
+		return fmt.Errorf("bridge: cannot listen on %s: %w", *addr, err)
+	}
+	return b.Serve(ctx, ln, *drain)
+}

@@ -1,0 +1,179 @@
+package bridge
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// echoBin is servers/echo and listBin testdata/listserver, built once.
+var echoBin, listBin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "bridge-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	echoBin = filepath.Join(dir, "echo")
+	listBin = filepath.Join(dir, "listserver")
+	for bin, pkg := range map[string]string{
+		echoBin: "github.com/toolrag/mcp-gateway/servers/echo",
+		listBin: "github.com/toolrag/mcp-gateway/pkg/bridge/testdata/listserver",
+	} {
+		if out, err := exec.Command("go", "build", "-o", bin, pkg).CombinedOutput(); err != nil {
+			fmt.Fprintf(os.Stderr, "building %s: %v\n%s", pkg, err, out)
+			os.RemoveAll(dir)
+			os.Exit(1)
+		}
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// syncBuffer is a goroutine-safe log sink.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// testBridge is a Bridge served by an httptest server on 127.0.0.1.
+type testBridge struct {
+	*Bridge
+	url  string // base URL
+	logs *syncBuffer
+}
+
+// startBridge starts a Bridge with cfg and checks at cleanup that Close
+// leaves no server process behind.
+func startBridge(t testing.TB, cfg Config) *testBridge {
+	t.Helper()
+	logs := &syncBuffer{}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	b, err := New(ctx, cfg)
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	ts := httptest.NewServer(b.Handler())
+	t.Cleanup(func() {
+		ts.Close()
+		if err := b.Close(); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+		if pids := b.PIDs(); len(pids) > 0 {
+			t.Errorf("after Close, server processes %v are still alive", pids)
+		}
+		if t.Failed() {
+			t.Logf("bridge log:\n%s", logs.String())
+		}
+	})
+	return &testBridge{Bridge: b, url: ts.URL, logs: logs}
+}
+
+// connect returns an initialised MCP client of the bridge at base+"/mcp";
+// legacy limits it to the initialize-handshake protocol versions.
+func connect(t testing.TB, base string, legacy bool, topts ...transport.StreamableHTTPCOption) *client.Client {
+	t.Helper()
+	c, _ := connectInit(t, base, legacy, topts...)
+	return c
+}
+
+// connectInit is connect that also returns the initialize result.
+func connectInit(t testing.TB, base string, legacy bool, topts ...transport.StreamableHTTPCOption) (*client.Client, *mcp.InitializeResult) {
+	t.Helper()
+	tr, err := transport.NewStreamableHTTP(base+"/mcp", topts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var copts []client.ClientOption
+	if legacy {
+		copts = append(copts, client.WithLegacyProtocolOnly())
+	}
+	c := client.NewClient(tr, copts...)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := c.Start(ctx); err != nil {
+		t.Fatalf("client start: %v", err)
+	}
+	req := mcp.InitializeRequest{}
+	req.Params.ClientInfo = mcp.Implementation{Name: "bridge-test", Version: "1"}
+	res, err := c.Initialize(ctx, req)
+	if err != nil {
+		t.Fatalf("initialize through the bridge: %v", err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c, res
+}
+
+func callTool(ctx context.Context, c *client.Client, name string, args map[string]any) (*mcp.CallToolResult, error) {
+	req := mcp.CallToolRequest{}
+	req.Params.Name = name
+	req.Params.Arguments = args
+	return c.CallTool(ctx, req)
+}
+
+// text is the concatenated text content of a tool result.
+func text(res *mcp.CallToolResult) string {
+	var s string
+	for _, c := range res.Content {
+		if tc, ok := mcp.AsTextContent(c); ok {
+			s += tc.Text
+		}
+	}
+	return s
+}
+
+func toolNames(tools []mcp.Tool) []string {
+	var out []string
+	for _, t := range tools {
+		out = append(out, t.Name)
+	}
+	return out
+}
+
+// eventually polls cond until it holds or the deadline passes.
+func eventually(t testing.TB, within time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s did not happen within %s", what, within)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func ctxT(t testing.TB, d time.Duration) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	t.Cleanup(cancel)
+	return ctx
+}

@@ -1,0 +1,296 @@
+package bridge
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"sort"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/toolrag/mcp-gateway/pkg/upstream"
+)
+
+// mirror is what the bridge has registered of the child's lists.
+type mirror struct {
+	tools, prompts, resources, templates listState
+	refreshed                            time.Time
+	refreshErr                           error
+}
+
+// listState is one registered list: its JSON (to tell a change) and size.
+type listState struct {
+	sig string
+	n   int
+}
+
+// pidWatchInterval is how often the refresher looks for new processes.
+const pidWatchInterval = time.Second
+
+// newMirrorServer is the mcp-go server that shows the child's surface: its
+// serverInfo and instructions, and the capabilities it declared (list
+// changes are announced, since the bridge re-reads the lists).
+func newMirrorServer(id string, info upstream.ServerInfo) *server.MCPServer {
+	name, version := info.Name, info.Version
+	if name == "" {
+		name = id
+	}
+	if version == "" {
+		version = "unknown"
+	}
+	opts := []server.ServerOption{server.WithRecovery()}
+	if info.Instructions != "" {
+		opts = append(opts, server.WithInstructions(info.Instructions))
+	}
+	if info.Title != "" {
+		opts = append(opts, server.WithTitle(info.Title))
+	}
+	caps := info.Capabilities
+	if caps.Tools != nil {
+		opts = append(opts, server.WithToolCapabilities(true))
+	}
+	if caps.Prompts != nil {
+		opts = append(opts, server.WithPromptCapabilities(true))
+	}
+	if caps.Resources != nil {
+		opts = append(opts, server.WithResourceCapabilities(false, true))
+	}
+	return server.NewMCPServer(name, version, opts...)
+}
+
+// Refresh re-reads the child's tools, prompts, resources and resource
+// templates now and registers what changed (clients get a list_changed
+// notification). A list that cannot be read keeps its last version, and
+// the error is returned and shown by /health.
+func (b *Bridge) Refresh(ctx context.Context) error {
+	b.refreshMu.Lock()
+	defer b.refreshMu.Unlock()
+	pids := b.PIDs()
+	err := b.refresh(ctx)
+	b.mu.Lock()
+	b.mirror.refreshed = time.Now()
+	b.mirror.refreshErr = err
+	if err == nil {
+		b.seenPIDs = map[int]bool{}
+		for _, p := range pids {
+			b.seenPIDs[p] = true
+		}
+	}
+	b.mu.Unlock()
+	return err
+}
+
+func (b *Bridge) refresh(ctx context.Context) error {
+	caps := b.info.Capabilities
+	if caps.Tools != nil {
+		tools, err := b.m.ListTools(ctx, b.id)
+		if err != nil {
+			return err
+		}
+		b.setTools(tools)
+	}
+	if caps.Prompts != nil {
+		prompts, err := b.m.ListPrompts(ctx, b.id)
+		if err != nil {
+			return err
+		}
+		b.setPrompts(prompts)
+	}
+	if caps.Resources != nil {
+		resources, err := b.m.ListResources(ctx, b.id)
+		if err != nil {
+			return err
+		}
+		b.setResources(resources)
+		templates, err := b.m.ListResourceTemplates(ctx, b.id)
+		if err != nil {
+			return err
+		}
+		b.setTemplates(templates)
+	}
+	return nil
+}
+
+// changed reports whether list differs from what st holds, and updates st.
+func (b *Bridge) changed(st *listState, list any, n int) bool {
+	sig, err := json.Marshal(list)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if err == nil && string(sig) == st.sig && n == st.n {
+		return false
+	}
+	st.sig, st.n = string(sig), n
+	return true
+}
+
+func (b *Bridge) setTools(tools []mcp.Tool) {
+	sort.SliceStable(tools, func(i, j int) bool { return tools[i].Name < tools[j].Name })
+	if !b.changed(&b.mirror.tools, tools, len(tools)) {
+		return
+	}
+	entries := make([]server.ServerTool, 0, len(tools))
+	for _, t := range tools {
+		// mcp-go refuses (panics on) tools with invalid x-mcp-header
+		// annotations; leave such a tool out rather than stop.
+		if err := mcp.ValidateParamHeaderAnnotations(&t); err != nil {
+			b.log.Warn("leaving out a tool the bridge cannot serve", "tool", t.Name, "err", err)
+			continue
+		}
+		entries = append(entries, server.ServerTool{Tool: t, Handler: b.callTool})
+	}
+	b.srv.SetTools(entries...)
+	b.log.Info("registered the server's tools", "tools", len(entries))
+}
+
+func (b *Bridge) setPrompts(prompts []mcp.Prompt) {
+	sort.SliceStable(prompts, func(i, j int) bool { return prompts[i].Name < prompts[j].Name })
+	if !b.changed(&b.mirror.prompts, prompts, len(prompts)) {
+		return
+	}
+	entries := make([]server.ServerPrompt, 0, len(prompts))
+	for _, p := range prompts {
+		entries = append(entries, server.ServerPrompt{Prompt: p, Handler: b.getPrompt})
+	}
+	b.srv.SetPrompts(entries...)
+	b.log.Info("registered the server's prompts", "prompts", len(entries))
+}
+
+func (b *Bridge) setResources(resources []mcp.Resource) {
+	sort.SliceStable(resources, func(i, j int) bool { return resources[i].URI < resources[j].URI })
+	if !b.changed(&b.mirror.resources, resources, len(resources)) {
+		return
+	}
+	entries := make([]server.ServerResource, 0, len(resources))
+	for _, r := range resources {
+		entries = append(entries, server.ServerResource{Resource: r, Handler: b.readResource})
+	}
+	b.srv.SetResources(entries...)
+	b.log.Info("registered the server's resources", "resources", len(entries))
+}
+
+func (b *Bridge) setTemplates(templates []mcp.ResourceTemplate) {
+	raw := func(t mcp.ResourceTemplate) string {
+		if t.URITemplate == nil || t.URITemplate.Template == nil {
+			return ""
+		}
+		return t.URITemplate.Raw()
+	}
+	sort.SliceStable(templates, func(i, j int) bool { return raw(templates[i]) < raw(templates[j]) })
+	if !b.changed(&b.mirror.templates, templates, len(templates)) {
+		return
+	}
+	entries := make([]server.ServerResourceTemplate, 0, len(templates))
+	for _, t := range templates {
+		if raw(t) == "" {
+			b.log.Warn("leaving out a resource template without a URI template", "name", t.Name)
+			continue
+		}
+		entries = append(entries, server.ServerResourceTemplate{Template: t, Handler: b.readResource})
+	}
+	b.srv.SetResourceTemplates(entries...)
+	b.log.Info("registered the server's resource templates", "templates", len(entries))
+}
+
+// The handlers proxy to the pool under the original names and URIs. A
+// failure to get an answer is a JSON-RPC error with the Manager's wording,
+// e.g. `upstream "memory": tools/call failed: the server process exited
+// (signal: killed) during the call`; a tool that ran and failed is a
+// result with isError, as the child sent it.
+
+func (b *Bridge) callTool(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	res, err := b.m.CallTool(ctx, b.id, req.Params.Name, req.GetArguments())
+	if err != nil {
+		return nil, b.failed(err)
+	}
+	return res, nil
+}
+
+func (b *Bridge) getPrompt(ctx context.Context, req mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+	res, err := b.m.GetPrompt(ctx, b.id, req.Params.Name, req.Params.Arguments)
+	if err != nil {
+		return nil, b.failed(err)
+	}
+	return res, nil
+}
+
+func (b *Bridge) readResource(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
+	res, err := b.m.ReadResource(ctx, b.id, req.Params.URI)
+	if err != nil {
+		return nil, b.failed(err)
+	}
+	return res.Contents, nil
+}
+
+// failed passes err on; when the process was lost, the lists are re-read
+// (on the replacement) in the background.
+func (b *Bridge) failed(err error) error {
+	if errors.Is(err, upstream.ErrUnavailable) {
+		select {
+		case b.kick <- struct{}{}:
+		default:
+		}
+	}
+	return err
+}
+
+// loop refreshes the lists every RefreshInterval, after a call found the
+// process gone, and when a process the mirror has not been read from
+// appears (a restart the calls did not notice).
+func (b *Bridge) loop() {
+	defer close(b.loopDone)
+	var every <-chan time.Time
+	if b.cfg.RefreshInterval > 0 {
+		t := time.NewTicker(b.cfg.RefreshInterval)
+		defer t.Stop()
+		every = t.C
+	}
+	watch := time.NewTicker(pidWatchInterval)
+	defer watch.Stop()
+	for {
+		why := ""
+		select {
+		case <-b.ctx.Done():
+			return
+		case <-every:
+			why = "interval"
+		case <-b.kick:
+			why = "process lost"
+		case <-watch.C:
+			if !b.newProcess() {
+				continue
+			}
+			why = "new process"
+		}
+		ctx, cancel := context.WithTimeout(b.ctx, b.cfg.ConnectTimeout+b.cfg.CallTimeout)
+		err := b.Refresh(ctx)
+		cancel()
+		if err != nil && b.ctx.Err() == nil {
+			b.log.Warn("could not re-read the server's lists; keeping the last ones", "reason", why, "err", err)
+		} else if err == nil {
+			b.log.Debug("re-read the server's lists", "reason", why)
+		}
+	}
+}
+
+// newProcess reports whether a live process started after the last
+// successful refresh.
+func (b *Bridge) newProcess() bool {
+	pids := b.PIDs()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, p := range pids {
+		if !b.seenPIDs[p] {
+			return true
+		}
+	}
+	return false
+}
+
+// counts returns the sizes of the registered lists and the last refresh.
+func (b *Bridge) counts() (m mirror) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.mirror
+}
