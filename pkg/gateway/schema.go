@@ -8,6 +8,8 @@ import (
 	"sync"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
 
 	"github.com/toolrag/mcp-gateway/pkg/catalog"
 )
@@ -73,6 +75,8 @@ func (c *schemaCache) compiled(t catalog.Tool) *jsonschema.Schema {
 	return s
 }
 
+var printer = message.NewPrinter(language.English)
+
 type offlineLoader struct{}
 
 func (offlineLoader) Load(url string) (any, error) {
@@ -91,7 +95,7 @@ func flattenValidation(err error) string {
 	walk = func(e *jsonschema.ValidationError) {
 		if len(e.Causes) == 0 {
 			loc := "/" + strings.Join(e.InstanceLocation, "/")
-			lines = append(lines, fmt.Sprintf("at %s: %s", loc, e.ErrorKind.LocalizedString(nil)))
+			lines = append(lines, fmt.Sprintf("at %s: %s", loc, e.ErrorKind.LocalizedString(printer)))
 			return
 		}
 		for _, c := range e.Causes {

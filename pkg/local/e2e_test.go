@@ -1,0 +1,468 @@
+package local
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/toolrag/mcp-gateway/internal/testenv"
+	"github.com/toolrag/mcp-gateway/pkg/indexer"
+)
+
+var (
+	echoOnce sync.Once
+	echoBin  string
+	echoErr  error
+)
+
+// echoServer builds servers/echo once per test binary.
+func echoServer(t testing.TB) string {
+	t.Helper()
+	echoOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "toolrag-echo")
+		if err != nil {
+			echoErr = err
+			return
+		}
+		echoBin = filepath.Join(dir, "echo")
+		cmd := exec.Command("go", "build", "-o", echoBin, "./servers/echo")
+		cmd.Dir = testenv.Root(t)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			echoErr = fmt.Errorf("build servers/echo: %v\n%s", err, out)
+		}
+	})
+	if echoErr != nil {
+		t.Fatal(echoErr)
+	}
+	return echoBin
+}
+
+const testKeys = `keys:
+  - id: admin
+    secret: "k-admin"
+    admin: true
+    servers: {echo: {}}
+  - id: agent
+    secret: "k-agent"
+    servers: {echo: {}}
+  - id: narrow
+    secret: "k-narrow"
+    servers:
+      echo:
+        tool_prefixes: ["echo", "add"]
+        uri_prefixes: ["echo://info"]
+        prompt_prefixes: ["nomatch"]
+  - id: nogrant
+    secret: "k-nogrant"
+    servers: {}
+  - id: agent-http
+    secret: "k-agent-http"
+    servers: {echohttp: {}}
+`
+
+type env struct {
+	g   *Gateway
+	srv *httptest.Server
+	url string
+}
+
+// startGateway runs a real local gateway (SQLite, index dir, builtin
+// embedder, echo over stdio) behind an httptest server.
+func startGateway(t *testing.T, extraRegistry string, vars map[string]string) *env {
+	return startGatewayB(t, extraRegistry, vars)
+}
+
+func startGatewayB(t testing.TB, extraRegistry string, varsOpt ...map[string]string) *env {
+	t.Helper()
+	dir := t.TempDir()
+	registry := fmt.Sprintf("servers:\n  echo:\n    transport: stdio\n    command: %q\n%s", echoServer(t), extraRegistry)
+	if err := os.WriteFile(filepath.Join(dir, "registry.yaml"), []byte(registry), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "keys.yaml"), []byte(testKeys), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	vals := map[string]string{
+		"MCP_GATEWAY_CONFIG_DIR":        dir,
+		"TOOL_RAG_DB":                   filepath.Join(dir, "tools.db"),
+		"TOOL_RAG_HEALTHCHECK_INTERVAL": "0",
+		"MCP_GATEWAY_MAX_BODY_BYTES":    "65536",
+	}
+	for _, vars := range varsOpt {
+		for k, v := range vars {
+			vals[k] = v
+		}
+	}
+	ctx := context.Background()
+	g, err := New(ctx, Options{Getenv: func(k string) string { return vals[k] }, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { g.Close() })
+	if _, err := g.Sync(ctx, indexer.ModeFull); err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(g.Handler)
+	t.Cleanup(srv.Close)
+	return &env{g: g, srv: srv, url: srv.URL + "/mcp"}
+}
+
+func connect(t *testing.T, url, key string, legacy bool) (*client.Client, <-chan mcp.JSONRPCNotification) {
+	t.Helper()
+	c, err := client.NewStreamableHttpClient(url, transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + key}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	notes := make(chan mcp.JSONRPCNotification, 16)
+	c.OnNotification(func(n mcp.JSONRPCNotification) { notes <- n })
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := c.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	opts := mcp.InitializeRequest{}
+	opts.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
+	if legacy {
+		opts.Params.ProtocolVersion = mcp.LATEST_LEGACY_PROTOCOL_VERSION
+	}
+	opts.Params.ClientInfo = mcp.Implementation{Name: "e2e", Version: "1"}
+	if _, err := c.Initialize(ctx, opts); err != nil {
+		t.Fatalf("initialize (legacy=%v): %v", legacy, err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c, notes
+}
+
+func toolNames(t *testing.T, c *client.Client) []string {
+	t.Helper()
+	res, err := c.ListTools(context.Background(), mcp.ListToolsRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tl := range res.Tools {
+		names = append(names, tl.Name)
+	}
+	return names
+}
+
+func callTool(t *testing.T, c *client.Client, name string, args map[string]any) (*mcp.CallToolResult, error) {
+	t.Helper()
+	req := mcp.CallToolRequest{}
+	req.Params.Name = name
+	req.Params.Arguments = args
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	return c.CallTool(ctx, req)
+}
+
+func text(r *mcp.CallToolResult) string {
+	var b strings.Builder
+	for _, c := range r.Content {
+		if tc, ok := c.(mcp.TextContent); ok {
+			b.WriteString(tc.Text)
+		}
+	}
+	return b.String()
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func TestEndToEnd(t *testing.T) {
+	e := startGateway(t, "", nil)
+
+	t.Run("auth", func(t *testing.T) {
+		for _, h := range []string{"", "Bearer wrong", "Basic k-agent"} {
+			req, _ := http.NewRequest("POST", e.url, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
+			req.Header.Set("Content-Type", "application/json")
+			if h != "" {
+				req.Header.Set("Authorization", h)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != 401 || !strings.HasPrefix(resp.Header.Get("WWW-Authenticate"), "Bearer") {
+				t.Errorf("Authorization %q: status %d, WWW-Authenticate %q", h, resp.StatusCode, resp.Header.Get("WWW-Authenticate"))
+			}
+		}
+		resp, err := http.Get(e.srv.URL + "/health")
+		if err != nil || resp.StatusCode != 200 {
+			t.Fatalf("/health: %v %v", resp, err)
+		}
+		resp.Body.Close()
+	})
+
+	for _, legacy := range []bool{true, false} {
+		era := map[bool]string{true: "legacy", false: "2026-07-28"}[legacy]
+		t.Run("agent/"+era, func(t *testing.T) {
+			c, notes := connect(t, e.url, "k-agent", legacy)
+			names := toolNames(t, c)
+			if len(names) != 4 || !contains(names, "find_tools") || !contains(names, "run_tool") || !contains(names, "run_tools") || !contains(names, "describe_tool") {
+				t.Fatalf("agent tools/list = %v, want only the four meta-tools", names)
+			}
+			res, err := callTool(t, c, "find_tools", map[string]any{"query": "reverse the characters of a text", "top_k": 3})
+			if err != nil || res.IsError {
+				t.Fatalf("find_tools: %v %v", err, res)
+			}
+			var found struct {
+				Results []struct {
+					CallName    string          `json:"call_name"`
+					InputSchema json.RawMessage `json:"input_schema"`
+				} `json:"results"`
+				FallbackUsed bool `json:"fallback_used"`
+			}
+			if err := json.Unmarshal([]byte(text(res)), &found); err != nil {
+				t.Fatal(err)
+			}
+			if len(found.Results) == 0 || found.Results[0].CallName != "echo__reverse" || len(found.Results[0].InputSchema) == 0 {
+				t.Fatalf("find_tools top result: %+v", found)
+			}
+			if found.FallbackUsed {
+				t.Error("fallback_used with a built index")
+			}
+			if legacy {
+				select {
+				case n := <-notes:
+					if n.Method != "notifications/tools/list_changed" {
+						t.Errorf("notification %q", n.Method)
+					}
+				case <-time.After(5 * time.Second):
+					t.Error("no notifications/tools/list_changed after find_tools")
+				}
+				if after := toolNames(t, c); !contains(after, "echo__reverse") {
+					t.Errorf("strict client: tools/list after find_tools = %v, want echo__reverse registered", after)
+				}
+			} else if after := toolNames(t, c); len(after) != 4 {
+				t.Errorf("stateless client: tools/list = %v", after)
+			}
+			// Direct call by call_name works for any granted tool, listed or not.
+			res, err = callTool(t, c, "echo__add", map[string]any{"a": 2, "b": 3})
+			if err != nil || res.IsError || text(res) != "5" {
+				t.Fatalf("direct echo__add: %v %+v", err, res)
+			}
+			res, err = callTool(t, c, "run_tool", map[string]any{"call_name": "echo__echo", "arguments": map[string]any{"text": "hi"}})
+			if err != nil || res.IsError || text(res) != "hi" {
+				t.Fatalf("run_tool echo: %v %+v", err, res)
+			}
+			// Arguments are validated before they reach the upstream.
+			res, err = callTool(t, c, "run_tool", map[string]any{"call_name": "echo__add", "arguments": map[string]any{"a": "two"}})
+			if err != nil || !res.IsError || !strings.Contains(text(res), "invalid arguments") {
+				t.Fatalf("invalid arguments: %v %+v", err, res)
+			}
+			res, err = callTool(t, c, "run_tools", map[string]any{"calls": []any{
+				map[string]any{"call_name": "echo__reverse", "arguments": map[string]any{"text": "abc"}, "id": "r"},
+				map[string]any{"call_name": "echo__nope", "id": "missing"},
+				map[string]any{"call_name": "echo__fail", "arguments": map[string]any{"message": "boom"}, "id": "f"},
+			}})
+			if err != nil || res.IsError {
+				t.Fatalf("run_tools: %v %+v", err, res)
+			}
+			var batch struct {
+				Results []struct {
+					ID    string `json:"id"`
+					OK    bool   `json:"ok"`
+					Error string `json:"error"`
+				} `json:"results"`
+				Succeeded, Failed int
+			}
+			if err := json.Unmarshal([]byte(text(res)), &batch); err != nil {
+				t.Fatal(err)
+			}
+			if len(batch.Results) != 3 || !batch.Results[0].OK || batch.Results[1].OK || batch.Results[2].OK ||
+				!strings.Contains(batch.Results[1].Error, "not found") || !strings.Contains(batch.Results[2].Error, "boom") ||
+				batch.Results[0].ID != "r" || batch.Results[1].ID != "missing" {
+				t.Fatalf("run_tools isolation: %+v", batch)
+			}
+		})
+	}
+
+	t.Run("admin", func(t *testing.T) {
+		c, _ := connect(t, e.url, "k-admin", true)
+		names := toolNames(t, c)
+		for _, want := range []string{"echo__echo", "echo__add", "echo__reverse", "echo__sleep", "echo__fail", "find_tools"} {
+			if !contains(names, want) {
+				t.Errorf("admin tools/list lacks %s: %v", want, names)
+			}
+		}
+		ctx := context.Background()
+		pl, err := c.ListPrompts(ctx, mcp.ListPromptsRequest{})
+		if err != nil || len(pl.Prompts) != 1 || pl.Prompts[0].Name != "echo__greeting" {
+			t.Fatalf("prompts/list: %v %+v", err, pl)
+		}
+		gp := mcp.GetPromptRequest{}
+		gp.Params.Name = "echo__greeting"
+		gp.Params.Arguments = map[string]string{"name": "Ada"}
+		pr, err := c.GetPrompt(ctx, gp)
+		if err != nil || len(pr.Messages) == 0 {
+			t.Fatalf("prompts/get: %v %+v", err, pr)
+		}
+		rl, err := c.ListResources(ctx, mcp.ListResourcesRequest{})
+		if err != nil || len(rl.Resources) != 1 || rl.Resources[0].URI != "gateway://echo/echo://info" {
+			t.Fatalf("resources/list: %v %+v", err, rl)
+		}
+		for _, uri := range []string{"gateway://echo/echo://info", "gateway://echo/echo://items/42"} {
+			rr := mcp.ReadResourceRequest{}
+			rr.Params.URI = uri
+			res, err := c.ReadResource(ctx, rr)
+			if err != nil || len(res.Contents) == 0 {
+				t.Fatalf("resources/read %s: %v", uri, err)
+			}
+			if tc, ok := res.Contents[0].(mcp.TextResourceContents); !ok || tc.URI != uri {
+				t.Errorf("resources/read %s: contents %+v (URI must map back into the gateway namespace)", uri, res.Contents[0])
+			}
+		}
+		tl, err := c.ListResourceTemplates(ctx, mcp.ListResourceTemplatesRequest{})
+		if err != nil || len(tl.ResourceTemplates) != 1 || tl.ResourceTemplates[0].URITemplate.Raw() != "gateway://echo/echo://items/{id}" {
+			t.Fatalf("templates/list: %v %+v", err, tl)
+		}
+	})
+
+	t.Run("narrow grant", func(t *testing.T) {
+		c, _ := connect(t, e.url, "k-narrow", true)
+		res, err := callTool(t, c, "find_tools", map[string]any{"query": "reverse text", "top_k": 10})
+		if err != nil || res.IsError {
+			t.Fatal(err, res)
+		}
+		if s := text(res); strings.Contains(s, "echo__reverse") || strings.Contains(s, "echo__sleep") {
+			t.Errorf("find_tools leaks ungranted tools: %s", s)
+		}
+		forbidden, _ := callTool(t, c, "run_tool", map[string]any{"call_name": "echo__reverse", "arguments": map[string]any{"text": "x"}})
+		missing, _ := callTool(t, c, "run_tool", map[string]any{"call_name": "echo__doesnotexist", "arguments": map[string]any{}})
+		if !forbidden.IsError || strings.ReplaceAll(text(forbidden), "reverse", "X") != strings.ReplaceAll(text(missing), "doesnotexist", "X") {
+			t.Errorf("forbidden vs missing differ: %q / %q", text(forbidden), text(missing))
+		}
+		if _, err := callTool(t, c, "echo__reverse", map[string]any{"text": "x"}); err == nil {
+			t.Error("direct call of an ungranted tool succeeded")
+		}
+		if r, err := callTool(t, c, "echo__echo", map[string]any{"text": "ok"}); err != nil || text(r) != "ok" {
+			t.Errorf("granted direct call: %v %v", err, r)
+		}
+		ctx := context.Background()
+		pl, err := c.ListPrompts(ctx, mcp.ListPromptsRequest{})
+		if err != nil || len(pl.Prompts) != 0 {
+			t.Errorf("prompts/list with prompt_prefixes [nomatch]: %v %+v", err, pl)
+		}
+		gp := mcp.GetPromptRequest{}
+		gp.Params.Name = "echo__greeting"
+		if _, err := c.GetPrompt(ctx, gp); err == nil {
+			t.Error("prompts/get of an ungranted prompt succeeded")
+		}
+		rr := mcp.ReadResourceRequest{}
+		rr.Params.URI = "gateway://echo/echo://items/1"
+		if _, err := c.ReadResource(ctx, rr); err == nil {
+			t.Error("resources/read outside uri_prefixes succeeded")
+		}
+		rr.Params.URI = "gateway://echo/echo://info"
+		if _, err := c.ReadResource(ctx, rr); err != nil {
+			t.Errorf("granted resources/read: %v", err)
+		}
+		tl, err := c.ListResourceTemplates(ctx, mcp.ListResourceTemplatesRequest{})
+		if err != nil || len(tl.ResourceTemplates) != 0 {
+			t.Errorf("templates/list outside uri_prefixes: %v %+v", err, tl)
+		}
+	})
+
+	t.Run("bad input", func(t *testing.T) {
+		post := func(body string, key string) (int, string) {
+			req, _ := http.NewRequest("POST", e.url, strings.NewReader(body))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", "application/json, text/event-stream")
+			req.Header.Set("Authorization", "Bearer "+key)
+			req.Header.Set("MCP-Protocol-Version", mcp.LATEST_PROTOCOL_VERSION)
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			b, _ := io.ReadAll(resp.Body)
+			return resp.StatusCode, string(b)
+		}
+		if code, body := post(`{"jsonrpc": "2.0", "id": 1, "method":`, "k-agent"); !strings.Contains(body, "-32700") {
+			t.Errorf("malformed JSON: %d %s", code, body)
+		}
+		big := `{"jsonrpc":"2.0","id":1,"method":"ping","params":{"x":"` + strings.Repeat("a", 70000) + `"}}`
+		if code, body := post(big, "k-agent"); code != 413 || !strings.Contains(body, "limit") {
+			t.Errorf("oversized body: %d %s", code, body)
+		}
+		deep := strings.Repeat("[", 100) + strings.Repeat("]", 100)
+		if code, body := post(deep, "k-agent"); code != 400 || !strings.Contains(body, "nested") {
+			t.Errorf("deep JSON: %d %s", code, body)
+		}
+	})
+
+	t.Run("rest", func(t *testing.T) {
+		do := func(method, path, key, body string) (int, map[string]any) {
+			req, _ := http.NewRequest(method, e.srv.URL+path, strings.NewReader(body))
+			if key != "" {
+				req.Header.Set("Authorization", "Bearer "+key)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			var out map[string]any
+			_ = json.NewDecoder(resp.Body).Decode(&out)
+			return resp.StatusCode, out
+		}
+		code, out := do("POST", "/tool-rag/retrieve", "k-agent", `{"query":"add two numbers","top_k":2}`)
+		if code != 200 {
+			t.Fatalf("retrieve: %d %v", code, out)
+		}
+		res := out["results"].([]any)
+		if len(res) == 0 || res[0].(map[string]any)["tool_id"] != "echo__add" {
+			t.Errorf("retrieve results: %v", res)
+		}
+		if code, out := do("POST", "/tool-rag/retrieve", "k-agent", `{"query":"x","allowed_servers":["other"]}`); code != 200 || len(out["results"].([]any)) != 0 {
+			t.Errorf("allowed_servers outside the grant must narrow to nothing: %d %v", code, out)
+		}
+		if code, out := do("POST", "/tool-rag/retrieve", "k-agent", `{"query":"x","bogus":1}`); code != 400 || !strings.Contains(fmt.Sprint(out["error"]), "bogus") {
+			t.Errorf("unknown field: %d %v", code, out)
+		}
+		if code, out := do("POST", "/tool-rag/retrieve", "k-agent", `{"query":"x","top_k":"5"}`); code != 400 || !strings.Contains(fmt.Sprint(out["error"]), "top_k") {
+			t.Errorf("wrong type: %d %v", code, out)
+		}
+		if code, _ := do("GET", "/tool-rag/tool/echo__reverse", "k-agent", ""); code != 200 {
+			t.Errorf("GET tool: %d", code)
+		}
+		if code, _ := do("GET", "/tool-rag/tool/echo__reverse", "k-narrow", ""); code != 404 {
+			t.Errorf("GET ungranted tool: %d", code)
+		}
+		if code, _ := do("GET", "/tool-rag/tool/echo__reverse", "", ""); code != 401 {
+			t.Errorf("GET tool without key: %d", code)
+		}
+		if code, out := do("GET", "/tool-rag/metrics", "k-agent", ""); code != 200 || out["tools_in_db"] != float64(5) || out["tools_in_index"] != float64(5) {
+			t.Errorf("metrics: %d %v", code, out)
+		}
+		if code, _ := do("POST", "/tool-rag/reindex", "k-agent", `{"mode":"full"}`); code != 403 {
+			t.Errorf("reindex with a non-admin key: %d", code)
+		}
+		if code, out := do("POST", "/tool-rag/reindex", "k-admin", `{"mode":"incremental"}`); code != 200 {
+			t.Errorf("reindex: %d %v", code, out)
+		}
+	})
+}
