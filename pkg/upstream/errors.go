@@ -149,3 +149,14 @@ func quoteHead(s string, max int) string {
 	}
 	return strconv.Quote(s)
 }
+
+// duringInitialize rewords a failure of the initialize handshake; a server
+// that cannot be initialised counts as unavailable.
+func duringInitialize(p *problem) *problem {
+	c := *p
+	c.msg = "initialize: " + c.msg
+	if c.kind == nil {
+		c.kind = ErrUnavailable
+	}
+	return &c
+}

@@ -192,11 +192,7 @@ func (b *httpBackend) open() (*httpConn, *problem) {
 		if pp := describeAnswer("initialize", err, st, b.opts.MaxResultBytes); pp != nil {
 			connCancel(errConnLost)
 			go c.Close()
-			pp.msg = "initialize: " + pp.msg
-			if pp.kind == nil {
-				pp.kind = ErrUnavailable
-			}
-			return nil, pp
+			return nil, duringInitialize(pp)
 		}
 		return fail(err, "could not connect to %s: %s", b.cfg.URL, netCause(err))
 	}

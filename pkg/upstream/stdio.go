@@ -222,6 +222,9 @@ func (p *stdioPool) acquire(parent context.Context) (*proc, error) {
 				if best == nil {
 					fails, last := p.failures, p.lastFail
 					p.mu.Unlock()
+					if dl, ok := ctx.Deadline(); ok && time.Until(dl) < wait {
+						return nil, p.backoffProblem(ctx, fails, wait, last) // no use waiting
+					}
 					if err := sleepCtx(ctx, wait); err != nil {
 						return nil, p.backoffProblem(ctx, fails, wait, last)
 					}
@@ -507,11 +510,7 @@ func (pr *proc) initProblem(ctx context.Context, err error, st *callState) *prob
 			fmtDuration(p.opts.ConnectTimeout), pr.frames.garbageHint(), pr.stderrNote())
 	}
 	if pp := describeAnswer("initialize", err, st, p.opts.MaxResultBytes); pp != nil {
-		pp.msg = "initialize: " + pp.msg
-		if pp.kind == nil {
-			pp.kind = ErrUnavailable
-		}
-		return pp
+		return duringInitialize(pp)
 	}
 	return newProblem(ErrUnavailable, err, "initialize failed: %v%s", err, pr.stderrNote())
 }
