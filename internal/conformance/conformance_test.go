@@ -1,0 +1,128 @@
+// Package conformance runs the official MCP conformance suite
+// (@modelcontextprotocol/conformance, on Node 22) against the gateway with
+// an admin key, fronting the fixture upstream in ./fixture.
+package conformance
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/toolrag/mcp-gateway/internal/testenv"
+	"github.com/toolrag/mcp-gateway/pkg/indexer"
+	"github.com/toolrag/mcp-gateway/pkg/local"
+)
+
+func TestConformanceSuite(t *testing.T) {
+	node := testenv.Node22(t)
+	cli := filepath.Join(testenv.NPMModule(t, "@modelcontextprotocol/conformance"), "dist", "index.js")
+	root := testenv.Root(t)
+	dir := t.TempDir()
+
+	fixture := filepath.Join(dir, "fixture")
+	build := exec.Command("go", "build", "-o", fixture, "./internal/conformance/fixture")
+	build.Dir = root
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build fixture: %v\n%s", err, out)
+	}
+	registry := fmt.Sprintf("servers:\n  conf:\n    transport: stdio\n    command: %q\n", fixture)
+	keys := "keys:\n  - id: admin\n    secret: conformance-admin\n    admin: true\n    servers: {conf: {}}\n"
+	for name, body := range map[string]string{"registry.yaml": registry, "keys.yaml": keys} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	vals := map[string]string{
+		"MCP_GATEWAY_CONFIG_DIR":        dir,
+		"TOOL_RAG_DB":                   filepath.Join(dir, "tools.db"),
+		"TOOL_RAG_HEALTHCHECK_INTERVAL": "0",
+	}
+	ctx := context.Background()
+	g, err := local.New(ctx, local.Options{Getenv: func(k string) string { return vals[k] }, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	if _, err := g.Sync(ctx, indexer.ModeFull); err != nil {
+		t.Fatal(err)
+	}
+	// The suite has no option for credentials: present the admin key on its
+	// behalf, as an authenticating proxy in front of the gateway would.
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r.Header.Set("Authorization", "Bearer conformance-admin")
+		g.Handler.ServeHTTP(w, r)
+	}))
+	defer srv.Close()
+
+	out := filepath.Join(dir, "results")
+	cctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(cctx, node, cli, "server", "--url", srv.URL+"/mcp", "-o", out,
+		"--expected-failures", filepath.Join(root, "internal", "conformance", "expected-failures.yml"))
+	cmd.Env = append(os.Environ(), "PATH="+filepath.Dir(node)+string(os.PathListSeparator)+os.Getenv("PATH"))
+	cmd.Dir = dir
+	output, runErr := cmd.CombinedOutput()
+	passed, failed, byScenario := summarize(t, out)
+	t.Logf("conformance checks: %d passed, %d failed", passed, failed)
+	var lines []string
+	for s, st := range byScenario {
+		lines = append(lines, s+": "+st)
+	}
+	sort.Strings(lines)
+	t.Logf("scenarios:\n%s", strings.Join(lines, "\n"))
+	if runErr != nil {
+		t.Fatalf("conformance suite failed (a new failure, or a stale expected-failures entry): %v\n%s", runErr, tail(string(output), 4000))
+	}
+}
+
+// summarize reads results/server-<scenario>-<ts>/checks.json.
+func summarize(t *testing.T, dir string) (passed, failed int, byScenario map[string]string) {
+	byScenario = map[string]string{}
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		data, err := os.ReadFile(filepath.Join(dir, e.Name(), "checks.json"))
+		if err != nil {
+			continue
+		}
+		var checks []struct {
+			Status string `json:"status"`
+		}
+		if err := json.Unmarshal(data, &checks); err != nil {
+			t.Logf("%s: %v", e.Name(), err)
+			continue
+		}
+		name := strings.TrimPrefix(e.Name(), "server-")
+		if i := strings.Index(name, "-20"); i > 0 { // strip the -<timestamp> suffix
+			name = name[:i]
+		}
+		status := "pass"
+		for _, c := range checks {
+			switch c.Status {
+			case "SUCCESS":
+				passed++
+			case "FAILURE":
+				failed++
+				status = "FAIL"
+			}
+		}
+		byScenario[name] = status
+	}
+	return passed, failed, byScenario
+}
+
+func tail(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return "…" + s[len(s)-n:]
+}
