@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/http"
 	"os"
 	"strings"
 	"time"
@@ -38,8 +39,12 @@ func runBridge(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	drain := fs.Duration("drain", 25*time.Second, "on SIGTERM, how long requests in flight may take to finish")
 	name := fs.String("name", "", "name of the server in errors and logs (default: the command's base name)")
 	cwd := fs.String("cwd", "", "working directory of the server (default: the bridge's)")
+	probe := fs.Bool("probe", false, "check the health of the bridge listening on -addr (GET /health) and exit 0 if it is ok, 1 otherwise: a container health check that needs no curl in the image")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if *probe {
+		return probeBridge(ctx, *addr, *healthTimeout+2*time.Second, stdout)
 	}
 	cmd := fs.Args()
 	if len(cmd) == 0 {
@@ -67,4 +72,34 @@ func runBridge(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return fmt.Errorf("bridge: cannot listen on %s: %w", *addr, err)
 	}
 	return b.Serve(ctx, ln, *drain)
+}
+
+// probeBridge asks the bridge on addr for /health and fails unless it
+// answers 200.
+func probeBridge(ctx context.Context, addr string, timeout time.Duration, stdout io.Writer) error {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("bridge: -addr %q is not host:port: %w", addr, err)
+	}
+	if host == "" || host == "0.0.0.0" || host == "::" {
+		host = "127.0.0.1"
+	}
+	url := "http://" + net.JoinHostPort(host, port) + "/health"
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return fmt.Errorf("bridge: health probe of %s: %w", url, err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	fmt.Fprintln(stdout, strings.TrimSpace(string(body)))
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("bridge: %s answered %s", url, resp.Status)
+	}
+	return nil
 }

@@ -554,3 +554,51 @@ func TestServeReportsListenerError(t *testing.T) {
 		t.Errorf("processes %v alive after Serve failed", pids)
 	}
 }
+
+// TestGatewayReachesBridge reaches the bridge the way the gateway reaches
+// a Fargate stdio server: pkg/upstream over streamable_http.
+func TestGatewayReachesBridge(t *testing.T) {
+	f := startList(t, []string{"alpha"}, false, Config{RefreshInterval: -1})
+	m := upstream.NewManager(upstream.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	defer m.Close()
+	m.SetServers(map[string]upstream.ServerConfig{"fargate": {Transport: upstream.TransportStreamableHTTP, URL: f.url + "/mcp"}})
+	ctx := ctxT(t, time.Minute)
+
+	tools, err := m.ListTools(ctx, "fargate")
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := toolNames(tools)
+	slices.Sort(names)
+	if !slices.Equal(names, []string{"alpha", "hold", "pid"}) {
+		t.Fatalf("tools %v", names)
+	}
+	res, err := m.CallTool(ctx, "fargate", "alpha", nil)
+	if err != nil || text(res) != "alpha" {
+		t.Fatalf("alpha: %v %v", res, err)
+	}
+
+	// A crash behind the bridge reaches the gateway worded, as a JSON-RPC
+	// error of the bridge.
+	pid, out := startHold(t, gatewayCaller{m, "fargate"}, f.dir, 60_000)
+	if err := syscall.Kill(-pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	o := <-out
+	if o.err == nil || !strings.Contains(o.err.Error(), `upstream "fargate": tools/call failed: the server answered with error -32603: upstream "listserver": tools/call failed: the server process exited (signal: killed) during the call`) {
+		t.Fatalf("crash seen by the gateway: %v", o.err)
+	}
+	if res, err := m.CallTool(ctx, "fargate", "pid", nil); err != nil || text(res) == strconv.Itoa(pid) {
+		t.Fatalf("call after the crash: %v %v", res, err)
+	}
+}
+
+// gatewayCaller calls tools through an upstream.Manager.
+type gatewayCaller struct {
+	m  *upstream.Manager
+	id string
+}
+
+func (g gatewayCaller) CallTool(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	return g.m.CallTool(ctx, g.id, req.Params.Name, req.GetArguments())
+}

@@ -67,8 +67,8 @@ func newMirrorServer(id string, info upstream.ServerInfo) *server.MCPServer {
 func (b *Bridge) Refresh(ctx context.Context) error {
 	b.refreshMu.Lock()
 	defer b.refreshMu.Unlock()
-	pids := b.PIDs()
 	err := b.refresh(ctx)
+	pids := b.PIDs() // the processes the lists were just read from
 	b.mu.Lock()
 	b.mirror.refreshed = time.Now()
 	b.mirror.refreshErr = err
