@@ -127,8 +127,8 @@ type FargateConfig struct {
 	// into stdio images; BridgePort is where `toolrag bridge` serves MCP.
 	BridgeBinary string `json:"bridgeBinary"`
 	BridgePort   int    `json:"bridgePort"`
-	// BridgeArgs are the arguments after the binary; {port} and {path} are
-	// replaced. The server command follows them.
+	// BridgeArgs are the arguments after the binary; {port}, {path} and
+	// {id} are replaced. The server command follows them.
 	BridgeArgs []string `json:"bridgeArgs"`
 }
 
@@ -177,7 +177,7 @@ func (c *Config) Defaults() {
 	def(&c.Fargate.BridgeBinary, filepath.Join(c.RepoRoot, "dist", "bridge", "toolrag"))
 	defInt(&c.Fargate.BridgePort, 8080)
 	if len(c.Fargate.BridgeArgs) == 0 {
-		c.Fargate.BridgeArgs = []string{"bridge", "--listen", "0.0.0.0:{port}", "--path", "{path}", "--"}
+		c.Fargate.BridgeArgs = []string{"bridge", "--listen", "0.0.0.0:{port}", "--path", "{path}", "--name", "{id}", "--"}
 	}
 }
 

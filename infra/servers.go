@@ -145,6 +145,7 @@ func StdioDockerfile(s Server, fc FargateConfig, baseImage string) string {
 	for _, a := range fc.BridgeArgs {
 		a = strings.ReplaceAll(a, "{port}", strconv.Itoa(fc.BridgePort))
 		a = strings.ReplaceAll(a, "{path}", "/mcp")
+		a = strings.ReplaceAll(a, "{id}", s.ID)
 		entry = append(entry, a)
 	}
 	fmt.Fprintf(&b, "ENTRYPOINT %s\n", jsonArray(entry))

@@ -533,6 +533,17 @@ func addServerService(stack awscdk.Stack, cfg Config, s Server, cluster awsecs.C
 	if len(command) > 0 {
 		container.Command = jsii.Strings(command...)
 	}
+	if s.Kind == "stdio" {
+		// `toolrag bridge --probe` asks the bridge's /health, which pings
+		// the stdio server: no curl needed in the image.
+		container.HealthCheck = &awsecs.HealthCheck{
+			Command:     jsii.Strings("CMD", "/usr/local/bin/toolrag", "bridge", "--probe", "--addr", fmt.Sprintf("127.0.0.1:%d", port)),
+			Interval:    awscdk.Duration_Seconds(jsii.Number(30)),
+			Timeout:     awscdk.Duration_Seconds(jsii.Number(10)),
+			StartPeriod: awscdk.Duration_Seconds(jsii.Number(60)),
+			Retries:     jsii.Number(3),
+		}
+	}
 	task.AddContainer(jsii.String("server"), container)
 	sg := awsec2.NewSecurityGroup(scope, jsii.String("SecurityGroup"), &awsec2.SecurityGroupProps{
 		Vpc: vpc, Description: jsii.String("toolrag upstream " + s.ID), AllowAllOutbound: jsii.Bool(true),

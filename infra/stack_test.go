@@ -600,6 +600,9 @@ func TestServersBedrockProd(t *testing.T) {
 			t.Errorf("task definitions lack %s", w)
 		}
 	}
+	if n := strings.Count(tds, `"--probe","--addr","127.0.0.1:8080"`); n != 1 {
+		t.Errorf("%d bridge health checks, want 1 (the stdio server)", n)
+	}
 	if strings.Contains(tds, "${WEATHER_KEY}") {
 		t.Error("a ${VAR} reference ended up as a literal env value")
 	}
@@ -651,7 +654,7 @@ func TestServersBedrockProd(t *testing.T) {
 		"FROM public.ecr.aws/docker/library/node:22-bookworm-slim",
 		`RUN ["env","LOG_LEVEL=info","sh","-c","chmod +x bin/run.sh"]`,
 		"WORKDIR /srv/server/bin",
-		`ENTRYPOINT ["/usr/local/bin/toolrag","bridge","--listen","0.0.0.0:8080","--path","/mcp","--"]`,
+		`ENTRYPOINT ["/usr/local/bin/toolrag","bridge","--listen","0.0.0.0:8080","--path","/mcp","--name","local-echo","--"]`,
 		`CMD ["./run.sh","--verbose"]`,
 	} {
 		if !strings.Contains(string(df), w) {
