@@ -37,7 +37,7 @@ type Config struct {
 	Weights      retrieve.Weights
 	Fusion       string
 	FieldWeights retrieve.FieldWeights
-	ServerWeight float64
+	ServerWeight float64 // 0: the retriever's default; negative: off
 	Decompose    bool
 	Merge        string
 	PRF          bool
@@ -238,20 +238,21 @@ func Ablation(ctx context.Context, opts Options, configs []Config, w io.Writer) 
 }
 
 // DefaultAblation is the comparison recorded in docs/retrieval.md.
+// "hybrid" is the retriever's default configuration (weighted fusion with
+// the server-level term); "flat" rows turn the server-level term off.
 func DefaultAblation() []Config {
 	return []Config{
+		{Name: "bm25f-flat", NoDense: true, ServerWeight: -1},
 		{Name: "bm25f", NoDense: true},
-		{Name: "bm25f+prf", NoDense: true, PRF: true},
-		{Name: "dense", Weights: retrieve.Weights{Semantic: 1}},
+		{Name: "dense-flat", Weights: retrieve.Weights{Semantic: 1}, ServerWeight: -1},
+		{Name: "hybrid-flat", ServerWeight: -1},
+		{Name: "hybrid-rrf-flat", Fusion: retrieve.FusionRRF, ServerWeight: -1},
 		{Name: "hybrid"},
 		{Name: "hybrid-rrf", Fusion: retrieve.FusionRRF},
-		{Name: "+server", ServerWeight: 0.3},
-		{Name: "+decompose", Decompose: true},
-		{Name: "+decompose(max)", Decompose: true, Merge: retrieve.MergeMax},
-		{Name: "+decompose(rrf)", Decompose: true, Merge: retrieve.MergeRRF},
-		{Name: "+prf", PRF: true},
-		{Name: "+server+decompose", ServerWeight: 0.3, Decompose: true},
-		{Name: "+server+decompose(rrf)", ServerWeight: 0.3, Decompose: true, Merge: retrieve.MergeRRF},
+		{Name: "hybrid+decompose", Decompose: true},
+		{Name: "hybrid+decompose(max)", Decompose: true, Merge: retrieve.MergeMax},
+		{Name: "hybrid+decompose(rrf)", Decompose: true, Merge: retrieve.MergeRRF},
+		{Name: "hybrid+prf", PRF: true},
 	}
 }
 

@@ -138,8 +138,10 @@ func TestSanity(t *testing.T) {
 		cfg  retrieve.Config
 	}{
 		{"hybrid", retrieve.Config{Tools: c, Index: ix, Embedder: emb}},
-		{"hybrid+server+decompose", retrieve.Config{Tools: c, Index: ix, Embedder: emb, ServerWeight: 0.3, Decompose: true}},
+		{"hybrid-flat", retrieve.Config{Tools: c, Index: ix, Embedder: emb, ServerWeight: -1}},
+		{"hybrid+decompose", retrieve.Config{Tools: c, Index: ix, Embedder: emb, Decompose: true}},
 		{"keyword-only", retrieve.Config{Tools: c}},
+		{"keyword-only-flat", retrieve.Config{Tools: c, ServerWeight: -1}},
 	}
 	for _, tc := range configs {
 		t.Run(tc.name, func(t *testing.T) {
@@ -192,7 +194,7 @@ func TestPolicyScoping(t *testing.T) {
 		t.Fatalf("the policy should leave 7 tools visible, got %d", len(visible.tools))
 	}
 	emb := embed.NewBuiltin()
-	for _, server := range []float64{0, 0.3} {
+	for _, server := range []float64{-1, 0} {
 		rFull := newRetriever(t, retrieve.Config{Tools: full, Index: buildIndex(t, full, emb), Embedder: emb, ServerWeight: server, Decompose: true})
 		rVis := newRetriever(t, retrieve.Config{Tools: visible, Index: buildIndex(t, visible, emb), Embedder: emb, ServerWeight: server, Decompose: true})
 		for _, q := range []string{
