@@ -75,9 +75,9 @@ const (
 	// DefaultServerWeight is the weight of the server-level term; it
 	// improved recall and nDCG on both evaluation sets (docs/retrieval.md).
 	DefaultServerWeight = 0.3
-	rrfK              = 60.0
-	maxSubQueries     = 6
-	maxQueryBytes     = 8192
+	rrfK                = 60.0
+	maxSubQueries       = 6
+	maxQueryBytes       = 8192
 )
 
 // Config configures a Retriever. Tools is required; everything else is
