@@ -271,8 +271,9 @@ func TestBedrockFirstErrorStopsBatch(t *testing.T) {
 
 func TestBedrockTimeout(t *testing.T) {
 	release := make(chan struct{})
-	defer close(release)
 	f := &fakeTitan{t: t, model: DefaultBedrockModel}
+	e := newBedrockTest(t, f, BedrockConfig{Dim: 256, Timeout: 50 * time.Millisecond})
+	t.Cleanup(func() { close(release) }) // runs before the server's cleanup
 	f.script = func(n int, w http.ResponseWriter, r *http.Request) bool {
 		select {
 		case <-r.Context().Done():
@@ -280,7 +281,6 @@ func TestBedrockTimeout(t *testing.T) {
 		}
 		return true
 	}
-	e := newBedrockTest(t, f, BedrockConfig{Dim: 256, Timeout: 50 * time.Millisecond})
 	_, err := e.EmbedQuery(context.Background(), "hello")
 	if err == nil || !strings.Contains(err.Error(), "did not answer within 50ms") {
 		t.Errorf("err = %v, want a timeout error", err)

@@ -304,21 +304,26 @@ func TestURLRetries(t *testing.T) {
 }
 
 func TestURLTimeout(t *testing.T) {
-	release := make(chan struct{})
-	defer close(release)
-	hang := func(n int, w http.ResponseWriter, r *http.Request) bool {
-		if n == 0 {
-			select {
-			case <-r.Context().Done():
-			case <-release:
+	// hang blocks the first call until the client gives up (or the test
+	// ends: the release is registered after the server, so it runs first).
+	hang := func(t *testing.T) func(n int, w http.ResponseWriter, r *http.Request) bool {
+		release := make(chan struct{})
+		t.Cleanup(func() { close(release) })
+		return func(n int, w http.ResponseWriter, r *http.Request) bool {
+			if n == 0 {
+				select {
+				case <-r.Context().Done():
+				case <-release:
+				}
+				return true
 			}
-			return true
+			return false
 		}
-		return false
 	}
 	t.Run("retried", func(t *testing.T) {
-		f := &fakeEmbeddings{t: t, dim: 2, script: hang}
+		f := &fakeEmbeddings{t: t, dim: 2}
 		e, sleeps := newURLTest(t, f, URLConfig{Timeout: 50 * time.Millisecond, RetryBaseDelay: time.Millisecond})
+		f.script = hang(t)
 		if _, err := e.EmbedQuery(context.Background(), "hello"); err != nil {
 			t.Fatalf("want success on the second attempt, got %v", err)
 		}
@@ -327,16 +332,18 @@ func TestURLTimeout(t *testing.T) {
 		}
 	})
 	t.Run("no retries", func(t *testing.T) {
-		f := &fakeEmbeddings{t: t, dim: 2, script: hang}
+		f := &fakeEmbeddings{t: t, dim: 2}
 		e, _ := newURLTest(t, f, URLConfig{Timeout: 50 * time.Millisecond, MaxRetries: -1})
+		f.script = hang(t)
 		_, err := e.EmbedQuery(context.Background(), "hello")
 		if err == nil || !strings.Contains(err.Error(), "did not answer within 50ms") {
 			t.Errorf("err = %v, want a timeout error", err)
 		}
 	})
 	t.Run("caller cancels", func(t *testing.T) {
-		f := &fakeEmbeddings{t: t, dim: 2, script: hang}
+		f := &fakeEmbeddings{t: t, dim: 2}
 		e, _ := newURLTest(t, f, URLConfig{Timeout: time.Minute})
+		f.script = hang(t)
 		ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 		defer cancel()
 		_, err := e.EmbedQuery(ctx, "hello")

@@ -1,0 +1,260 @@
+package rerank
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+)
+
+type urlReranker struct {
+	cfg    Config
+	client *http.Client
+	// format is the detected or pinned wire format (FormatCohere/FormatTEI,
+	// or "" until detected).
+	format atomic.Value
+	sleep  func(ctx context.Context, d time.Duration) error
+}
+
+// NewURL returns a reranker for a Cohere-shaped (Cohere, Jina, vLLM,
+// Infinity) or TEI-shaped (text-embeddings-inference) /rerank endpoint.
+// Without cfg.Format the first call sends the Cohere shape and switches to
+// TEI for good if the server rejects it with 400 or 422.
+func NewURL(cfg Config) (Reranker, error) {
+	if !strings.HasPrefix(cfg.URL, "http://") && !strings.HasPrefix(cfg.URL, "https://") {
+		return nil, fmt.Errorf("rerank: endpoint %q must be a full http:// or https:// URL (TOOL_RAG_RERANKER_URL)", cfg.URL)
+	}
+	switch cfg.Format {
+	case FormatAuto, FormatCohere, FormatTEI:
+	default:
+		return nil, fmt.Errorf("rerank: format %q is not one of cohere, tei", cfg.Format)
+	}
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = 10 * time.Second
+	}
+	r := &urlReranker{cfg: cfg, client: &http.Client{}, sleep: sleepCtx}
+	r.format.Store(cfg.Format)
+	return r, nil
+}
+
+type cohereRequest struct {
+	Model     string   `json:"model,omitempty"`
+	Query     string   `json:"query"`
+	Documents []string `json:"documents"`
+	TopN      int      `json:"top_n"`
+}
+
+type teiRequest struct {
+	Query string   `json:"query"`
+	Texts []string `json:"texts"`
+}
+
+// result covers both answer shapes: Cohere's relevance_score and TEI's score.
+type result struct {
+	Index          *int     `json:"index"`
+	RelevanceScore *float64 `json:"relevance_score"`
+	Score          *float64 `json:"score"`
+}
+
+func (r *urlReranker) Rerank(ctx context.Context, query string, docs []string) ([]float64, error) {
+	if err := checkShortlist(docs); err != nil {
+		return nil, err
+	}
+	if strings.TrimSpace(query) == "" {
+		return nil, errors.New("rerank: the query is empty")
+	}
+	scores := make([]float64, len(docs))
+	var sent []string
+	var pos []int
+	for i, d := range docs {
+		if strings.TrimSpace(d) == "" {
+			continue // blank documents score 0
+		}
+		sent = append(sent, d)
+		pos = append(pos, i)
+	}
+	if len(sent) == 0 {
+		return scores, nil
+	}
+	format := r.format.Load().(string)
+	try := format
+	if try == FormatAuto {
+		try = FormatCohere
+	}
+	status, raw, err := r.post(ctx, r.body(try, query, sent))
+	if err == nil && format == FormatAuto && (status == http.StatusBadRequest || status == http.StatusUnprocessableEntity) {
+		// A TEI server answers the Cohere shape with 422 (missing "texts").
+		if st2, raw2, err2 := r.post(ctx, r.body(FormatTEI, query, sent)); err2 == nil && st2 == http.StatusOK {
+			try, status, raw = FormatTEI, st2, raw2
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	if status != http.StatusOK {
+		return nil, fmt.Errorf("rerank: %s answered %d %s: %s", r.cfg.URL, status, http.StatusText(status), snippet(raw, r.cfg.APIKey))
+	}
+	results, err := parseResults(raw)
+	if err != nil {
+		return nil, fmt.Errorf("rerank: %s: %w: %s", r.cfg.URL, err, snippet(raw, r.cfg.APIKey))
+	}
+	seen := make([]bool, len(sent))
+	for _, res := range results {
+		if res.Index == nil {
+			return nil, fmt.Errorf("rerank: %s returned a result without an index", r.cfg.URL)
+		}
+		i := *res.Index
+		if i < 0 || i >= len(sent) || seen[i] {
+			return nil, fmt.Errorf("rerank: %s returned an invalid or repeated index %d for %d documents", r.cfg.URL, i, len(sent))
+		}
+		seen[i] = true
+		switch {
+		case res.RelevanceScore != nil:
+			scores[pos[i]] = *res.RelevanceScore
+		case res.Score != nil:
+			scores[pos[i]] = *res.Score
+		default:
+			return nil, fmt.Errorf("rerank: %s returned a result without a score (index %d)", r.cfg.URL, i)
+		}
+	}
+	if format == FormatAuto {
+		r.format.CompareAndSwap(FormatAuto, try)
+	}
+	return scores, nil
+}
+
+// parseResults detects the answer shape: an object with "results" (Cohere)
+// or a bare array (TEI).
+func parseResults(raw []byte) ([]result, error) {
+	trimmed := bytes.TrimSpace(raw)
+	if len(trimmed) == 0 {
+		return nil, errors.New("empty answer")
+	}
+	switch trimmed[0] {
+	case '[':
+		var rs []result
+		if err := json.Unmarshal(trimmed, &rs); err != nil {
+			return nil, fmt.Errorf("malformed TEI-shaped answer (%v)", err)
+		}
+		return rs, nil
+	case '{':
+		var obj struct {
+			Results *[]result `json:"results"`
+		}
+		if err := json.Unmarshal(trimmed, &obj); err != nil {
+			return nil, fmt.Errorf("malformed Cohere-shaped answer (%v)", err)
+		}
+		if obj.Results == nil {
+			return nil, errors.New(`answer has no "results"`)
+		}
+		return *obj.Results, nil
+	default:
+		return nil, errors.New("answer is not JSON")
+	}
+}
+
+func (r *urlReranker) body(format, query string, docs []string) []byte {
+	var v any
+	if format == FormatTEI {
+		v = teiRequest{Query: query, Texts: docs}
+	} else {
+		v = cohereRequest{Model: r.cfg.Model, Query: query, Documents: docs, TopN: len(docs)}
+	}
+	b, _ := json.Marshal(v) // strings only: cannot fail
+	return b
+}
+
+// post sends one request, retrying twice on 429, 502–504, network errors
+// and timeouts. It returns the final status and body.
+func (r *urlReranker) post(ctx context.Context, body []byte) (int, []byte, error) {
+	const maxRetries = 2
+	for attempt := 0; ; attempt++ {
+		status, raw, retryAfter, err := r.attempt(ctx, body)
+		retry := err != nil || status == http.StatusTooManyRequests || status == http.StatusBadGateway ||
+			status == http.StatusServiceUnavailable || status == http.StatusGatewayTimeout
+		if !retry || attempt == maxRetries || ctx.Err() != nil {
+			return status, raw, err
+		}
+		d := time.Duration(200<<attempt) * time.Millisecond
+		if retryAfter >= 0 {
+			d = min(retryAfter, 2*time.Second)
+		}
+		if err := r.sleep(ctx, d); err != nil {
+			return 0, nil, err
+		}
+	}
+}
+
+func (r *urlReranker) attempt(ctx context.Context, body []byte) (status int, raw []byte, retryAfter time.Duration, err error) {
+	retryAfter = -1
+	actx, cancel := context.WithTimeout(ctx, r.cfg.Timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(actx, http.MethodPost, r.cfg.URL, bytes.NewReader(body))
+	if err != nil {
+		return 0, nil, retryAfter, fmt.Errorf("rerank: building the request for %s: %w", r.cfg.URL, err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json")
+	if r.cfg.APIKey != "" {
+		req.Header.Set("Authorization", "Bearer "+r.cfg.APIKey)
+	}
+	resp, err := r.client.Do(req)
+	if err != nil {
+		if ctx.Err() != nil {
+			return 0, nil, retryAfter, fmt.Errorf("rerank: %s: %w", r.cfg.URL, ctx.Err())
+		}
+		if actx.Err() != nil {
+			return 0, nil, retryAfter, fmt.Errorf("rerank: %s did not answer within %s", r.cfg.URL, r.cfg.Timeout)
+		}
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		return 0, nil, retryAfter, fmt.Errorf("rerank: calling %s: %w", r.cfg.URL, err)
+	}
+	defer resp.Body.Close()
+	raw, err = io.ReadAll(io.LimitReader(resp.Body, 16<<20))
+	if err != nil {
+		return 0, nil, retryAfter, fmt.Errorf("rerank: reading the answer of %s: %w", r.cfg.URL, err)
+	}
+	if s := resp.Header.Get("Retry-After"); s != "" {
+		if secs, perr := strconv.ParseFloat(s, 64); perr == nil && secs >= 0 {
+			retryAfter = time.Duration(secs * float64(time.Second))
+		}
+	}
+	return resp.StatusCode, raw, retryAfter, nil
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+func snippet(body []byte, secret string) string {
+	s := strings.TrimSpace(string(body))
+	if secret != "" {
+		s = strings.ReplaceAll(s, secret, "[redacted]")
+	}
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > 300 {
+		s = s[:300] + "…"
+	}
+	if s == "" {
+		return "(empty body)"
+	}
+	return s
+}
