@@ -1,0 +1,178 @@
+package config
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+
+func TestFromEnvDefaults(t *testing.T) {
+	e, err := FromEnv(env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.Port != 8765 || e.Host != "0.0.0.0" || e.MCPPath != "/mcp" || e.MaxParallel != 8 ||
+		e.RegistryPath != filepath.Join("config", "registry.yaml") || e.StartupReindex != "full" ||
+		e.HealthInterval != 30*time.Second || e.ShortlistDescChars != 300 || e.DBPath != "tool_registry.db" {
+		t.Fatalf("defaults: %+v", e)
+	}
+}
+
+func TestFromEnvErrors(t *testing.T) {
+	tests := []struct {
+		vars map[string]string
+		want string
+	}{
+		{map[string]string{"MCP_GATEWAY_PORT": "99999"}, "MCP_GATEWAY_PORT"},
+		{map[string]string{"TOOL_RAG_MAX_PARALLEL": "x"}, "TOOL_RAG_MAX_PARALLEL"},
+		{map[string]string{"TOOL_RAG_STARTUP_REINDEX": "sometimes"}, "TOOL_RAG_STARTUP_REINDEX"},
+		{map[string]string{"MCP_GATEWAY_KEYS": "relative/keys.yaml"}, "absolute"},
+		{map[string]string{"TOOL_RAG_WITHOUT_AUTH": "maybe"}, "TOOL_RAG_WITHOUT_AUTH"},
+		{map[string]string{"MCP_GATEWAY_MCP_PATH": "mcp"}, "must start with /"},
+		{map[string]string{"TOOL_RAG_HEALTHCHECK_INTERVAL": "-1"}, "TOOL_RAG_HEALTHCHECK_INTERVAL"},
+	}
+	for _, tt := range tests {
+		if _, err := FromEnv(env(tt.vars)); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%v: error %v, want mention of %q", tt.vars, err, tt.want)
+		}
+	}
+	e, err := FromEnv(env(map[string]string{"MCP_GATEWAY_KEYS": "/etc/k.yaml", "TOOL_RAG_RESYNC_INTERVAL": "1.5", "TOOL_RAG_WITHOUT_AUTH": "1"}))
+	if err != nil || e.KeysPath != "/etc/k.yaml" || e.ResyncInterval != 1500*time.Millisecond || !e.WithoutAuth {
+		t.Fatalf("%+v %v", e, err)
+	}
+}
+
+func TestParseRegistry(t *testing.T) {
+	good := `servers:
+  echo:
+    transport: stdio
+    command: go
+    args: [run, ./servers/echo]
+    env: {LOG: info}
+  web:
+    transport: streamable_http
+    url: http://127.0.0.1:9000/mcp
+    headers: {Authorization: "Bearer ${TOKEN}"}
+    timeout: 15s
+`
+	got, err := ParseRegistry("r.yaml", []byte(good), env(map[string]string{"TOKEN": "t0k"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got["echo"].Command != "go" || len(got["echo"].Args) != 2 || got["web"].Headers["Authorization"] != "Bearer t0k" || got["web"].Timeout != 15*time.Second {
+		t.Fatalf("parsed: %+v", got)
+	}
+	bad := []struct{ doc, want string }{
+		{"servers:\n  a__b:\n    transport: stdio\n    command: x\n", `r.yaml:2: server "a__b"`},
+		{"servers:\n  ok:\n    transport: carrier-pigeon\n", `r.yaml:2: server "ok"`},
+		{"servers:\n  ok:\n    transport: stdio\n", "command"},
+		{"servers:\n  ok:\n    transport: sse\n    url: not-a-url\n", "url"},
+		{"servers:\n  ok:\n    transport: stdio\n    command: x\n    colour: red\n", `r.yaml:5: server "ok": unknown field "colour"`},
+		{"servers:\n  ok:\n    transport: sse\n    url: http://x/sse\n    headers: {A: \"${MISSING}\"}\n", "MISSING is not set"},
+		{"servers: [1, 2]\n", "must be a mapping"},
+		{"servers:\n  ok: {transport: stdio, command: x, timeout: soon}\n", "timeout"},
+		{"{{{", "invalid YAML"},
+	}
+	for _, b := range bad {
+		if _, err := ParseRegistry("r.yaml", []byte(b.doc), env(nil)); err == nil || !strings.Contains(err.Error(), b.want) {
+			t.Errorf("%q: error %v, want %q", b.doc, err, b.want)
+		}
+	}
+}
+
+func TestLoadRegistryMerge(t *testing.T) {
+	dir := t.TempDir()
+	hand := filepath.Join(dir, "registry.yaml")
+	gen := filepath.Join(dir, "registry.generated.yaml")
+	os.WriteFile(gen, []byte("servers:\n  a: {transport: stdio, command: generated}\n  b: {transport: stdio, command: gen-b}\n"), 0o644)
+	os.WriteFile(hand, []byte("servers:\n  a: {transport: stdio, command: hand}\n"), 0o644)
+	got, err := LoadRegistry(hand, gen, env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got["a"].Command != "hand" || got["b"].Command != "gen-b" || len(got) != 2 {
+		t.Fatalf("merge: %+v", got)
+	}
+	if got, err := LoadRegistry(filepath.Join(dir, "none.yaml"), "", env(nil)); err != nil || len(got) != 0 {
+		t.Fatalf("missing files: %v %v", got, err)
+	}
+}
+
+func TestParseKeys(t *testing.T) {
+	good := `keys:
+  - id: a
+    secret: s1
+    admin: true
+    servers: {echo: {}}
+  - id: b
+    secret_hash: "sha256:` + strings.Repeat("ab", 32) + `"
+    servers:
+      echo: {tool_prefixes: [get_]}
+    rate_limit: {rate: 5, burst: 10}
+`
+	keys, err := ParseKeys("k.yaml", []byte(good))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(keys) != 2 || !keys[0].Admin || keys[0].SecretHash == "s1" || !keys[0].MatchesSecret("s1") ||
+		keys[1].Servers["echo"].ToolPrefixes[0] != "get_" || keys[1].RateLimit.Burst != 10 {
+		t.Fatalf("keys: %+v", keys)
+	}
+	bad := []struct{ doc, want string }{
+		{"keys:\n  - secret: s\n", "id is required"},
+		{"keys:\n  - id: a\n", "one of secret or secret_hash is required"},
+		{"keys:\n  - id: a\n    secret: s\n    secret_hash: sha256:00\n", "not both"},
+		{"keys:\n  - id: a\n    secret_hash: md5:00\n", "sha256"},
+		{"keys:\n  - id: a\n    secret: s\n  - id: a\n    secret: t\n", `k.yaml:4: key "a": duplicate key id`},
+		{"keys:\n  - id: a\n    secret: s\n  - id: b\n    secret: s\n", `same secret as key "a"`},
+		{"keys:\n  - id: a\n    secret: s\n    servers: {echo: {tool_prefix: [x]}}\n", `unknown field "tool_prefix"`},
+		{"keys:\n  - id: a\n    secret: s\n    admn: true\n", `unknown field "admn"`},
+		{"keys:\n  - id: a\n    secret: s\n    servers: {\"bad id\": {}}\n", "must match"},
+		{"keys: {a: 1}\n", "must be a list"},
+	}
+	for _, b := range bad {
+		_, err := ParseKeys("k.yaml", []byte(b.doc))
+		if err == nil || !strings.Contains(err.Error(), b.want) {
+			t.Errorf("%q: error %v, want %q", b.doc, err, b.want)
+		}
+		if err != nil && strings.Contains(err.Error(), "s1") {
+			t.Errorf("error leaks a secret: %v", err)
+		}
+	}
+}
+
+func FuzzParseKeys(f *testing.F) {
+	f.Add([]byte("keys:\n  - id: a\n    secret: s\n    servers: {echo: {tool_prefixes: [x]}}\n"))
+	f.Add([]byte("keys: [{id: b, secret_hash: 'sha256:00'}]"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		keys, err := ParseKeys("fuzz.yaml", data)
+		if err != nil {
+			return
+		}
+		for _, k := range keys {
+			if k.ID == "" || !strings.HasPrefix(k.SecretHash, "sha256:") || len(k.SecretHash) != 71 {
+				t.Fatalf("accepted an invalid key: %+v", k)
+			}
+		}
+	})
+}
+
+func FuzzParseRegistry(f *testing.F) {
+	f.Add([]byte("servers:\n  echo: {transport: stdio, command: go, args: [run, .]}\n"))
+	f.Add([]byte("servers:\n  web: {transport: sse, url: 'http://h/sse', headers: {A: '${X}'}}\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		servers, err := ParseRegistry("fuzz.yaml", data, func(string) string { return "v" })
+		if err != nil {
+			return
+		}
+		for id, s := range servers {
+			if err := s.Validate(); err != nil {
+				t.Fatalf("accepted invalid server %q: %v", id, err)
+			}
+		}
+	})
+}
