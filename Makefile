@@ -9,7 +9,7 @@ LAMBDAS := gateway sync health
 LAMBDA_ARCH ?= arm64
 FUZZTIME ?= 60s
 
-.PHONY: run test test-go test-infra synth deps build build-lambdas deploy model fuzz bench vet config localstack-up localstack-down provision clean
+.PHONY: run test test-go test-infra synth deps build build-lambdas build-bridge deploy model fuzz bench vet config localstack-up localstack-down provision clean
 
 ## run: start the gateway on 0.0.0.0:8765 with config/ (examples copied on first run)
 run: config
@@ -51,9 +51,13 @@ build-lambdas:
 	  echo "dist/$$f.zip" ; \
 	done
 
-## deploy: deploy the CDK app to the AWS account in your environment
-deploy: build-lambdas
-	cd infra && $(CDK_ENV) $(CDK) deploy --require-approval never
+## build-bridge: the toolrag binary for the Fargate images of stdio servers
+build-bridge:
+	mkdir -p dist/bridge && CGO_ENABLED=0 GOOS=linux GOARCH=$(LAMBDA_ARCH) $(GO) build -trimpath -ldflags='-s -w' -o dist/bridge/toolrag ./cmd/toolrag
+
+## deploy: deploy the CDK app to the AWS account in your environment (CDK_ARGS for extra flags)
+deploy: build-lambdas build-bridge
+	cd infra && $(CDK_ENV) $(CDK) deploy --no-notices $(CDK_ARGS)
 
 ## model: retrain the builtin embedding model from ../shared/train
 model:
@@ -72,7 +76,7 @@ bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./pkg/vindex/ ./pkg/upstream/ ./pkg/embed/ ./pkg/retrieve/ ./pkg/gateway/
 
 localstack-up:
-	docker compose -f localstack/docker-compose.yml up -d
+	docker compose -f localstack/docker-compose.yml up -d --wait
 
 localstack-down:
 	docker compose -f localstack/docker-compose.yml down
