@@ -366,4 +366,3 @@ func flexInt(raw json.RawMessage) int {
 	}
 	return int(f)
 }
-
