@@ -466,3 +466,50 @@ func TestEndToEnd(t *testing.T) {
 		}
 	})
 }
+
+// TestPlanMetaTool runs the plan meta-tool against an httptest server that
+// speaks the OpenAI chat-completions wire format.
+func TestPlanMetaTool(t *testing.T) {
+	var gotModel string
+	llm := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			Model    string `json:"model"`
+			Messages []struct {
+				Role    string `json:"role"`
+				Content string `json:"content"`
+			} `json:"messages"`
+		}
+		if err := json.NewDecoder(r.Body).Decode(&req); err != nil || r.URL.Path != "/v1/chat/completions" {
+			http.Error(w, "bad request", 400)
+			return
+		}
+		gotModel = req.Model
+		plan := `{"steps":[{"id":"s1","call_name":"echo__reverse","arguments_hint":{"text":"abc"},"depends_on":[],"group":1},` +
+			`{"id":"s2","call_name":"weather__forecast","depends_on":["s1"],"group":2}],"notes":"reverse first"}`
+		json.NewEncoder(w).Encode(map[string]any{"choices": []any{map[string]any{"message": map[string]any{"role": "assistant", "content": plan}}}})
+	}))
+	defer llm.Close()
+	e := startGateway(t, "", map[string]string{
+		"TOOL_RAG_PLANNER": "llm", "TOOL_RAG_PLANNER_URL": llm.URL + "/v1/chat/completions", "TOOL_RAG_PLANNER_MODEL": "test-model",
+	})
+	c, _ := connect(t, e.url, "k-agent", true)
+	if names := toolNames(t, c); !contains(names, "plan") || len(names) != 5 {
+		t.Fatalf("tools/list with the planner on = %v", names)
+	}
+	res, err := callTool(t, c, "plan", map[string]any{"query": "reverse abc then get the weather"})
+	if err != nil || res.IsError {
+		t.Fatalf("plan: %v %+v", err, res)
+	}
+	var plan struct {
+		Steps []struct {
+			CallName string `json:"call_name"`
+		} `json:"steps"`
+		Missing []string `json:"missing"`
+	}
+	if err := json.Unmarshal([]byte(text(res)), &plan); err != nil {
+		t.Fatal(err)
+	}
+	if gotModel != "test-model" || len(plan.Steps) != 1 || plan.Steps[0].CallName != "echo__reverse" || !strings.Contains(strings.Join(plan.Missing, " "), "weather__forecast") {
+		t.Fatalf("plan = %+v (model %q); the hallucinated tool must be dropped into missing", plan, gotModel)
+	}
+}

@@ -26,6 +26,7 @@ import (
 	"github.com/toolrag/mcp-gateway/pkg/indexer"
 	"github.com/toolrag/mcp-gateway/pkg/indexpub"
 	"github.com/toolrag/mcp-gateway/pkg/metrics"
+	"github.com/toolrag/mcp-gateway/pkg/planner"
 	"github.com/toolrag/mcp-gateway/pkg/ragapi"
 	"github.com/toolrag/mcp-gateway/pkg/rerank"
 	"github.com/toolrag/mcp-gateway/pkg/retrieve"
@@ -347,5 +348,29 @@ func rerankerFromEnv(ctx context.Context, getenv func(string) string) (retrieve.
 }
 
 func plannerFromEnv(getenv func(string) string) (gateway.Planner, error) {
-	return nil, nil // wired when pkg/planner lands
+	cfg, err := planner.ConfigFromEnv(getenv)
+	if err != nil || !cfg.Enabled {
+		return nil, err
+	}
+	p, err := planner.New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return PlannerAdapter{p}, nil
+}
+
+// PlannerAdapter lets a *planner.Planner serve the gateway's plan tool.
+type PlannerAdapter struct{ P *planner.Planner }
+
+// Plan implements gateway.Planner.
+func (a PlannerAdapter) Plan(ctx context.Context, query string, cands []gateway.PlanCandidate) (json.RawMessage, error) {
+	in := make([]planner.Candidate, len(cands))
+	for i, c := range cands {
+		in[i] = planner.Candidate{CallName: c.CallName, Description: c.Description, InputSchema: c.InputSchema, ToolType: c.ToolType}
+	}
+	plan, err := a.P.Plan(ctx, query, in)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(plan)
 }
