@@ -283,7 +283,9 @@ func BenchmarkBuiltinQualityBench(b *testing.B) {
 				sc = evaluate(b, NewBuiltin(), s)
 			}
 			b.ReportMetric(sc.recall5, "R@5")
-			b.ReportMetric(sc.groupRecall5, "groupR@5")
+			if sc.groupRecall5 > 0 {
+				b.ReportMetric(sc.groupRecall5, "groupR@5")
+			}
 			b.ReportMetric(sc.mrr10, "MRR@10")
 			bw := evaluate(b, bagOfWords{}, s)
 			b.ReportMetric(bw.recall5, "bowR@5")
