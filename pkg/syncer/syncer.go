@@ -126,7 +126,7 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 				rep.Changed += len(changed)
 				rep.Deleted += len(deleted)
 			}
-			if n == int64(len(servers)) || n%10 == 0 {
+			if step := int64(max(1, len(servers)/10)); n == int64(len(servers)) || n%step == 0 {
 				cfg.Logger.Info(fmt.Sprintf("synced %d/%d servers", n, len(servers)))
 			}
 		}(id)
