@@ -92,13 +92,19 @@ func NewModel2Vec(ctx context.Context, cfg Model2VecConfig) (Embedder, error) {
 }
 
 // FromStatic adapts an already loaded static model. Its vectors are
-// re-normalised to unit length; ModelID is "model2vec:" + m.ID().
+// re-normalised to unit length; ModelID is m.ID(), prefixed with
+// "model2vec:" unless it already is.
 func FromStatic(m StaticModel) Embedder { return &staticEmbedder{m: m} }
 
 type staticEmbedder struct{ m StaticModel }
 
-func (s *staticEmbedder) Dim() int        { return s.m.Dim() }
-func (s *staticEmbedder) ModelID() string { return "model2vec:" + s.m.ID() }
+func (s *staticEmbedder) Dim() int { return s.m.Dim() }
+func (s *staticEmbedder) ModelID() string {
+	if id := s.m.ID(); strings.HasPrefix(id, "model2vec:") {
+		return id
+	}
+	return "model2vec:" + s.m.ID()
+}
 
 func (s *staticEmbedder) embed(text string) []float32 {
 	v := s.m.Embed(text)

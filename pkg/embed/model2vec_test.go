@@ -85,7 +85,7 @@ func TestModel2VecLocalDir(t *testing.T) {
 	}
 	checkTinyModel(t, e)
 	// The ID comes from the model's content: the saved copy matches.
-	if want := "model2vec:" + m.ID(); e.ModelID() != want {
+	if want := m.ID(); e.ModelID() != want || strings.Count(want, "model2vec:") != 1 {
 		t.Errorf("ModelID %q, want %q", e.ModelID(), want)
 	}
 }
@@ -211,5 +211,28 @@ func TestModel2VecS3TempDirRemoved(t *testing.T) {
 	}
 	if _, err := os.Stat(loadedFrom); !os.IsNotExist(err) {
 		t.Errorf("temporary model directory %s still exists (err %v)", loadedFrom, err)
+	}
+}
+
+type fixedModel struct{ id string }
+
+func (f fixedModel) Embed(string) []float32 { return []float32{3, 4} }
+func (f fixedModel) Dim() int               { return 2 }
+func (f fixedModel) ID() string             { return f.id }
+
+func TestFromStatic(t *testing.T) {
+	tests := []struct{ id, want string }{
+		{"potion-tools-v1", "model2vec:potion-tools-v1"},
+		{"model2vec:abc", "model2vec:abc"},
+	}
+	for _, tc := range tests {
+		e := FromStatic(fixedModel{tc.id})
+		if e.ModelID() != tc.want {
+			t.Errorf("ModelID(%q) = %q, want %q", tc.id, e.ModelID(), tc.want)
+		}
+		v, err := e.EmbedQuery(context.Background(), "x")
+		if err != nil || v[0] != 0.6 || v[1] != 0.8 {
+			t.Errorf("EmbedQuery = %v %v, want [0.6 0.8] (normalised)", v, err)
+		}
 	}
 }
