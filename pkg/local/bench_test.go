@@ -11,6 +11,8 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/toolrag/mcp-gateway/internal/testenv"
 )
 
 // startEchoHTTP runs servers/echo as a Streamable HTTP server on a free
@@ -93,4 +95,49 @@ func BenchmarkGatewayFindTools(b *testing.B) {
 	e := startGatewayB(b, "")
 	c := benchClient(b, e.url, map[string]string{"Authorization": "Bearer k-agent"})
 	benchCall(b, c, "find_tools", map[string]any{"query": "reverse a string", "top_k": 5})
+}
+
+// startEverythingHTTP runs @modelcontextprotocol/server-everything in
+// streamableHttp mode on a free loopback port.
+func startEverythingHTTP(b testing.TB) string {
+	b.Helper()
+	bin := testenv.NPMBin(b, "mcp-server-everything")
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	ln.Close()
+	cmd := exec.Command(bin, "streamableHttp")
+	cmd.Env = append(cmd.Environ(), fmt.Sprintf("PORT=%d", port))
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	addr := fmt.Sprintf("127.0.0.1:%d", port)
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		if c, err := net.Dial("tcp", addr); err == nil {
+			c.Close()
+			return "http://" + addr + "/mcp"
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	b.Fatal("server-everything did not start")
+	return ""
+}
+
+// BenchmarkDirectEverything calls server-everything's echo over Streamable
+// HTTP without the gateway.
+func BenchmarkDirectEverything(b *testing.B) {
+	c := benchClient(b, startEverythingHTTP(b), nil)
+	benchCall(b, c, "echo", map[string]any{"message": "hello"})
+}
+
+// BenchmarkGatewayEverything calls the same upstream through run_tool.
+func BenchmarkGatewayEverything(b *testing.B) {
+	url := startEverythingHTTP(b)
+	e := startGatewayB(b, fmt.Sprintf("  echohttp:\n    transport: streamable_http\n    url: %q\n", url))
+	c := benchClient(b, e.url, map[string]string{"Authorization": "Bearer k-agent-http"})
+	benchCall(b, c, "run_tool", map[string]any{"call_name": "echohttp__echo", "arguments": map[string]any{"message": "hello"}})
 }
