@@ -48,6 +48,9 @@ func appendHeader(b []byte, fourcc string, d int, ntotal int64) []byte {
 // WriteTo writes the index as faiss IndexIDMap(IndexFlatIP) (faiss
 // write_index layout, little-endian), which faiss.read_index loads.
 func (ix *Index) WriteTo(w io.Writer) (int64, error) {
+	if ix.dim < 1 || ix.dim > MaxDim {
+		return 0, fmt.Errorf("vindex: cannot write an index of dimension %d (want 1..%d)", ix.dim, MaxDim)
+	}
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
 	n := int64(len(ix.ids))

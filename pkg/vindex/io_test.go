@@ -304,6 +304,13 @@ func (w *failWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
+func TestWriteToInvalidDim(t *testing.T) {
+	var b bytes.Buffer
+	if n, err := New(0).WriteTo(&b); err == nil || n != 0 || b.Len() != 0 {
+		t.Fatalf("WriteTo of a dimension-0 index = %d, %v", n, err)
+	}
+}
+
 func TestWriteToError(t *testing.T) {
 	ix := randomIndex(t, 6, 3, 4)
 	size := len(encode(t, ix))
