@@ -1,0 +1,309 @@
+// Package awsrt runs the gateway on AWS: Lambda functions behind API
+// Gateway (HTTP API v2 or REST v1) or a Function URL, DynamoDB for the
+// catalog, keys, registry and sessions, and S3 for the published vector
+// index. It mirrors pkg/local, which runs the same parts in one process.
+//
+// Three functions share this package: the gateway (NewGateway + Start), the
+// sync function (NewSyncer: registry → upstreams → tools table → index in
+// S3) and the health function (NewProber: probe every upstream, record the
+// result in the registry table). functions/*/main.go only wire them to
+// lambda.Start.
+package awsrt
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	awsconfig "github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/lambda"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+
+	"github.com/toolrag/mcp-gateway/pkg/config"
+	"github.com/toolrag/mcp-gateway/pkg/dynamo"
+	"github.com/toolrag/mcp-gateway/pkg/embed"
+	"github.com/toolrag/mcp-gateway/pkg/rerank"
+)
+
+// Version is reported in initialize and /health.
+var Version = "dev"
+
+// Config configures the AWS runtime. ConfigFromEnv fills it from the
+// environment contract of the deployment (template.yaml, infra/); tests
+// set the clients directly.
+type Config struct {
+	// Env holds the process settings shared with the local runtime
+	// (MCP_GATEWAY_MCP_PATH, upstream timeouts, body limits, session TTL,
+	// sync parallelism, ...).
+	Env config.Env
+
+	Tables dynamo.Tables // TOOL_RAG_{TOOLS,KEYS,REGISTRY,SESSIONS}_TABLE
+	Bucket string        // TOOL_RAG_INDEX_BUCKET (required)
+	Prefix string        // TOOL_RAG_INDEX_PREFIX, default "index/"
+
+	// SyncFunction is the sync function's name or ARN; POST
+	// /tool-rag/reindex invokes it asynchronously (TOOL_RAG_SYNC_FUNCTION).
+	SyncFunction string
+	// ReindexInPlace makes POST /tool-rag/reindex rebuild and publish the
+	// index inside the gateway instead (TOOL_RAG_REINDEX_INPLACE=1; the
+	// gateway's role then needs s3:PutObject on the index prefix).
+	ReindexInPlace bool
+
+	// IndexRefresh is how often a warm gateway checks S3 for a newer index
+	// (one conditional GET of the pointer), lazily on the next request
+	// (TOOL_RAG_INDEX_REFRESH seconds, default 30).
+	IndexRefresh time.Duration
+	// KeyCacheTTL bounds how long a key lookup is cached: a revoked key
+	// stops working within it (TOOL_RAG_KEY_CACHE_TTL seconds, default 30).
+	KeyCacheTTL time.Duration
+	// HealthCacheTTL is how long the registry's health column is cached
+	// (TOOL_RAG_HEALTH_CACHE_TTL seconds, default 30).
+	HealthCacheTTL time.Duration
+	// CatalogMaxAge re-reads the catalog even when no new index was
+	// published (TOOL_RAG_CATALOG_REFRESH seconds, default 300).
+	CatalogMaxAge time.Duration
+	// UpstreamListTimeout bounds listing one upstream's prompts and
+	// resources when the MCP surface is (re)built
+	// (TOOL_RAG_UPSTREAM_LIST_TIMEOUT seconds, default 5).
+	UpstreamListTimeout time.Duration
+	// HealthParallel bounds concurrent probes of the health function
+	// (TOOL_RAG_HEALTH_PARALLEL, default 16).
+	HealthParallel int
+
+	Embed  embed.Config  // TOOL_RAG_EMBEDDER etc.
+	Rerank rerank.Config // TOOL_RAG_RERANKER etc.
+
+	// Endpoint overrides ("" = the AWS endpoint of the region).
+	DynamoDBEndpoint string // TOOL_RAG_DYNAMODB_ENDPOINT, AWS_ENDPOINT_URL_DYNAMODB, AWS_ENDPOINT_URL
+	S3Endpoint       string // TOOL_RAG_S3_ENDPOINT, AWS_ENDPOINT_URL_S3, AWS_ENDPOINT_URL
+	LambdaEndpoint   string // TOOL_RAG_LAMBDA_ENDPOINT, AWS_ENDPOINT_URL_LAMBDA, AWS_ENDPOINT_URL
+
+	// Clients, when set, are used instead of clients built from the
+	// endpoints.
+	DynamoDB *dynamodb.Client
+	S3       *s3.Client
+	Lambda   *lambda.Client
+	// Embedder, when set, is used instead of one built from Embed.
+	Embedder embed.Embedder
+
+	Logger *slog.Logger
+	// Now is the clock of the refresh checks; nil means time.Now.
+	Now func() time.Time
+}
+
+// Defaults.
+const (
+	DefaultPrefix              = "index/"
+	DefaultIndexRefresh        = 30 * time.Second
+	DefaultKeyCacheTTL         = 30 * time.Second
+	DefaultHealthCacheTTL      = 30 * time.Second
+	DefaultCatalogMaxAge       = 5 * time.Minute
+	DefaultUpstreamListTimeout = 5 * time.Second
+)
+
+// ConfigFromEnv reads the configuration through getenv (os.Getenv in
+// production). Every invalid value is reported, naming its variable.
+func ConfigFromEnv(getenv func(string) string) (Config, error) {
+	env, err := config.FromEnv(getenv)
+	if err != nil {
+		return Config{}, err
+	}
+	get := func(k string) string { return strings.TrimSpace(getenv(k)) }
+	var errs []string
+	seconds := func(name string, def time.Duration) time.Duration {
+		v := get(name)
+		if v == "" {
+			return def
+		}
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil || f < 0 {
+			errs = append(errs, fmt.Sprintf("%s=%q must be a non-negative number of seconds", name, v))
+			return def
+		}
+		return time.Duration(f * float64(time.Second))
+	}
+	cfg := Config{
+		Env:                 env,
+		Tables:              dynamo.TablesFromEnv(getenv),
+		Bucket:              get("TOOL_RAG_INDEX_BUCKET"),
+		Prefix:              get("TOOL_RAG_INDEX_PREFIX"),
+		SyncFunction:        get("TOOL_RAG_SYNC_FUNCTION"),
+		IndexRefresh:        seconds("TOOL_RAG_INDEX_REFRESH", DefaultIndexRefresh),
+		KeyCacheTTL:         seconds("TOOL_RAG_KEY_CACHE_TTL", DefaultKeyCacheTTL),
+		HealthCacheTTL:      seconds("TOOL_RAG_HEALTH_CACHE_TTL", DefaultHealthCacheTTL),
+		CatalogMaxAge:       seconds("TOOL_RAG_CATALOG_REFRESH", DefaultCatalogMaxAge),
+		UpstreamListTimeout: seconds("TOOL_RAG_UPSTREAM_LIST_TIMEOUT", DefaultUpstreamListTimeout),
+		DynamoDBEndpoint:    dynamo.Endpoint(getenv),
+		S3Endpoint:          firstSet(getenv, "TOOL_RAG_S3_ENDPOINT", "AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL"),
+		LambdaEndpoint:      firstSet(getenv, "TOOL_RAG_LAMBDA_ENDPOINT", "AWS_ENDPOINT_URL_LAMBDA", "AWS_ENDPOINT_URL"),
+	}
+	if cfg.Prefix == "" {
+		cfg.Prefix = DefaultPrefix
+	}
+	switch v := strings.ToLower(get("TOOL_RAG_REINDEX_INPLACE")); v {
+	case "", "0", "false", "no", "off":
+	case "1", "true", "yes", "on":
+		cfg.ReindexInPlace = true
+	default:
+		errs = append(errs, fmt.Sprintf("TOOL_RAG_REINDEX_INPLACE=%q must be 1 or 0", v))
+	}
+	if v := get("TOOL_RAG_HEALTH_PARALLEL"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 1024 {
+			errs = append(errs, fmt.Sprintf("TOOL_RAG_HEALTH_PARALLEL=%q must be an integer from 1 to 1024", v))
+		}
+		cfg.HealthParallel = n
+	}
+	if cfg.Embed, err = embed.ConfigFromEnv(getenv); err != nil {
+		errs = append(errs, err.Error())
+	}
+	if cfg.Rerank, err = rerank.ConfigFromEnv(getenv); err != nil {
+		errs = append(errs, err.Error())
+	}
+	for _, ep := range []struct{ name, v string }{{"S3", cfg.S3Endpoint}, {"Lambda", cfg.LambdaEndpoint}, {"DynamoDB", cfg.DynamoDBEndpoint}} {
+		if ep.v == "" {
+			continue
+		}
+		if u, err := url.Parse(ep.v); err != nil || u.Scheme == "" || u.Host == "" {
+			errs = append(errs, fmt.Sprintf("%s endpoint %q is not a URL like http://127.0.0.1:4566", ep.name, ep.v))
+		}
+	}
+	if len(errs) > 0 {
+		return Config{}, fmt.Errorf("invalid environment: %s", strings.Join(errs, "; "))
+	}
+	return cfg, nil
+}
+
+func firstSet(getenv func(string) string, names ...string) string {
+	for _, n := range names {
+		if v := strings.TrimSpace(getenv(n)); v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+// withDefaults fills zero fields and checks what every function needs.
+func (c Config) withDefaults() (Config, error) {
+	if c.Bucket == "" {
+		return c, fmt.Errorf("TOOL_RAG_INDEX_BUCKET is not set: name the S3 bucket that holds the published index")
+	}
+	if c.Prefix == "" {
+		c.Prefix = DefaultPrefix
+	}
+	if c.Tables == (dynamo.Tables{}) {
+		c.Tables = dynamo.TablesFromEnv(func(string) string { return "" })
+	}
+	if c.IndexRefresh <= 0 {
+		c.IndexRefresh = DefaultIndexRefresh
+	}
+	if c.KeyCacheTTL <= 0 {
+		c.KeyCacheTTL = DefaultKeyCacheTTL
+	}
+	if c.HealthCacheTTL <= 0 {
+		c.HealthCacheTTL = DefaultHealthCacheTTL
+	}
+	if c.CatalogMaxAge <= 0 {
+		c.CatalogMaxAge = DefaultCatalogMaxAge
+	}
+	if c.UpstreamListTimeout <= 0 {
+		c.UpstreamListTimeout = DefaultUpstreamListTimeout
+	}
+	if c.HealthParallel <= 0 {
+		c.HealthParallel = 16
+	}
+	if c.Env.MCPPath == "" {
+		env, err := config.FromEnv(func(string) string { return "" })
+		if err != nil {
+			return c, err
+		}
+		c.Env = env
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	return c, nil
+}
+
+// awsConfig loads the SDK configuration. For a loopback endpoint without
+// credentials in the environment, dummy static credentials are used
+// (emulators accept any).
+func awsConfig(ctx context.Context, endpoint string) (aws.Config, error) {
+	var opts []func(*awsconfig.LoadOptions) error
+	if os.Getenv("AWS_REGION") == "" && os.Getenv("AWS_DEFAULT_REGION") == "" {
+		opts = append(opts, awsconfig.WithRegion("us-east-1"))
+	}
+	if endpoint != "" && os.Getenv("AWS_ACCESS_KEY_ID") == "" {
+		if u, err := url.Parse(endpoint); err == nil && isLoopback(u.Hostname()) {
+			opts = append(opts, awsconfig.WithCredentialsProvider(credentials.NewStaticCredentialsProvider("local", "local", "")))
+		}
+	}
+	cfg, err := awsconfig.LoadDefaultConfig(ctx, opts...)
+	if err != nil {
+		return aws.Config{}, fmt.Errorf("load AWS configuration: %w", err)
+	}
+	return cfg, nil
+}
+
+func isLoopback(host string) bool {
+	return host == "localhost" || strings.HasPrefix(host, "127.") || host == "::1"
+}
+
+// clients returns the DynamoDB, S3 and (when needed) Lambda clients,
+// building the ones cfg does not provide.
+func (c *Config) clients(ctx context.Context, m *dynamo.Metrics, needLambda bool) error {
+	if c.DynamoDB == nil {
+		client, err := dynamo.NewClient(ctx, c.DynamoDBEndpoint, m)
+		if err != nil {
+			return err
+		}
+		c.DynamoDB = client
+	}
+	if c.S3 == nil {
+		ac, err := awsConfig(ctx, c.S3Endpoint)
+		if err != nil {
+			return err
+		}
+		c.S3 = s3.NewFromConfig(ac, func(o *s3.Options) {
+			if c.S3Endpoint != "" {
+				o.BaseEndpoint = aws.String(c.S3Endpoint)
+				o.UsePathStyle = true // emulators and LocalStack
+			}
+		})
+	}
+	if needLambda && c.Lambda == nil && c.SyncFunction != "" && !c.ReindexInPlace {
+		ac, err := awsConfig(ctx, c.LambdaEndpoint)
+		if err != nil {
+			return err
+		}
+		c.Lambda = lambda.NewFromConfig(ac, func(o *lambda.Options) {
+			if c.LambdaEndpoint != "" {
+				o.BaseEndpoint = aws.String(c.LambdaEndpoint)
+			}
+		})
+	}
+	return nil
+}
+
+func (c *Config) embedder(ctx context.Context) (embed.Embedder, error) {
+	if c.Embedder != nil {
+		return c.Embedder, nil
+	}
+	e, err := embed.New(ctx, c.Embed)
+	if err != nil {
+		return nil, err
+	}
+	c.Embedder = e
+	return e, nil
+}

@@ -1,0 +1,455 @@
+package awsrt
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/lambda"
+	lambdatypes "github.com/aws/aws-sdk-go-v2/service/lambda/types"
+
+	"github.com/toolrag/mcp-gateway/pkg/auth"
+	"github.com/toolrag/mcp-gateway/pkg/catalog"
+	"github.com/toolrag/mcp-gateway/pkg/dynamo"
+	"github.com/toolrag/mcp-gateway/pkg/gateway"
+	"github.com/toolrag/mcp-gateway/pkg/indexer"
+	"github.com/toolrag/mcp-gateway/pkg/indexpub"
+	"github.com/toolrag/mcp-gateway/pkg/metrics"
+	"github.com/toolrag/mcp-gateway/pkg/policy"
+	"github.com/toolrag/mcp-gateway/pkg/ragapi"
+	"github.com/toolrag/mcp-gateway/pkg/rerank"
+	"github.com/toolrag/mcp-gateway/pkg/retrieve"
+	"github.com/toolrag/mcp-gateway/pkg/s3bucket"
+	"github.com/toolrag/mcp-gateway/pkg/session"
+	"github.com/toolrag/mcp-gateway/pkg/upstream"
+)
+
+// Gateway is the gateway function: an http.Handler serving the MCP
+// endpoint (MCP_GATEWAY_MCP_PATH, default /mcp), /tool-rag/* and /health.
+// Wrap it with Start (or HTTPAPIHandler, RESTHandler, FunctionURLHandler)
+// in a Lambda, or serve it with net/http anywhere else.
+//
+// A Gateway keeps no state of its own that another instance needs: sessions
+// live in the sessions table, keys in the keys table, the catalog in the
+// tools table and the index in S3. Each instance checks for a newer index
+// lazily, on the first request after IndexRefresh, because Lambda freezes
+// the process between invocations.
+type Gateway struct {
+	Tools         *dynamo.ToolStore
+	Keys          *dynamo.KeyStore
+	Registry      *dynamo.RegistryStore
+	Sessions      *dynamo.SessionStore
+	Upstreams     *upstream.Manager
+	Indexer       *indexer.Indexer
+	Retriever     *retrieve.Retriever
+	MCP           *gateway.Gateway
+	Metrics       *metrics.Registry
+	DynamoMetrics *dynamo.Metrics
+
+	cfg     Config
+	log     *slog.Logger
+	handler http.Handler
+	bucket  *watchedBucket
+	catalog *snapshot
+	down    atomic.Pointer[map[string]bool]
+	authC   auth.Counters
+	started time.Time
+	cold    ColdStart
+
+	refreshMu   sync.Mutex
+	nextCheck   atomic.Int64 // unix nanoseconds of the next lazy refresh
+	refreshes   atomic.Int64
+	loadedGen   int64
+	catalogAt   time.Time
+	healthAt    time.Time
+	indexErr    string // last index error logged (logged once)
+	noIndexSaid bool
+}
+
+// ColdStart is where NewGateway spent its time.
+type ColdStart struct {
+	Init       time.Duration `json:"init_ns"`        // clients, stores, embedder, MCP server
+	IndexFetch time.Duration `json:"index_fetch_ns"` // S3 GETs: pointer, meta, index blob
+	IndexParse time.Duration `json:"index_parse_ns"` // SHA-256 check, decode, meta check
+	IndexBytes int64         `json:"index_bytes"`    // bytes read from S3
+	Catalog    time.Duration `json:"catalog_ns"`     // registry + tools table scans, keyword index
+	Surface    time.Duration `json:"surface_ns"`     // MCP tool list and upstream prompts/resources
+	Total      time.Duration `json:"total_ns"`
+}
+
+// NewGateway builds the gateway and loads its state: the registry, the
+// catalog and the published index (a missing or unreadable index is
+// logged once and find_tools answers with the keyword fallback over the
+// catalog until a good index is published).
+func NewGateway(ctx context.Context, cfg Config) (*Gateway, error) {
+	start := time.Now()
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	dm := &dynamo.Metrics{}
+	if err := cfg.clients(ctx, dm, true); err != nil {
+		return nil, err
+	}
+	emb, err := cfg.embedder(ctx)
+	if err != nil {
+		return nil, err
+	}
+	log := cfg.Logger
+	g := &Gateway{cfg: cfg, log: log, Metrics: metrics.New(), DynamoMetrics: dm, started: time.Now().UTC(), loadedGen: -1}
+	g.down.Store(&map[string]bool{})
+	g.Tools = dynamo.NewToolStore(cfg.DynamoDB, cfg.Tables.Tools)
+	g.Tools.Metrics = dm
+	g.Keys = dynamo.NewKeyStore(cfg.DynamoDB, cfg.Tables.Keys)
+	g.Keys.Metrics = dm
+	g.Registry = dynamo.NewRegistryStore(cfg.DynamoDB, cfg.Tables.Registry)
+	g.Registry.Metrics = dm
+	g.Sessions = dynamo.NewSessionStore(cfg.DynamoDB, cfg.Tables.Sessions)
+	g.catalog = &snapshot{store: g.Tools}
+	env := cfg.Env
+	g.Upstreams = newManager(cfg)
+	g.bucket = &watchedBucket{Bucket: s3bucket.New(cfg.S3, cfg.Bucket), pointer: cfg.Prefix + indexpub.PointerKey}
+	g.Indexer, err = indexer.New(indexer.Config{Catalog: g.Tools, Embedder: emb, Bucket: g.bucket, Prefix: cfg.Prefix, Logger: log})
+	if err != nil {
+		return nil, err
+	}
+	rr, err := rerank.New(ctx, cfg.Rerank)
+	if err != nil {
+		return nil, err
+	}
+	g.Retriever, err = retrieve.New(retrieve.Config{
+		Tools: g.catalog, Index: g.Indexer, Embedder: emb, Reranker: rr, ServerUp: g.serverUp, Logger: log,
+	})
+	if err != nil {
+		return nil, err
+	}
+	g.MCP, err = gateway.New(gateway.Config{
+		Version: Version, Catalog: g.catalog, Upstreams: g.Upstreams, Retriever: g.Retriever,
+		Sessions: g.Sessions, MaxParallel: env.MaxParallel, ShortlistDescChars: env.ShortlistDescChars,
+		UpstreamListTimeout: cfg.UpstreamListTimeout, Logger: log,
+	})
+	if err != nil {
+		return nil, err
+	}
+	g.cold.Init = time.Since(start)
+
+	if err := g.refresh(ctx, cfg.Now(), &g.cold); err != nil {
+		g.Upstreams.Close()
+		return nil, err
+	}
+	g.registerMetrics()
+
+	var keys auth.KeyLookup = auth.NewCached(keyLookup{g.Keys}, cfg.KeyCacheTTL)
+	if env.WithoutAuth {
+		log.Warn("TOOL_RAG_WITHOUT_AUTH is set: every caller is granted every server")
+	}
+	authCfg := auth.Config{Keys: keys, Disabled: env.WithoutAuth, Counters: &g.authC}
+	ids := session.NewIDManager(g.Sessions, env.SessionTTL)
+	ids.OnError = func(err error) { log.Warn("session store", "error", err) }
+	api := ragapi.New(ragapi.Config{
+		Retriever: g.Retriever, Tools: g.catalog, Reindexer: reindexer{g}, Metrics: g.Metrics, Health: g.healthFields,
+	})
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /health", g.serveHealth)
+	mux.Handle(env.MCPPath, auth.Middleware(authCfg, g.MCP.Handler(gateway.HTTPOptions{
+		SessionIDs: ids, MaxBodyBytes: env.MaxBodyBytes,
+	})))
+	mux.Handle("/tool-rag/", auth.Middleware(authCfg, api.Handler()))
+	g.handler = mux
+	g.cold.Total = time.Since(start)
+	log.Info("gateway ready", "tools", g.catalog.len(), "index", g.Indexer.Stats().ToolsInIndex,
+		"servers", len(g.Upstreams.Servers()), "cold_start", g.cold.Total.Round(time.Millisecond))
+	return g, nil
+}
+
+// ColdStart returns where NewGateway spent its time.
+func (g *Gateway) ColdStart() ColdStart { return g.cold }
+
+// Close stops the upstream sessions.
+func (g *Gateway) Close() error { return g.Upstreams.Close() }
+
+// ServeHTTP implements http.Handler. When IndexRefresh has passed since the
+// last check, the request first checks for a newer index (one conditional
+// GET of the pointer) and, when one was published, re-reads the registry
+// and the catalog; a concurrent request does not wait for that.
+func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if now := g.cfg.Now(); now.UnixNano() >= g.nextCheck.Load() && g.refreshMu.TryLock() {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), 20*time.Second)
+		if err := g.refreshLocked(ctx, now, nil); err != nil {
+			g.log.Error("refresh failed; serving the previous catalog and index", "error", err)
+		}
+		cancel()
+		g.refreshMu.Unlock()
+	}
+	g.handler.ServeHTTP(w, r)
+}
+
+// Refresh checks for a newer index and catalog now, regardless of
+// IndexRefresh.
+func (g *Gateway) Refresh(ctx context.Context) error {
+	g.refreshMu.Lock()
+	defer g.refreshMu.Unlock()
+	return g.refreshLocked(ctx, g.cfg.Now(), nil)
+}
+
+func (g *Gateway) refresh(ctx context.Context, now time.Time, cold *ColdStart) error {
+	g.refreshMu.Lock()
+	defer g.refreshMu.Unlock()
+	return g.refreshLocked(ctx, now, cold)
+}
+
+// refreshLocked loads a newer index, re-reads the registry and the catalog
+// when something was published (or the copy is old), and the health column
+// when it is older than HealthCacheTTL. Only catalog errors are returned:
+// an unreadable index leaves the keyword fallback in charge.
+func (g *Gateway) refreshLocked(ctx context.Context, now time.Time, cold *ColdStart) error {
+	g.refreshes.Add(1)
+	fetch0, bytes0, t0 := g.bucket.getNanos.Load(), g.bucket.getBytes.Load(), time.Now()
+	_, err := g.Indexer.Refresh(ctx)
+	if cold != nil {
+		cold.IndexFetch = time.Duration(g.bucket.getNanos.Load() - fetch0)
+		cold.IndexParse = max(0, time.Since(t0)-cold.IndexFetch)
+		cold.IndexBytes = g.bucket.getBytes.Load() - bytes0
+	}
+	g.noteIndex(err)
+
+	if gen := g.bucket.generation(); gen != g.loadedGen || now.Sub(g.catalogAt) >= g.cfg.CatalogMaxAge {
+		t1 := time.Now()
+		if err := g.reloadCatalog(ctx); err != nil {
+			g.nextCheck.Store(now.Add(g.cfg.IndexRefresh).UnixNano())
+			return err
+		}
+		t2 := time.Now()
+		if err := g.MCP.Reload(ctx); err != nil {
+			return err
+		}
+		if cold != nil {
+			cold.Catalog, cold.Surface = t2.Sub(t1), time.Since(t2)
+		}
+		g.loadedGen, g.catalogAt = gen, now
+	}
+	if now.Sub(g.healthAt) >= g.cfg.HealthCacheTTL {
+		if err := g.reloadHealth(ctx); err != nil {
+			g.log.Warn("could not read upstream health; keeping the previous view", "error", err)
+		} else {
+			g.healthAt = now
+		}
+	}
+	g.nextCheck.Store(now.Add(g.cfg.IndexRefresh).UnixNano())
+	return nil
+}
+
+// noteIndex logs the index state once per change: an unreadable index, a
+// missing one, or a recovery.
+func (g *Gateway) noteIndex(err error) {
+	where := fmt.Sprintf("s3://%s/%s%s", g.cfg.Bucket, g.cfg.Prefix, indexpub.PointerKey)
+	_, _, ok := g.Indexer.Current()
+	switch {
+	case err != nil:
+		if msg := err.Error(); msg != g.indexErr {
+			g.indexErr = msg
+			if ok {
+				g.log.Error("the published vector index cannot be used; the current one stays in use", "pointer", where, "error", err)
+			} else {
+				g.log.Error("the published vector index cannot be used; find_tools answers with the keyword fallback (fallback_used=true) until a good index is published", "pointer", where, "error", err)
+			}
+		}
+	case !ok:
+		if !g.noIndexSaid {
+			g.noIndexSaid = true
+			g.log.Warn("no vector index is published yet; find_tools answers with the keyword fallback (fallback_used=true) until the sync function publishes one", "pointer", where)
+		}
+	default:
+		if g.indexErr != "" || g.noIndexSaid {
+			st := g.Indexer.Stats()
+			g.log.Info("vector index loaded; semantic retrieval is back", "tools", st.ToolsInIndex, "model", st.ModelID)
+		}
+		g.indexErr, g.noIndexSaid = "", false
+	}
+}
+
+// reloadCatalog re-reads the registry (upstream URLs) and the tools table.
+func (g *Gateway) reloadCatalog(ctx context.Context) error {
+	servers, err := loadServers(ctx, g.Registry, g.log)
+	if err != nil {
+		return fmt.Errorf("read the upstream registry: %w", err)
+	}
+	g.Upstreams.SetServers(servers)
+	if err := g.catalog.load(ctx); err != nil {
+		return fmt.Errorf("read the tool catalog: %w", err)
+	}
+	return g.Retriever.Sync(ctx)
+}
+
+func (g *Gateway) reloadHealth(ctx context.Context) error {
+	h, err := g.Registry.Health(ctx)
+	if err != nil {
+		return err
+	}
+	down := map[string]bool{}
+	for id, st := range h {
+		if st.Status == dynamo.HealthDown {
+			down[id] = true
+		}
+	}
+	g.down.Store(&down)
+	return nil
+}
+
+// serverUp reports the registry's last probe result; servers never probed
+// count as up.
+func (g *Gateway) serverUp(id string) bool { return !(*g.down.Load())[id] }
+
+func (g *Gateway) downServers() []string {
+	var out []string
+	for id := range *g.down.Load() {
+		out = append(out, id)
+	}
+	return out
+}
+
+func (g *Gateway) serveHealth(w http.ResponseWriter, r *http.Request) {
+	st := g.Indexer.Stats()
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(map[string]any{
+		"status": "ok", "version": Version, "started_at": g.started,
+		"index_size": st.ToolsInIndex, "catalog_size": g.catalog.len(), "fallback": st.ToolsInIndex == 0,
+	})
+}
+
+func (g *Gateway) healthFields(ctx context.Context) map[string]any {
+	st := g.Indexer.Stats()
+	out := map[string]any{
+		"runtime": "aws-lambda", "version": Version, "started_at": g.started,
+		"index_size": st.ToolsInIndex, "catalog_size": g.catalog.len(), "index": st,
+		"servers_down": g.downServers(), "cold_start": g.cold, "refreshes": g.refreshes.Load(),
+		"dynamodb": g.DynamoMetrics.Snapshot(),
+	}
+	if p, ok := g.indexPointer(); ok {
+		out["index_pointer"] = p
+	}
+	if g.indexErr != "" {
+		out["index_error"] = g.indexErr
+	}
+	return out
+}
+
+func (g *Gateway) indexPointer() (vindexInfo, bool) {
+	_, meta, ok := g.Indexer.Current()
+	if !ok {
+		return vindexInfo{}, false
+	}
+	return vindexInfo{SHA256: meta.IndexSHA256, BuiltAt: meta.BuiltAt, ModelID: meta.ModelID, Count: meta.Count}, true
+}
+
+type vindexInfo struct {
+	SHA256  string    `json:"sha256"`
+	BuiltAt time.Time `json:"built_at"`
+	ModelID string    `json:"model_id"`
+	Count   int       `json:"count"`
+}
+
+func (g *Gateway) registerMetrics() {
+	m := g.Metrics
+	m.Gauge("tools_in_index", func() float64 { return float64(g.Indexer.Stats().ToolsInIndex) })
+	m.Gauge("tools_in_db", func() float64 { return float64(g.catalog.len()) })
+	m.Gauge("active_servers", func() float64 {
+		n := 0
+		for _, id := range g.Upstreams.Servers() {
+			if g.serverUp(id) {
+				n++
+			}
+		}
+		return float64(n)
+	})
+	m.CounterFunc("auth_failures_total", g.authC.Failures.Load)
+	m.CounterFunc("auth_rate_limited_total", g.authC.RateLimited.Load)
+	m.CounterFunc("auth_lookup_errors_total", g.authC.LookupErrors.Load)
+	m.CounterFunc("mcp_tool_calls_total", g.MCP.Metrics.Calls.Load)
+	m.CounterFunc("mcp_tool_call_errors_total", g.MCP.Metrics.CallErrors.Load)
+	m.CounterFunc("mcp_calls_rejected_total", g.MCP.Metrics.CallsRejected.Load)
+	m.CounterFunc("mcp_find_tools_total", g.MCP.Metrics.Finds.Load)
+	m.CounterFunc("http_rejected_total", g.MCP.Metrics.Rejected.Load)
+	m.CounterFunc("index_refresh_checks_total", g.refreshes.Load)
+	dm := g.DynamoMetrics
+	m.CounterFunc("dynamodb_retries_total", dm.Retries.Load)
+	m.CounterFunc("dynamodb_throttles_total", dm.Throttles.Load)
+	m.CounterFunc("dynamodb_conflicts_total", dm.Conflicts.Load)
+}
+
+// keyLookup adapts the keys table to auth.KeyLookup.
+type keyLookup struct{ keys *dynamo.KeyStore }
+
+func (k keyLookup) LookupKey(ctx context.Context, secretHash string) (policy.Key, error) {
+	key, err := k.keys.Lookup(ctx, secretHash)
+	switch {
+	case err == nil:
+		return key, nil
+	case errors.Is(err, catalog.ErrNotFound):
+		return policy.Key{}, auth.ErrUnknownKey
+	case errors.Is(err, dynamo.ErrKeyDisabled):
+		return key, fmt.Errorf("API key %q: %w", key.ID, auth.ErrDisabledKey)
+	}
+	return policy.Key{}, err
+}
+
+// reindexer serves POST /tool-rag/reindex: it starts the sync function
+// asynchronously, or rebuilds in place when TOOL_RAG_REINDEX_INPLACE=1.
+type reindexer struct{ g *Gateway }
+
+// ReindexStatus is the "status" of a reindex response.
+type ReindexStatus struct {
+	// How is "async" (the sync function was invoked) or "in_place".
+	How        string `json:"how"`
+	Function   string `json:"function,omitempty"`
+	StatusCode int32  `json:"invoke_status_code,omitempty"`
+	Note       string `json:"note,omitempty"`
+	// In-place results.
+	Mode       string `json:"mode,omitempty"`
+	Tools      int    `json:"tools,omitempty"`
+	Embedded   int    `json:"embedded,omitempty"`
+	Reused     int    `json:"reused,omitempty"`
+	DurationMS int64  `json:"duration_ms,omitempty"`
+}
+
+func (r reindexer) Reindex(ctx context.Context, mode string) (any, error) {
+	g := r.g
+	m, err := indexer.ParseMode(mode)
+	if err != nil {
+		return nil, err
+	}
+	if g.cfg.ReindexInPlace {
+		// The catalog may have changed since the last sync of this
+		// instance's copy: the indexer reads the tools table itself.
+		res, err := g.Indexer.Build(ctx, m)
+		if err != nil {
+			return nil, err
+		}
+		if err := g.Refresh(ctx); err != nil {
+			return nil, err
+		}
+		return ReindexStatus{How: "in_place", Mode: string(res.Mode), Tools: res.Tools, Embedded: res.Embedded,
+			Reused: res.Reused, DurationMS: res.Duration.Milliseconds()}, nil
+	}
+	if g.cfg.SyncFunction == "" || g.cfg.Lambda == nil {
+		return nil, errors.New("reindex needs TOOL_RAG_SYNC_FUNCTION (the sync function to invoke) or TOOL_RAG_REINDEX_INPLACE=1")
+	}
+	payload, _ := json.Marshal(SyncEvent{Mode: mode, Source: "tool-rag/reindex"})
+	out, err := g.cfg.Lambda.Invoke(ctx, &lambda.InvokeInput{
+		FunctionName:   aws.String(g.cfg.SyncFunction),
+		InvocationType: lambdatypes.InvocationTypeEvent,
+		Payload:        payload,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("invoke the sync function %q: %w", g.cfg.SyncFunction, err)
+	}
+	return ReindexStatus{How: "async", Function: g.cfg.SyncFunction, StatusCode: out.StatusCode,
+		Note: fmt.Sprintf("the sync function re-reads every upstream and publishes a new index; gateways pick it up within %s", g.cfg.IndexRefresh)}, nil
+}

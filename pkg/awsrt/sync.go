@@ -1,0 +1,274 @@
+package awsrt
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/toolrag/mcp-gateway/pkg/catalog"
+	"github.com/toolrag/mcp-gateway/pkg/dynamo"
+	"github.com/toolrag/mcp-gateway/pkg/health"
+	"github.com/toolrag/mcp-gateway/pkg/indexer"
+	"github.com/toolrag/mcp-gateway/pkg/s3bucket"
+	"github.com/toolrag/mcp-gateway/pkg/syncer"
+	"github.com/toolrag/mcp-gateway/pkg/upstream"
+)
+
+// SyncEvent is what the sync function accepts: an EventBridge scheduled
+// event (incremental) or a direct invocation such as {"mode":"full"} (the
+// gateway's reindex sends one).
+type SyncEvent struct {
+	Mode       string `json:"mode,omitempty"` // full | incremental (default)
+	Source     string `json:"source,omitempty"`
+	DetailType string `json:"detail-type,omitempty"`
+}
+
+// ParseSyncEvent reads an invocation payload; an empty payload means an
+// incremental sync.
+func ParseSyncEvent(payload []byte) (indexer.Mode, SyncEvent, error) {
+	var ev SyncEvent
+	if len(bytes.TrimSpace(payload)) > 0 && string(bytes.TrimSpace(payload)) != "null" {
+		if err := json.Unmarshal(payload, &ev); err != nil {
+			return "", ev, fmt.Errorf("sync event is not a JSON object like {\"mode\":\"full\"} or an EventBridge event: %w", err)
+		}
+	}
+	switch ev.Mode {
+	case "", string(indexer.ModeIncremental):
+		return indexer.ModeIncremental, ev, nil
+	case string(indexer.ModeFull):
+		return indexer.ModeFull, ev, nil
+	}
+	return "", ev, fmt.Errorf("sync event mode %q: want \"full\" or \"incremental\"", ev.Mode)
+}
+
+// SyncReport is what one sync did.
+type SyncReport struct {
+	Sync     syncer.Report       `json:"sync"`
+	Index    indexer.BuildResult `json:"index"`
+	IndexErr string              `json:"index_error,omitempty"`
+	Trigger  string              `json:"trigger,omitempty"`
+	Duration time.Duration       `json:"duration_ns"`
+}
+
+// Syncer is the sync function: registry table → upstream tool lists →
+// tools table (unreachable servers are marked stale, never deleted) → index
+// build (incremental: only documents whose content hash changed are
+// embedded again) → atomic publish to S3. A warm Syncer keeps its upstream
+// sessions and its last index between invocations.
+type Syncer struct {
+	Tools     *dynamo.ToolStore
+	Registry  *dynamo.RegistryStore
+	Upstreams *upstream.Manager
+	Indexer   *indexer.Indexer
+
+	cfg Config
+	log *slog.Logger
+	mu  sync.Mutex // one run at a time per instance
+}
+
+// NewSyncer builds the sync function's parts.
+func NewSyncer(ctx context.Context, cfg Config) (*Syncer, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	dm := &dynamo.Metrics{}
+	if err := cfg.clients(ctx, dm, false); err != nil {
+		return nil, err
+	}
+	emb, err := cfg.embedder(ctx)
+	if err != nil {
+		return nil, err
+	}
+	s := &Syncer{cfg: cfg, log: cfg.Logger}
+	s.Tools = dynamo.NewToolStore(cfg.DynamoDB, cfg.Tables.Tools)
+	s.Tools.Metrics = dm
+	s.Registry = dynamo.NewRegistryStore(cfg.DynamoDB, cfg.Tables.Registry)
+	s.Registry.Metrics = dm
+	s.Upstreams = newManager(cfg)
+	s.Indexer, err = indexer.New(indexer.Config{
+		Catalog: s.Tools, Embedder: emb, Bucket: s3bucket.New(cfg.S3, cfg.Bucket), Prefix: cfg.Prefix, Logger: cfg.Logger,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+func newManager(cfg Config) *upstream.Manager {
+	env := cfg.Env
+	return upstream.NewManager(upstream.Options{
+		CallTimeout: env.CallTimeout, ConnectTimeout: env.ConnectTimeout, IdleTimeout: env.IdleTimeout,
+		StdioPoolSize: env.StdioPoolSize, MaxResultBytes: env.MaxResultBytes, Logger: cfg.Logger,
+	})
+}
+
+// Close stops the upstream sessions.
+func (s *Syncer) Close() error { return s.Upstreams.Close() }
+
+// Handle is the Lambda entry point: it parses the event and runs a sync.
+func (s *Syncer) Handle(ctx context.Context, payload json.RawMessage) (SyncReport, error) {
+	mode, ev, err := ParseSyncEvent(payload)
+	if err != nil {
+		return SyncReport{}, err
+	}
+	rep, err := s.Run(ctx, mode)
+	rep.Trigger = ev.Source
+	if ev.DetailType != "" {
+		rep.Trigger = ev.DetailType
+	}
+	return rep, err
+}
+
+// Run syncs every registered upstream and publishes the index. A failed
+// index build or publish is reported in SyncReport.IndexErr and returned;
+// the catalog is updated either way, and the previous index stays
+// published.
+func (s *Syncer) Run(ctx context.Context, mode indexer.Mode) (SyncReport, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	start := time.Now()
+	var rep SyncReport
+	servers, err := loadServers(ctx, s.Registry, s.log)
+	if err != nil {
+		return rep, fmt.Errorf("sync: read the upstream registry: %w", err)
+	}
+	s.Upstreams.SetServers(servers)
+	rep.Sync, err = syncer.Run(ctx, syncer.Config{
+		Upstreams: s.Upstreams, Store: s.Tools, Parallel: s.cfg.Env.SyncParallel,
+		Timeout: s.cfg.Env.SyncTimeout, Logger: s.log,
+	})
+	if err != nil {
+		rep.Duration = time.Since(start)
+		return rep, err
+	}
+	rep.Index, err = s.Indexer.Build(ctx, mode)
+	rep.Duration = time.Since(start)
+	if err != nil {
+		rep.IndexErr = err.Error()
+		return rep, err
+	}
+	s.log.Info("sync done", "servers", rep.Sync.Servers, "synced", rep.Sync.Synced, "stale", len(rep.Sync.Stale),
+		"changed", rep.Sync.Changed, "index_mode", string(rep.Index.Mode), "tools", rep.Index.Tools,
+		"embedded", rep.Index.Embedded, "reused", rep.Index.Reused, "took", rep.Duration.Round(time.Millisecond))
+	return rep, nil
+}
+
+// Sync runs one sync with a fresh Syncer (for tools and tests; the Lambda
+// keeps a Syncer warm instead).
+func Sync(ctx context.Context, cfg Config, mode indexer.Mode) (SyncReport, error) {
+	s, err := NewSyncer(ctx, cfg)
+	if err != nil {
+		return SyncReport{}, err
+	}
+	defer s.Close()
+	return s.Run(ctx, mode)
+}
+
+// HealthReport is what one probe round found.
+type HealthReport struct {
+	Up       []string          `json:"up"`
+	Down     map[string]string `json:"down,omitempty"` // server → error
+	Duration time.Duration     `json:"duration_ns"`
+}
+
+// Prober is the health function: it probes every registered upstream and
+// records the result in the registry table, which gateways read (cached
+// for HealthCacheTTL) to withhold the tools of servers that are down.
+type Prober struct {
+	Registry  *dynamo.RegistryStore
+	Upstreams *upstream.Manager
+
+	cfg Config
+	log *slog.Logger
+	mu  sync.Mutex
+}
+
+// NewProber builds the health function's parts.
+func NewProber(ctx context.Context, cfg Config) (*Prober, error) {
+	if cfg.Bucket == "" {
+		cfg.Bucket = "-" // the health function does not read the index
+	}
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	if cfg.DynamoDB == nil {
+		if cfg.DynamoDB, err = dynamo.NewClient(ctx, cfg.DynamoDBEndpoint, nil); err != nil {
+			return nil, err
+		}
+	}
+	return &Prober{
+		Registry:  dynamo.NewRegistryStore(cfg.DynamoDB, cfg.Tables.Registry),
+		Upstreams: newManager(cfg),
+		cfg:       cfg, log: cfg.Logger,
+	}, nil
+}
+
+// Close stops the upstream sessions.
+func (p *Prober) Close() error { return p.Upstreams.Close() }
+
+// Handle is the Lambda entry point; the event (a scheduled event) is
+// ignored.
+func (p *Prober) Handle(ctx context.Context, _ json.RawMessage) (HealthReport, error) {
+	return p.Run(ctx)
+}
+
+// Run probes every registered server (each within
+// TOOL_RAG_HEALTHCHECK_TIMEOUT) and writes its status.
+func (p *Prober) Run(ctx context.Context) (HealthReport, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	start := time.Now()
+	rep := HealthReport{Up: []string{}, Down: map[string]string{}}
+	servers, err := loadServers(ctx, p.Registry, p.log)
+	if err != nil {
+		return rep, fmt.Errorf("health: read the upstream registry: %w", err)
+	}
+	p.Upstreams.SetServers(servers)
+	timeout := p.cfg.Env.HealthTimeout
+	if timeout <= 0 {
+		timeout = 5 * time.Second
+	}
+	results := health.ProbeAll(ctx, p.Upstreams, timeout, p.cfg.HealthParallel)
+	ids := make([]string, 0, len(results))
+	for id := range results {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	var errs []error
+	for _, id := range ids {
+		st := results[id]
+		h := dynamo.Health{Status: dynamo.HealthUp, CheckedAt: st.CheckedAt, Error: st.Error, LatencyMS: st.Latency.Milliseconds()}
+		if st.Up {
+			rep.Up = append(rep.Up, id)
+		} else {
+			h.Status = dynamo.HealthDown
+			rep.Down[id] = st.Error
+		}
+		if err := p.Registry.SetHealth(ctx, id, h); err != nil && !errors.Is(err, catalog.ErrNotFound) {
+			errs = append(errs, err) // a server removed meanwhile is not an error
+		}
+	}
+	rep.Duration = time.Since(start)
+	if len(rep.Down) > 0 {
+		p.log.Warn("upstreams down", "down", rep.Down)
+	}
+	return rep, errors.Join(errs...)
+}
+
+// ProbeHealth runs one probe round with a fresh Prober.
+func ProbeHealth(ctx context.Context, cfg Config) (HealthReport, error) {
+	p, err := NewProber(ctx, cfg)
+	if err != nil {
+		return HealthReport{}, err
+	}
+	defer p.Close()
+	return p.Run(ctx)
+}
