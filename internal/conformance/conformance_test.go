@@ -35,7 +35,9 @@ func TestConformanceSuite(t *testing.T) {
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("build fixture: %v\n%s", err, out)
 	}
-	registry := fmt.Sprintf("servers:\n  conf:\n    transport: stdio\n    command: %q\n", fixture)
+	// unprefixed: the suite calls the fixture's tools, prompts and
+	// resources by their own names.
+	registry := fmt.Sprintf("servers:\n  conf:\n    transport: stdio\n    command: %q\n    unprefixed: true\n", fixture)
 	keys := "keys:\n  - id: admin\n    secret: conformance-admin\n    admin: true\n    servers: {conf: {}}\n"
 	for name, body := range map[string]string{"registry.yaml": registry, "keys.yaml": keys} {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -79,6 +80,12 @@ type Config struct {
 	ShortlistDescChars int // find_tools description cap, 0 = full
 	MaxTopK            int // default 50
 	MaxQueryChars      int // default 2000
+	// Unprefixed lists servers whose tools, prompts and resources are
+	// exposed under their original names (no server__ prefix, no
+	// gateway:// URI), e.g. when fronting one server for clients that
+	// expect its names. A name another server already exposes keeps the
+	// prefixed form. Policy checks are unchanged.
+	Unprefixed map[string]bool
 	// UpstreamListTimeout bounds listing prompts/resources of one upstream
 	// during Reload. Default 10s.
 	UpstreamListTimeout time.Duration
@@ -96,11 +103,44 @@ type Gateway struct {
 	// unreachable during a reload.
 	surfMu  sync.Mutex
 	surface map[string]serverSurface
-	Metrics Metrics
+	// surfNames resolves exposed prompt names and resource URIs of the
+	// current surface.
+	surfNames atomic.Pointer[surfaceNames]
+	Metrics   Metrics
 }
 
 type toolSet struct {
-	byID map[string]catalog.Tool
+	byID    map[string]catalog.Tool
+	byName  map[string]string // exposed name → tool id; tool ids map to themselves
+	exposed map[string]string // tool id → exposed name
+}
+
+// resolve maps a call_name (the exposed name or the tool id) to the tool id.
+func (s *toolSet) resolve(callName string) (string, bool) {
+	id, ok := s.byName[callName]
+	return id, ok
+}
+
+// name returns the name a tool is exposed under.
+func (s *toolSet) name(id string) string {
+	if n, ok := s.exposed[id]; ok {
+		return n
+	}
+	return id
+}
+
+// origin is what an exposed prompt or resource stands for.
+type origin struct{ server, name string }
+
+type surfaceNames struct {
+	prompts   map[string]origin // exposed prompt name → server, original name
+	resources map[string]origin // exposed URI of an unprefixed server → server, original URI
+	templates []unprefixedTemplate
+}
+
+type unprefixedTemplate struct {
+	server string
+	tmpl   *mcp.URITemplate
 }
 
 type serverSurface struct {
@@ -149,7 +189,8 @@ func New(cfg Config) (*Gateway, error) {
 		cfg.Logger = slog.Default()
 	}
 	g := &Gateway{cfg: cfg, log: cfg.Logger, surface: map[string]serverSurface{}}
-	g.tools.Store(&toolSet{byID: map[string]catalog.Tool{}})
+	g.tools.Store(&toolSet{byID: map[string]catalog.Tool{}, byName: map[string]string{}, exposed: map[string]string{}})
+	g.surfNames.Store(&surfaceNames{prompts: map[string]origin{}, resources: map[string]origin{}})
 
 	hooks := &server.Hooks{}
 	hooks.AddAfterInitialize(func(ctx context.Context, _ any, _ *mcp.InitializeRequest, res *mcp.InitializeResult) {
@@ -190,11 +231,24 @@ func (g *Gateway) Reload(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("reload catalog: %w", err)
 	}
-	set := &toolSet{byID: make(map[string]catalog.Tool, len(tools))}
-	serverTools := g.metaTools()
+	set := &toolSet{byID: make(map[string]catalog.Tool, len(tools)), byName: make(map[string]string, len(tools)), exposed: map[string]string{}}
 	for _, t := range tools {
 		set.byID[t.ID] = t
-		serverTools = append(serverTools, server.ServerTool{Tool: mcpTool(t), Handler: g.directCallHandler(t.ID)})
+		set.byName[t.ID] = t.ID
+	}
+	serverTools := g.metaTools()
+	for _, t := range tools {
+		mt := mcpTool(t)
+		if g.cfg.Unprefixed[t.Server] {
+			if _, taken := set.byName[t.Name]; !taken && !isMeta(t.Name) {
+				set.byName[t.Name] = t.ID
+				set.exposed[t.ID] = t.Name
+				mt.Name = t.Name
+			} else {
+				g.log.Warn("tool name is taken; exposing it with its server prefix", "tool", t.ID)
+			}
+		}
+		serverTools = append(serverTools, server.ServerTool{Tool: mt, Handler: g.directCallHandler(t.ID)})
 	}
 	g.tools.Store(set)
 	g.srv.SetTools(serverTools...)
@@ -267,21 +321,37 @@ func (g *Gateway) reloadSurface(ctx context.Context) {
 	var prompts []server.ServerPrompt
 	var resources []server.ServerResource
 	var templates []server.ServerResourceTemplate
+	names := &surfaceNames{prompts: map[string]origin{}, resources: map[string]origin{}}
 	ids := make([]string, 0, len(next))
 	for id := range next {
 		ids = append(ids, id)
 	}
 	sort.Strings(ids)
+	// Prefixed names first, so an unprefixed name never shadows one.
+	for _, id := range ids {
+		for _, p := range next[id].prompts {
+			names.prompts[catalog.ToolID(id, p.Name)] = origin{id, p.Name}
+		}
+	}
 	for _, id := range ids {
 		s := next[id]
+		plain := g.cfg.Unprefixed[id]
 		for _, p := range s.prompts {
 			mp := p
 			mp.Name = catalog.ToolID(id, p.Name)
+			if _, taken := names.prompts[p.Name]; plain && !taken {
+				mp.Name = p.Name
+				names.prompts[p.Name] = origin{id, p.Name}
+			}
 			prompts = append(prompts, server.ServerPrompt{Prompt: mp, Handler: g.promptHandler(id, p.Name)})
 		}
 		for _, r := range s.resources {
 			mr := r
 			mr.URI = GatewayURI(id, r.URI)
+			if _, taken := names.resources[r.URI]; plain && !taken && !strings.HasPrefix(r.URI, "gateway://") {
+				mr.URI = r.URI
+				names.resources[r.URI] = origin{id, r.URI}
+			}
 			resources = append(resources, server.ServerResource{Resource: mr, Handler: g.resourceHandler()})
 		}
 		for _, t := range s.templates {
@@ -290,6 +360,10 @@ func (g *Gateway) reloadSurface(ctx context.Context) {
 			}
 			mt := t
 			mt.URITemplate = mustTemplate(GatewayURI(id, t.URITemplate.Raw()))
+			if plain && !strings.HasPrefix(t.URITemplate.Raw(), "gateway://") {
+				mt.URITemplate = t.URITemplate
+				names.templates = append(names.templates, unprefixedTemplate{server: id, tmpl: t.URITemplate})
+			}
 			if mt.URITemplate == nil {
 				continue
 			}
@@ -305,6 +379,7 @@ func (g *Gateway) reloadSurface(ctx context.Context) {
 			})
 		}
 	}
+	g.surfNames.Store(names)
 	g.srv.SetPrompts(prompts...)
 	g.srv.SetResources(resources...)
 	g.srv.SetResourceTemplates(templates...)

@@ -111,14 +111,16 @@ func (g *Gateway) filterTools(ctx context.Context, tools []mcp.Tool) []mcp.Tool 
 			}
 		}
 	}
+	set := g.tools.Load()
 	out := make([]mcp.Tool, 0, len(tools))
 	for _, t := range tools {
 		if isMeta(t.Name) {
 			out = append(out, t)
 			continue
 		}
-		srv, name, ok := catalog.SplitToolID(t.Name)
-		if !ok || !pol.AllowsTool(srv, name) {
+		id, known := set.resolve(t.Name)
+		srv, name, ok := catalog.SplitToolID(id)
+		if !known || !ok || !pol.AllowsTool(srv, name) {
 			continue
 		}
 		if registered != nil && !registered[t.Name] {
@@ -134,9 +136,10 @@ func (g *Gateway) filterPrompts(ctx context.Context, prompts []mcp.Prompt) []mcp
 	if !ok {
 		return nil
 	}
+	names := g.surfNames.Load()
 	out := make([]mcp.Prompt, 0, len(prompts))
 	for _, p := range prompts {
-		if srv, name, ok := catalog.SplitToolID(p.Name); ok && pol.AllowsPrompt(srv, name) {
+		if o, ok := names.prompts[p.Name]; ok && pol.AllowsPrompt(o.server, o.name) {
 			out = append(out, p)
 		}
 	}
@@ -150,7 +153,7 @@ func (g *Gateway) filterResources(ctx context.Context, rs []mcp.Resource) []mcp.
 		return out
 	}
 	for _, r := range rs {
-		if srv, orig, ok := ParseGatewayURI(r.URI); ok && pol.AllowsURI(srv, orig) {
+		if srv, orig, ok := g.resolveURI(r.URI); ok && pol.AllowsURI(srv, orig) {
 			out = append(out, r)
 		}
 	}
@@ -168,6 +171,9 @@ func (g *Gateway) filterTemplates(ctx context.Context, ts []mcp.ResourceTemplate
 			continue
 		}
 		srv, orig, ok := ParseGatewayURI(t.URITemplate.Raw())
+		if !ok {
+			srv, orig, ok = g.unprefixedTemplate(t.URITemplate.Raw())
+		}
 		if !ok || !pol.AllowsServer(srv) {
 			continue
 		}
@@ -198,12 +204,14 @@ func notFound(callName string) *mcp.CallToolResult {
 // agent.
 func (g *Gateway) call(ctx context.Context, callName string, args map[string]any) *mcp.CallToolResult {
 	pol, ok := auth.PolicyFrom(ctx)
-	srv, name, split := catalog.SplitToolID(callName)
+	set := g.tools.Load()
+	id, _ := set.resolve(callName)
+	srv, name, split := catalog.SplitToolID(id)
 	if !ok || !split || !pol.AllowsTool(srv, name) {
 		g.Metrics.CallsRejected.Add(1)
 		return notFound(callName)
 	}
-	tool, known := g.tools.Load().byID[callName]
+	tool, known := set.byID[id]
 	if !known {
 		g.Metrics.CallsRejected.Add(1)
 		return notFound(callName)
@@ -370,9 +378,10 @@ func (g *Gateway) handleFind(ctx context.Context, req mcp.CallToolRequest) (*mcp
 	}
 	found := make([]foundTool, 0, len(resp.Results))
 	budget := maxTokens * 4
+	set := g.tools.Load()
 	for _, r := range resp.Results {
 		ft := foundTool{
-			CallName:    r.Tool.ID,
+			CallName:    set.name(r.Tool.ID),
 			Server:      r.Tool.Server,
 			Description: truncate(r.Tool.Description, g.cfg.ShortlistDescChars),
 			Score:       round4(r.Score),
@@ -412,14 +421,16 @@ func (g *Gateway) handleDescribe(ctx context.Context, req mcp.CallToolRequest) (
 		return mcp.NewToolResultError(err.Error()), nil
 	}
 	pol, _ := auth.PolicyFrom(ctx)
-	srv, name, ok := catalog.SplitToolID(callName)
-	t, known := g.tools.Load().byID[callName]
+	set := g.tools.Load()
+	id, _ := set.resolve(callName)
+	srv, name, ok := catalog.SplitToolID(id)
+	t, known := set.byID[id]
 	if !ok || !known || !pol.AllowsTool(srv, name) {
 		return notFound(callName), nil
 	}
-	g.registerForSession(ctx, []string{callName})
+	g.registerForSession(ctx, []string{set.name(id)})
 	out := map[string]any{
-		"call_name": t.ID, "server": t.Server, "name": t.Name, "title": t.Title,
+		"call_name": set.name(id), "tool_id": t.ID, "server": t.Server, "name": t.Name, "title": t.Title,
 		"description": t.Description, "input_schema": schemaOrEmpty(t.InputSchema),
 		"tool_type": t.ToolType, "permission_scope": t.PermissionScope, "status": t.Status,
 	}
@@ -449,7 +460,7 @@ func (g *Gateway) handlePlan(ctx context.Context, req mcp.CallToolRequest) (*mcp
 	}
 	cands := make([]PlanCandidate, 0, len(resp.Results))
 	for _, r := range resp.Results {
-		cands = append(cands, PlanCandidate{CallName: r.Tool.ID, Description: r.Tool.Description, InputSchema: r.Tool.InputSchema, ToolType: r.Tool.ToolType})
+		cands = append(cands, PlanCandidate{CallName: g.tools.Load().name(r.Tool.ID), Description: r.Tool.Description, InputSchema: r.Tool.InputSchema, ToolType: r.Tool.ToolType})
 	}
 	plan, err := g.cfg.Planner.Plan(ctx, query, cands)
 	if err != nil {
@@ -513,7 +524,7 @@ func (g *Gateway) promptHandler(srv, name string) server.PromptHandlerFunc {
 
 func (g *Gateway) resourceHandler() server.ResourceHandlerFunc {
 	return func(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
-		srv, orig, ok := ParseGatewayURI(req.Params.URI)
+		srv, orig, ok := g.resolveURI(req.Params.URI)
 		pol, authed := auth.PolicyFrom(ctx)
 		if !ok || !authed || !pol.AllowsURI(srv, orig) {
 			return nil, fmt.Errorf("%w: %s", server.ErrResourceNotFound, req.Params.URI)
@@ -521,6 +532,9 @@ func (g *Gateway) resourceHandler() server.ResourceHandlerFunc {
 		res, err := g.cfg.Upstreams.ReadResource(ctx, srv, orig)
 		if err != nil {
 			return nil, fmt.Errorf("read %s: %w", req.Params.URI, err)
+		}
+		if !strings.HasPrefix(req.Params.URI, "gateway://") {
+			return res.Contents, nil // an unprefixed server's URIs are exposed as they are
 		}
 		out := make([]mcp.ResourceContents, 0, len(res.Contents))
 		for _, c := range res.Contents {
@@ -554,6 +568,34 @@ func rewriteContentsURI(srv string, c mcp.ResourceContents) mcp.ResourceContents
 // gateway://<server>/<original URI>. The mapping is lossless because
 // server ids never contain "/".
 func GatewayURI(server, uri string) string { return "gateway://" + server + "/" + uri }
+
+// resolveURI maps an exposed resource URI to its server and original URI:
+// gateway://server/uri, or a URI of an unprefixed server.
+func (g *Gateway) resolveURI(u string) (server, uri string, ok bool) {
+	if server, uri, ok = ParseGatewayURI(u); ok {
+		return server, uri, true
+	}
+	names := g.surfNames.Load()
+	if o, found := names.resources[u]; found {
+		return o.server, o.name, true
+	}
+	for _, t := range names.templates {
+		if t.tmpl.Regexp().MatchString(u) {
+			return t.server, u, true
+		}
+	}
+	return "", "", false
+}
+
+// unprefixedTemplate finds the unprefixed server owning a raw template.
+func (g *Gateway) unprefixedTemplate(raw string) (server, orig string, ok bool) {
+	for _, t := range g.surfNames.Load().templates {
+		if t.tmpl.Raw() == raw {
+			return t.server, raw, true
+		}
+	}
+	return "", "", false
+}
 
 // ParseGatewayURI reverses GatewayURI.
 func ParseGatewayURI(u string) (server, uri string, ok bool) {

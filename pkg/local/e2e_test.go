@@ -73,6 +73,13 @@ const testKeys = `keys:
   - id: agent-http
     secret: "k-agent-http"
     servers: {echohttp: {}}
+  - id: plain
+    secret: "k-plain"
+    servers: {plain: {tool_prefixes: [rev], uri_prefixes: ["echo://items/"]}}
+  - id: plain-admin
+    secret: "k-plain-admin"
+    admin: true
+    servers: {plain: {}, echo: {}}
 `
 
 type env struct {
@@ -511,5 +518,64 @@ func TestPlanMetaTool(t *testing.T) {
 	}
 	if gotModel != "test-model" || len(plan.Steps) != 1 || plan.Steps[0].CallName != "echo__reverse" || !strings.Contains(strings.Join(plan.Missing, " "), "weather__forecast") {
 		t.Fatalf("plan = %+v (model %q); the hallucinated tool must be dropped into missing", plan, gotModel)
+	}
+}
+
+// TestUnprefixedServer checks a server registered with unprefixed: true is
+// exposed under its own names, with the policy still enforced, while the
+// same tools of a prefixed server keep server__name.
+func TestUnprefixedServer(t *testing.T) {
+	e := startGateway(t, fmt.Sprintf("  plain:\n    transport: stdio\n    command: %q\n    unprefixed: true\n", echoServer(t)), nil)
+	admin, _ := connect(t, e.url, "k-plain-admin", true)
+	names := toolNames(t, admin)
+	for _, want := range []string{"reverse", "echo", "echo__reverse", "echo__echo"} {
+		if !contains(names, want) {
+			t.Errorf("admin tools/list lacks %q: %v", want, names)
+		}
+	}
+	if contains(names, "plain__reverse") {
+		t.Errorf("unprefixed server also listed with its prefix: %v", names)
+	}
+	ctx := context.Background()
+	rl, err := admin.ListResources(ctx, mcp.ListResourcesRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var uris []string
+	for _, r := range rl.Resources {
+		uris = append(uris, r.URI)
+	}
+	if !contains(uris, "echo://info") || !contains(uris, "gateway://echo/echo://info") {
+		t.Errorf("resources/list = %v", uris)
+	}
+	rr := mcp.ReadResourceRequest{}
+	rr.Params.URI = "echo://items/7"
+	res, err := admin.ReadResource(ctx, rr)
+	if err != nil || len(res.Contents) == 0 || res.Contents[0].(mcp.TextResourceContents).URI != "echo://items/7" {
+		t.Fatalf("read unprefixed template resource: %v %+v", err, res)
+	}
+
+	user, _ := connect(t, e.url, "k-plain", true)
+	if r, err := callTool(t, user, "reverse", map[string]any{"text": "ab"}); err != nil || text(r) != "ba" {
+		t.Fatalf("direct unprefixed call: %v %v", err, r)
+	}
+	for _, name := range []string{"reverse", "plain__reverse"} {
+		if r, _ := callTool(t, user, "run_tool", map[string]any{"call_name": name, "arguments": map[string]any{"text": "ab"}}); r == nil || r.IsError || text(r) != "ba" {
+			t.Errorf("run_tool %s: %+v", name, r)
+		}
+	}
+	if _, err := callTool(t, user, "echo", map[string]any{"text": "x"}); err == nil {
+		t.Error("call outside tool_prefixes succeeded")
+	}
+	if _, err := callTool(t, user, "echo__reverse", map[string]any{"text": "x"}); err == nil {
+		t.Error("call on an ungranted server succeeded")
+	}
+	rr.Params.URI = "echo://info"
+	if _, err := user.ReadResource(ctx, rr); err == nil {
+		t.Error("read outside uri_prefixes succeeded")
+	}
+	found, err := callTool(t, user, "find_tools", map[string]any{"query": "reverse text"})
+	if err != nil || !strings.Contains(text(found), `"call_name":"reverse"`) {
+		t.Errorf("find_tools call_name for an unprefixed tool: %v %s", err, text(found))
 	}
 }

@@ -143,7 +143,14 @@ func New(ctx context.Context, o Options) (*Gateway, error) {
 		return nil, err
 	}
 	sessions := session.NewMemory()
+	unprefixed := map[string]bool{}
+	for id, s := range servers {
+		if s.Unprefixed {
+			unprefixed[id] = true
+		}
+	}
 	g.MCP, err = gateway.New(gateway.Config{
+		Unprefixed: unprefixed,
 		Version: Version, Catalog: g.Store, Upstreams: g.Upstreams, Retriever: g.Retriever,
 		Sessions: sessions, Planner: pl, MaxParallel: env.MaxParallel,
 		ShortlistDescChars: env.ShortlistDescChars, Logger: log,

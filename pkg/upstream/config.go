@@ -36,6 +36,11 @@ type ServerConfig struct {
 
 	// Timeout overrides Options.CallTimeout for this server (0 = default).
 	Timeout time.Duration `yaml:"-" json:"-"`
+
+	// Unprefixed is a gateway option, ignored by this package: expose the
+	// server's tools, prompts and resources under their original names
+	// instead of server__name and gateway://server/uri.
+	Unprefixed bool `yaml:"unprefixed,omitempty" json:"unprefixed,omitempty"`
 }
 
 // Validate reports the first problem that would stop the server from being
