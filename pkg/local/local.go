@@ -151,7 +151,7 @@ func New(ctx context.Context, o Options) (*Gateway, error) {
 	}
 	g.MCP, err = gateway.New(gateway.Config{
 		Unprefixed: unprefixed,
-		Version: Version, Catalog: g.Store, Upstreams: g.Upstreams, Retriever: g.Retriever,
+		Version:    Version, Catalog: g.Store, Upstreams: g.Upstreams, Retriever: g.Retriever,
 		Sessions: sessions, Planner: pl, MaxParallel: env.MaxParallel,
 		ShortlistDescChars: env.ShortlistDescChars, Logger: log,
 	})
