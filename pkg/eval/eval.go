@@ -249,6 +249,7 @@ func DefaultAblation() []Config {
 		{Name: "hybrid-rrf-flat", Fusion: retrieve.FusionRRF, ServerWeight: -1},
 		{Name: "hybrid"},
 		{Name: "hybrid-rrf", Fusion: retrieve.FusionRRF},
+		{Name: "hybrid-kw1.0", Weights: retrieve.Weights{Semantic: 1, Keyword: 1, Metadata: 0.15}},
 		{Name: "hybrid+decompose", Decompose: true},
 		{Name: "hybrid+decompose(max)", Decompose: true, Merge: retrieve.MergeMax},
 		{Name: "hybrid+decompose(rrf)", Decompose: true, Merge: retrieve.MergeRRF},

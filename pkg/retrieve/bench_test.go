@@ -112,9 +112,10 @@ func cpuTime() time.Duration {
 // for the keyword fallback alone.
 func BenchmarkRetrieve10k(b *testing.B) {
 	b.Run("hybrid", func(b *testing.B) { benchmarkRetrieve(b, 10000, true, retrieve.Config{}) })
-	b.Run("hybrid+server+decompose", func(b *testing.B) {
-		benchmarkRetrieve(b, 10000, true, retrieve.Config{ServerWeight: 0.3, Decompose: true})
+	b.Run("hybrid+decompose", func(b *testing.B) {
+		benchmarkRetrieve(b, 10000, true, retrieve.Config{Decompose: true})
 	})
+	b.Run("hybrid-flat", func(b *testing.B) { benchmarkRetrieve(b, 10000, true, retrieve.Config{ServerWeight: -1}) })
 	b.Run("keyword-fallback", func(b *testing.B) { benchmarkRetrieve(b, 10000, false, retrieve.Config{}) })
 }
 

@@ -116,8 +116,8 @@ type Config struct {
 	// StalePenalty is added to tools whose server was unreachable at the
 	// last sync (default -0.05); ScopePenalty to tools whose permission
 	// scope exceeds the requested one (default -0.1). Both are the
-	// "policy_penalty" of the score formula. Use a tiny positive value
-	// like 1e-9 ... no: set DisablePenalties to turn them off.
+	// "policy_penalty" of the score formula. DisablePenalties turns both
+	// off.
 	StalePenalty     float64
 	ScopePenalty     float64
 	DisablePenalties bool
@@ -374,8 +374,18 @@ func (r *Retriever) rank(ctx context.Context, snap *snapshot, dense *denseState,
 		}
 		// Candidates: the dense shortlist plus the best keyword matches,
 		// each with both signals computed exactly.
-		for _, h := range dense.ix.Search(qv, min(snap.nVisible, r.cfg.Candidates), allow) {
-			c := get(byKey[h.ID])
+		k := min(snap.nVisible, r.cfg.Candidates)
+		if snap.nVisible == len(r.kw.byID) && len(byKey) == dense.ix.Len() {
+			// Every indexed tool is visible: the unfiltered (batched) scan
+			// is faster; hits are still checked below.
+			allow = nil
+		}
+		for _, h := range dense.ix.Search(qv, k, allow) {
+			d := byKey[h.ID]
+			if d == nil || !snap.allowed[d.slot] {
+				continue
+			}
+			c := get(d)
 			c.semantic, c.hasSem = float64(h.Score), true
 		}
 		var kwOnly []*candidate
@@ -384,11 +394,11 @@ func (r *Retriever) rank(ctx context.Context, snap *snapshot, dense *denseState,
 				kwOnly = append(kwOnly, c)
 			}
 		}
-		sort.Slice(kwOnly, func(i, j int) bool {
-			if kwOnly[i].keyword != kwOnly[j].keyword {
-				return kwOnly[i].keyword > kwOnly[j].keyword
+		selectTop(kwOnly, r.cfg.Candidates, func(a, b *candidate) bool {
+			if a.keyword != b.keyword {
+				return a.keyword > b.keyword
 			}
-			return kwOnly[i].d.tool.ID < kwOnly[j].d.tool.ID
+			return a.d.tool.ID < b.d.tool.ID
 		})
 		for i, c := range kwOnly {
 			if i >= r.cfg.Candidates {
@@ -661,4 +671,49 @@ func (r *Retriever) merge(lists [][]*candidate, topK int) []*candidate {
 		}
 	}
 	return out
+}
+
+// selectTop reorders xs so that its first k elements are the k best by
+// better (in no particular order), in expected linear time.
+func selectTop[T any](xs []T, k int, better func(a, b T) bool) {
+	lo, hi := 0, len(xs)-1
+	if k <= 0 || k >= len(xs) {
+		return
+	}
+	for lo < hi {
+		// Median of three as the pivot.
+		mid := lo + (hi-lo)/2
+		if better(xs[mid], xs[lo]) {
+			xs[mid], xs[lo] = xs[lo], xs[mid]
+		}
+		if better(xs[hi], xs[lo]) {
+			xs[hi], xs[lo] = xs[lo], xs[hi]
+		}
+		if better(xs[hi], xs[mid]) {
+			xs[hi], xs[mid] = xs[mid], xs[hi]
+		}
+		pivot := xs[mid]
+		i, j := lo, hi
+		for i <= j {
+			for better(xs[i], pivot) {
+				i++
+			}
+			for better(pivot, xs[j]) {
+				j--
+			}
+			if i <= j {
+				xs[i], xs[j] = xs[j], xs[i]
+				i++
+				j--
+			}
+		}
+		switch {
+		case k-1 <= j:
+			hi = j
+		case k-1 >= i:
+			lo = i
+		default:
+			return
+		}
+	}
 }

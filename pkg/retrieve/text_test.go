@@ -2,6 +2,7 @@ package retrieve
 
 import (
 	"reflect"
+	"sort"
 	"testing"
 )
 
@@ -62,6 +63,28 @@ func TestDecompose(t *testing.T) {
 	for _, tt := range tests {
 		if got := Decompose(tt.in); !reflect.DeepEqual(got, tt.want) {
 			t.Errorf("Decompose(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestSelectTop(t *testing.T) {
+	for n := 0; n < 60; n++ {
+		for _, k := range []int{0, 1, 3, n / 2, n - 1, n, n + 5} {
+			xs := make([]int, n)
+			for i := range xs {
+				xs[i] = (i*7919 + 13) % 31 // with duplicates
+			}
+			want := append([]int(nil), xs...)
+			sort.Sort(sort.Reverse(sort.IntSlice(want)))
+			selectTop(xs, k, func(a, b int) bool { return a > b })
+			if k <= 0 || k >= n {
+				continue
+			}
+			got := append([]int(nil), xs[:k]...)
+			sort.Sort(sort.Reverse(sort.IntSlice(got)))
+			if !reflect.DeepEqual(got, want[:k]) {
+				t.Fatalf("n=%d k=%d: top %v, want %v", n, k, got, want[:k])
+			}
 		}
 	}
 }
