@@ -492,3 +492,30 @@ func TestSyncIsIncremental(t *testing.T) {
 		t.Errorf("changed tool not found: %v", got)
 	}
 }
+
+type brokenReranker struct{}
+
+func (brokenReranker) Rerank(context.Context, string, []string) ([]float64, error) {
+	return nil, fmt.Errorf("rerank endpoint returned 503")
+}
+
+// TestRerankerFailureDegrades: a failing reranker leaves the hybrid order.
+func TestRerankerFailureDegrades(t *testing.T) {
+	c, _ := loadSynthetic(t)
+	emb := embed.NewBuiltin()
+	ix := buildIndex(t, c, emb)
+	plain := newRetriever(t, retrieve.Config{Tools: c, Index: ix, Embedder: emb})
+	broken := newRetriever(t, retrieve.Config{Tools: c, Index: ix, Embedder: emb, Reranker: brokenReranker{}})
+	req := retrieve.Request{Query: "send an email", TopK: 5, Policy: policy.Unrestricted()}
+	a, err := plain.Retrieve(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := broken.Retrieve(context.Background(), req)
+	if err != nil {
+		t.Fatalf("a failing reranker failed the query: %v", err)
+	}
+	if !reflect.DeepEqual(a, b) {
+		t.Errorf("results differ:\n%v\n%v", scored(a), scored(b))
+	}
+}

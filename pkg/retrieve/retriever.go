@@ -581,8 +581,8 @@ func (r *Retriever) reason(c *candidate) string {
 	return strings.Join(parts, "; ")
 }
 
-// rerank rescored the shortlist with the reranker; its score replaces the
-// semantic term.
+// rerank rescores the shortlist with the reranker; its score replaces the
+// semantic term. When the reranker fails the first-stage order is kept.
 func (r *Retriever) rerank(ctx context.Context, query string, list []*candidate) error {
 	n := min(r.cfg.RerankPool, len(list))
 	docs := make([]string, n)
@@ -591,11 +591,16 @@ func (r *Retriever) rerank(ctx context.Context, query string, list []*candidate)
 		docs[i] = indexer.Document(list[i].d.tool, srv)
 	}
 	scores, err := r.cfg.Reranker.Rerank(ctx, query, docs)
-	if err != nil {
-		return fmt.Errorf("retrieve: reranking the shortlist: %w", err)
+	if err == nil && len(scores) != n {
+		err = fmt.Errorf("the reranker returned %d scores for %d documents", len(scores), n)
 	}
-	if len(scores) != n {
-		return fmt.Errorf("retrieve: the reranker returned %d scores for %d documents", len(scores), n)
+	if err != nil {
+		if ctx.Err() != nil {
+			return fmt.Errorf("retrieve: reranking the shortlist: %w", err)
+		}
+		// Degrade to the first-stage order rather than fail the query.
+		r.log.Warn("reranker failed; results keep the hybrid order", "error", err)
+		return nil
 	}
 	for i := range n {
 		list[i].rerank, list[i].reranked = scores[i], true
