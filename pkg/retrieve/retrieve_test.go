@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/toolrag/mcp-gateway/pkg/catalog"
 	"github.com/toolrag/mcp-gateway/pkg/embed"
@@ -517,5 +518,28 @@ func TestRerankerFailureDegrades(t *testing.T) {
 	}
 	if !reflect.DeepEqual(a, b) {
 		t.Errorf("results differ:\n%v\n%v", scored(a), scored(b))
+	}
+}
+
+// TestSyncAfter: with SyncAfter a retriever picks up catalog changes by
+// itself; without it, only on Sync.
+func TestSyncAfter(t *testing.T) {
+	c, _ := loadSynthetic(t)
+	cat := &memCatalog{tools: slices.Clone(c.tools), servers: c.servers}
+	lazy := newRetriever(t, retrieve.Config{Tools: cat})
+	eager := newRetriever(t, retrieve.Config{Tools: cat, SyncAfter: time.Nanosecond})
+	tool := catalog.Tool{Server: "weather", Name: "get_tide_times", Description: "Tide times for a harbour."}
+	catalog.Finalize(&tool)
+	cat.tools = append(cat.tools, tool)
+	req := retrieve.Request{Query: "tide times", TopK: 1, Policy: policy.Unrestricted()}
+	if resp, _ := lazy.Retrieve(context.Background(), req); len(resp.Results) > 0 && resp.Results[0].Tool.ID == tool.ID {
+		t.Error("without SyncAfter the new tool appeared before Sync")
+	}
+	if resp, _ := eager.Retrieve(context.Background(), req); len(resp.Results) == 0 || resp.Results[0].Tool.ID != tool.ID {
+		t.Errorf("with SyncAfter the new tool is missing: %v", ids(resp))
+	}
+	lazy.Sync(context.Background())
+	if resp, _ := lazy.Retrieve(context.Background(), req); len(resp.Results) == 0 || resp.Results[0].Tool.ID != tool.ID {
+		t.Errorf("after Sync the new tool is missing: %v", ids(resp))
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/toolrag/mcp-gateway/pkg/catalog"
 	"github.com/toolrag/mcp-gateway/pkg/embed"
@@ -122,16 +123,23 @@ type Config struct {
 	ScopePenalty     float64
 	DisablePenalties bool
 
+	// SyncAfter, when positive, makes Retrieve re-read the catalog when the
+	// last Sync is older than this (for processes that do not see catalog
+	// changes happen, such as warm Lambda instances). Zero: only explicit
+	// Sync calls (and the first Retrieve) read the catalog.
+	SyncAfter time.Duration
+
 	Logger *slog.Logger
 }
 
 // Retriever ranks catalog tools for queries. It is safe for concurrent use.
 type Retriever struct {
-	cfg    Config
-	kw     *KeywordIndex
-	log    *slog.Logger
-	syncMu sync.Mutex
-	synced bool
+	cfg      Config
+	kw       *KeywordIndex
+	log      *slog.Logger
+	syncMu   sync.Mutex
+	synced   bool
+	syncedAt time.Time
 
 	keyMu   sync.Mutex
 	keys    map[int64]*kdoc // vector id → keyword entry, for keysFor at keysGen
@@ -205,18 +213,25 @@ func (r *Retriever) Sync(ctx context.Context) error {
 		return fmt.Errorf("retrieve: reading the server list: %w", err)
 	}
 	r.kw.Sync(tools, servers)
-	r.synced = true
+	r.synced, r.syncedAt = true, time.Now()
 	return nil
 }
 
 func (r *Retriever) ensureSynced(ctx context.Context) error {
 	r.syncMu.Lock()
-	done := r.synced
+	done := r.synced && (r.cfg.SyncAfter <= 0 || time.Since(r.syncedAt) < r.cfg.SyncAfter)
+	stale := r.synced && !done
 	r.syncMu.Unlock()
 	if done {
 		return nil
 	}
-	return r.Sync(ctx)
+	err := r.Sync(ctx)
+	if err != nil && stale {
+		// Serve the catalog we have rather than fail the query.
+		r.log.Warn("catalog re-read failed; using the last synced catalog", "error", err)
+		return nil
+	}
+	return err
 }
 
 // Keywords returns the retriever's keyword index (for metrics and tests).
