@@ -9,7 +9,7 @@ LAMBDAS := gateway sync health
 LAMBDA_ARCH ?= arm64
 FUZZTIME ?= 60s
 
-.PHONY: run test test-go test-infra synth deps build build-lambdas build-bridge deploy model fuzz bench vet config localstack-up localstack-down provision clean
+.PHONY: run test test-go test-infra synth deps build build-lambdas build-bridge deploy eval bench-index model fuzz bench vet config localstack-up localstack-down provision clean
 
 ## run: start the gateway on 0.0.0.0:8765 with config/ (examples copied on first run)
 run: config
@@ -66,6 +66,15 @@ model:
 ## provision: servers/<id>/manifest.yaml -> config/registry.generated.yaml etc.
 provision:
 	$(GO) run ./cmd/toolrag provision
+
+## eval: retrieval quality on ../shared/bench (default configuration, then the ablation)
+eval:
+	$(GO) run ./cmd/toolrag eval --dataset ../shared/bench/livemcpbench --dataset ../shared/bench/stabletoolbench
+	$(GO) run ./cmd/toolrag eval --ablation --dataset ../shared/bench/livemcpbench --dataset ../shared/bench/stabletoolbench
+
+## bench-index: Go flat index vs Debian's python3-faiss, single-query latency
+bench-index:
+	TOOLRAG_BENCH=1 $(GO) test ./pkg/vindex -run TestFaissSpeedComparison -v
 
 ## fuzz: run every fuzz target for FUZZTIME (default 60s)
 fuzz:
