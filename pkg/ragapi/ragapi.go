@@ -133,6 +133,8 @@ func DecodeRetrieveRequest(body []byte, maxTopK, maxQueryChars int) (RetrieveReq
 	if err := dec.Decode(&req); err != nil {
 		var typeErr *json.UnmarshalTypeError
 		switch {
+		case errors.As(err, &typeErr) && typeErr.Field == "":
+			return req, errors.New("request body must be a JSON object like {\"query\": \"...\"}")
 		case errors.As(err, &typeErr):
 			return req, fmt.Errorf("field %q must be %s", typeErr.Field, jsonKind(typeErr.Type.String()))
 		case strings.HasPrefix(err.Error(), "json: unknown field"):
@@ -143,7 +145,9 @@ func DecodeRetrieveRequest(body []byte, maxTopK, maxQueryChars int) (RetrieveReq
 			return req, fmt.Errorf("request body is not valid JSON: %v", err)
 		}
 	}
-	if dec.More() {
+	// Anything but the end of input after the object is rejected (dec.More
+	// alone would accept a stray "]" or "}").
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		return req, errors.New("request body has data after the JSON object")
 	}
 	if strings.TrimSpace(req.Query) == "" {
