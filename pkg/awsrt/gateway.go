@@ -13,6 +13,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
+	"github.com/mark3labs/mcp-go/server"
 	lambdatypes "github.com/aws/aws-sdk-go-v2/service/lambda/types"
 
 	"github.com/toolrag/mcp-gateway/pkg/auth"
@@ -160,6 +161,10 @@ func NewGateway(ctx context.Context, cfg Config) (*Gateway, error) {
 	mux.HandleFunc("GET /health", g.serveHealth)
 	mux.Handle(env.MCPPath, auth.Middleware(authCfg, g.MCP.Handler(gateway.HTTPOptions{
 		SessionIDs: ids, MaxBodyBytes: env.MaxBodyBytes,
+		Options: []server.StreamableHTTPOption{
+			server.WithEventStore(relayEvents{}),
+			server.WithSessionIdleTTL(sessionStateIdle),
+		},
 	})))
 	mux.Handle("/tool-rag/", auth.Middleware(authCfg, api.Handler()))
 	g.handler = mux
