@@ -36,11 +36,12 @@ const (
 	seedChars  = 0x165667b19e3779f9
 )
 
-// NewBuiltin returns the offline embedder: deterministic signed feature
-// hashing of stemmed words, word bigrams and character 3–5-grams into
-// BuiltinDim dimensions, with sublinear term frequency and L2 normalisation.
-// It needs no model files and no network, and it is safe for concurrent use.
-func NewBuiltin() Embedder {
+// NewHashing returns the offline hashing embedder: deterministic signed
+// feature hashing of stemmed words, word bigrams and character 3–5-grams
+// into BuiltinDim dimensions, with sublinear term frequency and L2
+// normalisation. It needs no model files and no network, and it is safe for
+// concurrent use.
+func NewHashing() Embedder {
 	return &builtin{cache: make(map[string][]feature, 4096)}
 }
 

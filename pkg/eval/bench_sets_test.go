@@ -2,21 +2,67 @@ package eval
 
 import (
 	"context"
+	"encoding/json"
 	"flag"
 	"os"
 	"path/filepath"
 	"slices"
+	"sort"
 	"strings"
 	"testing"
 
 	"github.com/toolrag/mcp-gateway/internal/testenv"
+	"github.com/toolrag/mcp-gateway/pkg/embed"
+	"github.com/toolrag/mcp-gateway/pkg/retrieve"
 )
 
 var (
 	benchSets    = flag.Bool("eval.bench", false, "run the ablation on ../shared/bench/{livemcpbench,stabletoolbench}")
 	benchNames   = flag.String("eval.sets", "livemcpbench,stabletoolbench", "comma-separated benchmark folders under ../shared/bench")
 	benchConfigs = flag.String("eval.configs", "", "comma-separated configuration names of DefaultAblation (empty: all)")
+	devSet       = flag.Bool("eval.dev", false, "run the ablation on the DEV set made from ../shared/train (FromTrainingSet)")
+	devBySet     = flag.Bool("eval.byset", false, "with -eval.dev: also print the figures of each training dataset")
+	extraConfigs = flag.String("eval.json", "", `extra configurations as JSON, e.g. [{"Name":"kw0.5","Weights":{"Semantic":1,"Keyword":0.5}}]; "Embedder":"hashing" picks the hashing embedder`)
 )
+
+// jsonConfig is Config in a form the -eval.json flag can carry.
+type jsonConfig struct {
+	Config
+	Embedder string // "" (builtin default) or "hashing"
+}
+
+func selectedConfigs(t *testing.T) []Config {
+	t.Helper()
+	var configs []Config
+	for _, c := range DefaultAblation() {
+		if *benchConfigs == "" || slices.Contains(strings.Split(*benchConfigs, ","), c.Name) {
+			configs = append(configs, c)
+		}
+	}
+	if *extraConfigs != "" {
+		var extra []jsonConfig
+		if err := json.Unmarshal([]byte(*extraConfigs), &extra); err != nil {
+			t.Fatalf("-eval.json: %v", err)
+		}
+		for _, e := range extra {
+			c := e.Config
+			switch e.Embedder {
+			case "":
+			case "hashing":
+				c.Embedder = embed.NewHashing()
+			default:
+				t.Fatalf("-eval.json: unknown embedder %q", e.Embedder)
+			}
+			configs = append(configs, c)
+		}
+	}
+	if len(configs) == 0 {
+		t.Fatalf("no configuration named in -eval.configs=%s", *benchConfigs)
+	}
+	return configs
+}
+
+var _ = retrieve.FusionRRF
 
 // TestBenchSets prints the ablation table on the shared benchmark sets. It
 // only measures (no assertion on the figures): run with
@@ -27,18 +73,47 @@ func TestBenchSets(t *testing.T) {
 		t.Skip("pass -args -eval.bench to run the benchmark sets")
 	}
 	shared := testenv.SharedDir(t)
-	var configs []Config
-	for _, c := range DefaultAblation() {
-		if *benchConfigs == "" || slices.Contains(strings.Split(*benchConfigs, ","), c.Name) {
-			configs = append(configs, c)
-		}
-	}
-	if len(configs) == 0 {
-		t.Fatalf("no configuration named in -eval.configs=%s", *benchConfigs)
-	}
+	configs := selectedConfigs(t)
 	for _, name := range strings.Split(*benchNames, ",") {
 		if _, err := Ablation(context.Background(), Options{Dataset: filepath.Join(shared, "bench", name)}, configs, os.Stdout); err != nil {
 			t.Fatal(err)
+		}
+	}
+}
+
+// TestDevSet prints the ablation table on the DEV set: the held-out pairs
+// of ../shared/train (the validation split of pkg/train) over the merged
+// catalog of every training dataset. Model selection and weight tuning use
+// this set, never the benchmark sets. Run with
+//
+//	go test ./pkg/eval -run TestDevSet -v -timeout 60m -args -eval.dev
+func TestDevSet(t *testing.T) {
+	if !*devSet {
+		t.Skip("pass -args -eval.dev to run the DEV set")
+	}
+	shared := testenv.SharedDir(t)
+	dir := filepath.Join(t.TempDir(), "dev")
+	info, err := FromTrainingSet(filepath.Join(shared, "train"), dir, TrainingSetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("DEV set: %d tools, %d servers, %d queries %v", info.Tools, info.Servers, info.Queries, info.ByDataset)
+	reps, err := Ablation(context.Background(), Options{Dataset: dir}, selectedConfigs(t), os.Stdout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if *devBySet {
+		for _, r := range reps {
+			var names []string
+			for n := range r.BySet {
+				names = append(names, n)
+			}
+			sort.Strings(names)
+			var rows []Report
+			for _, n := range names {
+				rows = append(rows, Report{Dataset: n, Config: r.Config, Metrics: r.BySet[n]})
+			}
+			PrintReports(os.Stdout, rows)
 		}
 	}
 }

@@ -28,6 +28,10 @@ type Query struct {
 	Query    string     `json:"query"`
 	Relevant []string   `json:"relevant"`
 	Groups   [][]string `json:"relevant_groups,omitempty"`
+	// Set optionally names the part of a composite set the query comes
+	// from (FromTrainingSet: the training dataset); reports break the
+	// figures down by it.
+	Set string `json:"set,omitempty"`
 }
 
 // toolLine is one line of tools.jsonl.

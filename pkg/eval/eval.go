@@ -65,6 +65,10 @@ type Report struct {
 	LatencyP99 time.Duration `json:"latency_p99_ns"`
 	BuildTime  time.Duration `json:"build_time_ns"` // 0 when NoDense
 	Fallbacks  int           `json:"fallbacks"`     // queries answered by the keyword scan
+	// BySet breaks the figures down by Query.Set when the queries name
+	// sets; Macro is then the unweighted mean over the sets.
+	BySet map[string]Metrics `json:"by_set,omitempty"`
+	Macro *Metrics           `json:"macro,omitempty"`
 }
 
 // env is a loaded dataset: store and built indexes, shared by the
@@ -167,6 +171,7 @@ func (e *env) run(ctx context.Context, c Config) (Report, error) {
 		return rep, err
 	}
 	var acc accumulator
+	bySet := map[string]*accumulator{}
 	lat := make([]time.Duration, 0, len(e.ds.Queries))
 	pol := policy.Unrestricted()
 	for _, q := range e.ds.Queries {
@@ -184,8 +189,24 @@ func (e *env) run(ctx context.Context, c Config) (Report, error) {
 			ranked[i] = res.Tool.ID
 		}
 		acc.add(ranked, q.Relevant, q.Groups)
+		if q.Set != "" {
+			a := bySet[q.Set]
+			if a == nil {
+				a = &accumulator{}
+				bySet[q.Set] = a
+			}
+			a.add(ranked, q.Relevant, q.Groups)
+		}
 	}
 	rep.Metrics = acc.result()
+	if len(bySet) > 0 {
+		rep.BySet = map[string]Metrics{}
+		for name, a := range bySet {
+			rep.BySet[name] = a.result()
+		}
+		m := macro(rep.BySet)
+		rep.Macro = &m
+	}
 	rep.LatencyP50 = percentile(lat, 50)
 	rep.LatencyP99 = percentile(lat, 99)
 	return rep, nil
@@ -273,6 +294,14 @@ func PrintReports(w io.Writer, reps []Report) {
 		fmt.Fprintln(tw, strings.Join([]string{r.Dataset, r.Config, f3(r.RecallAt1), f3(r.RecallAt5), f3(r.RecallAt10),
 			g5, g10, f3(r.NDCG10), f3(r.MRR), f3(r.HitAt5),
 			dur(r.LatencyP50), dur(r.LatencyP99), build, ""}, "\t"))
+		if m := r.Macro; m != nil {
+			g5, g10 := "-", "-"
+			if m.GroupQueries > 0 {
+				g5, g10 = f3(m.GroupRecall5), f3(m.GroupRecall10)
+			}
+			fmt.Fprintln(tw, strings.Join([]string{r.Dataset + "(macro)", r.Config, f3(m.RecallAt1), f3(m.RecallAt5), f3(m.RecallAt10),
+				g5, g10, f3(m.NDCG10), f3(m.MRR), f3(m.HitAt5), "", "", "", ""}, "\t"))
+		}
 	}
 	tw.Flush()
 }

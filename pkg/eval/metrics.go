@@ -151,3 +151,38 @@ func percentile(ds []time.Duration, p float64) time.Duration {
 	}
 	return s[rank-1]
 }
+
+// macro is the unweighted mean of per-set figures (group recall over the
+// sets that have groups).
+func macro(sets map[string]Metrics) Metrics {
+	var m Metrics
+	groups := 0
+	for _, s := range sets {
+		m.Queries += s.Queries
+		m.RecallAt1 += s.RecallAt1
+		m.RecallAt5 += s.RecallAt5
+		m.RecallAt10 += s.RecallAt10
+		m.NDCG10 += s.NDCG10
+		m.MRR += s.MRR
+		m.HitAt5 += s.HitAt5
+		if s.GroupQueries > 0 {
+			groups++
+			m.GroupQueries += s.GroupQueries
+			m.GroupRecall5 += s.GroupRecall5
+			m.GroupRecall10 += s.GroupRecall10
+		}
+	}
+	if n := float64(len(sets)); n > 0 {
+		m.RecallAt1 /= n
+		m.RecallAt5 /= n
+		m.RecallAt10 /= n
+		m.NDCG10 /= n
+		m.MRR /= n
+		m.HitAt5 /= n
+	}
+	if groups > 0 {
+		m.GroupRecall5 /= float64(groups)
+		m.GroupRecall10 /= float64(groups)
+	}
+	return m
+}
