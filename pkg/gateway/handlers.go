@@ -16,6 +16,7 @@ import (
 	"github.com/toolrag/mcp-gateway/pkg/auth"
 	"github.com/toolrag/mcp-gateway/pkg/catalog"
 	"github.com/toolrag/mcp-gateway/pkg/retrieve"
+	"github.com/toolrag/mcp-gateway/pkg/upstream"
 )
 
 // Meta-tool names.
@@ -189,8 +190,28 @@ func (g *Gateway) filterTemplates(ctx context.Context, ts []mcp.ResourceTemplate
 
 func (g *Gateway) directCallHandler(id string) server.ToolHandlerFunc {
 	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		return g.call(ctx, id, req.GetArguments()), nil
+		return g.call(g.relayProgress(ctx, req), id, req.GetArguments()), nil
 	}
+}
+
+// relayProgress forwards the upstream's progress notifications for this
+// call to the client, under the client's own progress token, when the
+// client asked for progress.
+func (g *Gateway) relayProgress(ctx context.Context, req mcp.CallToolRequest) context.Context {
+	if req.Params.Meta == nil || req.Params.Meta.ProgressToken == nil {
+		return ctx
+	}
+	token := req.Params.Meta.ProgressToken
+	return upstream.WithProgress(ctx, func(progress, total float64, message string) {
+		params := map[string]any{"progressToken": token, "progress": progress}
+		if total > 0 {
+			params["total"] = total
+		}
+		if message != "" {
+			params["message"] = message
+		}
+		_ = g.srv.SendNotificationToClient(ctx, string(mcp.MethodNotificationProgress), params)
+	})
 }
 
 // errNotFound is worded the same for a missing tool and one outside the
@@ -248,7 +269,7 @@ func (g *Gateway) handleRun(ctx context.Context, req mcp.CallToolRequest) (*mcp.
 	if err != nil {
 		return mcp.NewToolResultError(err.Error()), nil
 	}
-	return g.call(ctx, callName, toolArgs), nil
+	return g.call(g.relayProgress(ctx, req), callName, toolArgs), nil
 }
 
 type runCall struct {

@@ -167,6 +167,7 @@ func (b *httpBackend) open() (*httpConn, *problem) {
 		copts = append(copts, client.WithProtocolVersion(protocol))
 	}
 	c := client.NewClient(wire, copts...)
+	c.OnNotification(routeNotification)
 	c.OnConnectionLost(func(err error) {
 		if errors.Is(err, ErrResultTooLarge) {
 			connCancel(err)

@@ -309,6 +309,7 @@ func (m *Manager) CallTool(ctx context.Context, id, name string, args map[string
 		if args != nil {
 			req.Params.Arguments = args
 		}
+		defer withProgressToken(ctx, &req)()
 		res, err := c.CallTool(ctx, req)
 		out = res
 		return err

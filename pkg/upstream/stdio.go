@@ -471,6 +471,7 @@ func (pr *proc) initialize(protocol string) error {
 		copts = append(copts, client.WithProtocolVersion(protocol)) // skip the discovery probe next time
 	}
 	c := client.NewClient(wire, copts...)
+	c.OnNotification(routeNotification)
 	if err := c.Start(context.Background()); err != nil {
 		return newProblem(ErrUnavailable, err, "could not talk to the server process: %v", err)
 	}
