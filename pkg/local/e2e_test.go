@@ -579,3 +579,47 @@ func TestUnprefixedServer(t *testing.T) {
 		t.Errorf("find_tools call_name for an unprefixed tool: %v %s", err, text(found))
 	}
 }
+
+// TestProgressRelay checks that an upstream's progress notifications reach
+// the client under the client's own progress token.
+func TestProgressRelay(t *testing.T) {
+	fixture := filepath.Join(t.TempDir(), "fixture")
+	build := exec.Command("go", "build", "-o", fixture, "./internal/conformance/fixture")
+	build.Dir = testenv.Root(t)
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build fixture: %v\n%s", err, out)
+	}
+	e := startGateway(t, fmt.Sprintf("  plain:\n    transport: stdio\n    command: %q\n", fixture), nil)
+	c, notes := connect(t, e.url, "k-plain-admin", true)
+	for _, viaRunTool := range []bool{false, true} {
+		req := mcp.CallToolRequest{}
+		req.Params.Name = "plain__test_tool_with_progress"
+		if viaRunTool {
+			req.Params.Name = "run_tool"
+			req.Params.Arguments = map[string]any{"call_name": "plain__test_tool_with_progress"}
+		}
+		token := fmt.Sprintf("client-token-%v", viaRunTool)
+		req.Params.Meta = &mcp.Meta{ProgressToken: token}
+		res, err := c.CallTool(context.Background(), req)
+		if err != nil || res.IsError {
+			t.Fatalf("call: %v %+v", err, res)
+		}
+		var got []float64
+	drain:
+		for {
+			select {
+			case n := <-notes:
+				if n.Method == "notifications/progress" && n.Params.AdditionalFields["progressToken"] == token {
+					got = append(got, n.Params.AdditionalFields["progress"].(float64))
+				}
+			case <-time.After(500 * time.Millisecond):
+				break drain
+			}
+		}
+		// The fixture reports 0, 50 and 100; mcp-go may drop the one sent
+		// right before the response.
+		if len(got) < 2 || got[0] != 0 || got[1] != 50 {
+			t.Errorf("run_tool=%v: progress relayed = %v, want 0, 50[, 100]", viaRunTool, got)
+		}
+	}
+}
