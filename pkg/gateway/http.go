@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"time"
 
 	"github.com/mark3labs/mcp-go/server"
 )
@@ -21,6 +22,9 @@ type HTTPOptions struct {
 	MaxBodyBytes int64
 	// MaxJSONDepth rejects more deeply nested JSON with HTTP 400. Default 64.
 	MaxJSONDepth int
+	// Observe, when set, is called after every POST with the JSON-RPC
+	// method (or "invalid") and how long the gateway took to answer.
+	Observe func(method string, d time.Duration)
 	// Extra mcp-go options.
 	Options []server.StreamableHTTPOption
 }
@@ -67,7 +71,15 @@ func (g *Gateway) Handler(o HTTPOptions) http.Handler {
 		_ = json.Unmarshal(body, &head) // invalid JSON is answered by mcp-go with a parse error
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		r.ContentLength = int64(len(body))
+		start := time.Now()
 		mcpHandler.ServeHTTP(w, r.WithContext(withRequestMethod(r.Context(), head.Method)))
+		if o.Observe != nil {
+			m := head.Method
+			if !knownMethod(m) {
+				m = "other" // bounded label set: clients choose the method string
+			}
+			o.Observe(m, time.Since(start))
+		}
 	})
 }
 
@@ -110,6 +122,16 @@ func jsonDepth(b []byte) int {
 		}
 	}
 	return maxDepth
+}
+
+func knownMethod(m string) bool {
+	switch m {
+	case "initialize", "ping", "tools/list", "tools/call", "prompts/list", "prompts/get",
+		"resources/list", "resources/read", "resources/templates/list", "server/discover",
+		"notifications/initialized", "logging/setLevel", "subscriptions/listen":
+		return true
+	}
+	return false
 }
 
 type methodKey struct{}

@@ -462,7 +462,8 @@ func TestEndToEnd(t *testing.T) {
 		if code, _ := do("GET", "/tool-rag/tool/echo__reverse", "", ""); code != 401 {
 			t.Errorf("GET tool without key: %d", code)
 		}
-		if code, out := do("GET", "/tool-rag/metrics", "k-agent", ""); code != 200 || out["tools_in_db"] != float64(5) || out["tools_in_index"] != float64(5) {
+		if code, out := do("GET", "/tool-rag/metrics", "k-agent", ""); code != 200 || out["tools_in_db"] != float64(5) || out["tools_in_index"] != float64(5) ||
+			out[`mcp_requests_total{method="tools/call"}`].(float64) < 1 || out["auth_failures_total"].(float64) < 3 {
 			t.Errorf("metrics: %d %v", code, out)
 		}
 		if code, _ := do("POST", "/tool-rag/reindex", "k-agent", `{"mode":"full"}`); code != 403 {
