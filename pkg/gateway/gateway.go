@@ -215,6 +215,7 @@ func New(cfg Config) (*Gateway, error) {
 		server.WithRecovery(),
 		server.WithMethodCacheHints(mcp.MethodToolsList, 0, mcp.CacheScopePrivate),
 		server.WithLogging(),
+		server.WithPaginationLimit(1000),
 	)
 	g.srv.SetTools(g.metaTools()...)
 	return g, nil
