@@ -109,7 +109,7 @@ func TestUpstreamFaults(t *testing.T) {
 			want: []string{`upstream "huge"`, "larger than the 64 KiB limit"}, within: 20 * time.Second},
 		{name: "stdio process killed mid-call", call: "victim__sleep", args: map[string]any{"ms": 60000},
 			killDuring: []string{"-huge-bytes=4242"},
-			want: []string{`upstream "victim"`, "server process exited", "during the call"}, within: 30 * time.Second},
+			want:       []string{`upstream "victim"`, "server process exited", "during the call"}, within: 30 * time.Second},
 		{name: "HTTP upstream gone", call: "web__echo", args: map[string]any{"text": "x"},
 			killBefore: []string{"-http", webAddr},
 			want:       []string{`upstream "web"`, "could not reach"}, within: 30 * time.Second},
