@@ -1,0 +1,253 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/toolrag/mcp-gateway/pkg/awsrt"
+	"github.com/toolrag/mcp-gateway/pkg/config"
+	"github.com/toolrag/mcp-gateway/pkg/dynamo"
+	"github.com/toolrag/mcp-gateway/pkg/policy"
+)
+
+// AWS administration: API keys and the upstream registry in DynamoDB, and
+// the tables themselves. Tables come from TOOL_RAG_*_TABLE; the endpoint
+// from TOOL_RAG_DYNAMODB_ENDPOINT or AWS_ENDPOINT_URL (LocalStack, DynamoDB
+// Local), otherwise the region's AWS endpoint.
+
+func init() {
+	register("keys", "manage API keys in DynamoDB: keys create | list | revoke", func(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+		return withTableHint(runKeys(ctx, args, stdout, stderr))
+	})
+	register("registry", "publish the upstream registry to DynamoDB: registry push", func(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+		return withTableHint(runRegistry(ctx, args, stdout, stderr))
+	})
+	register("dynamo", "DynamoDB setup: dynamo create-tables", runDynamo)
+}
+
+func dynamoClient(ctx context.Context) (*dynamodb.Client, dynamo.Tables, error) {
+	c, err := dynamo.NewClient(ctx, "", nil)
+	return c, dynamo.TablesFromEnv(os.Getenv), err
+}
+
+func subcommand(args []string, usage string) (string, []string, error) {
+	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
+		return "", nil, fmt.Errorf("missing subcommand; usage: %s", usage)
+	}
+	return args[0], args[1:], nil
+}
+
+// stringList is a repeatable flag.
+type stringList []string
+
+func (s *stringList) String() string     { return strings.Join(*s, " ") }
+func (s *stringList) Set(v string) error { *s = append(*s, v); return nil }
+
+// withTableHint adds the fix for the most common first-run error.
+func withTableHint(err error) error {
+	var nf *types.ResourceNotFoundException
+	if errors.As(err, &nf) {
+		return fmt.Errorf("%w (create the tables with `toolrag dynamo create-tables`, or check TOOL_RAG_*_TABLE and AWS_REGION)", err)
+	}
+	return err
+}
+
+func runKeys(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	const usage = "toolrag keys create --id ID --server S[:prefix,...] [--server ...] [--admin] | keys list | keys revoke --id ID"
+	sub, args, err := subcommand(args, usage)
+	if err != nil {
+		return err
+	}
+	fs := flag.NewFlagSet("keys "+sub, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	switch sub {
+	case "create":
+		id := fs.String("id", "", "key id (required)")
+		var servers stringList
+		fs.Var(&servers, "server", "grant a server: ID, or ID:prefix1,prefix2 to grant only tools with those name prefixes (repeatable)")
+		admin := fs.Bool("admin", false, "admin key: sees the merged catalog in tools/list and may reindex")
+		rate := fs.Float64("rate", 0, "rate limit in requests per second (0 = unlimited)")
+		burst := fs.Int("burst", 0, "rate limit burst")
+		if err := fs.Parse(args); err != nil {
+			return err
+		}
+		if *id == "" {
+			return errors.New("keys create: --id is required")
+		}
+		if len(servers) == 0 && !*admin {
+			return errors.New("keys create: grant at least one --server (a key without servers can do nothing)")
+		}
+		k := policy.Key{ID: *id, Admin: *admin, Servers: map[string]policy.Rule{}, RateLimit: policy.RateLimit{Rate: *rate, Burst: *burst}}
+		for _, s := range servers {
+			sid, rule, err := awsrt.ParseGrant(s)
+			if err != nil {
+				return err
+			}
+			k.Servers[sid] = rule
+		}
+		c, tables, err := dynamoClient(ctx)
+		if err != nil {
+			return err
+		}
+		secret, err := awsrt.CreateKey(ctx, dynamo.NewKeyStore(c, tables.Keys), k)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stderr, "created key %q in %s; its secret is shown once, store it now:\n", *id, tables.Keys)
+		fmt.Fprintln(stdout, secret)
+		return nil
+	case "list":
+		if err := fs.Parse(args); err != nil {
+			return err
+		}
+		c, tables, err := dynamoClient(ctx)
+		if err != nil {
+			return err
+		}
+		keys, err := dynamo.NewKeyStore(c, tables.Keys).List(ctx)
+		if err != nil {
+			return err
+		}
+		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "ID\tADMIN\tSTATE\tSERVERS\tHASH\tCREATED")
+		for _, k := range keys {
+			state := "active"
+			if k.Disabled {
+				state = "revoked"
+			}
+			fmt.Fprintf(tw, "%s\t%v\t%s\t%s\t%s\t%s\n", k.ID, k.Admin, state, grants(k.Servers), shortHash(k.SecretHash), k.CreatedAt.Format("2006-01-02 15:04"))
+		}
+		return tw.Flush()
+	case "revoke":
+		id := fs.String("id", "", "key id (required)")
+		if err := fs.Parse(args); err != nil {
+			return err
+		}
+		if *id == "" {
+			return errors.New("keys revoke: --id is required")
+		}
+		c, tables, err := dynamoClient(ctx)
+		if err != nil {
+			return err
+		}
+		if err := dynamo.NewKeyStore(c, tables.Keys).Revoke(ctx, *id); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "revoked key %q; gateways stop accepting it within TOOL_RAG_KEY_CACHE_TTL (default 30s)\n", *id)
+		return nil
+	}
+	return fmt.Errorf("unknown subcommand %q; usage: %s", sub, usage)
+}
+
+func grants(servers map[string]policy.Rule) string {
+	var out []string
+	for id, r := range servers {
+		if len(r.ToolPrefixes) > 0 {
+			id += ":" + strings.Join(r.ToolPrefixes, ",")
+		}
+		out = append(out, id)
+	}
+	sort.Strings(out)
+	if len(out) == 0 {
+		return "-"
+	}
+	return strings.Join(out, " ")
+}
+
+func shortHash(h string) string {
+	if len(h) > len("sha256:")+12 {
+		return h[:len("sha256:")+12] + "…"
+	}
+	return h
+}
+
+func runRegistry(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	const usage = "toolrag registry push [--allow-stdio] [--expand-env] [--dry-run]"
+	sub, args, err := subcommand(args, usage)
+	if err != nil {
+		return err
+	}
+	if sub != "push" {
+		return fmt.Errorf("unknown subcommand %q; usage: %s", sub, usage)
+	}
+	fs := flag.NewFlagSet("registry push", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	allowStdio := fs.Bool("allow-stdio", false, "accept stdio servers (only if the function image contains their commands)")
+	expand := fs.Bool("expand-env", false, "replace ${VAR} in headers with values from this shell (stores them in the table); by default the functions expand them from their own environment")
+	dryRun := fs.Bool("dry-run", false, "validate and print the entries without writing")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	env, err := config.FromEnv(os.Getenv)
+	if err != nil {
+		return err
+	}
+	servers, err := awsrt.LoadRegistry(env.RegistryPath, env.GeneratedPath, *expand, os.Getenv)
+	if err != nil {
+		return err
+	}
+	docs, err := awsrt.RegistryDocs(servers, *allowStdio)
+	if err != nil {
+		return err
+	}
+	if *dryRun {
+		ids := make([]string, 0, len(docs))
+		for id := range docs {
+			ids = append(ids, id)
+		}
+		sort.Strings(ids)
+		for _, id := range ids {
+			fmt.Fprintf(stdout, "%s\t%s\n", id, docs[id])
+		}
+		return nil
+	}
+	c, tables, err := dynamoClient(ctx)
+	if err != nil {
+		return err
+	}
+	ch, err := dynamo.NewRegistryStore(c, tables.Registry).ReplaceAll(ctx, docs)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "registry %s: %d added %v, %d updated %v, %d removed %v, %d unchanged\n", tables.Registry,
+		len(ch.Added), ch.Added, len(ch.Updated), ch.Updated, len(ch.Removed), ch.Removed, len(ch.Unchanged))
+	if len(ch.Added)+len(ch.Updated)+len(ch.Removed) > 0 {
+		fmt.Fprintln(stdout, "run the sync function (or POST /tool-rag/reindex with an admin key) to pull the new tool lists")
+	}
+	return nil
+}
+
+func runDynamo(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	const usage = "toolrag dynamo create-tables"
+	sub, args, err := subcommand(args, usage)
+	if err != nil {
+		return err
+	}
+	if sub != "create-tables" {
+		return fmt.Errorf("unknown subcommand %q; usage: %s", sub, usage)
+	}
+	fs := flag.NewFlagSet("dynamo create-tables", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	c, tables, err := dynamoClient(ctx)
+	if err != nil {
+		return err
+	}
+	if err := dynamo.CreateTables(ctx, c, tables); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "tables ready: %s, %s, %s, %s\n", tables.Tools, tables.Keys, tables.Registry, tables.Sessions)
+	return nil
+}

@@ -1,0 +1,145 @@
+package awsrt
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"github.com/toolrag/mcp-gateway/pkg/policy"
+)
+
+func TestParseGrant(t *testing.T) {
+	tests := []struct {
+		in       string
+		id       string
+		prefixes []string
+		wantErr  bool
+	}{
+		{"github", "github", nil, false},
+		{"github:search_,get_", "github", []string{"search_", "get_"}, false},
+		{" fs:read , ", "fs", []string{"read"}, false},
+		{"fs:", "", nil, true},
+		{"bad id", "", nil, true},
+		{"a__b", "", nil, true},
+		{"", "", nil, true},
+	}
+	for _, tc := range tests {
+		id, rule, err := ParseGrant(tc.in)
+		if (err != nil) != tc.wantErr || id != tc.id || !slices.Equal(rule.ToolPrefixes, tc.prefixes) {
+			t.Errorf("ParseGrant(%q) = %q %v %v", tc.in, id, rule.ToolPrefixes, err)
+		}
+	}
+}
+
+// A key created by the CLI path works at the gateway at once, and its
+// secret is stored nowhere.
+func TestCreateKey(t *testing.T) {
+	e := newTestEnv(t)
+	secret, err := CreateKey(context.Background(), e.keys, policy.Key{ID: "cli", Servers: map[string]policy.Rule{"echo": {ToolPrefixes: []string{"rev"}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(secret, "trg_") || len(secret) < 40 || secret == NewSecret() {
+		t.Fatalf("secret %q", secret)
+	}
+	if _, err := CreateKey(context.Background(), e.keys, policy.Key{ID: "cli", Servers: map[string]policy.Rule{"echo": {}}}); err == nil {
+		t.Fatal("a second key with the same id was created")
+	}
+	out, err := e.ddb.Scan(context.Background(), &dynamodb.ScanInput{TableName: aws.String(e.tables.Keys)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := json.Marshal(out.Items)
+	if strings.Contains(string(raw), secret) {
+		t.Fatal("the keys table contains the secret")
+	}
+	h := Dispatch(e.gateway(t), LambdaOptions{})
+	for _, tc := range []struct {
+		secret string
+		want   int
+	}{{secret, 200}, {secret + "x", http.StatusUnauthorized}} {
+		r := invoke(t, h, event(t, "http-api-health.json", request{auth: tc.secret, path: "/tool-rag/health"}))
+		if r.status != tc.want {
+			t.Errorf("status %d, want %d", r.status, tc.want)
+		}
+	}
+}
+
+func TestRegistryPush(t *testing.T) {
+	dir := t.TempDir()
+	hand := filepath.Join(dir, "registry.yaml")
+	gen := filepath.Join(dir, "registry.generated.yaml")
+	write := func(p, s string) {
+		if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(hand, `servers:
+  remote:
+    transport: streamable_http
+    url: https://127.0.0.1:9/mcp
+    headers: {Authorization: "Bearer ${REMOTE_TOKEN}"}
+    timeout: 45s
+`)
+	write(gen, `servers:
+  fs:
+    transport: stdio
+    command: npx
+    args: [server-filesystem]
+  git:
+    transport: stdio
+    command: uvx
+`)
+	env := map[string]string{"REMOTE_TOKEN": "tok"}
+	servers, err := LoadRegistry(hand, gen, false, func(k string) string { return env[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := servers["remote"].Headers["Authorization"]; got != "Bearer ${REMOTE_TOKEN}" {
+		t.Fatalf("header without --expand-env = %q; the placeholder must be kept", got)
+	}
+	_, err = RegistryDocs(servers, false)
+	if err == nil || !strings.Contains(err.Error(), "fs, git") || !strings.Contains(err.Error(), "toolrag bridge") || !strings.Contains(err.Error(), "--allow-stdio") {
+		t.Fatalf("stdio entries: %v", err)
+	}
+	docs, err := RegistryDocs(servers, true)
+	if err != nil || len(docs) != 3 {
+		t.Fatalf("--allow-stdio: %v %v", docs, err)
+	}
+	// What the functions read back: the placeholder expanded from their
+	// environment, the timeout kept.
+	cfg, err := DecodeServerConfig(docs["remote"], func(k string) string { return env[k] })
+	if err != nil || cfg.Headers["Authorization"] != "Bearer tok" || cfg.Timeout.String() != "45s" {
+		t.Fatalf("decoded %+v %v", cfg, err)
+	}
+
+	expanded, err := LoadRegistry(hand, gen, true, func(k string) string { return env[k] })
+	if err != nil || expanded["remote"].Headers["Authorization"] != "Bearer tok" {
+		t.Fatalf("--expand-env: %+v %v", expanded["remote"], err)
+	}
+	if _, err := LoadRegistry(hand, gen, true, func(string) string { return "" }); err == nil {
+		t.Fatal("--expand-env with the variable unset was accepted")
+	}
+
+	// Pushed to the table, the gateway picks the entries up.
+	e := newTestEnv(t)
+	delete(docs, "fs")
+	delete(docs, "git")
+	ch, err := e.registry.ReplaceAll(context.Background(), docs)
+	if err != nil || !slices.Equal(ch.Added, []string{"remote"}) {
+		t.Fatalf("push: %+v %v", ch, err)
+	}
+	t.Setenv("REMOTE_TOKEN", "tok")
+	g := e.gateway(t, func(c *Config) { c.UpstreamListTimeout = 1 })
+	if !slices.Equal(g.Upstreams.Servers(), []string{"remote"}) {
+		t.Fatalf("gateway upstreams %v", g.Upstreams.Servers())
+	}
+}
