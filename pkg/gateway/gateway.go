@@ -370,15 +370,17 @@ func (g *Gateway) reloadSurface(ctx context.Context) {
 			}
 			templates = append(templates, server.ServerResourceTemplate{Template: mt, Handler: server.ResourceTemplateHandlerFunc(g.resourceHandler())})
 		}
-		// A catch-all template per server lets clients read any resource
-		// URI of the upstream (resources/read of dynamic URIs); it is not
-		// listed.
-		if ct := mustTemplate(GatewayURI(id, "") + "{+uri}"); ct != nil {
-			templates = append(templates, server.ServerResourceTemplate{
-				Template: mcp.ResourceTemplate{URITemplate: ct, Name: catchAllName},
-				Handler:  server.ResourceTemplateHandlerFunc(g.resourceHandler()),
-			})
-		}
+	}
+	// One unlisted catch-all template lets clients read any resource URI of
+	// an upstream (resources/read of dynamic URIs). It covers every
+	// gateway:// URI, not one prefix per server, so that a URI of an
+	// ungranted server gets the same "resource not found" answer from the
+	// resource handler as a URI of a server that does not exist.
+	if ct := mustTemplate("gateway://{+uri}"); ct != nil {
+		templates = append(templates, server.ServerResourceTemplate{
+			Template: mcp.ResourceTemplate{URITemplate: ct, Name: catchAllName},
+			Handler:  server.ResourceTemplateHandlerFunc(g.resourceHandler()),
+		})
 	}
 	g.surfNames.Store(names)
 	g.srv.SetPrompts(prompts...)
