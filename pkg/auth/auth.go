@@ -112,12 +112,22 @@ func PolicyFrom(ctx context.Context) (policy.Policy, bool) {
 	return p, ok
 }
 
-// Counters are the middleware's metrics.
+// Counters are the middleware's metrics. Middlewares built with the same
+// Counters also share one set of rate-limit buckets, so a key's rate_limit
+// covers every route it is used on (MCP and REST alike).
 type Counters struct {
 	Authenticated atomic.Int64
 	Failures      atomic.Int64 // missing, malformed, unknown or revoked key
 	RateLimited   atomic.Int64
 	LookupErrors  atomic.Int64 // key store unavailable
+
+	limitOnce sync.Once
+	limits    *limiters
+}
+
+func (c *Counters) limiter() *limiters {
+	c.limitOnce.Do(func() { c.limits = newLimiters() })
+	return c.limits
 }
 
 // Config configures the middleware.
@@ -142,7 +152,7 @@ func Middleware(cfg Config, next http.Handler) http.Handler {
 	if cfg.Realm == "" {
 		cfg.Realm = "mcp-gateway"
 	}
-	limiter := newLimiters()
+	limiter := cfg.Counters.limiter()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if cfg.Disabled {
 			next.ServeHTTP(w, r.WithContext(WithPolicy(r.Context(), policy.Unrestricted())))

@@ -131,3 +131,35 @@ func TestCachedTTL(t *testing.T) {
 		t.Fatal("transient error was cached")
 	}
 }
+
+// TestRateLimitSharedAcrossRoutes: a key's rate limit covers every handler
+// wrapped with the same Counters (regression: the MCP endpoint and the REST
+// API each had their own buckets, doubling every key's rate).
+func TestRateLimitSharedAcrossRoutes(t *testing.T) {
+	keys := NewStaticKeys([]policy.Key{
+		{ID: "limited", SecretHash: policy.HashSecret("s-limited"), RateLimit: policy.RateLimit{Rate: 0.01, Burst: 2}},
+	})
+	ok := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {})
+	shared := &Counters{}
+	mcpRoute := Middleware(Config{Keys: keys, Counters: shared}, ok)
+	restRoute := Middleware(Config{Keys: keys, Counters: shared}, ok)
+	other := Middleware(Config{Keys: keys, Counters: &Counters{}}, ok)
+	do := func(h http.Handler) int {
+		req := httptest.NewRequest("POST", "/", nil)
+		req.Header.Set("Authorization", "Bearer s-limited")
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		return rec.Code
+	}
+	for i, c := range []struct {
+		h    http.Handler
+		want int
+	}{{mcpRoute, 200}, {restRoute, 200}, {mcpRoute, 429}, {restRoute, 429}, {other, 200}} {
+		if got := do(c.h); got != c.want {
+			t.Errorf("request %d: %d, want %d", i+1, got, c.want)
+		}
+	}
+	if n := shared.RateLimited.Load(); n != 2 {
+		t.Errorf("RateLimited = %d, want 2", n)
+	}
+}
