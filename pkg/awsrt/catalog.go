@@ -33,17 +33,33 @@ type snapshot struct {
 	loaded  bool
 }
 
-// load replaces the copy with the table's current content. On error the
-// previous copy stays.
+// load replaces the copy with the table's current content, reading the
+// tools and the servers concurrently. On error the previous copy stays.
 func (s *snapshot) load(ctx context.Context) error {
+	var (
+		servers []catalog.Server
+		srvErr  error
+		wg      sync.WaitGroup
+	)
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		servers, srvErr = s.store.ListServers(ctx)
+	}()
 	tools, err := s.store.ListTools(ctx)
+	wg.Wait()
 	if err != nil {
 		return err
 	}
-	servers, err := s.store.ListServers(ctx)
-	if err != nil {
-		return err
+	if srvErr != nil {
+		return srvErr
 	}
+	s.set(tools, servers)
+	return nil
+}
+
+// set replaces the copy.
+func (s *snapshot) set(tools []catalog.Tool, servers []catalog.Server) {
 	byID := make(map[string]int, len(tools))
 	for i, t := range tools {
 		byID[t.ID] = i
@@ -51,7 +67,6 @@ func (s *snapshot) load(ctx context.Context) error {
 	s.mu.Lock()
 	s.tools, s.byID, s.servers, s.loaded = tools, byID, servers, true
 	s.mu.Unlock()
-	return nil
 }
 
 func (s *snapshot) len() int {

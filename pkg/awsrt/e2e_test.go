@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolrag/mcp-gateway/pkg/dynamo"
 	"github.com/toolrag/mcp-gateway/pkg/indexpub"
 	"github.com/toolrag/mcp-gateway/pkg/s3bucket"
 	"github.com/toolrag/mcp-gateway/pkg/session"
@@ -90,6 +91,9 @@ func TestLambdaEndToEnd(t *testing.T) {
 	g := e.gateway(t)
 	if cs := g.ColdStart(); cs.IndexBytes == 0 || cs.Total <= 0 || g.Indexer.Stats().ToolsInIndex != rep.Index.Tools {
 		t.Fatalf("cold start did not load the index: %+v, index %d tools", cs, g.Indexer.Stats().ToolsInIndex)
+	}
+	if g.CatalogSource() != "s3" {
+		t.Fatalf("cold start read the catalog from %q; want the catalog copy published with the index", g.CatalogSource())
 	}
 	h := Dispatch(g, LambdaOptions{})
 
@@ -322,6 +326,9 @@ func TestCorruptIndexFallbackAndRecovery(t *testing.T) {
 	e.s3.PutRaw(t, testBucket, "index/"+ptr.Index, []byte("this is not a faiss index"))
 
 	g := e.gateway(t)
+	if g.CatalogSource() != "dynamodb" {
+		t.Fatalf("without a usable index the catalog must come from the tools table, not %q", g.CatalogSource())
+	}
 	h := Dispatch(g, LambdaOptions{})
 	tools, fallback := retrieveREST(t, h, agentSecret, `{"query":"reverse the characters of a text"}`)
 	if !fallback || len(tools) == 0 || tools[0] != "echo__reverse" {
@@ -477,6 +484,65 @@ func TestHealthFunction(t *testing.T) {
 	}
 	if tools, _ := retrieveREST(t, h, agentSecret, `{"query":"reverse the characters"}`); len(tools) == 0 || !strings.HasPrefix(tools[0], "echo__") {
 		t.Fatalf("tools of the healthy server: %v", tools)
+	}
+}
+
+// The catalog copy is used only when it belongs to the loaded index and is
+// readable; otherwise the gateway scans the tools table, with the same
+// result.
+func TestCatalogCopy(t *testing.T) {
+	e := newTestEnv(t)
+	e.register(t, "echo", startEcho(t))
+	e.register(t, "echo2", startEcho(t))
+	if rep := e.sync(t, ""); rep.CatalogCopyErr != "" {
+		t.Fatal(rep.CatalogCopyErr)
+	}
+	want, err := dynamo.NewToolStore(e.ddb, e.tables.Tools).ListTools(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	fingerprint := func(g *Gateway) string {
+		tools, _ := g.catalog.ListTools(context.Background())
+		servers, _ := g.catalog.ListServers(context.Background())
+		var b strings.Builder
+		for _, tl := range tools {
+			fmt.Fprintf(&b, "%s %s %s|", tl.ID, tl.ContentHash, tl.Status)
+		}
+		fmt.Fprintf(&b, "%d servers", len(servers))
+		return b.String()
+	}
+	var wantFP strings.Builder
+	for _, tl := range want {
+		fmt.Fprintf(&wantFP, "%s %s %s|", tl.ID, tl.ContentHash, tl.Status)
+	}
+	wantFP.WriteString("2 servers")
+
+	b := s3bucket.New(e.s3.Client, testBucket)
+	tests := []struct {
+		name   string
+		damage func()
+		source string
+	}{
+		{"published copy", func() {}, "s3"},
+		{"copy of another index", func() {
+			_, meta, _ := e.gateway(t).Indexer.Current()
+			if err := writeCatalogCopy(context.Background(), b, "index/", "0"+meta.IndexSHA256[1:], want[:1], nil); err != nil {
+				t.Fatal(err)
+			}
+		}, "dynamodb"},
+		{"damaged copy", func() { e.s3.PutRaw(t, testBucket, "index/"+CatalogKey, []byte("\x1f\x8b garbage")) }, "dynamodb"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.damage()
+			g := e.gateway(t)
+			if g.CatalogSource() != tc.source {
+				t.Fatalf("catalog source %q, want %q", g.CatalogSource(), tc.source)
+			}
+			if got := fingerprint(g); got != wantFP.String() {
+				t.Fatalf("catalog differs from the tools table:\n got %s\nwant %s", got, wantFP.String())
+			}
+		})
 	}
 }
 

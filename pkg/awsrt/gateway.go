@@ -60,9 +60,11 @@ type Gateway struct {
 	bucket  *watchedBucket
 	catalog *snapshot
 	down    atomic.Pointer[map[string]bool]
-	authC   auth.Counters
-	started time.Time
-	cold    ColdStart
+	// catalogSource says where the catalog copy came from: "s3" or "dynamodb".
+	catalogSource atomic.Pointer[string]
+	authC         auth.Counters
+	started       time.Time
+	cold          ColdStart
 
 	refreshMu   sync.Mutex
 	nextCheck   atomic.Int64 // unix nanoseconds of the next lazy refresh
@@ -174,6 +176,15 @@ func NewGateway(ctx context.Context, cfg Config) (*Gateway, error) {
 	return g, nil
 }
 
+// CatalogSource says where the in-memory catalog was last read from: "s3"
+// (the catalog copy published with the index) or "dynamodb".
+func (g *Gateway) CatalogSource() string {
+	if p := g.catalogSource.Load(); p != nil {
+		return *p
+	}
+	return ""
+}
+
 // ColdStart returns where NewGateway spent its time.
 func (g *Gateway) ColdStart() ColdStart { return g.cold }
 
@@ -227,7 +238,9 @@ func (g *Gateway) refreshLocked(ctx context.Context, now time.Time, cold *ColdSt
 
 	if gen := g.bucket.generation(); gen != g.loadedGen || now.Sub(g.catalogAt) >= g.cfg.CatalogMaxAge {
 		t1 := time.Now()
-		if err := g.reloadCatalog(ctx); err != nil {
+		// A new pointer may come with a catalog copy; the periodic re-read
+		// goes to the table, which is what changes without a publish.
+		if err := g.reloadCatalog(ctx, gen != g.loadedGen); err != nil {
 			g.nextCheck.Store(now.Add(g.cfg.IndexRefresh).UnixNano())
 			return err
 		}
@@ -280,16 +293,33 @@ func (g *Gateway) noteIndex(err error) {
 	}
 }
 
-// reloadCatalog re-reads the registry (upstream URLs) and the tools table.
-func (g *Gateway) reloadCatalog(ctx context.Context) error {
+// reloadCatalog re-reads the registry (upstream URLs) and the catalog:
+// from the catalog copy the sync function wrote next to the loaded index
+// when allowCopy and there is one for that index, otherwise from the tools
+// table.
+func (g *Gateway) reloadCatalog(ctx context.Context, allowCopy bool) error {
 	servers, err := loadServers(ctx, g.Registry, g.log)
 	if err != nil {
 		return fmt.Errorf("read the upstream registry: %w", err)
 	}
 	g.Upstreams.SetServers(servers)
-	if err := g.catalog.load(ctx); err != nil {
-		return fmt.Errorf("read the tool catalog: %w", err)
+	source := "dynamodb"
+	if _, meta, ok := g.Indexer.Current(); allowCopy && ok && meta.IndexSHA256 != "" {
+		c, ok, err := readCatalogCopy(ctx, g.bucket, g.cfg.Prefix, meta.IndexSHA256)
+		switch {
+		case ok:
+			g.catalog.set(c.Tools, c.Servers)
+			source = "s3"
+		case err != nil && !errors.Is(err, indexpub.ErrNotExist):
+			g.log.Warn("catalog copy unusable; reading the tools table instead", "error", err)
+		}
 	}
+	if source == "dynamodb" {
+		if err := g.catalog.load(ctx); err != nil {
+			return fmt.Errorf("read the tool catalog: %w", err)
+		}
+	}
+	g.catalogSource.Store(&source)
 	return g.Retriever.Sync(ctx)
 }
 
@@ -333,7 +363,7 @@ func (g *Gateway) healthFields(ctx context.Context) map[string]any {
 	st := g.Indexer.Stats()
 	out := map[string]any{
 		"runtime": "aws-lambda", "version": Version, "started_at": g.started,
-		"index_size": st.ToolsInIndex, "catalog_size": g.catalog.len(), "index": st,
+		"index_size": st.ToolsInIndex, "catalog_size": g.catalog.len(), "catalog_source": g.CatalogSource(), "index": st,
 		"servers_down": g.downServers(), "cold_start": g.cold, "refreshes": g.refreshes.Load(),
 		"dynamodb": g.DynamoMetrics.Snapshot(),
 	}

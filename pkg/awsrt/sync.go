@@ -52,8 +52,11 @@ type SyncReport struct {
 	Sync     syncer.Report       `json:"sync"`
 	Index    indexer.BuildResult `json:"index"`
 	IndexErr string              `json:"index_error,omitempty"`
-	Trigger  string              `json:"trigger,omitempty"`
-	Duration time.Duration       `json:"duration_ns"`
+	// CatalogCopyErr says why the catalog copy was not written (gateways
+	// then scan the tools table at cold start).
+	CatalogCopyErr string        `json:"catalog_copy_error,omitempty"`
+	Trigger        string        `json:"trigger,omitempty"`
+	Duration       time.Duration `json:"duration_ns"`
 }
 
 // Syncer is the sync function: registry table → upstream tool lists →
@@ -67,9 +70,10 @@ type Syncer struct {
 	Upstreams *upstream.Manager
 	Indexer   *indexer.Indexer
 
-	cfg Config
-	log *slog.Logger
-	mu  sync.Mutex // one run at a time per instance
+	cfg    Config
+	log    *slog.Logger
+	bucket *s3bucket.Bucket
+	mu     sync.Mutex // one run at a time per instance
 }
 
 // NewSyncer builds the sync function's parts.
@@ -92,8 +96,9 @@ func NewSyncer(ctx context.Context, cfg Config) (*Syncer, error) {
 	s.Registry = dynamo.NewRegistryStore(cfg.DynamoDB, cfg.Tables.Registry)
 	s.Registry.Metrics = dm
 	s.Upstreams = newManager(cfg)
+	s.bucket = s3bucket.New(cfg.S3, cfg.Bucket)
 	s.Indexer, err = indexer.New(indexer.Config{
-		Catalog: s.Tools, Embedder: emb, Bucket: s3bucket.New(cfg.S3, cfg.Bucket), Prefix: cfg.Prefix, Logger: cfg.Logger,
+		Catalog: s.Tools, Embedder: emb, Bucket: s.bucket, Prefix: cfg.Prefix, Logger: cfg.Logger,
 	})
 	if err != nil {
 		return nil, err
@@ -149,11 +154,25 @@ func (s *Syncer) Run(ctx context.Context, mode indexer.Mode) (SyncReport, error)
 		return rep, err
 	}
 	rep.Index, err = s.Indexer.Build(ctx, mode)
-	rep.Duration = time.Since(start)
 	if err != nil {
 		rep.IndexErr = err.Error()
+		rep.Duration = time.Since(start)
 		return rep, err
 	}
+	// The catalog copy for gateways' cold starts, when this build is the
+	// published one (a build that lost to a newer one has no hash).
+	if _, meta, ok := s.Indexer.Current(); ok && meta.IndexSHA256 != "" {
+		snap := &snapshot{store: s.Tools}
+		err := snap.load(ctx)
+		if err == nil {
+			err = writeCatalogCopy(ctx, s.bucket, s.cfg.Prefix, meta.IndexSHA256, snap.tools, snap.servers)
+		}
+		if err != nil {
+			rep.CatalogCopyErr = err.Error()
+			s.log.Warn("catalog copy not written; gateways read the tools table instead", "error", err)
+		}
+	}
+	rep.Duration = time.Since(start)
 	s.log.Info("sync done", "servers", rep.Sync.Servers, "synced", rep.Sync.Synced, "stale", len(rep.Sync.Stale),
 		"changed", rep.Sync.Changed, "index_mode", string(rep.Index.Mode), "tools", rep.Index.Tools,
 		"embedded", rep.Index.Embedded, "reused", rep.Index.Reused, "took", rep.Duration.Round(time.Millisecond))

@@ -1,0 +1,441 @@
+package awsrt
+
+// Benchmarks for docs/aws-runtime.md. They seed a synthetic catalog of
+// TOOLRAG_AWSRT_BENCH_TOOLS tools (default 10000) into DynamoDB Local and
+// publish its index to gofakes3, once per test binary, so only -bench runs
+// pay for it:
+//
+//	go test -run '^$' -bench . -benchtime 5x ./pkg/awsrt/
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+
+	"github.com/toolrag/mcp-gateway/internal/testenv"
+	"github.com/toolrag/mcp-gateway/pkg/catalog"
+	"github.com/toolrag/mcp-gateway/pkg/dynamo"
+	"github.com/toolrag/mcp-gateway/pkg/indexer"
+	"github.com/toolrag/mcp-gateway/pkg/indexpub"
+	"github.com/toolrag/mcp-gateway/pkg/local"
+	"github.com/toolrag/mcp-gateway/pkg/policy"
+	"github.com/toolrag/mcp-gateway/pkg/s3bucket"
+)
+
+var (
+	verbs = []string{"list", "get", "create", "update", "delete", "search", "export", "import", "archive", "send",
+		"schedule", "approve", "assign", "close", "merge", "tag", "summarize", "translate", "convert", "validate"}
+	nouns = []string{"issue", "pull_request", "invoice", "customer", "file", "calendar_event", "ticket", "order",
+		"message", "repository", "dashboard", "alert", "contact", "payment", "deployment", "document", "task",
+		"subscription", "report", "user", "channel", "spreadsheet", "build", "incident", "lead"}
+	domains = []string{"github", "jira", "stripe", "slack", "gdrive", "salesforce", "pagerduty", "notion",
+		"zendesk", "hubspot", "gitlab", "linear", "asana", "shopify", "datadog", "confluence"}
+)
+
+// syntheticTools returns n tools spread over servers of 100 tools each.
+func syntheticTools(n int) map[string][]catalog.Tool {
+	r := rand.New(rand.NewPCG(7, 7))
+	out := map[string][]catalog.Tool{}
+	now := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	for i := range n {
+		srv := fmt.Sprintf("%s%03d", domains[(i/100)%len(domains)], i/100)
+		v, o := verbs[r.IntN(len(verbs))], nouns[r.IntN(len(nouns))]
+		noun := strings.ReplaceAll(o, "_", " ")
+		t := catalog.Tool{
+			Server: srv, Name: fmt.Sprintf("%s_%s_%d", v, o, i),
+			Description: fmt.Sprintf("%s a %s in %s (%s). Returns the %s with its id, status, owner and timestamps. Use it when the user asks to %s %ss.",
+				strings.ToUpper(v[:1])+v[1:], noun, domains[(i/100)%len(domains)], srv, noun, v, noun),
+			InputSchema: json.RawMessage(fmt.Sprintf(`{"type":"object","properties":{"%s_id":{"type":"string","description":"The %s id."},"limit":{"type":"integer","description":"Maximum results."},"query":{"type":"string"}},"required":["%s_id"]}`, o, noun, o)),
+			UpdatedAt:   now,
+		}
+		catalog.Finalize(&t)
+		out[srv] = append(out[srv], t)
+	}
+	return out
+}
+
+const benchSecret = "k-bench"
+
+// benchDeployment is a seeded deployment shared by the benchmarks.
+type benchDeployment struct {
+	env     *testEnv
+	n       int
+	echoURL string
+	seed    time.Duration
+}
+
+var (
+	benchMu   sync.Mutex
+	benchDeps = map[int]*benchDeployment{}
+)
+
+func benchTools() int {
+	if v := os.Getenv("TOOLRAG_AWSRT_BENCH_TOOLS"); v != "" {
+		if n, err := strconv.Atoi(v); err == nil && n > 0 {
+			return n
+		}
+	}
+	return 10000
+}
+
+// benchDeploy seeds n synthetic tools plus the echo server into tables and
+// a bucket that live as long as the test binary.
+func benchDeploy(b *testing.B, n int) *benchDeployment {
+	b.Helper()
+	benchMu.Lock()
+	defer benchMu.Unlock()
+	if d := benchDeps[n]; d != nil {
+		return d
+	}
+	start := time.Now()
+	// Tables outlive the benchmark function (Go calls it several times).
+	e := newBenchEnv(b)
+	d := &benchDeployment{env: e, n: n, echoURL: startEchoForBinary(b)}
+	e.register(b, "echo", d.echoURL)
+	e.sync(b, "") // echo's tools via the real sync path
+	store := dynamo.NewToolStore(e.ddb, e.tables.Tools)
+	ctx := context.Background()
+	grants := map[string]policy.Rule{"echo": {}}
+	for srv := range syntheticTools(n) {
+		grants[srv] = policy.Rule{}
+	}
+	if err := e.keys.Create(ctx, policy.Key{ID: "bench", SecretHash: policy.HashSecret(benchSecret), Servers: grants}); err != nil {
+		b.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 8)
+	errs := make(chan error, 1)
+	for srv, tools := range syntheticTools(n) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			if _, _, err := store.ReplaceServerTools(ctx, catalog.Server{ID: srv, Title: srv, Status: catalog.StatusActive, SyncedAt: time.Now()}, tools); err != nil {
+				select {
+				case errs <- err:
+				default:
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	select {
+	case err := <-errs:
+		b.Fatal(err)
+	default:
+	}
+	// The index build the sync function would do after syncer.Run.
+	ix, err := indexer.New(indexer.Config{Catalog: store, Embedder: e.emb, Bucket: s3bucket.New(e.s3.Client, testBucket), Prefix: "index/"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	res, err := ix.Build(ctx, indexer.ModeFull)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if res.Tools < n {
+		b.Fatalf("index has %d tools, want at least %d", res.Tools, n)
+	}
+	d.seed = time.Since(start)
+	b.Logf("seeded %d tools (+echo) in %s; index build %s", n, d.seed.Round(time.Millisecond), res.Duration.Round(time.Millisecond))
+	benchDeps[n] = d
+	return d
+}
+
+// newBenchEnv is newTestEnv with cleanups tied to the process, not to one
+// benchmark run.
+func newBenchEnv(b *testing.B) *testEnv {
+	return newTestEnv(processTB{b})
+}
+
+// processTB forwards to a benchmark but never registers cleanups: the
+// seeded deployment is reused by every run of every benchmark and goes
+// away with the test binary (DynamoDB Local is in memory).
+type processTB struct{ *testing.B }
+
+func (processTB) Cleanup(func()) {}
+
+func startEchoForBinary(b *testing.B) string { return startEcho(processTB{b}) }
+
+// rawGet reads the current pointer, meta and index blob with plain
+// single GetObject calls: the baseline for the load.
+func rawGet(b *testing.B, c *s3.Client) (time.Duration, int64) {
+	ctx := context.Background()
+	get := func(key string) []byte {
+		out, err := c.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(testBucket), Key: aws.String(key)})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer out.Body.Close()
+		data, err := io.ReadAll(out.Body)
+		if err != nil {
+			b.Fatal(err)
+		}
+		return data
+	}
+	start := time.Now()
+	ptrBody := get("index/" + indexpub.PointerKey)
+	var ptr indexpub.Pointer
+	if err := json.Unmarshal(ptrBody, &ptr); err != nil {
+		b.Fatal(err)
+	}
+	n := int64(len(ptrBody))
+	n += int64(len(get("index/" + ptr.Meta)))
+	n += int64(len(get("index/" + ptr.Index)))
+	return time.Since(start), n
+}
+
+func heapMB() float64 {
+	runtime.GC()
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return float64(ms.HeapAlloc) / (1 << 20)
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// BenchmarkColdStart measures NewGateway (fresh SDK clients) plus the first
+// initialize + find_tools through the Lambda handler, split into its
+// parts, against plain GETs of the same objects.
+func BenchmarkColdStart(b *testing.B) {
+	d := benchDeploy(b, benchTools())
+	e := d.env
+	var sum ColdStart
+	var first, raw time.Duration
+	var rawBytes int64
+	var heap float64
+	b.StopTimer()
+	for range b.N {
+		rd, rn := rawGet(b, e.s3.Client)
+		raw += rd
+		rawBytes = rn
+		before := heapMB()
+		cfg := e.config(b)
+		cfg.DynamoDB, cfg.S3 = nil, nil // built from the endpoints, as in a real cold start
+		cfg.DynamoDBEndpoint, cfg.S3Endpoint = testDynamoEndpoint(b), e.s3.URL
+		b.StartTimer()
+		g, err := NewGateway(context.Background(), cfg)
+		if err != nil {
+			b.Fatal(err)
+		}
+		h := Dispatch(g, LambdaOptions{})
+		t0 := time.Now()
+		sid := initialize(b, h, "http-api-initialize.json", benchSecret)
+		f, _ := findTools(b, h, benchSecret, sid, "create an invoice for a customer")
+		first += time.Since(t0)
+		b.StopTimer()
+		if f.FallbackUsed || len(f.Results) == 0 {
+			b.Fatalf("first find_tools: %+v", f)
+		}
+		heap += heapMB() - before
+		cs := g.ColdStart()
+		sum.Init += cs.Init
+		sum.IndexFetch += cs.IndexFetch
+		sum.IndexParse += cs.IndexParse
+		sum.Catalog += cs.Catalog
+		sum.Surface += cs.Surface
+		sum.Total += cs.Total
+		sum.IndexBytes = cs.IndexBytes
+		g.Close()
+	}
+	n := float64(b.N)
+	b.ReportMetric(ms(sum.Init)/n, "init-ms")
+	b.ReportMetric(ms(sum.IndexFetch)/n, "s3fetch-ms")
+	b.ReportMetric(ms(sum.IndexParse)/n, "parse-ms")
+	b.ReportMetric(ms(sum.Catalog)/n, "catalog-ms")
+	b.ReportMetric(ms(sum.Surface)/n, "surface-ms")
+	b.ReportMetric(ms(sum.Total)/n, "newgateway-ms")
+	b.ReportMetric(ms(first)/n, "first-find-ms")
+	b.ReportMetric(ms(raw)/n, "rawget-ms")
+	b.ReportMetric(float64(sum.IndexFetch+sum.IndexParse)/float64(raw), "load/rawget")
+	b.ReportMetric(float64(rawBytes)/(1<<20), "index-MB")
+	b.ReportMetric(heap/n, "heap-MB")
+	if sum.IndexBytes != rawBytes {
+		b.Logf("the load read %d bytes, the raw GETs %d", sum.IndexBytes, rawBytes)
+	}
+}
+
+func testDynamoEndpoint(b *testing.B) string { return testenv.DynamoDB(b) }
+
+// latencies reports p50 and p99 of ds.
+func latencies(b *testing.B, ds []time.Duration) {
+	slices.Sort(ds)
+	at := func(q float64) time.Duration { return ds[min(len(ds)-1, int(q*float64(len(ds))))] }
+	b.ReportMetric(ms(at(0.50)), "p50-ms")
+	b.ReportMetric(ms(at(0.99)), "p99-ms")
+}
+
+var warmQueries = []string{
+	"create an invoice for a customer", "list open pull requests", "send a message to a channel",
+	"search tickets about login errors", "export the sales report", "schedule a calendar event",
+	"delete an archived document", "approve a deployment", "reverse the characters of a text",
+	"add two numbers", "close an incident", "translate a document",
+}
+
+func findBody(i int) string {
+	return findToolsBody(3, warmQueries[i%len(warmQueries)], "")
+}
+
+const runBody = `{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"run_tool","arguments":{"call_name":"echo__reverse","arguments":{"text":"hello"}}}}`
+
+// BenchmarkWarmLambda: warm find_tools and run_tool through the Lambda
+// handler (HTTP API events → Dispatch → gateway; sessions in DynamoDB).
+func BenchmarkWarmLambda(b *testing.B) {
+	d := benchDeploy(b, benchTools())
+	g, err := NewGateway(context.Background(), d.env.config(b))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer g.Close()
+	h := Dispatch(g, LambdaOptions{})
+	sid := initialize(b, h, "http-api-initialize.json", benchSecret)
+	finds := make([]json.RawMessage, len(warmQueries))
+	for i := range finds {
+		finds[i] = event(b, "http-api-find-tools.json", request{auth: benchSecret, session: sid, body: findBody(i)})
+	}
+	run := event(b, "http-api-run-tool.json", request{auth: benchSecret, session: sid, body: runBody})
+	ctx := context.Background()
+	for _, op := range []struct {
+		name string
+		raw  func(i int) json.RawMessage
+	}{
+		{"find_tools", func(i int) json.RawMessage { return finds[i%len(finds)] }},
+		{"run_tool", func(int) json.RawMessage { return run }},
+	} {
+		b.Run(op.name, func(b *testing.B) {
+			ds := make([]time.Duration, 0, b.N)
+			for i := range b.N {
+				t0 := time.Now()
+				out, err := h(ctx, op.raw(i))
+				ds = append(ds, time.Since(t0))
+				if err != nil {
+					b.Fatal(err)
+				}
+				if i == 0 {
+					if r := invokeResult(b, out); r.status != 200 {
+						b.Fatalf("%s: %d %s", op.name, r.status, r.body)
+					}
+				}
+			}
+			latencies(b, ds)
+		})
+	}
+}
+
+func invokeResult(b *testing.B, out any) response {
+	return invoke(b, func(context.Context, json.RawMessage) (any, error) { return out, nil }, nil)
+}
+
+// BenchmarkWarmLocal: the same calls against the local runtime (pkg/local:
+// SQLite, in-memory sessions) over HTTP on loopback, with the same catalog
+// and the same echo server.
+func BenchmarkWarmLocal(b *testing.B) {
+	d := benchDeploy(b, benchTools())
+	dir := b.TempDir()
+	write := func(name, s string) {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(s), 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+	write("registry.yaml", fmt.Sprintf("servers:\n  echo:\n    transport: streamable_http\n    url: %s\n", d.echoURL))
+	write("keys.yaml", fmt.Sprintf("keys:\n  - id: dev\n    secret: %q\n    servers: {echo: {}, %s}\n", devSecret, allServers(d.n)))
+	vals := map[string]string{
+		"MCP_GATEWAY_CONFIG_DIR": dir, "TOOL_RAG_DB": filepath.Join(dir, "tools.db"),
+		"TOOL_RAG_HEALTHCHECK_INTERVAL": "0",
+	}
+	ctx := context.Background()
+	lg, err := local.New(ctx, local.Options{Getenv: func(k string) string { return vals[k] }, Logger: slog.New(slog.DiscardHandler), Embedder: d.env.emb})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer lg.Close()
+	if _, err := lg.Sync(ctx, indexer.ModeOff); err != nil {
+		b.Fatal(err)
+	}
+	for srv, tools := range syntheticTools(d.n) {
+		if _, _, err := lg.Store.ReplaceServerTools(ctx, catalog.Server{ID: srv, Title: srv, Status: catalog.StatusActive}, tools); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if _, err := lg.Reindex(ctx, indexer.ModeFull); err != nil {
+		b.Fatal(err)
+	}
+	if err := lg.MCP.Reload(ctx); err != nil {
+		b.Fatal(err)
+	}
+	srv := httptest.NewServer(lg.Handler)
+	defer srv.Close()
+	client := srv.Client()
+	post := func(sid, body string) (*http.Response, []byte) {
+		req, _ := http.NewRequest("POST", srv.URL+"/mcp", strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+devSecret)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if sid != "" {
+			req.Header.Set("Mcp-Session-Id", sid)
+			req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		data, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		return resp, data
+	}
+	init := loadEvent(b, "http-api-initialize.json")["body"].(string)
+	resp, _ := post("", init)
+	sid := resp.Header.Get("Mcp-Session-Id")
+	if sid == "" {
+		b.Fatal("local initialize returned no session")
+	}
+	for _, op := range []struct {
+		name string
+		body func(i int) string
+	}{
+		{"find_tools", findBody},
+		{"run_tool", func(int) string { return runBody }},
+	} {
+		b.Run(op.name, func(b *testing.B) {
+			ds := make([]time.Duration, 0, b.N)
+			for i := range b.N {
+				t0 := time.Now()
+				resp, data := post(sid, op.body(i))
+				ds = append(ds, time.Since(t0))
+				if resp.StatusCode != 200 || !bytes.Contains(data, []byte(`"result"`)) {
+					b.Fatalf("%s: %d %s", op.name, resp.StatusCode, data)
+				}
+			}
+			latencies(b, ds)
+		})
+	}
+}
+
+func allServers(n int) string {
+	var parts []string
+	for srv := range syntheticTools(n) {
+		parts = append(parts, srv+": {}")
+	}
+	slices.Sort(parts)
+	return strings.Join(parts, ", ")
+}
