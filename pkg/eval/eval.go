@@ -34,14 +34,17 @@ type Config struct {
 	// fallback path).
 	NoDense bool
 	// The retriever settings (see retrieve.Config).
-	Weights      retrieve.Weights
-	Fusion       string
-	FieldWeights retrieve.FieldWeights
-	ServerWeight float64 // 0: the retriever's default; negative: off
-	Decompose    bool
-	Merge        string
-	PRF          bool
-	Reranker     retrieve.Reranker
+	Weights       retrieve.Weights
+	Fusion        string
+	SemanticNorm  string
+	FieldWeights  retrieve.FieldWeights
+	ServerWeight  float64 // 0: the retriever's default; negative: off
+	Decompose     bool
+	Merge         string
+	PRF           bool
+	Synonyms      bool
+	SynonymWeight float64
+	Reranker      retrieve.Reranker
 }
 
 // Options configure Run and Ablation.
@@ -150,8 +153,8 @@ func (e *env) run(ctx context.Context, c Config) (Report, error) {
 		emb = embed.NewBuiltin()
 	}
 	rc := retrieve.Config{
-		Tools: e.st, Weights: c.Weights, Fusion: c.Fusion, FieldWeights: c.FieldWeights,
-		ServerWeight: c.ServerWeight, Decompose: c.Decompose, Merge: c.Merge, PRF: c.PRF,
+		Tools: e.st, Weights: c.Weights, Fusion: c.Fusion, SemanticNorm: c.SemanticNorm, FieldWeights: c.FieldWeights,
+		ServerWeight: c.ServerWeight, Decompose: c.Decompose, Merge: c.Merge, PRF: c.PRF, Synonyms: c.Synonyms, SynonymWeight: c.SynonymWeight,
 		Reranker: c.Reranker,
 	}
 	rep := Report{Dataset: e.ds.Name, Config: c.Name, Tools: len(e.ds.Tools)}
@@ -275,6 +278,7 @@ func DefaultAblation() []Config {
 		{Name: "hybrid+decompose(max)", Decompose: true, Merge: retrieve.MergeMax},
 		{Name: "hybrid+decompose(rrf)", Decompose: true, Merge: retrieve.MergeRRF},
 		{Name: "hybrid+prf", PRF: true},
+		{Name: "hybrid+synonyms", Synonyms: true},
 	}
 }
 

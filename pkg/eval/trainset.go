@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -21,6 +22,10 @@ type TrainingSetOptions struct {
 	// Datasets are the folder names under the training directory to use
 	// (default: every folder holding tools.jsonl and pairs.jsonl).
 	Datasets []string
+	// QueryDatasets, when set, limits the queries to these datasets (the
+	// catalog still holds every dataset in Datasets), for example the
+	// datasets a model under test was not trained on.
+	QueryDatasets []string
 	// HoldOut is the share of each dataset's labelled tools whose pairs
 	// become queries (default 0.1). With Seed it reproduces the
 	// validation split of pkg/train (a seeded FNV-1a hash of the tool id),
@@ -208,6 +213,9 @@ func FromTrainingSet(trainDir, outDir string, opts TrainingSetOptions) (Training
 			return info, err
 		}
 
+		if len(opts.QueryDatasets) > 0 && !slices.Contains(opts.QueryDatasets, ds) {
+			continue
+		}
 		// The held-out tools: a share of the labelled tools, by seeded hash.
 		var pairs []trainPair
 		labelled := map[string]bool{}

@@ -61,6 +61,12 @@ type kdoc struct {
 	lens  [numFields]float32
 }
 
+// posting is one tool holding a term, with the term's field frequencies.
+type posting struct {
+	d  *kdoc
+	tf *[numFields]uint16
+}
+
 // KeywordIndex is an in-memory BM25F index over catalog tools. It is safe
 // for concurrent use. Sync updates it incrementally: only tools whose
 // content or server text changed are re-tokenized.
@@ -71,9 +77,13 @@ type KeywordIndex struct {
 	byID    map[string]*kdoc
 	slots   []*kdoc // nil entries are free
 	free    []int
-	post    map[string]map[*kdoc]*[numFields]uint16 // term → tools → field frequencies
+	post    map[string][]posting // term → the tools holding it (unordered)
 	servers map[string]catalog.Server
 	gen     uint64 // bumped by every Sync that changed something
+
+	srvMu     sync.Mutex
+	srvAll    *serverStats // server statistics with every tool visible, at srvAllGen
+	srvAllGen uint64
 }
 
 // NewKeywordIndex returns an empty index using w as field boosts (the zero
@@ -85,7 +95,7 @@ func NewKeywordIndex(w FieldWeights) *KeywordIndex {
 	return &KeywordIndex{
 		weights: w,
 		byID:    map[string]*kdoc{},
-		post:    map[string]map[*kdoc]*[numFields]uint16{},
+		post:    map[string][]posting{},
 		servers: map[string]catalog.Server{},
 	}
 }
@@ -206,22 +216,26 @@ func (ix *KeywordIndex) add(d *kdoc) {
 	}
 	ix.byID[d.tool.ID] = d
 	for term, tf := range d.terms {
-		p := ix.post[term]
-		if p == nil {
-			p = map[*kdoc]*[numFields]uint16{}
-			ix.post[term] = p
-		}
-		p[d] = tf
+		ix.post[term] = append(ix.post[term], posting{d, tf})
 	}
 }
 
 func (ix *KeywordIndex) remove(d *kdoc) {
 	for term := range d.terms {
-		if p := ix.post[term]; p != nil {
-			delete(p, d)
-			if len(p) == 0 {
-				delete(ix.post, term)
+		p := ix.post[term]
+		for i := range p {
+			if p[i].d == d {
+				last := len(p) - 1
+				p[i] = p[last]
+				p[last] = posting{}
+				p = p[:last]
+				break
 			}
+		}
+		if len(p) == 0 {
+			delete(ix.post, term)
+		} else {
+			ix.post[term] = p
 		}
 	}
 	delete(ix.byID, d.tool.ID)
@@ -255,13 +269,21 @@ type snapshot struct {
 	ix       *KeywordIndex
 	nVisible int
 	allowed  []bool // by slot
+	all      bool   // every indexed tool is visible
 	avgLen   [numFields]float64
 
 	// Per-server statistics over visible tools, computed on first use.
-	srvOnce  bool
+	*serverStats
+}
+
+// serverStats are the per-server statistics over the visible tools.
+type serverStats struct {
 	byServer map[string][]*kdoc
 	srvLen   map[string]float64
 	avgSrv   float64
+	srvOf    []int32   // by slot: index into srvNames (visible tools only)
+	srvNames []string  // visible servers
+	srvNorm  []float64 // by server index: BM25 length normalisation
 }
 
 // view must be called with ix.mu held for reading.
@@ -283,40 +305,71 @@ func (ix *KeywordIndex) view(allow func(catalog.Tool) bool) *snapshot {
 			s.avgLen[f] = sum[f] / n
 		}
 	}
+	s.all = s.nVisible == len(ix.byID)
 	return s
 }
 
-// servers computes the per-server statistics.
+// servers computes the per-server statistics. When every tool is visible
+// they are shared by all queries until the index changes.
 func (s *snapshot) servers() {
-	if s.srvOnce {
+	if s.serverStats != nil {
 		return
 	}
-	s.srvOnce = true
-	s.byServer = map[string][]*kdoc{}
-	s.srvLen = map[string]float64{}
+	if !s.all {
+		s.serverStats = s.computeServers()
+		return
+	}
+	ix := s.ix
+	ix.srvMu.Lock()
+	defer ix.srvMu.Unlock()
+	if ix.srvAll == nil || ix.srvAllGen != ix.gen {
+		ix.srvAll, ix.srvAllGen = s.computeServers(), ix.gen
+	}
+	s.serverStats = ix.srvAll
+}
+
+func (s *snapshot) computeServers() *serverStats {
+	st := &serverStats{
+		byServer: map[string][]*kdoc{},
+		srvLen:   map[string]float64{},
+		srvOf:    make([]int32, len(s.ix.slots)),
+	}
+	index := map[string]int32{}
 	for _, d := range s.ix.slots {
 		if d == nil || !s.allowed[d.slot] {
 			continue
 		}
-		s.byServer[d.tool.Server] = append(s.byServer[d.tool.Server], d)
+		k, ok := index[d.tool.Server]
+		if !ok {
+			k = int32(len(st.srvNames))
+			index[d.tool.Server] = k
+			st.srvNames = append(st.srvNames, d.tool.Server)
+		}
+		st.srvOf[d.slot] = k
+		st.byServer[d.tool.Server] = append(st.byServer[d.tool.Server], d)
 		var l float64
 		for f := Field(0); f < numFields; f++ {
 			if f != FieldServer {
 				l += float64(d.lens[f])
 			}
 		}
-		if _, seen := s.srvLen[d.tool.Server]; !seen {
+		if _, seen := st.srvLen[d.tool.Server]; !seen {
 			l += float64(d.lens[FieldServer])
 		}
-		s.srvLen[d.tool.Server] += l
+		st.srvLen[d.tool.Server] += l
 	}
-	if len(s.srvLen) > 0 {
+	if len(st.srvLen) > 0 {
 		var tot float64
-		for _, l := range s.srvLen {
+		for _, l := range st.srvLen {
 			tot += l
 		}
-		s.avgSrv = tot / float64(len(s.srvLen))
+		st.avgSrv = tot / float64(len(st.srvLen))
 	}
+	st.srvNorm = make([]float64, len(st.srvNames))
+	for k, name := range st.srvNames {
+		st.srvNorm[k] = 1 - bm25B + bm25B*st.srvLen[name]/math.Max(st.avgSrv, 1)
+	}
+	return st
 }
 
 // kwHit is the BM25F result for one tool.
@@ -375,10 +428,13 @@ func (s *snapshot) scoreWeighted(order []string, weights map[string]float64) *kw
 		if len(p) == 0 {
 			continue
 		}
-		df := 0
-		for d := range p {
-			if s.allowed[d.slot] {
-				df++
+		df := len(p)
+		if !s.all {
+			df = 0
+			for _, e := range p {
+				if s.allowed[e.d.slot] {
+					df++
+				}
 			}
 		}
 		if df == 0 {
@@ -394,7 +450,8 @@ func (s *snapshot) scoreWeighted(order []string, weights map[string]float64) *kw
 				norm[f] = bm25B / s.avgLen[f]
 			}
 		}
-		for d, tf := range p {
+		for _, e := range p {
+			d, tf := e.d, e.tf
 			if !s.allowed[d.slot] {
 				continue
 			}
@@ -428,8 +485,8 @@ func (s *snapshot) scoreWeighted(order []string, weights map[string]float64) *kw
 // df returns the number of visible tools containing term.
 func (s *snapshot) df(term string) int {
 	n := 0
-	for d := range s.ix.post[term] {
-		if s.allowed[d.slot] {
+	for _, e := range s.ix.post[term] {
+		if s.allowed[e.d.slot] {
 			n++
 		}
 	}
@@ -442,45 +499,52 @@ func (s *snapshot) df(term string) int {
 func (s *snapshot) scoreServers(qterms []string) map[string]float64 {
 	s.servers()
 	out := map[string]float64{}
-	n := float64(len(s.byServer))
+	n := float64(len(s.srvNames))
 	if n == 0 {
 		return out
 	}
 	counts, order := countTerms(qterms)
+	tfs := make([]float64, len(s.srvNames))
+	srvField := make([]float64, len(s.srvNames))
+	has := make([]bool, len(s.srvNames))
+	acc := make([]float64, len(s.srvNames))
+	var touched, scored []int32
 	for _, term := range order {
-		p := s.ix.post[term]
-		tfs := map[string]float64{}
-		srvField := map[string]float64{}
-		for d, tf := range p {
-			if !s.allowed[d.slot] {
+		touched = touched[:0]
+		for _, e := range s.ix.post[term] {
+			if !s.allowed[e.d.slot] {
 				continue
 			}
-			srv := d.tool.Server
-			tfs[srv] += 0 // present
+			k := s.srvOf[e.d.slot]
+			if !has[k] {
+				has[k] = true
+				touched = append(touched, k)
+			}
 			for f := Field(0); f < numFields; f++ {
 				if f != FieldServer {
-					tfs[srv] += float64(tf[f])
+					tfs[k] += float64(e.tf[f])
 				}
 			}
 			// The server text is the same in every tool of the server:
 			// count it once.
-			if tf[FieldServer] > 0 {
-				srvField[srv] = float64(tf[FieldServer])
+			if e.tf[FieldServer] > 0 {
+				srvField[k] = float64(e.tf[FieldServer])
 			}
 		}
-		for srv, v := range srvField {
-			tfs[srv] += v
+		if len(touched) > 0 {
+			w := idf(n, float64(len(touched))) * float64(counts[term])
+			for _, k := range touched {
+				t := (tfs[k] + srvField[k]) / s.srvNorm[k]
+				if acc[k] == 0 {
+					scored = append(scored, k)
+				}
+				acc[k] += w * t / (bm25K1 + t)
+				tfs[k], srvField[k], has[k] = 0, 0, false
+			}
 		}
-		df := len(tfs)
-		if df == 0 {
-			continue
-		}
-		w := idf(n, float64(df)) * float64(counts[term])
-		for srv, tf := range tfs {
-			norm := 1 - bm25B + bm25B*s.srvLen[srv]/math.Max(s.avgSrv, 1)
-			t := tf / norm
-			out[srv] += w * t / (bm25K1 + t)
-		}
+	}
+	for _, k := range scored {
+		out[s.srvNames[k]] = acc[k]
 	}
 	return out
 }

@@ -60,6 +60,12 @@ const (
 	FusionRRF      = "rrf"      // weighted reciprocal-rank fusion
 )
 
+// Semantic normalisations.
+const (
+	NormNone   = "none"
+	NormMinMax = "minmax"
+)
+
 // Merge methods for the results of decomposed sub-queries.
 const (
 	MergeRoundRobin = "roundrobin"
@@ -76,9 +82,12 @@ const (
 	// DefaultServerWeight is the weight of the server-level term; it
 	// improved recall and nDCG on both evaluation sets (docs/retrieval.md).
 	DefaultServerWeight = 0.3
-	rrfK                = 60.0
-	maxSubQueries       = 6
-	maxQueryBytes       = 8192
+	// DefaultSynonymWeight is the weight of a synonym term relative to a
+	// query term when Config.Synonyms is on.
+	DefaultSynonymWeight = 0.3
+	rrfK                 = 60.0
+	maxSubQueries        = 6
+	maxQueryBytes        = 8192
 )
 
 // Config configures a Retriever. Tools is required; everything else is
@@ -92,8 +101,13 @@ type Config struct {
 	// returns false are withheld. nil means every server is up.
 	ServerUp func(serverID string) bool
 
-	Weights      Weights      // zero value: DefaultWeights
-	Fusion       string       // FusionWeighted (default) or FusionRRF
+	Weights Weights // zero value: DefaultWeights
+	Fusion  string  // FusionWeighted (default) or FusionRRF
+	// SemanticNorm rescales the cosines of one query before the weighted
+	// fusion: NormNone (default) keeps them, NormMinMax maps the
+	// candidates' cosines to [0,1] like the keyword signal, so that the
+	// weights do not depend on how spread out an embedder's cosines are.
+	SemanticNorm string
 	FieldWeights FieldWeights // BM25F boosts; zero value: DefaultFieldWeights
 
 	// ServerWeight scales the server-level term of two-level scoring (the
@@ -107,6 +121,11 @@ type Config struct {
 	// PRF enables pseudo-relevance feedback: the best keyword terms of the
 	// first-pass top tools are added to the keyword query.
 	PRF bool
+	// Synonyms expands the keyword query with WordNet synonyms
+	// (pkg/synonyms) of its words, each weighted SynonymWeight (default
+	// 0.3) relative to a query term.
+	Synonyms      bool
+	SynonymWeight float64
 
 	RerankPool int // shortlist size for the reranker, at most MaxRerankPool (default)
 	// Candidates is how many tools each of the dense and the keyword
@@ -163,6 +182,13 @@ func New(cfg Config) (*Retriever, error) {
 	default:
 		return nil, fmt.Errorf("retrieve: unknown fusion %q (want %q or %q)", cfg.Fusion, FusionWeighted, FusionRRF)
 	}
+	switch cfg.SemanticNorm {
+	case "":
+		cfg.SemanticNorm = NormNone
+	case NormNone, NormMinMax:
+	default:
+		return nil, fmt.Errorf("retrieve: unknown semantic normalisation %q (want %q or %q)", cfg.SemanticNorm, NormNone, NormMinMax)
+	}
 	switch cfg.Merge {
 	case "":
 		cfg.Merge = MergeRoundRobin
@@ -175,6 +201,9 @@ func New(cfg Config) (*Retriever, error) {
 	}
 	if cfg.Candidates <= 0 {
 		cfg.Candidates = DefaultCandidates
+	}
+	if cfg.SynonymWeight <= 0 {
+		cfg.SynonymWeight = DefaultSynonymWeight
 	}
 	switch {
 	case cfg.ServerWeight == 0:
@@ -257,7 +286,8 @@ func (r *Retriever) Tool(ctx context.Context, id string) (catalog.Tool, error) {
 // candidate is one tool's signals for one (sub-)query.
 type candidate struct {
 	d        *kdoc
-	semantic float64
+	semantic float64 // cosine, or its normalised value (SemanticNorm)
+	cosine   float64 // the cosine, for the reason
 	hasSem   bool
 	keyword  float64   // normalised to [0,1]
 	kw       *kwResult // for the matched terms
@@ -358,7 +388,13 @@ func (r *Retriever) denseIndex() *denseState {
 // (only tools with some signal).
 func (r *Retriever) rank(ctx context.Context, snap *snapshot, dense *denseState, query string, req Request, topK int) ([]*candidate, error) {
 	qterms := Terms(query)
-	kws := snap.score(qterms)
+	var kws *kwResult
+	if r.cfg.Synonyms {
+		order, weights := expandSynonyms(query, qterms, r.cfg.SynonymWeight)
+		kws = snap.scoreWeighted(order, weights)
+	} else {
+		kws = snap.score(qterms)
+	}
 	cands := make(map[*kdoc]*candidate, len(kws.hits))
 	get := func(d *kdoc) *candidate {
 		c := cands[d]
@@ -424,6 +460,7 @@ func (r *Retriever) rank(ctx context.Context, snap *snapshot, dense *denseState,
 				c.semantic, c.hasSem = float64(vindex.Dot(qv, v)), true
 			}
 		}
+		normalizeSemantic(cands, r.cfg.SemanticNorm)
 	}
 
 	if r.cfg.ServerWeight > 0 {
@@ -488,6 +525,26 @@ func (r *Retriever) fuse(list []*candidate) {
 		for _, c := range list {
 			c.score = w.Semantic*sem(c) + w.Keyword*c.keyword + w.Metadata*c.metadata +
 				r.cfg.ServerWeight*c.server + c.penalty
+		}
+	}
+}
+
+// normalizeSemantic records each candidate's cosine and rescales its
+// semantic signal as norm says.
+func normalizeSemantic(cands map[*kdoc]*candidate, norm string) {
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, c := range cands {
+		if c.hasSem {
+			c.cosine = c.semantic
+			lo, hi = math.Min(lo, c.semantic), math.Max(hi, c.semantic)
+		}
+	}
+	if norm != NormMinMax || !(hi > lo) {
+		return
+	}
+	for _, c := range cands {
+		if c.hasSem {
+			c.semantic = (c.semantic - lo) / (hi - lo)
 		}
 	}
 }
@@ -577,7 +634,7 @@ func (r *Retriever) reason(c *candidate) string {
 		parts = append(parts, fmt.Sprintf("rerank=%.3f", c.rerank))
 	}
 	if c.hasSem {
-		parts = append(parts, fmt.Sprintf("semantic=%.3f", c.semantic))
+		parts = append(parts, fmt.Sprintf("semantic=%.3f", c.cosine))
 	}
 	if c.keyword > 0 {
 		parts = append(parts, fmt.Sprintf("keyword=%.3f [%s]", c.keyword, strings.Join(c.kw.matched(c.kwMask), " ")))
