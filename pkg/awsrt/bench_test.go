@@ -18,15 +18,18 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
@@ -155,6 +158,11 @@ func benchDeploy(b *testing.B, n int) *benchDeployment {
 	if res.Tools < n {
 		b.Fatalf("index has %d tools, want at least %d", res.Tools, n)
 	}
+	// ... and the catalog copy the sync function writes after it.
+	_, meta, _ := ix.Current()
+	if err := publishCatalogCopy(ctx, store, s3bucket.New(e.s3.Client, testBucket), "index/", meta.IndexSHA256); err != nil {
+		b.Fatal(err)
+	}
 	d.seed = time.Since(start)
 	b.Logf("seeded %d tools (+echo) in %s; index build %s", n, d.seed.Round(time.Millisecond), res.Duration.Round(time.Millisecond))
 	benchDeps[n] = d
@@ -219,7 +227,29 @@ func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond)
 // parts, against plain GETs of the same objects.
 func BenchmarkColdStart(b *testing.B) {
 	d := benchDeploy(b, benchTools())
+	for _, source := range []string{"s3", "dynamodb"} {
+		b.Run("catalog="+source, func(b *testing.B) { coldStart(b, d, source) })
+	}
+}
+
+func coldStart(b *testing.B, d *benchDeployment, source string) {
 	e := d.env
+	if source == "dynamodb" {
+		// Without the catalog copy the gateway scans the tools table.
+		bk := s3bucket.New(e.s3.Client, testBucket)
+		saved, _, err := bk.Get(context.Background(), "index/"+CatalogKey, "")
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := bk.Delete(context.Background(), "index/"+CatalogKey); err != nil {
+			b.Fatal(err)
+		}
+		defer func() {
+			if _, err := bk.Put(context.Background(), "index/"+CatalogKey, saved, indexpub.Cond{}); err != nil {
+				b.Fatal(err)
+			}
+		}()
+	}
 	var sum ColdStart
 	var first, raw time.Duration
 	var rawBytes int64
@@ -244,8 +274,8 @@ func BenchmarkColdStart(b *testing.B) {
 		f, _ := findTools(b, h, benchSecret, sid, "create an invoice for a customer")
 		first += time.Since(t0)
 		b.StopTimer()
-		if f.FallbackUsed || len(f.Results) == 0 {
-			b.Fatalf("first find_tools: %+v", f)
+		if f.FallbackUsed || len(f.Results) == 0 || g.CatalogSource() != source {
+			b.Fatalf("first find_tools: %+v (catalog from %s)", f, g.CatalogSource())
 		}
 		heap += heapMB() - before
 		cs := g.ColdStart()
@@ -253,6 +283,7 @@ func BenchmarkColdStart(b *testing.B) {
 		sum.IndexFetch += cs.IndexFetch
 		sum.IndexParse += cs.IndexParse
 		sum.Catalog += cs.Catalog
+		sum.Keywords += cs.Keywords
 		sum.Surface += cs.Surface
 		sum.Total += cs.Total
 		sum.IndexBytes = cs.IndexBytes
@@ -263,11 +294,13 @@ func BenchmarkColdStart(b *testing.B) {
 	b.ReportMetric(ms(sum.IndexFetch)/n, "s3fetch-ms")
 	b.ReportMetric(ms(sum.IndexParse)/n, "parse-ms")
 	b.ReportMetric(ms(sum.Catalog)/n, "catalog-ms")
+	b.ReportMetric(ms(sum.Keywords)/n, "keywords-ms")
 	b.ReportMetric(ms(sum.Surface)/n, "surface-ms")
 	b.ReportMetric(ms(sum.Total)/n, "newgateway-ms")
 	b.ReportMetric(ms(first)/n, "first-find-ms")
 	b.ReportMetric(ms(raw)/n, "rawget-ms")
 	b.ReportMetric(float64(sum.IndexFetch+sum.IndexParse)/float64(raw), "load/rawget")
+	b.ReportMetric(float64(e.emb.Dim()), "dim")
 	b.ReportMetric(float64(rawBytes)/(1<<20), "index-MB")
 	b.ReportMetric(heap/n, "heap-MB")
 	if sum.IndexBytes != rawBytes {
@@ -438,4 +471,143 @@ func allServers(n int) string {
 	}
 	slices.Sort(parts)
 	return strings.Join(parts, ", ")
+}
+
+var (
+	gatewayBinOnce sync.Once
+	gatewayBin     string
+	gatewayBinErr  error
+)
+
+// buildGatewayFunction builds functions/gateway as the Lambda would run it
+// (lambda.norpc, -s -w), for the host architecture.
+func buildGatewayFunction(b *testing.B) string {
+	gatewayBinOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "toolrag-gw")
+		if err != nil {
+			gatewayBinErr = err
+			return
+		}
+		gatewayBin = filepath.Join(dir, "bootstrap")
+		cmd := exec.Command("go", "build", "-tags", "lambda.norpc", "-trimpath", "-ldflags=-s -w", "-o", gatewayBin, "./functions/gateway")
+		cmd.Dir = testenv.Root(b)
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			gatewayBinErr = fmt.Errorf("build functions/gateway: %v\n%s", err, out)
+		}
+	})
+	if gatewayBinErr != nil {
+		b.Fatal(gatewayBinErr)
+	}
+	return gatewayBin
+}
+
+// runtimeAPI is a Lambda Runtime API endpoint (the interface the Lambda
+// service offers a provided.al2023 bootstrap): it hands out the events
+// next() returns and collects the responses.
+type runtimeAPI struct {
+	srv       *httptest.Server
+	next      chan []byte // events to hand out
+	responses chan []byte
+	errs      chan string
+}
+
+func newRuntimeAPI() *runtimeAPI {
+	r := &runtimeAPI{next: make(chan []byte, 4), responses: make(chan []byte, 4), errs: make(chan string, 4)}
+	var n atomic.Int64
+	r.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		switch {
+		case req.Method == http.MethodGet && req.URL.Path == "/2018-06-01/runtime/invocation/next":
+			select {
+			case ev := <-r.next:
+				id := fmt.Sprintf("req-%d", n.Add(1))
+				w.Header().Set("Lambda-Runtime-Aws-Request-Id", id)
+				w.Header().Set("Lambda-Runtime-Deadline-Ms", strconv.FormatInt(time.Now().Add(29*time.Second).UnixMilli(), 10))
+				w.Header().Set("Lambda-Runtime-Invoked-Function-Arn", "arn:aws:lambda:us-east-1:123456789012:function:toolrag-gateway")
+				_, _ = w.Write(ev)
+			case <-req.Context().Done():
+			}
+		case req.Method == http.MethodPost && strings.HasSuffix(req.URL.Path, "/response"):
+			body, _ := io.ReadAll(req.Body)
+			w.WriteHeader(http.StatusAccepted)
+			r.responses <- body
+		case req.Method == http.MethodPost:
+			body, _ := io.ReadAll(req.Body)
+			w.WriteHeader(http.StatusAccepted)
+			r.errs <- req.URL.Path + ": " + string(body)
+		default:
+			http.NotFound(w, req)
+		}
+	}))
+	return r
+}
+
+func (r *runtimeAPI) await(b *testing.B) events.APIGatewayV2HTTPResponse {
+	select {
+	case body := <-r.responses:
+		var resp events.APIGatewayV2HTTPResponse
+		if err := json.Unmarshal(body, &resp); err != nil {
+			b.Fatalf("response %q: %v", body, err)
+		}
+		return resp
+	case e := <-r.errs:
+		b.Fatalf("function error: %s", e)
+	case <-time.After(60 * time.Second):
+		b.Fatal("no response from the function within 60s")
+	}
+	return events.APIGatewayV2HTTPResponse{}
+}
+
+// BenchmarkProcessColdStart starts the real functions/gateway binary under
+// a Lambda Runtime API and measures process start → first find_tools
+// answered (initialize, then find_tools on the session).
+func BenchmarkProcessColdStart(b *testing.B) {
+	d := benchDeploy(b, benchTools())
+	bin := buildGatewayFunction(b)
+	st, err := os.Stat(bin)
+	if err != nil {
+		b.Fatal(err)
+	}
+	e := d.env
+	var toInit, toFind time.Duration
+	b.StopTimer()
+	for range b.N {
+		api := newRuntimeAPI()
+		api.next <- event(b, "http-api-initialize.json", request{auth: benchSecret})
+		cmd := exec.Command(bin)
+		cmd.Env = []string{
+			"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"),
+			"AWS_LAMBDA_RUNTIME_API=" + strings.TrimPrefix(api.srv.URL, "http://"),
+			"AWS_REGION=us-east-1",
+			"TOOL_RAG_TOOLS_TABLE=" + e.tables.Tools, "TOOL_RAG_KEYS_TABLE=" + e.tables.Keys,
+			"TOOL_RAG_REGISTRY_TABLE=" + e.tables.Registry, "TOOL_RAG_SESSIONS_TABLE=" + e.tables.Sessions,
+			"TOOL_RAG_INDEX_BUCKET=" + testBucket, "TOOL_RAG_INDEX_PREFIX=index/",
+			"TOOL_RAG_DYNAMODB_ENDPOINT=" + testenv.DynamoDB(b), "TOOL_RAG_S3_ENDPOINT=" + e.s3.URL,
+			"TOOLRAG_LOG_LEVEL=warn",
+		}
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		b.StartTimer()
+		t0 := time.Now()
+		if err := cmd.Start(); err != nil {
+			b.Fatal(err)
+		}
+		r := api.await(b)
+		toInit += time.Since(t0)
+		sid := r.Headers["Mcp-Session-Id"]
+		api.next <- event(b, "http-api-find-tools.json", request{auth: benchSecret, session: sid, body: findToolsBody(3, "create an invoice for a customer", "")})
+		r = api.await(b)
+		toFind += time.Since(t0)
+		b.StopTimer()
+		text, _ := toolText(b, result(b, response{r.StatusCode, r.Headers, r.Body}, 3))
+		if !strings.Contains(text, `"fallback_used":false`) {
+			b.Fatalf("find_tools: %s\n%s", text, stderr.String())
+		}
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		api.srv.Close()
+	}
+	b.ReportMetric(ms(toInit)/float64(b.N), "to-initialize-ms")
+	b.ReportMetric(ms(toFind)/float64(b.N), "to-first-find-ms")
+	b.ReportMetric(float64(st.Size())/(1<<20), "binary-MB")
 }

@@ -28,6 +28,16 @@ type catalogCopy struct {
 	Servers     []catalog.Server `json:"servers"`
 }
 
+// publishCatalogCopy reads the tools table and stores it as the catalog
+// copy of the index with hash indexSHA.
+func publishCatalogCopy(ctx context.Context, tools toolReader, b indexpub.Bucket, prefix, indexSHA string) error {
+	snap := &snapshot{store: tools}
+	if err := snap.load(ctx); err != nil {
+		return err
+	}
+	return writeCatalogCopy(ctx, b, prefix, indexSHA, snap.tools, snap.servers)
+}
+
 // writeCatalogCopy stores the catalog copy for the index with the given
 // hash.
 func writeCatalogCopy(ctx context.Context, b indexpub.Bucket, prefix, indexSHA string, tools []catalog.Tool, servers []catalog.Server) error {

@@ -82,8 +82,9 @@ type ColdStart struct {
 	IndexFetch time.Duration `json:"index_fetch_ns"` // S3 GETs: pointer, meta, index blob
 	IndexParse time.Duration `json:"index_parse_ns"` // SHA-256 check, decode, meta check
 	IndexBytes int64         `json:"index_bytes"`    // bytes read from S3
-	Catalog    time.Duration `json:"catalog_ns"`     // registry + tools table scans, keyword index
-	Surface    time.Duration `json:"surface_ns"`     // MCP tool list and upstream prompts/resources
+	Catalog    time.Duration `json:"catalog_ns"`     // registry scan + catalog copy (or tools table scans)
+	Keywords   time.Duration `json:"keywords_ns"`    // keyword index over the catalog (concurrent with Surface)
+	Surface    time.Duration `json:"surface_ns"`     // MCP tool list and upstream prompts/resources (concurrent with Keywords)
 	Total      time.Duration `json:"total_ns"`
 }
 
@@ -244,12 +245,28 @@ func (g *Gateway) refreshLocked(ctx context.Context, now time.Time, cold *ColdSt
 			g.nextCheck.Store(now.Add(g.cfg.IndexRefresh).UnixNano())
 			return err
 		}
+		// The keyword index and the MCP surface (tool list, upstream
+		// prompts and resources) are built from the same copy, at once.
 		t2 := time.Now()
-		if err := g.MCP.Reload(ctx); err != nil {
+		var (
+			wg               sync.WaitGroup
+			kwErr            error
+			kwTime, surfTime time.Duration
+		)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			kwErr = g.Retriever.Sync(ctx)
+			kwTime = time.Since(t2)
+		}()
+		err := g.MCP.Reload(ctx)
+		surfTime = time.Since(t2)
+		wg.Wait()
+		if err = errors.Join(kwErr, err); err != nil {
 			return err
 		}
 		if cold != nil {
-			cold.Catalog, cold.Surface = t2.Sub(t1), time.Since(t2)
+			cold.Catalog, cold.Keywords, cold.Surface = t2.Sub(t1), kwTime, surfTime
 		}
 		g.loadedGen, g.catalogAt = gen, now
 	}
@@ -320,7 +337,7 @@ func (g *Gateway) reloadCatalog(ctx context.Context, allowCopy bool) error {
 		}
 	}
 	g.catalogSource.Store(&source)
-	return g.Retriever.Sync(ctx)
+	return nil
 }
 
 func (g *Gateway) reloadHealth(ctx context.Context) error {

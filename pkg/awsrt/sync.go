@@ -162,12 +162,7 @@ func (s *Syncer) Run(ctx context.Context, mode indexer.Mode) (SyncReport, error)
 	// The catalog copy for gateways' cold starts, when this build is the
 	// published one (a build that lost to a newer one has no hash).
 	if _, meta, ok := s.Indexer.Current(); ok && meta.IndexSHA256 != "" {
-		snap := &snapshot{store: s.Tools}
-		err := snap.load(ctx)
-		if err == nil {
-			err = writeCatalogCopy(ctx, s.bucket, s.cfg.Prefix, meta.IndexSHA256, snap.tools, snap.servers)
-		}
-		if err != nil {
+		if err := publishCatalogCopy(ctx, s.Tools, s.bucket, s.cfg.Prefix, meta.IndexSHA256); err != nil {
 			rep.CatalogCopyErr = err.Error()
 			s.log.Warn("catalog copy not written; gateways read the tools table instead", "error", err)
 		}
