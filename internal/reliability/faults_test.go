@@ -94,7 +94,7 @@ func TestUpstreamFaults(t *testing.T) {
 		args       map[string]any // its arguments
 		killBefore []string       // kill the processes whose command line has these markers before the call
 		killDuring []string       // ... or once the call is in flight
-		want       []string       // the error names the upstream and the problem
+		want       []string       // the error names the upstream and the problem ("a|b": either)
 		within     time.Duration  // the client's deadline: the gateway must answer first
 	}{
 		{name: "crash on call", call: "crash__echo", args: map[string]any{"text": "x"},
@@ -112,7 +112,7 @@ func TestUpstreamFaults(t *testing.T) {
 			want:       []string{`upstream "victim"`, "server process exited", "during the call"}, within: 30 * time.Second},
 		{name: "HTTP upstream gone", call: "web__echo", args: map[string]any{"text": "x"},
 			killBefore: []string{"-http", webAddr},
-			want:       []string{`upstream "web"`, "could not reach"}, within: 30 * time.Second},
+			want:       []string{`upstream "web"`, "could not reach|could not connect"}, within: 30 * time.Second},
 		{name: "HTTP upstream killed mid-call", call: "web2__sleep", args: map[string]any{"ms": 60000},
 			killDuring: []string{"-http", web2Addr},
 			want:       []string{`upstream "web2"`}, within: 30 * time.Second},
@@ -153,7 +153,11 @@ func TestUpstreamFaults(t *testing.T) {
 			}
 			t.Logf("error: %s", a.text)
 			for _, w := range tc.want {
-				if !strings.Contains(a.text, w) {
+				found := false
+				for _, alt := range strings.Split(w, "|") {
+					found = found || strings.Contains(a.text, alt)
+				}
+				if !found {
 					t.Errorf("error %q does not say %q", a.text, w)
 				}
 			}
@@ -291,20 +295,34 @@ func TestRestartUnderLoad(t *testing.T) {
 			}
 		}(w)
 	}
-	killed := 0
-	for round := 0; round < 3; round++ {
-		time.Sleep(300 * time.Millisecond)
+	// Three rounds of kills, each once the pool has a process again.
+	killed, rounds := 0, 0
+	dead := map[int]bool{}
+	for deadline := time.Now().Add(30 * time.Second); rounds < 3 && time.Now().Before(deadline); {
+		var pids []int
 		for _, p := range childPIDs(t, marker) {
+			if !dead[p] {
+				pids = append(pids, p)
+			}
+		}
+		if len(pids) == 0 {
+			time.Sleep(20 * time.Millisecond)
+			continue
+		}
+		time.Sleep(200 * time.Millisecond) // let calls reach the process
+		for _, p := range pids {
 			kill(p)
+			dead[p] = true
 			killed++
 		}
+		rounds++
 	}
 	time.Sleep(300 * time.Millisecond)
 	close(stop)
 	wg.Wait()
-	t.Logf("killed %d churn processes; churn calls: %d ok, %d failed with a clear error; other failures: %d", killed, ok.Load(), failed.Load(), otherFailed.Load())
-	if killed < 3 {
-		t.Errorf("only %d kills happened", killed)
+	t.Logf("killed %d churn processes in %d rounds; churn calls: %d ok, %d failed with a clear error; other failures: %d", killed, rounds, ok.Load(), failed.Load(), otherFailed.Load())
+	if rounds < 3 {
+		t.Errorf("only %d rounds of kills happened (%d processes)", rounds, killed)
 	}
 	res, err := callTool(c, 30*time.Second, "run_tool", map[string]any{"call_name": "churn__echo", "arguments": map[string]any{"text": "back"}})
 	if err != nil || res.IsError || text(res) != "back" {

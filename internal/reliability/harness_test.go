@@ -418,8 +418,8 @@ func childPIDs(t testing.TB, markers ...string) []int {
 			continue
 		}
 		fields := strings.Fields(string(stat[i+1:]))
-		if len(fields) < 2 || fields[1] != strconv.Itoa(self) {
-			continue
+		if len(fields) < 2 || fields[1] != strconv.Itoa(self) || fields[0] == "Z" || fields[0] == "X" {
+			continue // not our child, or already dead and not yet reaped
 		}
 		cmdline, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
 		line := strings.ReplaceAll(string(cmdline), "\x00", " ")
