@@ -23,6 +23,9 @@ type Tool struct {
 	Name        string
 	Description string
 	InputSchema json.RawMessage
+	// Text, when set, is the whole document (auxiliary pseudo-tools such
+	// as WordNet entries).
+	Text string
 }
 
 // Pair is one training query and the tools that answer it.
@@ -166,6 +169,9 @@ func readJSONL(path string, fn func(raw []byte) error) error {
 // enrichment (indexer.Document) of a tool without a server record, so that
 // training sees the same layout as the index.
 func (t Tool) Document() string {
+	if t.Text != "" {
+		return t.Text
+	}
 	ct := catalog.Tool{Name: t.Name, Description: t.Description, InputSchema: t.InputSchema}
 	catalog.Finalize(&ct)
 	return indexer.Document(ct, catalog.Server{})
@@ -209,6 +215,21 @@ func (c *Corpus) split(holdOut float64, seed uint64) (trainPairs, valPairs []Pai
 		}
 	}
 	return trainPairs, valPairs, heldOut
+}
+
+// addAux appends auxiliary pairs whose single tool id is "key|document
+// text"; it returns the pairs with plain ids.
+func (c *Corpus) addAux(pairs []Pair) []Pair {
+	out := make([]Pair, 0, len(pairs))
+	for _, p := range pairs {
+		key, text, _ := strings.Cut(p.ToolIDs[0], "|")
+		if _, ok := c.byID[key]; !ok {
+			c.byID[key] = len(c.Tools)
+			c.Tools = append(c.Tools, Tool{ID: key, Dataset: p.Dataset, Text: text})
+		}
+		out = append(out, Pair{Dataset: p.Dataset, Query: p.Query, ToolIDs: []string{key}})
+	}
+	return out
 }
 
 func hashID(id string, seed uint64) uint64 {

@@ -22,12 +22,15 @@ func (tr *trainer) init() {
 	// queries.
 	var texts []bag
 	for i, t := range tr.corpus.Tools {
-		if !tr.heldOut[t.ID] && len(tr.docBags[i].ids) > 0 {
+		if !tr.heldOut[t.ID] && t.Text == "" && len(tr.docBags[i].ids) > 0 {
 			texts = append(texts, tr.docBags[i])
 		}
 	}
 	seenQ := map[string]bool{}
 	for i, p := range tr.pairs {
+		if p.Dataset == "wordnet" {
+			continue
+		}
 		if !seenQ[p.Query] && len(tr.qBags[i].ids) > 0 {
 			seenQ[p.Query] = true
 			texts = append(texts, tr.qBags[i])

@@ -57,9 +57,19 @@ type Options struct {
 	HardNegatives int     // BM25 negatives per example; 2
 	HardPool      int     // drawn from the top HardPool BM25 hits; 20
 	MaxPerTool    int     // examples per tool and epoch; 24
+	// WordNetDir is a WordNet 3.0 database folder (data.noun, ...) whose
+	// (definition → synonyms and hypernyms) pairs are mixed into training
+	// to teach general word relations; "" means none.
+	WordNetDir string
+	// WordNetPerEpoch is the number of WordNet pairs drawn per epoch; 6000.
+	WordNetPerEpoch int
 	HoldOut       float64 // share of labelled tools held out per dataset; 0.1 (negative: none)
 	MinCount      int     // minimum uses of a token to keep it; 2
-	SVDDim        int     // dimensions of the PMI-SVD part of the init; Dim/2 (negative: none)
+	SVDDim        int     // dimensions of the LSA (SVD) part of the init; Dim/2 (negative: none)
+	// FrozenLexical keeps the direction of each row's random part (the
+	// last Dim-SVDDim dimensions) fixed and trains only its length, so
+	// that exact token matches keep their signal.
+	FrozenLexical bool
 	DType         model2vec.DType
 	Exclude       []string // dataset folders to leave out
 	// DatasetWeight scales the per-tool cap of a dataset (for example
@@ -99,6 +109,9 @@ func (o *Options) defaults() {
 	}
 	if o.MaxPerTool <= 0 {
 		o.MaxPerTool = 24
+	}
+	if o.WordNetPerEpoch <= 0 {
+		o.WordNetPerEpoch = 6000
 	}
 	if o.HoldOut == 0 {
 		o.HoldOut = 0.1
@@ -205,9 +218,23 @@ func Train(ctx context.Context, opts Options, logw io.Writer) (*Result, error) {
 		return nil, err
 	}
 
+	if opts.WordNetDir != "" {
+		wn, err := loadWordNet(opts.WordNetDir)
+		if err != nil {
+			return nil, fmt.Errorf("train: %w", err)
+		}
+		trainPairs = append(trainPairs, corpus.addAux(wn)...)
+		for _, t := range corpus.Tools[len(docs):] {
+			docs = append(docs, t.Document())
+		}
+		logf("wordnet: %d (definition → words) pairs, %d per epoch", len(wn), opts.WordNetPerEpoch)
+	}
 	tr := newTrainer(opts, corpus, tok, docs, trainPairs, valPairs, heldOut)
 	tr.logf = logf
 	tr.init()
+	if opts.FrozenLexical {
+		tr.tab.freezeTail(opts.Dim - opts.SVDDim)
+	}
 	logf("init: %d×%d table (svd part %d dims)", tr.tab.V, tr.tab.D, opts.SVDDim)
 	res, err := tr.run(ctx)
 	if err != nil {
@@ -328,7 +355,7 @@ func newTrainer(opts Options, c *Corpus, tok *model2vec.Tokenizer, docs []string
 func (tr *trainer) mineHard() {
 	byDS := map[string][]int32{}
 	for i, t := range tr.corpus.Tools {
-		if !tr.heldOut[t.ID] {
+		if !tr.heldOut[t.ID] && t.Text == "" {
 			byDS[t.Dataset] = append(byDS[t.Dataset], int32(i))
 		}
 	}
@@ -345,6 +372,9 @@ func (tr *trainer) mineHard() {
 	parallel(tr.opts.Threads, len(tr.pairs), func(i int) {
 		p := tr.pairs[i]
 		ix, tools := index[p.Dataset], byDS[p.Dataset]
+		if ix == nil {
+			return // auxiliary pairs: in-batch negatives only
+		}
 		hits := ix.search(tr.qBags[i], pool+len(tr.pairPos[i]), nil)
 		for _, h := range hits {
 			ti := tools[h]
@@ -378,9 +408,13 @@ func (tr *trainer) epochExamples(rng *rand.Rand) []example {
 		}
 	}
 	sort.Slice(order, func(i, j int) bool { return order[i] < order[j] })
-	var out []example
+	var out, aux []example
 	for _, ti := range order {
 		ex := byTool[ti]
+		if tr.corpus.Tools[ti].Text != "" {
+			aux = append(aux, ex...)
+			continue
+		}
 		limit := tr.opts.MaxPerTool
 		if w, ok := tr.opts.DatasetWeight[tr.corpus.Tools[ti].Dataset]; ok {
 			limit = int(math.Round(float64(limit) * w))
@@ -390,6 +424,10 @@ func (tr *trainer) epochExamples(rng *rand.Rand) []example {
 			ex = ex[:limit]
 		}
 		out = append(out, ex...)
+	}
+	if len(aux) > 0 {
+		rng.Shuffle(len(aux), func(i, j int) { aux[i], aux[j] = aux[j], aux[i] })
+		out = append(out, aux[:min(len(aux), tr.opts.WordNetPerEpoch)]...)
 	}
 	rng.Shuffle(len(out), func(i, j int) { out[i], out[j] = out[j], out[i] })
 	return out
