@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"sort"
 	"strconv"
 	"strings"
@@ -57,7 +58,7 @@ var secrets = []string{"sekret-admin-a1b2", "sekret-full-9f8e", "sekret-prefix-7
 
 var (
 	allTools     = []string{"echo__add", "echo__echo", "echo__fail", "echo__reverse", "echo__sleep", "other__add", "other__echo", "other__fail", "other__reverse", "other__sleep"}
-	metaTools    = []string{"describe_tool", "find_tools", "run_tool", "run_tools"}
+	metaTools    = []string{"describe_tool", "find_tools", "plan", "run_tool", "run_tools"}
 	allPrompts   = []string{"echo__greeting", "other__greeting"}
 	allResources = []string{"gateway://echo/echo://info", "gateway://other/echo://info"}
 	allTemplates = []string{"gateway://echo/echo://items/{id}", "gateway://other/echo://items/{id}"}
@@ -364,14 +365,28 @@ var surfaces = []surface{
 	}},
 
 	{name: "plan", check: func(t *testing.T, m *matrix, k keyCase) {
-		// pkg/local does not wire a planner yet (plannerFromEnv returns
-		// nil), so the plan meta-tool must not exist. When it is wired,
-		// this row must grow the checks of find_tools.
-		if names := listNames(t, m.clients[k.name]); has(names, "plan") {
-			t.Fatal("the plan meta-tool is now offered: add its policy checks to the matrix")
+		// The planner model (greedyPlanner) proposes a step for every tool
+		// of the catalog; the gateway must keep exactly the granted ones
+		// and report the rest as missing without revealing them as tools.
+		res, err := callTool(m.clients[k.name], 30*time.Second, "plan", map[string]any{"query": "text numbers echo add reverse sleep fail", "top_k": 50})
+		if err != nil || res.IsError {
+			t.Fatalf("plan: %v %+v", err, res)
 		}
-		m.skipped++
-		t.Skip("no planner is configured in pkg/local")
+		var plan struct {
+			Steps []struct {
+				CallName string `json:"call_name"`
+			} `json:"steps"`
+		}
+		if err := json.Unmarshal([]byte(text(res)), &plan); err != nil {
+			t.Fatal(err)
+		}
+		var ids []string
+		for _, s := range plan.Steps {
+			ids = append(ids, s.CallName)
+		}
+		if !sameSet(ids, k.tools) {
+			t.Errorf("plan steps = %v, want exactly the granted tools %v", sorted(ids), sorted(k.tools))
+		}
 	}, raw: func(m *matrix) (string, string, string) {
 		return "POST", "/mcp", mcpBody("tools/call", `{"name":"plan","arguments":{"query":"x"}}`)
 	}},
@@ -530,7 +545,9 @@ var surfaces = []surface{
 func matrixGateway(t *testing.T) *matrix {
 	t.Helper()
 	reg := "servers:\n" + stdioEntry(t, "echo", "") + stdioEntry(t, "other", "")
-	g := startGateway(t, gwOpts{Registry: reg, Keys: matrixKeys})
+	g := startGateway(t, gwOpts{Registry: reg, Keys: matrixKeys, Env: map[string]string{
+		"TOOL_RAG_PLANNER": "llm", "TOOL_RAG_PLANNER_URL": greedyPlanner(t), "TOOL_RAG_PLANNER_MODEL": "matrix",
+	}})
 	rec := newRecorder()
 	return &matrix{g: g, rec: rec, http: &http.Client{Transport: rec}, clients: map[string]*client.Client{}, legacy: map[string]*client.Client{}}
 }
@@ -569,7 +586,7 @@ func TestPolicyMatrix(t *testing.T) {
 			})
 		}
 	}
-	t.Logf("policy matrix: %d surfaces × %d key kinds = %d cells (%d skipped: no planner)", len(surfaces), len(keyCases), m.cells, m.skipped)
+	t.Logf("policy matrix: %d surfaces × %d key kinds = %d cells (%d skipped)", len(surfaces), len(keyCases), m.cells, m.skipped)
 	if m.cells != len(surfaces)*len(keyCases) {
 		t.Errorf("ran %d cells", m.cells)
 	}
@@ -747,4 +764,20 @@ func TestRequestLimits(t *testing.T) {
 	if d := after["http_rejected_total"].(float64) - before["http_rejected_total"].(float64); d != 2 {
 		t.Errorf("http_rejected_total grew by %v, want 2 (MCP body size and depth)", d)
 	}
+}
+
+// greedyPlanner is a chat-completions endpoint (OpenAI wire format) whose
+// "model" proposes one step for every tool of the matrix catalog, granted
+// or not, plus a tool that does not exist.
+func greedyPlanner(t *testing.T) string {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var steps []map[string]any
+		for i, id := range append(append([]string{}, allTools...), missingTool) {
+			steps = append(steps, map[string]any{"id": fmt.Sprintf("s%d", i), "call_name": id, "depends_on": []string{}, "group": 1})
+		}
+		plan, _ := json.Marshal(map[string]any{"steps": steps, "notes": "all of them"})
+		json.NewEncoder(w).Encode(map[string]any{"choices": []any{map[string]any{"message": map[string]any{"role": "assistant", "content": string(plan)}}}})
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL + "/v1/chat/completions"
 }

@@ -483,6 +483,10 @@ func (g *Gateway) handlePlan(ctx context.Context, req mcp.CallToolRequest) (*mcp
 	for _, r := range resp.Results {
 		cands = append(cands, PlanCandidate{CallName: g.tools.Load().name(r.Tool.ID), Description: r.Tool.Description, InputSchema: r.Tool.InputSchema, ToolType: r.Tool.ToolType})
 	}
+	if len(cands) == 0 {
+		return structured(map[string]any{"steps": []any{}, "missing": []string{query},
+			"notes": "no available tool matches this task; nothing to plan"}), nil
+	}
 	plan, err := g.cfg.Planner.Plan(ctx, query, cands)
 	if err != nil {
 		return mcp.NewToolResultErrorf("plan failed: %v", err), nil
