@@ -105,6 +105,9 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 			}
 			defer func() { <-sem }()
 			srv, tools, listErr := fetch(ctx, cfg, id)
+			if ctx.Err() != nil {
+				return // interrupted: a listing cut short says nothing about the server
+			}
 			var changed, deleted []string
 			var err error
 			if listErr != nil {
@@ -134,11 +137,11 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 	wg.Wait()
 	sort.Strings(rep.Removed)
 	rep.Duration = time.Since(start)
+	if err := ctx.Err(); err != nil {
+		return rep, fmt.Errorf("sync interrupted after %d of %d servers: %w", done.Load(), len(servers), err)
+	}
 	if storeErr != nil {
 		return rep, fmt.Errorf("sync: store: %w", storeErr)
-	}
-	if err := ctx.Err(); err != nil {
-		return rep, fmt.Errorf("sync interrupted: %w", err)
 	}
 	return rep, nil
 }
