@@ -542,7 +542,7 @@ func newRuntimeAPI() *runtimeAPI {
 	return r
 }
 
-func (r *runtimeAPI) await(b *testing.B) events.APIGatewayV2HTTPResponse {
+func (r *runtimeAPI) await(b *testing.B, stderr *bytes.Buffer) events.APIGatewayV2HTTPResponse {
 	select {
 	case body := <-r.responses:
 		var resp events.APIGatewayV2HTTPResponse
@@ -551,9 +551,9 @@ func (r *runtimeAPI) await(b *testing.B) events.APIGatewayV2HTTPResponse {
 		}
 		return resp
 	case e := <-r.errs:
-		b.Fatalf("function error: %s", e)
-	case <-time.After(60 * time.Second):
-		b.Fatal("no response from the function within 60s")
+		b.Fatalf("function error: %s\n%s", e, stderr.String())
+	case <-time.After(120 * time.Second):
+		b.Fatalf("no response from the function within 120s; its stderr:\n%s", stderr.String())
 	}
 	return events.APIGatewayV2HTTPResponse{}
 }
@@ -592,11 +592,11 @@ func BenchmarkProcessColdStart(b *testing.B) {
 		if err := cmd.Start(); err != nil {
 			b.Fatal(err)
 		}
-		r := api.await(b)
+		r := api.await(b, &stderr)
 		toInit += time.Since(t0)
 		sid := r.Headers["Mcp-Session-Id"]
 		api.next <- event(b, "http-api-find-tools.json", request{auth: benchSecret, session: sid, body: findToolsBody(3, "create an invoice for a customer", "")})
-		r = api.await(b)
+		r = api.await(b, &stderr)
 		toFind += time.Since(t0)
 		b.StopTimer()
 		text, _ := toolText(b, result(b, response{r.StatusCode, r.Headers, r.Body}, 3))

@@ -119,7 +119,7 @@ func NewGateway(ctx context.Context, cfg Config) (*Gateway, error) {
 	g.catalog = &snapshot{store: g.Tools}
 	env := cfg.Env
 	g.Upstreams = newManager(cfg)
-	g.bucket = &watchedBucket{Bucket: s3bucket.New(cfg.S3, cfg.Bucket), pointer: cfg.Prefix + indexpub.PointerKey}
+	g.bucket = newWatchedBucket(s3bucket.New(cfg.S3, cfg.Bucket), cfg.Prefix)
 	g.Indexer, err = indexer.New(indexer.Config{Catalog: g.Tools, Embedder: emb, Bucket: g.bucket, Prefix: cfg.Prefix, Logger: log})
 	if err != nil {
 		return nil, err
