@@ -542,7 +542,9 @@ func newRuntimeAPI() *runtimeAPI {
 	return r
 }
 
-func (r *runtimeAPI) await(b *testing.B, stderr *bytes.Buffer) events.APIGatewayV2HTTPResponse {
+// await returns the next response; on failure it reports what diag returns
+// (the function's stderr, read once the process is stopped).
+func (r *runtimeAPI) await(b *testing.B, diag func() string) events.APIGatewayV2HTTPResponse {
 	select {
 	case body := <-r.responses:
 		var resp events.APIGatewayV2HTTPResponse
@@ -551,9 +553,9 @@ func (r *runtimeAPI) await(b *testing.B, stderr *bytes.Buffer) events.APIGateway
 		}
 		return resp
 	case e := <-r.errs:
-		b.Fatalf("function error: %s\n%s", e, stderr.String())
+		b.Fatalf("function error: %s\n%s", e, diag())
 	case <-time.After(120 * time.Second):
-		b.Fatalf("no response from the function within 120s; its stderr:\n%s", stderr.String())
+		b.Fatalf("no response from the function within 120s; its stderr:\n%s", diag())
 	}
 	return events.APIGatewayV2HTTPResponse{}
 }
@@ -587,21 +589,26 @@ func BenchmarkProcessColdStart(b *testing.B) {
 		}
 		var stderr bytes.Buffer
 		cmd.Stderr = &stderr
+		diag := func() string {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+			return stderr.String()
+		}
 		b.StartTimer()
 		t0 := time.Now()
 		if err := cmd.Start(); err != nil {
 			b.Fatal(err)
 		}
-		r := api.await(b, &stderr)
+		r := api.await(b, diag)
 		toInit += time.Since(t0)
 		sid := r.Headers["Mcp-Session-Id"]
 		api.next <- event(b, "http-api-find-tools.json", request{auth: benchSecret, session: sid, body: findToolsBody(3, "create an invoice for a customer", "")})
-		r = api.await(b, &stderr)
+		r = api.await(b, diag)
 		toFind += time.Since(t0)
 		b.StopTimer()
 		text, _ := toolText(b, result(b, response{r.StatusCode, r.Headers, r.Body}, 3))
 		if !strings.Contains(text, `"fallback_used":false`) {
-			b.Fatalf("find_tools: %s\n%s", text, stderr.String())
+			b.Fatalf("find_tools: %s\n%s", text, diag())
 		}
 		_ = cmd.Process.Kill()
 		_ = cmd.Wait()
