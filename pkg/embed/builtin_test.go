@@ -25,11 +25,11 @@ func TestBuiltinDeterministicAndNormalised(t *testing.T) {
 		"使用必应搜索指定的关键词",
 		"x",
 	}
-	a, err := NewBuiltin().EmbedDocuments(ctx, texts)
+	a, err := NewHashing().EmbedDocuments(ctx, texts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := NewBuiltin().EmbedDocuments(ctx, texts)
+	b, err := NewHashing().EmbedDocuments(ctx, texts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,7 +45,7 @@ func TestBuiltinDeterministicAndNormalised(t *testing.T) {
 				t.Fatalf("text %q: component %d differs between runs (%v vs %v)", texts[i], j, a[i][j], b[i][j])
 			}
 		}
-		q, _ := NewBuiltin().EmbedQuery(ctx, texts[i])
+		q, _ := NewHashing().EmbedQuery(ctx, texts[i])
 		if d := dot(q, a[i]); math.Abs(float64(d)-1) > 1e-5 {
 			t.Errorf("text %q: query and document embedding differ (cosine %v)", texts[i], d)
 		}
@@ -54,7 +54,7 @@ func TestBuiltinDeterministicAndNormalised(t *testing.T) {
 
 func TestBuiltinEmptyTextIsZero(t *testing.T) {
 	for _, s := range []string{"", "   ", "--- !!!", "the of and"} {
-		v, err := NewBuiltin().EmbedQuery(context.Background(), s)
+		v, err := NewHashing().EmbedQuery(context.Background(), s)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -65,7 +65,7 @@ func TestBuiltinEmptyTextIsZero(t *testing.T) {
 }
 
 func TestBuiltinModelID(t *testing.T) {
-	e := NewBuiltin()
+	e := NewHashing()
 	if got, want := e.ModelID(), fmt.Sprintf("builtin-hash-v1-%d", BuiltinDim); got != want {
 		t.Errorf("ModelID = %q, want %q", got, want)
 	}
@@ -78,7 +78,7 @@ func TestBuiltinModelID(t *testing.T) {
 // differ in form (plural, -ing, camelCase, snake_case).
 func TestBuiltinNearMissVocabulary(t *testing.T) {
 	ctx := context.Background()
-	e := NewBuiltin()
+	e := NewHashing()
 	tests := []struct {
 		query, want string
 		others      []string
@@ -132,10 +132,10 @@ func TestStem(t *testing.T) {
 func TestBuiltinCancelled(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := NewBuiltin().EmbedDocuments(ctx, []string{"a b c"}); err == nil {
+	if _, err := NewHashing().EmbedDocuments(ctx, []string{"a b c"}); err == nil {
 		t.Error("EmbedDocuments with a cancelled context returned no error")
 	}
-	if _, err := NewBuiltin().EmbedQuery(ctx, "a b c"); err == nil {
+	if _, err := NewHashing().EmbedQuery(ctx, "a b c"); err == nil {
 		t.Error("EmbedQuery with a cancelled context returned no error")
 	}
 }
@@ -174,7 +174,7 @@ func BenchmarkBuiltinEmbed10k(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		// A fresh embedder each time: the word cache starts empty, as at boot.
-		if _, err := NewBuiltin().EmbedDocuments(ctx, docs); err != nil {
+		if _, err := NewHashing().EmbedDocuments(ctx, docs); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -182,7 +182,7 @@ func BenchmarkBuiltinEmbed10k(b *testing.B) {
 }
 
 func BenchmarkBuiltinEmbedQuery(b *testing.B) {
-	e := NewBuiltin()
+	e := NewHashing()
 	ctx := context.Background()
 	for i := 0; i < b.N; i++ {
 		if _, err := e.EmbedQuery(ctx, "find the weather forecast for Paris tomorrow"); err != nil {

@@ -246,7 +246,7 @@ func TestBuiltinBeatsBagOfWords(t *testing.T) {
 	if testing.Short() {
 		t.Skip("reads the training sets")
 	}
-	b := NewBuiltin()
+	b := NewHashing()
 	var sumB, sumW float64
 	for _, ts := range trainSets {
 		dir := filepath.Join(shared, "train", ts.dir)
@@ -280,7 +280,7 @@ func BenchmarkBuiltinQualityBench(b *testing.B) {
 		b.Run(name, func(b *testing.B) {
 			var sc evalScores
 			for i := 0; i < b.N; i++ {
-				sc = evaluate(b, NewBuiltin(), s)
+				sc = evaluate(b, NewHashing(), s)
 			}
 			b.ReportMetric(sc.recall5, "R@5")
 			if sc.groupRecall5 > 0 {

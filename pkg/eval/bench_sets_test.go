@@ -8,11 +8,13 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/toolrag/mcp-gateway/internal/testenv"
 	"github.com/toolrag/mcp-gateway/pkg/embed"
+	"github.com/toolrag/mcp-gateway/pkg/model2vec"
 	"github.com/toolrag/mcp-gateway/pkg/retrieve"
 )
 
@@ -21,6 +23,8 @@ var (
 	benchNames   = flag.String("eval.sets", "livemcpbench,stabletoolbench", "comma-separated benchmark folders under ../shared/bench")
 	benchConfigs = flag.String("eval.configs", "", "comma-separated configuration names of DefaultAblation (empty: all)")
 	devSet       = flag.Bool("eval.dev", false, "run the ablation on the DEV set made from ../shared/train (FromTrainingSet)")
+	devHoldOut   = flag.Float64("eval.dev.holdout", 0, "with -eval.dev: share of labelled tools whose pairs become queries (default 0.1, pkg/train's split; 1: all pairs)")
+	devQueries   = flag.String("eval.dev.queries", "", "with -eval.dev: comma-separated training datasets the queries come from (default all)")
 	devBySet     = flag.Bool("eval.byset", false, "with -eval.dev: also print the figures of each training dataset")
 	extraConfigs = flag.String("eval.json", "", `extra configurations as JSON, e.g. [{"Name":"kw0.5","Weights":{"Semantic":1,"Keyword":0.5}}]; "Embedder":"hashing" picks the hashing embedder`)
 )
@@ -28,7 +32,9 @@ var (
 // jsonConfig is Config in a form the -eval.json flag can carry.
 type jsonConfig struct {
 	Config
-	Embedder string // "" (builtin default) or "hashing"
+	// Embedder: "" (the builtin default), "hashing", "model" (the built-in
+	// model alone) or "fused:<w>" (model + hashing features at weight w).
+	Embedder string
 }
 
 func selectedConfigs(t *testing.T) []Config {
@@ -46,12 +52,48 @@ func selectedConfigs(t *testing.T) []Config {
 		}
 		for _, e := range extra {
 			c := e.Config
-			switch e.Embedder {
-			case "":
-			case "hashing":
+			switch {
+			case e.Embedder == "":
+			case e.Embedder == "hashing":
 				c.Embedder = embed.NewHashing()
+			case e.Embedder == "model":
+				emb, err := embed.NewBuiltinWith(embed.BuiltinConfig{HashWeight: -1})
+				if err != nil {
+					t.Fatal(err)
+				}
+				c.Embedder = emb
+			case strings.HasPrefix(e.Embedder, "dir:"), strings.HasPrefix(e.Embedder, "fuseddir:"):
+				// dir:<model dir> or fuseddir:<w>:<model dir>
+				w, path := -1.0, strings.TrimPrefix(e.Embedder, "dir:")
+				if rest, ok := strings.CutPrefix(e.Embedder, "fuseddir:"); ok {
+					ws, p, _ := strings.Cut(rest, ":")
+					var err error
+					if w, err = strconv.ParseFloat(ws, 64); err != nil {
+						t.Fatalf("-eval.json: %v", err)
+					}
+					path = p
+				}
+				m, err := model2vec.LoadDir(path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				emb, err := embed.NewBuiltinWith(embed.BuiltinConfig{Model: m, HashWeight: w})
+				if err != nil {
+					t.Fatal(err)
+				}
+				c.Embedder = emb
+			case strings.HasPrefix(e.Embedder, "fused:"):
+				w, err := strconv.ParseFloat(strings.TrimPrefix(e.Embedder, "fused:"), 64)
+				if err != nil {
+					t.Fatalf("-eval.json: %v", err)
+				}
+				emb, err := embed.NewBuiltinWith(embed.BuiltinConfig{HashWeight: w})
+				if err != nil {
+					t.Fatal(err)
+				}
+				c.Embedder = emb
 			default:
-				t.Fatalf("-eval.json: unknown embedder %q", e.Embedder)
+				t.Fatalf("-eval.json: unknown embedder %q (want hashing, model or fused:<hash weight>)", e.Embedder)
 			}
 			configs = append(configs, c)
 		}
@@ -93,7 +135,11 @@ func TestDevSet(t *testing.T) {
 	}
 	shared := testenv.SharedDir(t)
 	dir := filepath.Join(t.TempDir(), "dev")
-	info, err := FromTrainingSet(filepath.Join(shared, "train"), dir, TrainingSetOptions{})
+	opts := TrainingSetOptions{HoldOut: *devHoldOut}
+	if *devQueries != "" {
+		opts.QueryDatasets = strings.Split(*devQueries, ",")
+	}
+	info, err := FromTrainingSet(filepath.Join(shared, "train"), dir, opts)
 	if err != nil {
 		t.Fatal(err)
 	}

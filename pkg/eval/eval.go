@@ -262,24 +262,43 @@ func Ablation(ctx context.Context, opts Options, configs []Config, w io.Writer) 
 }
 
 // DefaultAblation is the comparison recorded in docs/retrieval.md.
-// "hybrid" is the retriever's default configuration (weighted fusion with
-// the server-level term); "flat" rows turn the server-level term off.
+// "hybrid" is the retriever's default configuration with the default
+// (builtin) embedder; "flat" rows turn the server-level term off; rows
+// named hashing-* use the hashing embedder (embed.NewHashing) and model-*
+// the built-in model alone (no hashing features), when it loads.
 func DefaultAblation() []Config {
-	return []Config{
+	semOnly := retrieve.Weights{Semantic: 1}
+	ref := retrieve.DefaultWeights
+	ref.Keyword = 0.25 // the reference formula: 1.0, 0.25, 0.15
+	hashing := embed.NewHashing()
+	rows := []Config{
 		{Name: "bm25f-flat", NoDense: true, ServerWeight: -1},
 		{Name: "bm25f", NoDense: true},
-		{Name: "dense-flat", Weights: retrieve.Weights{Semantic: 1}, ServerWeight: -1},
-		{Name: "hybrid-flat", ServerWeight: -1},
-		{Name: "hybrid-rrf-flat", Fusion: retrieve.FusionRRF, ServerWeight: -1},
-		{Name: "hybrid"},
-		{Name: "hybrid-rrf", Fusion: retrieve.FusionRRF},
-		{Name: "hybrid-kw1.0", Weights: retrieve.Weights{Semantic: 1, Keyword: 1, Metadata: 0.15}},
-		{Name: "hybrid+decompose", Decompose: true},
-		{Name: "hybrid+decompose(max)", Decompose: true, Merge: retrieve.MergeMax},
-		{Name: "hybrid+decompose(rrf)", Decompose: true, Merge: retrieve.MergeRRF},
-		{Name: "hybrid+prf", PRF: true},
-		{Name: "hybrid+synonyms", Synonyms: true},
+		{Name: "hashing-dense-flat", Embedder: hashing, Weights: semOnly, ServerWeight: -1},
 	}
+	model, err := embed.NewBuiltinWith(embed.BuiltinConfig{HashWeight: -1})
+	if err == nil {
+		rows = append(rows, Config{Name: "model-dense-flat", Embedder: model, Weights: semOnly, ServerWeight: -1})
+	}
+	rows = append(rows,
+		Config{Name: "dense-flat", Weights: semOnly, ServerWeight: -1},
+		Config{Name: "hybrid-flat", ServerWeight: -1},
+		Config{Name: "hybrid"},
+		Config{Name: "hybrid-rrf", Fusion: retrieve.FusionRRF},
+		Config{Name: "hybrid-ref", Weights: ref, SemanticNorm: retrieve.NormNone},
+		Config{Name: "hashing-hybrid-ref", Embedder: hashing, Weights: ref, SemanticNorm: retrieve.NormNone},
+	)
+	if model != nil {
+		rows = append(rows, Config{Name: "model-hybrid", Embedder: model})
+	}
+	rows = append(rows,
+		Config{Name: "hybrid+decompose", Decompose: true},
+		Config{Name: "hybrid+decompose(max)", Decompose: true, Merge: retrieve.MergeMax},
+		Config{Name: "hybrid+decompose(rrf)", Decompose: true, Merge: retrieve.MergeRRF},
+		Config{Name: "hybrid+prf", PRF: true},
+		Config{Name: "hybrid+synonyms", Synonyms: true},
+	)
+	return rows
 }
 
 // PrintReports writes reports as an aligned table.

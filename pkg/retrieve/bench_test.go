@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -87,16 +88,22 @@ func benchmarkRetrieve(b *testing.B, n int, dense bool, cfg retrieve.Config) {
 	b.ReportAllocs()
 	cpu0 := cpuTime()
 	count := 0
+	var lat []time.Duration
 	for i := 0; b.Loop(); i++ {
 		req.Query = benchQueries[i%len(benchQueries)]
+		start := time.Now()
 		if _, err := r.Retrieve(context.Background(), req); err != nil {
 			b.Fatal(err)
 		}
+		lat = append(lat, time.Since(start))
 		count++
 	}
 	// CPU time per query (user+system, all threads incl. GC): unlike
 	// ns/op it does not grow when other processes compete for the cores.
 	b.ReportMetric(float64(cpuTime()-cpu0)/float64(count), "cpu-ns/op")
+	slices.Sort(lat)
+	b.ReportMetric(float64(lat[len(lat)/2]), "p50-ns")
+	b.ReportMetric(float64(lat[min(len(lat)-1, len(lat)*99/100)]), "p99-ns")
 }
 
 func cpuTime() time.Duration {

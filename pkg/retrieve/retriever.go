@@ -51,8 +51,11 @@ type Weights struct {
 	Metadata float64
 }
 
-// DefaultWeights is the reference formula: 1.0, 0.25, 0.15.
-var DefaultWeights = Weights{Semantic: 1.0, Keyword: 0.25, Metadata: 0.15}
+// DefaultWeights weigh the semantic and the keyword signal alike (both
+// lie in [0,1] after the default min-max normalisation of the cosines) and
+// metadata at 0.15. They were chosen on the DEV sets (docs/retrieval.md);
+// the reference formula is {1.0, 0.25, 0.15} with SemanticNorm NormNone.
+var DefaultWeights = Weights{Semantic: 1.0, Keyword: 1.0, Metadata: 0.15}
 
 // Fusion methods.
 const (
@@ -104,9 +107,9 @@ type Config struct {
 	Weights Weights // zero value: DefaultWeights
 	Fusion  string  // FusionWeighted (default) or FusionRRF
 	// SemanticNorm rescales the cosines of one query before the weighted
-	// fusion: NormNone (default) keeps them, NormMinMax maps the
-	// candidates' cosines to [0,1] like the keyword signal, so that the
-	// weights do not depend on how spread out an embedder's cosines are.
+	// fusion: NormMinMax (default) maps the candidates' cosines to [0,1]
+	// like the keyword signal, so that the weights do not depend on how
+	// spread out an embedder's cosines are; NormNone keeps them.
 	SemanticNorm string
 	FieldWeights FieldWeights // BM25F boosts; zero value: DefaultFieldWeights
 
@@ -184,7 +187,7 @@ func New(cfg Config) (*Retriever, error) {
 	}
 	switch cfg.SemanticNorm {
 	case "":
-		cfg.SemanticNorm = NormNone
+		cfg.SemanticNorm = NormMinMax
 	case NormNone, NormMinMax:
 	default:
 		return nil, fmt.Errorf("retrieve: unknown semantic normalisation %q (want %q or %q)", cfg.SemanticNorm, NormNone, NormMinMax)
