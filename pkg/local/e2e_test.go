@@ -76,6 +76,10 @@ const testKeys = `keys:
   - id: plain
     secret: "k-plain"
     servers: {plain: {tool_prefixes: [rev], uri_prefixes: ["echo://items/"]}}
+  - id: everything
+    secret: "k-everything"
+    admin: true
+    servers: {evstdio: {}, evhttp: {}}
   - id: plain-admin
     secret: "k-plain-admin"
     admin: true
@@ -622,5 +626,43 @@ func TestProgressRelay(t *testing.T) {
 		if len(got) < 2 || got[0] != 0 || got[1] != 50 {
 			t.Errorf("run_tool=%v: progress relayed = %v, want 0, 50[, 100]", viaRunTool, got)
 		}
+	}
+}
+
+// TestServerEverythingUpstream fronts @modelcontextprotocol/server-everything
+// (npm) over stdio and Streamable HTTP and uses it through the gateway.
+func TestServerEverythingUpstream(t *testing.T) {
+	bin := testenv.NPMBin(t, "mcp-server-everything")
+	httpURL := startEverythingHTTP(t)
+	reg := fmt.Sprintf("  evstdio:\n    transport: stdio\n    command: %q\n    args: [stdio]\n  evhttp:\n    transport: streamable_http\n    url: %q\n", bin, httpURL)
+	e := startGateway(t, reg, nil)
+	c, _ := connect(t, e.url, "k-everything", true)
+	for _, srv := range []string{"evstdio", "evhttp"} {
+		res, err := callTool(t, c, "run_tool", map[string]any{"call_name": srv + "__echo", "arguments": map[string]any{"message": "hi " + srv}})
+		if err != nil || res.IsError || !strings.Contains(text(res), "hi "+srv) {
+			t.Errorf("%s echo through the gateway: %v %+v", srv, err, res)
+		}
+		res, err = callTool(t, c, srv+"__get-sum", map[string]any{"a": 2, "b": 40})
+		if err != nil || res.IsError || !strings.Contains(text(res), "42") {
+			t.Errorf("%s get-sum direct call: %v %+v", srv, err, res)
+		}
+	}
+	res, err := callTool(t, c, "find_tools", map[string]any{"query": "add two numbers together", "top_k": 4})
+	if err != nil || !strings.Contains(text(res), "__get-sum") {
+		t.Errorf("find_tools over server-everything: %v %s", err, text(res))
+	}
+	ctx := context.Background()
+	rl, err := c.ListResources(ctx, mcp.ListResourcesRequest{})
+	if err != nil || len(rl.Resources) == 0 {
+		t.Fatalf("resources/list: %v", err)
+	}
+	rr := mcp.ReadResourceRequest{}
+	rr.Params.URI = rl.Resources[0].URI
+	if got, err := c.ReadResource(ctx, rr); err != nil || len(got.Contents) == 0 {
+		t.Errorf("resources/read %s: %v", rr.Params.URI, err)
+	}
+	pl, err := c.ListPrompts(ctx, mcp.ListPromptsRequest{})
+	if err != nil || len(pl.Prompts) == 0 {
+		t.Errorf("prompts/list: %v %+v", err, pl)
 	}
 }
