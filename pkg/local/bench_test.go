@@ -98,8 +98,15 @@ func BenchmarkGatewayFindTools(b *testing.B) {
 }
 
 // startEverythingHTTP runs @modelcontextprotocol/server-everything in
-// streamableHttp mode on a free loopback port.
+// streamableHttp mode on a free loopback port and returns its /mcp URL.
 func startEverythingHTTP(b testing.TB) string {
+	b.Helper()
+	return startEverything(b, "streamableHttp") + "/mcp"
+}
+
+// startEverything runs server-everything in the given mode (streamableHttp
+// or sse) on a free loopback port and returns its base URL.
+func startEverything(b testing.TB, mode string) string {
 	b.Helper()
 	bin := testenv.NPMBin(b, "mcp-server-everything")
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -108,7 +115,7 @@ func startEverythingHTTP(b testing.TB) string {
 	}
 	port := ln.Addr().(*net.TCPAddr).Port
 	ln.Close()
-	cmd := exec.Command(bin, "streamableHttp")
+	cmd := exec.Command(bin, mode)
 	cmd.Env = append(cmd.Environ(), fmt.Sprintf("PORT=%d", port))
 	if err := cmd.Start(); err != nil {
 		b.Fatal(err)
@@ -119,7 +126,7 @@ func startEverythingHTTP(b testing.TB) string {
 	for time.Now().Before(deadline) {
 		if c, err := net.Dial("tcp", addr); err == nil {
 			c.Close()
-			return "http://" + addr + "/mcp"
+			return "http://" + addr
 		}
 		time.Sleep(50 * time.Millisecond)
 	}

@@ -79,7 +79,7 @@ const testKeys = `keys:
   - id: everything
     secret: "k-everything"
     admin: true
-    servers: {evstdio: {}, evhttp: {}}
+    servers: {evstdio: {}, evhttp: {}, evsse: {}}
   - id: plain-admin
     secret: "k-plain-admin"
     admin: true
@@ -630,14 +630,15 @@ func TestProgressRelay(t *testing.T) {
 }
 
 // TestServerEverythingUpstream fronts @modelcontextprotocol/server-everything
-// (npm) over stdio and Streamable HTTP and uses it through the gateway.
+// (npm) over stdio, SSE and Streamable HTTP and uses it through the gateway.
 func TestServerEverythingUpstream(t *testing.T) {
 	bin := testenv.NPMBin(t, "mcp-server-everything")
 	httpURL := startEverythingHTTP(t)
-	reg := fmt.Sprintf("  evstdio:\n    transport: stdio\n    command: %q\n    args: [stdio]\n  evhttp:\n    transport: streamable_http\n    url: %q\n", bin, httpURL)
+	sseURL := startEverything(t, "sse") + "/sse"
+	reg := fmt.Sprintf("  evstdio:\n    transport: stdio\n    command: %q\n    args: [stdio]\n  evhttp:\n    transport: streamable_http\n    url: %q\n  evsse:\n    transport: sse\n    url: %q\n", bin, httpURL, sseURL)
 	e := startGateway(t, reg, nil)
 	c, _ := connect(t, e.url, "k-everything", true)
-	for _, srv := range []string{"evstdio", "evhttp"} {
+	for _, srv := range []string{"evstdio", "evhttp", "evsse"} {
 		res, err := callTool(t, c, "run_tool", map[string]any{"call_name": srv + "__echo", "arguments": map[string]any{"message": "hi " + srv}})
 		if err != nil || res.IsError || !strings.Contains(text(res), "hi "+srv) {
 			t.Errorf("%s echo through the gateway: %v %+v", srv, err, res)
