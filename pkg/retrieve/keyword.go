@@ -54,11 +54,12 @@ const (
 
 // kdoc is one tool in the keyword index.
 type kdoc struct {
-	slot  int
-	tool  catalog.Tool
-	key   string // content hash + server fingerprint: unchanged key, no re-index
-	terms map[string]*[numFields]uint16
-	lens  [numFields]float32
+	slot    int
+	tool    catalog.Tool
+	key     string // content hash + server fingerprint: unchanged key, no re-index
+	terms   map[string]*[numFields]uint16
+	lens    [numFields]float32
+	removed bool // taken out of the index (set under the write lock)
 }
 
 // posting is one tool holding a term, with the term's field frequencies.
@@ -153,16 +154,20 @@ func (ix *KeywordIndex) Sync(tools []catalog.Tool, servers []catalog.Server) (up
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
 	ix.servers = srvs
+	var gone []*kdoc
 	for id, d := range ix.byID {
 		if _, ok := want[id]; !ok {
-			ix.remove(d)
+			gone = append(gone, d)
 			removed++
 		}
 	}
 	for _, d := range fresh {
 		if old, ok := ix.byID[d.tool.ID]; ok {
-			ix.remove(old)
+			gone = append(gone, old)
 		}
+	}
+	ix.removeAll(gone)
+	for _, d := range fresh {
 		ix.add(d)
 		updated++
 	}
@@ -220,27 +225,38 @@ func (ix *KeywordIndex) add(d *kdoc) {
 	}
 }
 
-func (ix *KeywordIndex) remove(d *kdoc) {
-	for term := range d.terms {
+// removeAll takes docs out of the index. Each affected posting list is
+// filtered once, so removing many tools costs one pass over their terms'
+// lists rather than one per tool.
+func (ix *KeywordIndex) removeAll(docs []*kdoc) {
+	if len(docs) == 0 {
+		return
+	}
+	terms := map[string]bool{}
+	for _, d := range docs {
+		d.removed = true
+		for term := range d.terms {
+			terms[term] = true
+		}
+		delete(ix.byID, d.tool.ID)
+		ix.slots[d.slot] = nil
+		ix.free = append(ix.free, d.slot)
+	}
+	for term := range terms {
 		p := ix.post[term]
-		for i := range p {
-			if p[i].d == d {
-				last := len(p) - 1
-				p[i] = p[last]
-				p[last] = posting{}
-				p = p[:last]
-				break
+		kept := p[:0]
+		for _, e := range p {
+			if !e.d.removed {
+				kept = append(kept, e)
 			}
 		}
-		if len(p) == 0 {
+		clear(p[len(kept):])
+		if len(kept) == 0 {
 			delete(ix.post, term)
 		} else {
-			ix.post[term] = p
+			ix.post[term] = kept
 		}
 	}
-	delete(ix.byID, d.tool.ID)
-	ix.slots[d.slot] = nil
-	ix.free = append(ix.free, d.slot)
 }
 
 // Tool returns the indexed record of a tool.
