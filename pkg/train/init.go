@@ -152,12 +152,16 @@ func lsa(texts []bag, idf []float64, V, k int, rng *rand.Rand, threads int) [][]
 		omega[i] = float32(rng.NormFloat64())
 	}
 	Q := xTimes(omega)
-	orthonormalize(Q, V, over)
+	orthonormalize(Q, V, over, threads, 1)
 	for it := 0; it < 2; it++ {
 		Z := xtTimes(Q)
-		orthonormalize(Z, N, over)
+		orthonormalize(Z, N, over, threads, 1)
 		Q = xTimes(Z)
-		orthonormalize(Q, V, over)
+		rounds := 1
+		if it == 1 {
+			rounds = 2
+		}
+		orthonormalize(Q, V, over, threads, rounds)
 	}
 	// B = Qᵀ X (over × N) stored as Bt = Xᵀ Q (N × over); C = B Bᵀ.
 	Bt := xtTimes(Q)
@@ -203,35 +207,114 @@ func lsa(texts []bag, idf []float64, V, k int, rng *rand.Rand, threads int) [][]
 	return out
 }
 
-// orthonormalize runs modified Gram-Schmidt on the cols columns of the
-// row-major rows×cols matrix A.
-func orthonormalize(A []float32, rows, cols int) {
-	col := make([]float64, rows)
-	for c := 0; c < cols; c++ {
-		for r := 0; r < rows; r++ {
-			col[r] = float64(A[r*cols+c])
-		}
-		for p := 0; p < c; p++ {
-			var d float64
-			for r := 0; r < rows; r++ {
-				d += col[r] * float64(A[r*cols+p])
+// orthonormalize replaces the columns of the row-major rows×cols matrix A
+// by an orthonormal basis of their span with Cholesky QR (A = QR, R from
+// the Cholesky factor of AᵀA, Q = A R⁻¹), repeated rounds times: two give
+// orthonormality to working precision, one is enough between power
+// iterations. The Gram matrix is summed over fixed row chunks in chunk
+// order, so the result does not depend on the number of threads.
+func orthonormalize(A []float32, rows, cols, threads, rounds int) {
+	for round := 0; round < rounds; round++ {
+		const chunks = 32
+		parts := make([][]float64, chunks)
+		parallel(threads, chunks, func(c int) {
+			g := make([]float64, cols*cols)
+			row := make([]float64, cols)
+			for r := c * rows / chunks; r < (c+1)*rows/chunks; r++ {
+				for j, x := range A[r*cols : r*cols+cols] {
+					row[j] = float64(x)
+				}
+				for i, xi := range row {
+					if xi == 0 {
+						continue
+					}
+					gi := g[i*cols+i : i*cols+cols]
+					for j, y := range row[i:] {
+						gi[j] += xi * y
+					}
+				}
 			}
-			for r := 0; r < rows; r++ {
-				col[r] -= d * float64(A[r*cols+p])
+			parts[c] = g
+		})
+		G := parts[0]
+		for _, p := range parts[1:] {
+			for i := range G {
+				G[i] += p[i]
 			}
 		}
-		var n float64
-		for _, x := range col {
-			n += x * x
-		}
-		n = math.Sqrt(n)
-		if n < 1e-12 {
-			n = 1
-		}
-		for r := 0; r < rows; r++ {
-			A[r*cols+c] = float32(col[r] / n)
+		Rinv := upperInverse(cholesky(G, cols), cols)
+		parallel(threads, chunks, func(c int) {
+			x := make([]float64, cols)
+			for r := c * rows / chunks; r < (c+1)*rows/chunks; r++ {
+				row := A[r*cols : r*cols+cols]
+				// x = row · R⁻¹
+				for j := range x {
+					x[j] = 0
+				}
+				for k, v := range row {
+					if v == 0 {
+						continue
+					}
+					rk := float64(v)
+					ri := Rinv[k*cols+k : k*cols+cols]
+					xs := x[k:]
+					for j, y := range ri {
+						xs[j] += rk * y
+					}
+				}
+				for j := range row {
+					row[j] = float32(x[j])
+				}
+			}
+		})
+	}
+}
+
+// cholesky returns the upper-triangular R with RᵀR = G (upper triangle of
+// G used). A tiny ridge keeps rank-deficient Gram matrices factorable.
+func cholesky(G []float64, n int) []float64 {
+	var tr float64
+	for i := 0; i < n; i++ {
+		tr += G[i*n+i]
+	}
+	ridge := 1e-10 * math.Max(tr/float64(n), 1e-30)
+	R := make([]float64, n*n)
+	for i := 0; i < n; i++ {
+		for j := i; j < n; j++ {
+			s := G[i*n+j]
+			if i == j {
+				s += ridge
+			}
+			for k := 0; k < i; k++ {
+				s -= R[k*n+i] * R[k*n+j]
+			}
+			if i == j {
+				if s <= ridge {
+					s = ridge
+				}
+				R[i*n+i] = math.Sqrt(s)
+			} else {
+				R[i*n+j] = s / R[i*n+i]
+			}
 		}
 	}
+	return R
+}
+
+// upperInverse inverts the upper-triangular n×n matrix R.
+func upperInverse(R []float64, n int) []float64 {
+	inv := make([]float64, n*n)
+	for i := n - 1; i >= 0; i-- {
+		inv[i*n+i] = 1 / R[i*n+i]
+		for j := i + 1; j < n; j++ {
+			var s float64
+			for k := i + 1; k <= j; k++ {
+				s += R[i*n+k] * inv[k*n+j]
+			}
+			inv[i*n+j] = -s / R[i*n+i]
+		}
+	}
+	return inv
 }
 
 // jacobiEigen diagonalises the symmetric n×n matrix A (row-major, copied)

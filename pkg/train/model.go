@@ -21,35 +21,6 @@ type table struct {
 	E    []float32
 	m, v []float32
 	step int
-	// The last lex dimensions of each row are a fixed unit direction (in
-	// E at init) times a trainable length a[token]; nil when lex is 0.
-	lex       int
-	dir       []float32 // V × lex
-	a, am, av []float32
-}
-
-// freezeTail makes the last lex dimensions of every row keep their current
-// direction; only their length is trained from now on.
-func (t *table) freezeTail(lex int) {
-	if lex <= 0 {
-		return
-	}
-	t.lex = lex
-	t.dir = make([]float32, t.V*lex)
-	t.a = make([]float32, t.V)
-	t.am = make([]float32, t.V)
-	t.av = make([]float32, t.V)
-	for id := 0; id < t.V; id++ {
-		tail := t.E[id*t.D+t.D-lex : id*t.D+t.D]
-		n := norm(tail)
-		t.a[id] = n
-		if n > 0 {
-			d := t.dir[id*lex : id*lex+lex]
-			for j, x := range tail {
-				d[j] = x / n
-			}
-		}
-	}
 }
 
 func newTable(V, D int) *table {
@@ -211,24 +182,11 @@ func (t *table) apply(shards []*sparseGrad, cfg adamConfig, threads int) {
 				}
 			}
 			off := int(id) * t.D
-			free := t.D - t.lex
-			for j, gj := range g[:free] {
+			for j, gj := range g {
 				m := b1*t.m[off+j] + (1-b1)*gj
 				v := b2*t.v[off+j] + (1-b2)*gj*gj
 				t.m[off+j], t.v[off+j] = m, v
 				t.E[off+j] -= lr * m / (float32(math.Sqrt(float64(v))) + eps)
-			}
-			if t.lex > 0 {
-				d := t.dir[int(id)*t.lex : int(id)*t.lex+t.lex]
-				ga := dot(g[free:], d)
-				m := b1*t.am[id] + (1-b1)*ga
-				v := b2*t.av[id] + (1-b2)*ga*ga
-				t.am[id], t.av[id] = m, v
-				t.a[id] -= lr * m / (float32(math.Sqrt(float64(v))) + eps)
-				tail := t.E[off+free : off+t.D]
-				for j, x := range d {
-					tail[j] = t.a[id] * x
-				}
 			}
 		}
 	})

@@ -47,42 +47,43 @@ type Options struct {
 	// located (and downloaded if needed) with `go mod download -json`.
 	BaseTokenizer string
 
-	Dim           int     // embedding dimension; 256
-	Epochs        int     // passes over the (capped) examples; 12
+	Dim           int     // embedding dimension; 512
+	Epochs        int     // passes over the (capped) examples; 8
 	Seed          uint64  // 1
 	Threads       int     // GOMAXPROCS
 	BatchSize     int     // examples per step; 256
 	LearningRate  float64 // Adam step; 0.01
 	Temperature   float64 // softmax temperature over cosines; 0.05
-	HardNegatives int     // BM25 negatives per example; 2
-	HardPool      int     // drawn from the top HardPool BM25 hits; 20
-	MaxPerTool    int     // examples per tool and epoch; 24
+	HardNegatives int     // BM25 negatives per example; 4 (negative: none)
+	// OneWay trains only the query → documents direction of the loss; by
+	// default the document → queries direction is added (half weight
+	// each).
+	OneWay     bool
+	HardPool   int // drawn from the top HardPool BM25 hits; 20
+	MaxPerTool int // examples per tool and epoch; 24
 	// WordNetDir is a WordNet 3.0 database folder (data.noun, ...) whose
 	// (definition → synonyms and hypernyms) pairs are mixed into training
 	// to teach general word relations; "" means none.
 	WordNetDir string
 	// WordNetPerEpoch is the number of WordNet pairs drawn per epoch; 6000.
 	WordNetPerEpoch int
-	HoldOut       float64 // share of labelled tools held out per dataset; 0.1 (negative: none)
-	MinCount      int     // minimum uses of a token to keep it; 2
-	SVDDim        int     // dimensions of the LSA (SVD) part of the init; Dim/2 (negative: none)
-	// FrozenLexical keeps the direction of each row's random part (the
-	// last Dim-SVDDim dimensions) fixed and trains only its length, so
-	// that exact token matches keep their signal.
-	FrozenLexical bool
-	DType         model2vec.DType
-	Exclude       []string // dataset folders to leave out
-	// DatasetWeight scales the per-tool cap of a dataset (for example
-	// clinc150: 0.5); missing datasets count 1.
+	HoldOut         float64 // share of labelled tools held out per dataset; 0.1 (negative: none)
+	MinCount        int     // minimum uses of a token to keep it; 2
+	SVDDim          int     // dimensions of the LSA (SVD) part of the init; Dim/2 (negative: none)
+	DType           model2vec.DType
+	Exclude         []string // dataset folders to leave out
+	// DatasetWeight scales the per-tool cap of a dataset; missing datasets
+	// count 1. nil means {"clinc150": 0.5, "hwu64": 0.5}: the two intent
+	// sets with synthetic descriptions count half.
 	DatasetWeight map[string]float64
 }
 
 func (o *Options) defaults() {
 	if o.Dim <= 0 {
-		o.Dim = 256
+		o.Dim = 512
 	}
 	if o.Epochs <= 0 {
-		o.Epochs = 12
+		o.Epochs = 8
 	}
 	if o.Seed == 0 {
 		o.Seed = 1
@@ -102,7 +103,7 @@ func (o *Options) defaults() {
 	if o.HardNegatives < 0 {
 		o.HardNegatives = 0
 	} else if o.HardNegatives == 0 {
-		o.HardNegatives = 2
+		o.HardNegatives = 4
 	}
 	if o.HardPool <= 0 {
 		o.HardPool = 20
@@ -119,7 +120,10 @@ func (o *Options) defaults() {
 		o.HoldOut = 0
 	}
 	if o.MinCount <= 0 {
-		o.MinCount = 2
+		o.MinCount = 3
+	}
+	if o.DatasetWeight == nil {
+		o.DatasetWeight = map[string]float64{"clinc150": 0.5, "hwu64": 0.5}
 	}
 	if o.SVDDim == 0 {
 		o.SVDDim = o.Dim / 2
@@ -143,6 +147,9 @@ type Result struct {
 	PerDataset map[string]Metrics // validation by dataset
 	LossStart  float64            // mean loss of the first epoch
 	LossEnd    float64            // mean loss of the last epoch
+	// QuantMaxErr and QuantMeanErr compare query–document cosines of the
+	// saved (quantised) model with the float model (0 when not saved).
+	QuantMaxErr, QuantMeanErr float64
 }
 
 // Run trains a model with opts, writes it to opts.OutDir (when set) and logs
@@ -232,9 +239,6 @@ func Train(ctx context.Context, opts Options, logw io.Writer) (*Result, error) {
 	tr := newTrainer(opts, corpus, tok, docs, trainPairs, valPairs, heldOut)
 	tr.logf = logf
 	tr.init()
-	if opts.FrozenLexical {
-		tr.tab.freezeTail(opts.Dim - opts.SVDDim)
-	}
 	logf("init: %d×%d table (svd part %d dims)", tr.tab.V, tr.tab.D, opts.SVDDim)
 	res, err := tr.run(ctx)
 	if err != nil {
@@ -268,10 +272,15 @@ func Train(ctx context.Context, opts Options, logw io.Writer) (*Result, error) {
 		if err := model2vec.Save(opts.OutDir, m, opts.DType); err != nil {
 			return nil, fmt.Errorf("train: %w", err)
 		}
-		if m, err = model2vec.LoadDir(opts.OutDir); err != nil {
+		saved, err := model2vec.LoadDir(opts.OutDir)
+		if err != nil {
 			return nil, fmt.Errorf("train: reload: %w", err)
 		}
-		logf("wrote %s (%s, id %s)", opts.OutDir, opts.DType, m.ID())
+		sq, sd := tr.sampleTexts(200, 300)
+		res.QuantMaxErr, res.QuantMeanErr = cosineDrift(m, saved, sq, sd)
+		logf("wrote %s (%s, id %s); query-document cosine change from quantisation: max %.2g, mean %.2g",
+			opts.OutDir, opts.DType, saved.ID(), res.QuantMaxErr, res.QuantMeanErr)
+		m = saved
 	}
 	res.Model = m
 	res.Vocab = len(vocab)
@@ -485,6 +494,82 @@ func (tr *trainer) run(ctx context.Context) (*Result, error) {
 	return res, nil
 }
 
+// softmaxGrad computes the cross-entropy of logits (entries -Inf are
+// masked) against target and writes scale·(softmax - onehot) into grad. It
+// returns the loss times lossScale.
+func softmaxGrad(logits []float32, target int, grad []float32, scale float32, lossScale float64) float64 {
+	maxS := float32(math.Inf(-1))
+	for _, s := range logits {
+		if s > maxS {
+			maxS = s
+		}
+	}
+	var z float64
+	for _, s := range logits {
+		if !math.IsInf(float64(s), -1) {
+			z += math.Exp(float64(s - maxS))
+		}
+	}
+	logZ := float64(maxS) + math.Log(z)
+	for j, s := range logits {
+		if math.IsInf(float64(s), -1) {
+			grad[j] = 0
+			continue
+		}
+		p := float32(math.Exp(float64(s) - logZ))
+		if j == target {
+			p--
+		}
+		grad[j] = p * scale
+	}
+	return lossScale * (logZ - float64(logits[target]))
+}
+
+// sampleTexts returns up to nq queries (validation first, then training)
+// and nd tool documents.
+func (tr *trainer) sampleTexts(nq, nd int) (queries, docs []string) {
+	for _, p := range tr.val {
+		if len(queries) < nq {
+			queries = append(queries, p.Query)
+		}
+	}
+	for _, p := range tr.pairs {
+		if len(queries) < nq && p.Dataset != "wordnet" {
+			queries = append(queries, p.Query)
+		}
+	}
+	step := max(1, len(tr.corpus.Tools)/nd)
+	for i := 0; i < len(tr.corpus.Tools) && len(docs) < nd; i += step {
+		if t := tr.corpus.Tools[i]; t.Text == "" {
+			docs = append(docs, t.Document())
+		}
+	}
+	return queries, docs
+}
+
+// cosineDrift compares the query–document cosines of two models.
+func cosineDrift(a, b *model2vec.Model, queries, docs []string) (maxErr, meanErr float64) {
+	da := make([][]float32, len(docs))
+	db := make([][]float32, len(docs))
+	for i, d := range docs {
+		da[i], db[i] = a.Embed(d), b.Embed(d)
+	}
+	var n int
+	for _, q := range queries {
+		qa, qb := a.Embed(q), b.Embed(q)
+		for i := range docs {
+			e := math.Abs(float64(dot(qa, da[i]) - dot(qb, db[i])))
+			maxErr = math.Max(maxErr, e)
+			meanErr += e
+			n++
+		}
+	}
+	if n > 0 {
+		meanErr /= float64(n)
+	}
+	return maxErr, meanErr
+}
+
 func perString(per map[string]Metrics) string {
 	names := make([]string, 0, len(per))
 	for k := range per {
@@ -503,6 +588,10 @@ func perString(per map[string]Metrics) string {
 func (tr *trainer) step(batch []example, rng *rand.Rand, adam adamConfig) float64 {
 	D := tr.tab.D
 	invT := float32(1 / tr.opts.Temperature)
+	qWeight := float32(1) // share of the query → documents loss
+	if !tr.opts.OneWay {
+		qWeight = 0.5
+	}
 	// Texts of the batch: queries first, then documents.
 	qLocal := map[int32]int{}
 	dLocal := map[int32]int{}
@@ -557,45 +646,59 @@ func (tr *trainer) step(batch []example, rng *rand.Rand, adam adamConfig) float6
 			}
 		}
 	})
-	// Scores and softmax gradients per example.
+	// Scores (S, masked entries -Inf) and softmax gradients (G) per
+	// example: query → documents.
+	S := make([]float32, len(batch)*nd)
 	G := make([]float32, len(batch)*nd)
 	losses := make([]float64, len(batch))
 	parallel(tr.opts.Threads, len(batch), func(e int) {
 		ex := batch[e]
 		uq := U[qOf[e]*D : qOf[e]*D+D]
-		row := G[e*nd : e*nd+nd]
-		maxS := float32(math.Inf(-1))
+		row := S[e*nd : e*nd+nd]
 		for j := 0; j < nd; j++ {
 			if j != posOf[e] && contains(tr.pairPos[ex.pair], docTools[j]) {
 				row[j] = float32(math.Inf(-1)) // another positive: masked
 				continue
 			}
-			s := dot(uq, U[(nq+j)*D:(nq+j)*D+D]) * invT
-			row[j] = s
-			if s > maxS {
-				maxS = s
-			}
+			row[j] = dot(uq, U[(nq+j)*D:(nq+j)*D+D]) * invT
 		}
-		var z float64
-		for j := 0; j < nd; j++ {
-			if !math.IsInf(float64(row[j]), -1) {
-				z += math.Exp(float64(row[j] - maxS))
-			}
-		}
-		logZ := float64(maxS) + math.Log(z)
-		losses[e] = logZ - float64(row[posOf[e]])
-		for j := 0; j < nd; j++ {
-			if math.IsInf(float64(row[j]), -1) {
-				row[j] = 0
-				continue
-			}
-			p := float32(math.Exp(float64(row[j]) - logZ))
-			if j == posOf[e] {
-				p--
-			}
-			row[j] = p * invT
-		}
+		losses[e] = softmaxGrad(row, posOf[e], G[e*nd:e*nd+nd], invT*qWeight, 1)
 	})
+	if !tr.opts.OneWay {
+		// Document → queries: for each example, its positive document
+		// against the batch's queries that it does not answer. Columns
+		// are disjoint per goroutine.
+		exOfDoc := make([][]int, nd)
+		for e := range batch {
+			exOfDoc[posOf[e]] = append(exOfDoc[posOf[e]], e)
+		}
+		parallel(tr.opts.Threads, nd, func(j int) {
+			if len(exOfDoc[j]) == 0 {
+				return
+			}
+			col := make([]float32, len(batch))
+			gcol := make([]float32, len(batch))
+			for _, e := range exOfDoc[j] {
+				for e2 := range batch {
+					if e2 != e && contains(tr.pairPos[batch[e2].pair], docTools[j]) {
+						col[e2] = float32(math.Inf(-1))
+						continue
+					}
+					// Unmasked query-side entries hold the score; a
+					// query-side mask (another positive of e2) cannot
+					// happen here because doc j is not a positive of e2.
+					col[e2] = S[e2*nd+j]
+				}
+				for k := range gcol {
+					gcol[k] = 0
+				}
+				losses[e] += softmaxGrad(col, e, gcol, invT*(1-qWeight), 1)
+				for e2, g := range gcol {
+					G[e2*nd+j] += g
+				}
+			}
+		})
+	}
 	// Gradients with respect to the normalised vectors, then the raw sums.
 	GU := make([]float32, nt*D)
 	exOfQ := make([][]int, nq)

@@ -122,6 +122,9 @@ func TestTrainLearnsSyntheticTools(t *testing.T) {
 	if !(res.LossEnd < 0.5*res.LossStart) {
 		t.Fatalf("loss did not drop: first epoch %.4f, last %.4f\n%s", res.LossStart, res.LossEnd, log.String())
 	}
+	if res.QuantMaxErr <= 0 || res.QuantMaxErr > 0.03 {
+		t.Fatalf("int8 changed query-document cosines by up to %v", res.QuantMaxErr)
+	}
 	m, err := model2vec.LoadDir(out)
 	if err != nil {
 		t.Fatal(err)
