@@ -34,17 +34,18 @@ type Config struct {
 	// fallback path).
 	NoDense bool
 	// The retriever settings (see retrieve.Config).
-	Weights       retrieve.Weights
-	Fusion        string
-	SemanticNorm  string
-	FieldWeights  retrieve.FieldWeights
-	ServerWeight  float64 // 0: the retriever's default; negative: off
-	Decompose     bool
-	Merge         string
-	PRF           bool
-	Synonyms      bool
-	SynonymWeight float64
-	Reranker      retrieve.Reranker
+	Weights           retrieve.Weights
+	Fusion            string
+	SemanticNorm      string
+	FieldWeights      retrieve.FieldWeights
+	ServerWeight      float64 // 0: the retriever's default; negative: off
+	Decompose         bool
+	Merge             string
+	PRF               bool
+	Synonyms          bool
+	SynonymWeight     float64
+	SemanticWholeOnly bool
+	Reranker          retrieve.Reranker
 }
 
 // Options configure Run and Ablation.
@@ -154,7 +155,7 @@ func (e *env) run(ctx context.Context, c Config) (Report, error) {
 	}
 	rc := retrieve.Config{
 		Tools: e.st, Weights: c.Weights, Fusion: c.Fusion, SemanticNorm: c.SemanticNorm, FieldWeights: c.FieldWeights,
-		ServerWeight: c.ServerWeight, Decompose: c.Decompose, Merge: c.Merge, PRF: c.PRF, Synonyms: c.Synonyms, SynonymWeight: c.SynonymWeight,
+		ServerWeight: c.ServerWeight, Decompose: c.Decompose, Merge: c.Merge, PRF: c.PRF, Synonyms: c.Synonyms, SynonymWeight: c.SynonymWeight, SemanticWholeOnly: c.SemanticWholeOnly,
 		Reranker: c.Reranker,
 	}
 	rep := Report{Dataset: e.ds.Name, Config: c.Name, Tools: len(e.ds.Tools)}
@@ -284,6 +285,7 @@ func DefaultAblation() []Config {
 		Config{Name: "dense-flat", Weights: semOnly, ServerWeight: -1},
 		Config{Name: "hybrid-flat", ServerWeight: -1},
 		Config{Name: "hybrid"},
+		Config{Name: "hybrid-wholeonly", SemanticWholeOnly: true},
 		Config{Name: "hybrid-rrf", Fusion: retrieve.FusionRRF},
 		Config{Name: "hybrid-ref", Weights: ref, SemanticNorm: retrieve.NormNone},
 		Config{Name: "hashing-hybrid-ref", Embedder: hashing, Weights: ref, SemanticNorm: retrieve.NormNone},

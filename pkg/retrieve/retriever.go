@@ -121,6 +121,12 @@ type Config struct {
 	// steps, "; ") into sub-queries whose rankings are merged with Merge.
 	Decompose bool
 	Merge     string // MergeRoundRobin (default), MergeMax or MergeRRF
+	// By default the semantic signal of a multi-step request (one that
+	// Decompose splits) is the best cosine of the whole request or any of
+	// its steps, and each step nominates dense candidates; the keyword
+	// signal and the ranking stay those of the whole request.
+	// SemanticWholeOnly turns this off: the whole request's cosine only.
+	SemanticWholeOnly bool
 	// PRF enables pseudo-relevance feedback: the best keyword terms of the
 	// first-pass top tools are added to the keyword query.
 	PRF bool
@@ -463,6 +469,11 @@ func (r *Retriever) rank(ctx context.Context, snap *snapshot, dense *denseState,
 				c.semantic, c.hasSem = float64(vindex.Dot(qv, v)), true
 			}
 		}
+		if !r.cfg.SemanticWholeOnly {
+			if err := r.partSimilarity(ctx, dense, byKey, snap, query, qv, cands, get, allow); err != nil {
+				return nil, err
+			}
+		}
 		normalizeSemantic(cands, r.cfg.SemanticNorm)
 	}
 
@@ -530,6 +541,47 @@ func (r *Retriever) fuse(list []*candidate) {
 				r.cfg.ServerWeight*c.server + c.penalty
 		}
 	}
+}
+
+// partSimilarity raises each candidate's cosine to the best of the whole
+// query (qv) and the steps of a multi-step query, after adding each step's
+// dense shortlist to the candidates.
+func (r *Retriever) partSimilarity(ctx context.Context, dense *denseState, byKey map[int64]*kdoc, snap *snapshot,
+	query string, qv []float32, cands map[*kdoc]*candidate, get func(*kdoc) *candidate, allow func(int64) bool) error {
+	parts := Decompose(query)
+	if len(parts) < 2 {
+		return nil
+	}
+	k := min(snap.nVisible, r.cfg.Candidates)
+	vecs := [][]float32{qv}
+	for _, part := range parts {
+		pv, err := r.cfg.Embedder.EmbedQuery(ctx, part)
+		if err != nil {
+			return fmt.Errorf("retrieve: embedding a step of the query: %w", err)
+		}
+		vecs = append(vecs, pv)
+		for _, h := range dense.ix.Search(pv, k, allow) {
+			if d := byKey[h.ID]; d != nil && snap.allowed[d.slot] {
+				get(d)
+			}
+		}
+	}
+	for d, c := range cands {
+		key := vindex.ToolKey(d.tool.ID)
+		if byKey[key] != d {
+			continue
+		}
+		v, ok := dense.ix.Vector(key)
+		if !ok {
+			continue
+		}
+		best := math.Inf(-1)
+		for _, x := range vecs {
+			best = math.Max(best, float64(vindex.Dot(x, v)))
+		}
+		c.semantic, c.hasSem = best, true
+	}
+	return nil
 }
 
 // normalizeSemantic records each candidate's cosine and rescales its
