@@ -1,0 +1,51 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"io"
+	"strings"
+
+	"github.com/toolrag/mcp-gateway/pkg/model2vec"
+	"github.com/toolrag/mcp-gateway/pkg/train"
+)
+
+func init() {
+	register("train", "train the builtin tool-retrieval embedding model from (query, tool) pairs (make model)", func(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+		fs := flag.NewFlagSet("train", flag.ContinueOnError)
+		fs.SetOutput(stderr)
+		var o train.Options
+		fs.StringVar(&o.TrainDir, "data", "../shared/train", "folder of datasets (each with tools.jsonl and pairs.jsonl)")
+		fs.StringVar(&o.OutDir, "out", "pkg/toolmodel/model", "where to write the Model2Vec model directory")
+		fs.StringVar(&o.BaseTokenizer, "tokenizer", "", "BERT-style tokenizer.json to prune (default: the all-MiniLM-L6-v2 vocabulary from the Go module proxy)")
+		fs.IntVar(&o.Dim, "dim", 0, "embedding dimension (default 512)")
+		fs.IntVar(&o.Epochs, "epochs", 0, "training epochs (default 8)")
+		seed := fs.Uint64("seed", 1, "random seed (same seed, same model)")
+		fs.IntVar(&o.Threads, "threads", 0, "worker goroutines (default GOMAXPROCS)")
+		fs.StringVar(&o.WordNetDir, "wordnet", "", "WordNet 3.0 database folder for extra word-relation pairs (e.g. /usr/share/wordnet)")
+		dtype := fs.String("dtype", "i8", "stored table type: f32, f16 or i8")
+		exclude := fs.String("exclude", "", "comma-separated dataset folders to leave out")
+		if err := fs.Parse(args); err != nil {
+			return err
+		}
+		if o.TrainDir == "" {
+			return errors.New("train: --data is required")
+		}
+		o.Seed = *seed
+		switch strings.ToLower(*dtype) {
+		case "f32":
+			o.DType = model2vec.F32
+		case "f16":
+			o.DType = model2vec.F16
+		case "i8":
+			o.DType = model2vec.I8
+		default:
+			return errors.New("train: --dtype must be f32, f16 or i8")
+		}
+		if *exclude != "" {
+			o.Exclude = strings.Split(*exclude, ",")
+		}
+		return train.Run(ctx, o, stderr)
+	})
+}
