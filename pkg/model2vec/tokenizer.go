@@ -120,9 +120,10 @@ func ParseTokenizer(data []byte) (*Tokenizer, error) {
 	}
 	t := &Tokenizer{vocab: f.Model.Vocab, unk: -1, prefix: "##", maxChars: 100}
 	maxID := -1
+	limit := 2*len(f.Model.Vocab) + 1024 // ids are dense in practice; bounds the table
 	for tok, id := range f.Model.Vocab {
-		if id < 0 || id > 50_000_000 {
-			return nil, fmt.Errorf("tokenizer.json: token %q has id %d out of range", tok, id)
+		if id < 0 || id >= limit {
+			return nil, fmt.Errorf("tokenizer.json: token %q has id %d, out of range for a vocabulary of %d tokens", tok, id, len(f.Model.Vocab))
 		}
 		if id > maxID {
 			maxID = id

@@ -90,6 +90,7 @@ func TestParseTokenizerErrors(t *testing.T) {
 		{"empty vocab", `{"model":{"type":"WordPiece","vocab":{}}}`, "vocabulary is empty"},
 		{"unk missing", `{"model":{"type":"WordPiece","unk_token":"[UNK]","vocab":{"a":0}}}`, `"[UNK]" is not in the vocabulary`},
 		{"negative id", `{"model":{"type":"WordPiece","vocab":{"a":-1}}}`, "out of range"},
+		{"huge id", `{"model":{"type":"WordPiece","vocab":{"a":49999999}}}`, "out of range"},
 		{"duplicate id", `{"model":{"type":"WordPiece","vocab":{"a":0,"b":0}}}`, "share id 0"},
 		{"bad normalizer", `{"normalizer":{"type":"Precompiled"},"model":{"type":"WordPiece","vocab":{"a":0}}}`, `normalizer type "Precompiled"`},
 		{"bad pre-tokenizer", `{"pre_tokenizer":{"type":"Metaspace"},"model":{"type":"WordPiece","vocab":{"a":0}}}`, `pre_tokenizer type "Metaspace"`},
