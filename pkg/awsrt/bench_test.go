@@ -587,6 +587,10 @@ func BenchmarkProcessColdStart(b *testing.B) {
 			"TOOL_RAG_DYNAMODB_ENDPOINT=" + testenv.DynamoDB(b), "TOOL_RAG_S3_ENDPOINT=" + e.s3.URL,
 			"TOOLRAG_LOG_LEVEL=warn",
 		}
+		// GC tuning of the function, e.g. TOOLRAG_BENCH_FUNCTION_GOGC=400.
+		if v := os.Getenv("TOOLRAG_BENCH_FUNCTION_GOGC"); v != "" {
+			cmd.Env = append(cmd.Env, "GOGC="+v)
+		}
 		var stderr bytes.Buffer
 		cmd.Stderr = &stderr
 		diag := func() string {
