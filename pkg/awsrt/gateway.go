@@ -66,14 +66,16 @@ type Gateway struct {
 	started       time.Time
 	cold          ColdStart
 
-	refreshMu   sync.Mutex
-	nextCheck   atomic.Int64 // unix nanoseconds of the next lazy refresh
-	refreshes   atomic.Int64
-	loadedGen   int64
-	catalogAt   time.Time
-	healthAt    time.Time
-	indexErr    string // last index error logged (logged once)
-	noIndexSaid bool
+	refreshMu sync.Mutex
+	nextCheck atomic.Int64 // unix nanoseconds of the next lazy refresh
+	refreshes atomic.Int64
+	loadedGen int64
+	catalogAt time.Time
+	healthAt  time.Time
+	indexErr  string // last index error logged (logged once); under refreshMu
+	// indexErrShown is indexErr for /tool-rag/health.
+	indexErrShown atomic.Pointer[string]
+	noIndexSaid   bool
 }
 
 // ColdStart is where NewGateway spent its time.
@@ -308,6 +310,8 @@ func (g *Gateway) noteIndex(err error) {
 		}
 		g.indexErr, g.noIndexSaid = "", false
 	}
+	shown := g.indexErr
+	g.indexErrShown.Store(&shown)
 }
 
 // reloadCatalog re-reads the registry (upstream URLs) and the catalog:
@@ -387,8 +391,8 @@ func (g *Gateway) healthFields(ctx context.Context) map[string]any {
 	if p, ok := g.indexPointer(); ok {
 		out["index_pointer"] = p
 	}
-	if g.indexErr != "" {
-		out["index_error"] = g.indexErr
+	if e := g.indexErrShown.Load(); e != nil && *e != "" {
+		out["index_error"] = *e
 	}
 	return out
 }
