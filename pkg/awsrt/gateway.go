@@ -167,7 +167,6 @@ func NewGateway(ctx context.Context, cfg Config) (*Gateway, error) {
 	mux.Handle(env.MCPPath, auth.Middleware(authCfg, g.MCP.Handler(gateway.HTTPOptions{
 		SessionIDs: ids, MaxBodyBytes: env.MaxBodyBytes,
 		Options: []server.StreamableHTTPOption{
-			server.WithEventStore(relayEvents{}),
 			server.WithSessionIdleTTL(sessionStateIdle),
 		},
 	})))

@@ -38,7 +38,8 @@ func (g *Gateway) Handler(o HTTPOptions) http.Handler {
 	if o.MaxJSONDepth <= 0 {
 		o.MaxJSONDepth = 64
 	}
-	opts := append([]server.StreamableHTTPOption{}, o.Options...)
+	// relayEvents first, so that an event store in o.Options replaces it.
+	opts := append([]server.StreamableHTTPOption{server.WithEventStore(relayEvents{})}, o.Options...)
 	if o.SessionIDs != nil {
 		opts = append(opts, server.WithSessionIdManager(o.SessionIDs))
 	}
@@ -151,3 +152,26 @@ func sessionID(ctx context.Context) string {
 	}
 	return ""
 }
+
+// relayEvents is an mcp-go EventStore that records nothing. It is there for
+// its effect on the POST path: without an event store, mcp-go's
+// notification forwarder can take a notification off the session channel
+// just as the handler returns, find the request finished and drop it, so a
+// find_tools response would sometimes lack notifications/tools/list_changed
+// (and a relayed progress notification could be lost). With an event
+// store, the request waits for the forwarder and every notification is
+// written before the result. Events get no ids, so nothing is offered for
+// resumption.
+type relayEvents struct{}
+
+var _ server.EventStore = relayEvents{}
+
+func (relayEvents) StoreEvent(context.Context, string, string, json.RawMessage) (string, error) {
+	return "", nil
+}
+
+func (relayEvents) ReplayEventsAfter(context.Context, string, string, func(string, json.RawMessage) error) (string, error) {
+	return "", server.ErrUnknownEventID
+}
+
+func (relayEvents) PurgeSession(context.Context, string) error { return nil }
