@@ -8,9 +8,12 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -686,5 +689,40 @@ func TestDecodeServerConfig(t *testing.T) {
 	}
 	if errors.Is(err, nil) && !strings.Contains(string(raw), `"timeout":"45s"`) {
 		t.Fatalf("encoded %s", raw)
+	}
+}
+
+// S3 unavailable at cold start: the gateway starts anyway, answers with the
+// keyword fallback over the DynamoDB tool records, and loads the index at
+// the next refresh once S3 answers again.
+func TestS3UnavailableAtColdStart(t *testing.T) {
+	e := newTestEnv(t)
+	e.register(t, "echo", startEcho(t))
+	e.sync(t, "")
+
+	var down atomic.Bool
+	down.Store(true)
+	target, _ := url.Parse(e.s3.URL)
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	flaky := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if down.Load() {
+			http.Error(w, `<Error><Code>ServiceUnavailable</Code><Message>injected</Message></Error>`, http.StatusServiceUnavailable)
+			return
+		}
+		proxy.ServeHTTP(w, r)
+	}))
+	defer flaky.Close()
+
+	g := e.gateway(t, func(c *Config) { c.S3, c.S3Endpoint = nil, flaky.URL })
+	h := Dispatch(g, LambdaOptions{})
+	tools, fallback := retrieveREST(t, h, agentSecret, `{"query":"reverse the characters of a text"}`)
+	if !fallback || len(tools) == 0 || tools[0] != "echo__reverse" {
+		t.Fatalf("S3 down at cold start: %v fallback=%v; want keyword results with fallback_used=true", tools, fallback)
+	}
+	down.Store(false)
+	e.clock.Advance(g.cfg.IndexRefresh)
+	tools, fallback = retrieveREST(t, h, agentSecret, `{"query":"reverse the characters of a text"}`)
+	if fallback || len(tools) == 0 || tools[0] != "echo__reverse" {
+		t.Fatalf("after S3 came back: %v fallback=%v; want the vector index", tools, fallback)
 	}
 }
