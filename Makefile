@@ -9,7 +9,7 @@ LAMBDAS := gateway sync health
 LAMBDA_ARCH ?= arm64
 FUZZTIME ?= 60s
 
-.PHONY: run test test-go test-infra synth deps build build-lambdas build-bridge deploy eval bench-index model fuzz bench vet config localstack-up localstack-down provision clean
+.PHONY: run test test-go test-infra synth deps build build-lambdas build-bridge deploy eval bench-index bench-aws model fuzz bench vet config localstack-up localstack-down provision clean
 
 ## run: start the gateway on 0.0.0.0:8765 with config/ (examples copied on first run)
 run: config
@@ -75,6 +75,10 @@ eval:
 ## bench-index: Go flat index vs Debian's python3-faiss, single-query latency
 bench-index:
 	TOOLRAG_BENCH=1 $(GO) test ./pkg/vindex -run TestFaissSpeedComparison -v
+
+## bench-aws: Lambda cold start and warm latency (gofakes3 + DynamoDB Local)
+bench-aws:
+	$(GO) test -run '^$$' -bench 'ColdStart|Warm' -benchtime 5x ./pkg/awsrt/
 
 ## fuzz: run every fuzz target for FUZZTIME (default 60s)
 fuzz:
