@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"runtime"
 	"sync"
 	"unicode"
 	"unicode/utf8"
@@ -71,29 +70,7 @@ func (b *builtin) EmbedQuery(ctx context.Context, text string) ([]float32, error
 }
 
 func (b *builtin) EmbedDocuments(ctx context.Context, texts []string) ([][]float32, error) {
-	out := make([][]float32, len(texts))
-	workers := runtime.GOMAXPROCS(0)
-	if workers > len(texts)/64+1 {
-		workers = len(texts)/64 + 1
-	}
-	var wg sync.WaitGroup
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func(w int) {
-			defer wg.Done()
-			for i := w; i < len(texts); i += workers {
-				if i%256 == 0 && ctx.Err() != nil {
-					return
-				}
-				out[i] = b.embed(texts[i])
-			}
-		}(w)
-	}
-	wg.Wait()
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	return out, nil
+	return embedAll(ctx, texts, b.embed)
 }
 
 // embed computes one vector. Empty text (no words) gives the zero vector.

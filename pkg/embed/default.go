@@ -3,7 +3,6 @@ package embed
 import (
 	"context"
 	"fmt"
-	"runtime"
 	"sync"
 
 	"github.com/toolrag/mcp-gateway/pkg/toolmodel"
@@ -143,24 +142,5 @@ func (f *fused) EmbedQuery(ctx context.Context, text string) ([]float32, error) 
 }
 
 func (f *fused) EmbedDocuments(ctx context.Context, texts []string) ([][]float32, error) {
-	out := make([][]float32, len(texts))
-	workers := min(runtime.GOMAXPROCS(0), len(texts)/64+1)
-	var wg sync.WaitGroup
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func(w int) {
-			defer wg.Done()
-			for i := w; i < len(texts); i += workers {
-				if i%256 == 0 && ctx.Err() != nil {
-					return
-				}
-				out[i] = f.embed(texts[i])
-			}
-		}(w)
-	}
-	wg.Wait()
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	return out, nil
+	return embedAll(ctx, texts, f.embed)
 }

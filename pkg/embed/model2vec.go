@@ -7,9 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
-	"sync"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
@@ -126,26 +124,7 @@ func (s *staticEmbedder) EmbedQuery(ctx context.Context, text string) ([]float32
 }
 
 func (s *staticEmbedder) EmbedDocuments(ctx context.Context, texts []string) ([][]float32, error) {
-	out := make([][]float32, len(texts))
-	workers := min(runtime.GOMAXPROCS(0), len(texts)/64+1)
-	var wg sync.WaitGroup
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func(w int) {
-			defer wg.Done()
-			for i := w; i < len(texts); i += workers {
-				if i%256 == 0 && ctx.Err() != nil {
-					return
-				}
-				out[i] = s.embed(texts[i])
-			}
-		}(w)
-	}
-	wg.Wait()
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	return out, nil
+	return embedAll(ctx, texts, s.embed)
 }
 
 // parseS3URI splits s3://bucket/prefix.
