@@ -12,6 +12,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
+
+	"github.com/toolrag/mcp-gateway/internal/redact"
 )
 
 // DefaultBedrockModel is Amazon Titan Text Embeddings V2.
@@ -172,7 +174,7 @@ func (e *bedrockEmbedder) embedOne(ctx context.Context, text string) ([]float32,
 	}
 	var resp titanResponse
 	if err := json.Unmarshal(out.Body, &resp); err != nil {
-		return nil, fmt.Errorf("embed: Bedrock model %s answered with malformed JSON (%v): %s", e.cfg.ModelID, err, snippet(out.Body, ""))
+		return nil, fmt.Errorf("embed: Bedrock model %s answered with malformed JSON (%v): %s", e.cfg.ModelID, err, redact.Snippet(out.Body, ""))
 	}
 	if len(resp.Embedding) != e.cfg.Dim {
 		return nil, fmt.Errorf("embed: Bedrock model %s returned a %d-dimensional embedding, want %d", e.cfg.ModelID, len(resp.Embedding), e.cfg.Dim)

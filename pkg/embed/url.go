@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/toolrag/mcp-gateway/internal/redact"
 )
 
 // Defaults of the url embedder.
@@ -242,7 +244,7 @@ func (e *urlEmbedder) attempt(ctx context.Context, body []byte, n int) (vecs [][
 		return nil, retryAfter, &retryableError{fmt.Errorf("embed: reading the answer of %s: %w", e.cfg.Endpoint, err)}
 	}
 	if resp.StatusCode != http.StatusOK {
-		err := fmt.Errorf("embed: %s answered %s: %s", e.cfg.Endpoint, resp.Status, snippet(raw, e.cfg.APIKey))
+		err := fmt.Errorf("embed: %s answered %s: %s", e.cfg.Endpoint, resp.Status, redact.Snippet(raw, e.cfg.APIKey))
 		if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusRequestTimeout || resp.StatusCode >= 500 {
 			return nil, parseRetryAfter(resp.Header.Get("Retry-After")), &retryableError{err}
 		}
@@ -250,7 +252,7 @@ func (e *urlEmbedder) attempt(ctx context.Context, body []byte, n int) (vecs [][
 	}
 	var parsed embeddingsResponse
 	if err := json.Unmarshal(raw, &parsed); err != nil {
-		return nil, retryAfter, fmt.Errorf("embed: %s answered with malformed JSON (%v): %s", e.cfg.Endpoint, err, snippet(raw, e.cfg.APIKey))
+		return nil, retryAfter, fmt.Errorf("embed: %s answered with malformed JSON (%v): %s", e.cfg.Endpoint, err, redact.Snippet(raw, e.cfg.APIKey))
 	}
 	if len(parsed.Data) != n {
 		return nil, retryAfter, fmt.Errorf("embed: %s returned %d embeddings for %d inputs", e.cfg.Endpoint, len(parsed.Data), n)
@@ -312,23 +314,6 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 	case <-t.C:
 		return nil
 	}
-}
-
-// snippet shortens a response body for an error message and removes the
-// API key should the server echo it.
-func snippet(body []byte, secret string) string {
-	s := strings.TrimSpace(string(body))
-	if secret != "" {
-		s = strings.ReplaceAll(s, secret, "[redacted]")
-	}
-	s = strings.Join(strings.Fields(s), " ")
-	if len(s) > 300 {
-		s = s[:300] + "…"
-	}
-	if s == "" {
-		return "(empty body)"
-	}
-	return s
 }
 
 // scrubErr drops the URL (which may carry credentials in userinfo) from

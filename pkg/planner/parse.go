@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/toolrag/mcp-gateway/internal/redact"
 )
 
 // rawStep and rawPlan accept what chat models actually write: numeric or
@@ -50,11 +52,11 @@ func parseReply(content string) (rawPlan, error) {
 		// Text around the object: take the outermost braces.
 		i, j := strings.IndexByte(s, '{'), strings.LastIndexByte(s, '}')
 		if i < 0 || j <= i {
-			return rawPlan{}, fmt.Errorf("the reply is not a JSON plan: %s", snippet([]byte(content), ""))
+			return rawPlan{}, fmt.Errorf("the reply is not a JSON plan: %s", redact.Snippet([]byte(content), ""))
 		}
 		rp = rawPlan{}
 		if err := json.Unmarshal([]byte(s[i:j+1]), &rp); err != nil {
-			return rawPlan{}, fmt.Errorf("the reply is not a valid JSON plan (%v): %s", err, snippet([]byte(content), ""))
+			return rawPlan{}, fmt.Errorf("the reply is not a valid JSON plan (%v): %s", err, redact.Snippet([]byte(content), ""))
 		}
 	}
 	if rp.Steps == nil && len(rp.Plan) > 0 {
@@ -70,7 +72,7 @@ func parseReply(content string) (rawPlan, error) {
 		}
 	}
 	if rp.Steps == nil {
-		return rawPlan{}, fmt.Errorf("the reply has no \"steps\": %s", snippet([]byte(content), ""))
+		return rawPlan{}, fmt.Errorf("the reply has no \"steps\": %s", redact.Snippet([]byte(content), ""))
 	}
 	return rp, nil
 }

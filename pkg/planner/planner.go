@@ -16,6 +16,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/toolrag/mcp-gateway/internal/redact"
 )
 
 // Config configures the planner.
@@ -335,14 +337,14 @@ func (p *Planner) complete(ctx context.Context, user string) (string, error) {
 		return "", fmt.Errorf("planner: reading the answer of %s: %w", p.cfg.URL, err)
 	}
 	if resp.StatusCode != http.StatusOK {
-		return "", fmt.Errorf("planner: %s answered %s: %s", p.cfg.URL, resp.Status, snippet(raw, p.cfg.APIKey))
+		return "", fmt.Errorf("planner: %s answered %s: %s", p.cfg.URL, resp.Status, redact.Snippet(raw, p.cfg.APIKey))
 	}
 	var cr chatResponse
 	if err := json.Unmarshal(raw, &cr); err != nil {
-		return "", fmt.Errorf("planner: %s answered with malformed JSON (%v): %s", p.cfg.URL, err, snippet(raw, p.cfg.APIKey))
+		return "", fmt.Errorf("planner: %s answered with malformed JSON (%v): %s", p.cfg.URL, err, redact.Snippet(raw, p.cfg.APIKey))
 	}
 	if len(cr.Choices) == 0 {
-		return "", fmt.Errorf("planner: %s answered without choices: %s", p.cfg.URL, snippet(raw, p.cfg.APIKey))
+		return "", fmt.Errorf("planner: %s answered without choices: %s", p.cfg.URL, redact.Snippet(raw, p.cfg.APIKey))
 	}
 	content := messageText(cr.Choices[0].Message.Content)
 	if strings.TrimSpace(content) == "" {
@@ -373,19 +375,4 @@ func messageText(raw json.RawMessage) string {
 		return b.String()
 	}
 	return ""
-}
-
-func snippet(body []byte, secret string) string {
-	s := strings.TrimSpace(string(body))
-	if secret != "" {
-		s = strings.ReplaceAll(s, secret, "[redacted]")
-	}
-	s = strings.Join(strings.Fields(s), " ")
-	if len(s) > 300 {
-		s = s[:300] + "…"
-	}
-	if s == "" {
-		return "(empty body)"
-	}
-	return s
 }

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/toolrag/mcp-gateway/internal/redact"
 )
 
 type urlReranker struct {
@@ -100,11 +102,11 @@ func (r *urlReranker) Rerank(ctx context.Context, query string, docs []string) (
 		return nil, err
 	}
 	if status != http.StatusOK {
-		return nil, fmt.Errorf("rerank: %s answered %d %s: %s", r.cfg.URL, status, http.StatusText(status), snippet(raw, r.cfg.APIKey))
+		return nil, fmt.Errorf("rerank: %s answered %d %s: %s", r.cfg.URL, status, http.StatusText(status), redact.Snippet(raw, r.cfg.APIKey))
 	}
 	results, err := parseResults(raw)
 	if err != nil {
-		return nil, fmt.Errorf("rerank: %s: %w: %s", r.cfg.URL, err, snippet(raw, r.cfg.APIKey))
+		return nil, fmt.Errorf("rerank: %s: %w: %s", r.cfg.URL, err, redact.Snippet(raw, r.cfg.APIKey))
 	}
 	seen := make([]bool, len(sent))
 	for _, res := range results {
@@ -242,19 +244,4 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 	case <-t.C:
 		return nil
 	}
-}
-
-func snippet(body []byte, secret string) string {
-	s := strings.TrimSpace(string(body))
-	if secret != "" {
-		s = strings.ReplaceAll(s, secret, "[redacted]")
-	}
-	s = strings.Join(strings.Fields(s), " ")
-	if len(s) > 300 {
-		s = s[:300] + "…"
-	}
-	if s == "" {
-		return "(empty body)"
-	}
-	return s
 }
