@@ -29,52 +29,14 @@ import (
 	"github.com/toolrag/mcp-gateway/pkg/local"
 )
 
-// buildOnce builds a command of this repository once per test binary.
-type buildOnce struct {
-	once sync.Once
-	path string
-	err  error
-}
-
-var (
-	echoBuild    buildOnce
-	toolragBuild buildOnce
-	binDir       string
-)
-
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "toolrag-reliability")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	binDir = dir
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
-
-func (b *buildOnce) get(t testing.TB, pkg, name string) string {
-	t.Helper()
-	b.once.Do(func() {
-		b.path = filepath.Join(binDir, name)
-		cmd := exec.Command("go", "build", "-o", b.path, pkg)
-		cmd.Dir = testenv.Root(t)
-		if out, err := cmd.CombinedOutput(); err != nil {
-			b.err = fmt.Errorf("go build %s: %v\n%s", pkg, err, out)
-		}
-	})
-	if b.err != nil {
-		t.Fatal(b.err)
-	}
-	return b.path
-}
+// TestMain removes the binaries testenv.GoBinary built.
+func TestMain(m *testing.M) { testenv.Main(m) }
 
 // echoBin returns the servers/echo binary (fault modes via -misbehave).
-func echoBin(t testing.TB) string { return echoBuild.get(t, "./servers/echo", "echo") }
+func echoBin(t testing.TB) string { return testenv.GoBinary(t, "./servers/echo") }
 
 // toolragBin returns the toolrag CLI binary.
-func toolragBin(t testing.TB) string { return toolragBuild.get(t, "./cmd/toolrag", "toolrag") }
+func toolragBin(t testing.TB) string { return testenv.GoBinary(t, "./cmd/toolrag") }
 
 // logBuffer collects the gateway's slog output (debug level) so tests can
 // search it.

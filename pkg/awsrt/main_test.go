@@ -44,10 +44,6 @@ var (
 	ddbOnce   sync.Once
 	ddbClient *dynamodb.Client
 	ddbErr    error
-
-	echoOnce sync.Once
-	echoBin  string
-	echoErr  error
 )
 
 func testDynamo(t testing.TB) *dynamodb.Client {
@@ -60,27 +56,8 @@ func testDynamo(t testing.TB) *dynamodb.Client {
 	return ddbClient
 }
 
-// echoServer builds servers/echo once per test binary.
-func echoServer(t testing.TB) string {
-	t.Helper()
-	echoOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "toolrag-echo")
-		if err != nil {
-			echoErr = err
-			return
-		}
-		echoBin = filepath.Join(dir, "echo")
-		cmd := exec.Command("go", "build", "-o", echoBin, "./servers/echo")
-		cmd.Dir = testenv.Root(t)
-		if out, err := cmd.CombinedOutput(); err != nil {
-			echoErr = fmt.Errorf("build servers/echo: %v\n%s", err, out)
-		}
-	})
-	if echoErr != nil {
-		t.Fatal(echoErr)
-	}
-	return echoBin
-}
+// echoServer returns servers/echo, built once per test binary.
+func echoServer(t testing.TB) string { return testenv.GoBinary(t, "./servers/echo") }
 
 // startEcho runs servers/echo over Streamable HTTP on a free loopback port
 // and returns its MCP URL.

@@ -9,10 +9,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -24,33 +22,8 @@ import (
 	"github.com/toolrag/mcp-gateway/pkg/indexer"
 )
 
-var (
-	echoOnce sync.Once
-	echoBin  string
-	echoErr  error
-)
-
-// echoServer builds servers/echo once per test binary.
-func echoServer(t testing.TB) string {
-	t.Helper()
-	echoOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "toolrag-echo")
-		if err != nil {
-			echoErr = err
-			return
-		}
-		echoBin = filepath.Join(dir, "echo")
-		cmd := exec.Command("go", "build", "-o", echoBin, "./servers/echo")
-		cmd.Dir = testenv.Root(t)
-		if out, err := cmd.CombinedOutput(); err != nil {
-			echoErr = fmt.Errorf("build servers/echo: %v\n%s", err, out)
-		}
-	})
-	if echoErr != nil {
-		t.Fatal(echoErr)
-	}
-	return echoBin
-}
+// echoServer returns servers/echo, built once per test binary.
+func echoServer(t testing.TB) string { return testenv.GoBinary(t, "./servers/echo") }
 
 const testKeys = `keys:
   - id: admin
@@ -588,12 +561,7 @@ func TestUnprefixedServer(t *testing.T) {
 // TestProgressRelay checks that an upstream's progress notifications reach
 // the client under the client's own progress token.
 func TestProgressRelay(t *testing.T) {
-	fixture := filepath.Join(t.TempDir(), "fixture")
-	build := exec.Command("go", "build", "-o", fixture, "./internal/conformance/fixture")
-	build.Dir = testenv.Root(t)
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build fixture: %v\n%s", err, out)
-	}
+	fixture := testenv.GoBinary(t, "./internal/conformance/fixture")
 	e := startGateway(t, fmt.Sprintf("  plain:\n    transport: stdio\n    command: %q\n", fixture), nil)
 	c, notes := connect(t, e.url, "k-plain-admin", true)
 	for _, viaRunTool := range []bool{false, true} {
