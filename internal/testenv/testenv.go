@@ -1,5 +1,5 @@
 // Package testenv locates the external programs the integration tests use
-// (npm MCP servers, Node 22, DynamoDB Local, dynalite, python3-faiss), which
+// (npm MCP servers, Node 22, DynamoDB Local, python3-faiss), which
 // `make test` installs into .tools/ through scripts/deps.sh.
 //
 // When TOOLRAG_REQUIRE_EXTERNAL=1 (set by `make test` and CI) a missing
