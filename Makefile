@@ -9,7 +9,7 @@ LAMBDAS := gateway sync health
 LAMBDA_ARCH ?= arm64
 FUZZTIME ?= 60s
 
-.PHONY: run test test-go test-infra synth deps build build-lambdas build-bridge deploy eval bench-index bench-aws model fuzz bench vet config localstack-up localstack-down provision clean
+.PHONY: run test test-go test-infra synth deps build build-lambdas build-bridge deploy eval eval-dev bench-index bench-aws model fuzz bench vet config localstack-up localstack-down provision clean
 
 ## run: start the gateway on 0.0.0.0:8765 with config/ (examples copied on first run)
 run: config
@@ -71,6 +71,10 @@ provision:
 eval:
 	$(GO) run ./cmd/toolrag eval --dataset ../shared/bench/livemcpbench --dataset ../shared/bench/stabletoolbench
 	$(GO) run ./cmd/toolrag eval --ablation --dataset ../shared/bench/livemcpbench --dataset ../shared/bench/stabletoolbench
+
+## eval-dev: the DEV sets built from ../shared/train (where retrieval defaults are chosen)
+eval-dev:
+	$(GO) test ./pkg/eval -run TestDevSet -v -timeout 60m -args -eval.dev
 
 ## bench-index: Go flat index vs Debian's python3-faiss, single-query latency
 bench-index:
