@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/toolrag/mcp-gateway/pkg/auth"
+	"github.com/toolrag/mcp-gateway/pkg/catalog"
 	"github.com/toolrag/mcp-gateway/pkg/config"
 	"github.com/toolrag/mcp-gateway/pkg/embed"
 	"github.com/toolrag/mcp-gateway/pkg/gateway"
@@ -55,8 +56,10 @@ type Gateway struct {
 	ready    atomic.Bool
 	syncMu   sync.Mutex
 	lastSync atomic.Pointer[syncer.Report]
-	authC    auth.Counters
-	started  time.Time
+	// catalog counts for /metrics, refreshed after every sync (not per scrape)
+	toolsInDB, staleInDB atomic.Int64
+	authC                auth.Counters
+	started              time.Time
 }
 
 // Options tunes New beyond the environment.
@@ -193,6 +196,16 @@ func (g *Gateway) Sync(ctx context.Context, mode indexer.Mode) (syncer.Report, e
 		return rep, err
 	}
 	g.lastSync.Store(&rep)
+	if tools, err := g.Store.ListTools(ctx); err == nil {
+		stale := 0
+		for _, t := range tools {
+			if t.Status != catalog.StatusActive {
+				stale++
+			}
+		}
+		g.toolsInDB.Store(int64(len(tools)))
+		g.staleInDB.Store(int64(stale))
+	}
 	if err := g.Retriever.Sync(ctx); err != nil {
 		return rep, err
 	}
@@ -318,20 +331,8 @@ func (g *Gateway) healthFields(ctx context.Context) map[string]any {
 func (g *Gateway) registerMetrics() {
 	m := g.Metrics
 	m.Gauge("tools_in_index", func() float64 { return float64(g.Indexer.Stats().ToolsInIndex) })
-	m.Gauge("tools_in_db", func() float64 {
-		tools, _ := g.Store.ListTools(context.Background())
-		return float64(len(tools))
-	})
-	m.Gauge("stale_entries", func() float64 {
-		tools, _ := g.Store.ListTools(context.Background())
-		n := 0
-		for _, t := range tools {
-			if t.Status != "active" {
-				n++
-			}
-		}
-		return float64(n)
-	})
+	m.Gauge("tools_in_db", func() float64 { return float64(g.toolsInDB.Load()) })
+	m.Gauge("stale_entries", func() float64 { return float64(g.staleInDB.Load()) })
 	m.Gauge("active_servers", func() float64 {
 		n := 0
 		for _, id := range g.Upstreams.Servers() {
