@@ -249,6 +249,13 @@ func (g *Gateway) Reload(ctx context.Context) error {
 				g.log.Warn("tool name is taken; exposing it with its server prefix", "tool", t.ID)
 			}
 		}
+		// mcp-go panics on tools with invalid x-mcp-header annotations: such
+		// a tool is not listed or callable by name, but run_tool still
+		// reaches it.
+		if err := mcp.ValidateParamHeaderAnnotations(&mt); err != nil {
+			g.log.Warn("tool cannot be listed by the MCP layer; it stays reachable through run_tool", "tool", t.ID, "error", err)
+			continue
+		}
 		serverTools = append(serverTools, server.ServerTool{Tool: mt, Handler: g.directCallHandler(t.ID)})
 	}
 	g.tools.Store(set)

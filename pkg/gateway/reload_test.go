@@ -1,0 +1,88 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/toolrag/mcp-gateway/pkg/auth"
+	"github.com/toolrag/mcp-gateway/pkg/catalog"
+	"github.com/toolrag/mcp-gateway/pkg/policy"
+	"github.com/toolrag/mcp-gateway/pkg/retrieve"
+	"github.com/toolrag/mcp-gateway/pkg/session"
+	"github.com/toolrag/mcp-gateway/pkg/store"
+)
+
+// A tool whose schema carries an invalid x-mcp-header annotation makes
+// mcp-go panic when it is registered. Reload must survive it: the tool is
+// left out of the MCP tool list and stays reachable through run_tool.
+func TestReloadSurvivesInvalidHeaderAnnotations(t *testing.T) {
+	ctx := context.Background()
+	st, err := store.OpenSQLite(ctx, filepath.Join(t.TempDir(), "c.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	bad := catalog.Tool{Server: "srv", Name: "bad", Description: "bad header annotation",
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"o":{"type":"object","x-mcp-header":"X-Obj"}}}`)}
+	good := catalog.Tool{Server: "srv", Name: "good", Description: "fine",
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"s":{"type":"string"}}}`)}
+	for _, tl := range []*catalog.Tool{&bad, &good} {
+		tl.UpdatedAt = time.Now()
+		catalog.Finalize(tl)
+	}
+	if _, _, err := st.ReplaceServerTools(ctx, catalog.Server{ID: "srv", Status: catalog.StatusActive}, []catalog.Tool{bad, good}); err != nil {
+		t.Fatal(err)
+	}
+	up := &callRecorder{}
+	r, err := retrieve.New(retrieve.Config{Tools: st})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := New(Config{Catalog: st, Upstreams: up, Retriever: r, Sessions: session.NewMemory(),
+		Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Reload(ctx); err != nil { // must not panic
+		t.Fatal(err)
+	}
+	listed := g.MCPServer().ListTools()
+	if _, ok := listed["srv__bad"]; ok {
+		t.Error("the tool with an invalid annotation was registered")
+	}
+	if _, ok := listed["srv__good"]; !ok {
+		t.Error("the valid tool was not registered")
+	}
+	actx := auth.WithPolicy(ctx, policy.Unrestricted())
+	if res := g.call(actx, "srv__bad", map[string]any{}); res.IsError || up.calls != 1 {
+		t.Errorf("run_tool path to the unlisted tool: %+v (calls %d)", res, up.calls)
+	}
+}
+
+// callRecorder is an Upstreams that answers every call with "ok".
+type callRecorder struct{ calls int }
+
+func (c *callRecorder) Servers() []string { return []string{"srv"} }
+func (c *callRecorder) CallTool(context.Context, string, string, map[string]any) (*mcp.CallToolResult, error) {
+	c.calls++
+	return mcp.NewToolResultText("ok"), nil
+}
+func (c *callRecorder) ListPrompts(context.Context, string) ([]mcp.Prompt, error) { return nil, nil }
+func (c *callRecorder) GetPrompt(context.Context, string, string, map[string]string) (*mcp.GetPromptResult, error) {
+	return nil, nil
+}
+func (c *callRecorder) ListResources(context.Context, string) ([]mcp.Resource, error) {
+	return nil, nil
+}
+func (c *callRecorder) ListResourceTemplates(context.Context, string) ([]mcp.ResourceTemplate, error) {
+	return nil, nil
+}
+func (c *callRecorder) ReadResource(context.Context, string, string) (*mcp.ReadResourceResult, error) {
+	return nil, nil
+}
