@@ -19,10 +19,21 @@ func init() {
 		}
 		return local.Run(ctx, local.Options{})
 	})
-	register("sync", "pull tool lists from every upstream into the catalog and rebuild the index, then exit", func(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-		fs := flag.NewFlagSet("sync", flag.ContinueOnError)
+	registerOneShot("sync", "pull tool lists from every upstream into the catalog and rebuild the index, then exit",
+		"incremental", "index rebuild mode: full, incremental or off",
+		func(ctx context.Context, g *local.Gateway, m indexer.Mode) (any, error) { return g.Sync(ctx, m) })
+	registerOneShot("reindex", "rebuild the index from the local catalog (no upstream calls)",
+		"full", "full or incremental",
+		func(ctx context.Context, g *local.Gateway, m indexer.Mode) (any, error) { return g.Reindex(ctx, m) })
+}
+
+// registerOneShot registers a command that builds the local gateway, runs
+// one operation with a --mode flag and prints its result as JSON.
+func registerOneShot(name, summary, defMode, modeHelp string, op func(context.Context, *local.Gateway, indexer.Mode) (any, error)) {
+	register(name, summary, func(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+		fs := flag.NewFlagSet(name, flag.ContinueOnError)
 		fs.SetOutput(stderr)
-		mode := fs.String("mode", "incremental", "index rebuild mode: full, incremental or off")
+		mode := fs.String("mode", defMode, modeHelp)
 		if err := fs.Parse(args); err != nil {
 			return err
 		}
@@ -35,29 +46,7 @@ func init() {
 			return err
 		}
 		defer g.Close()
-		rep, err := g.Sync(ctx, m)
-		if err != nil {
-			return err
-		}
-		return printJSON(stdout, rep)
-	})
-	register("reindex", "rebuild the index from the local catalog (no upstream calls)", func(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-		fs := flag.NewFlagSet("reindex", flag.ContinueOnError)
-		fs.SetOutput(stderr)
-		mode := fs.String("mode", "full", "full or incremental")
-		if err := fs.Parse(args); err != nil {
-			return err
-		}
-		m, err := indexer.ParseMode(*mode)
-		if err != nil {
-			return err
-		}
-		g, err := local.New(ctx, local.Options{})
-		if err != nil {
-			return err
-		}
-		defer g.Close()
-		res, err := g.Reindex(ctx, m)
+		res, err := op(ctx, g, m)
 		if err != nil {
 			return err
 		}
