@@ -265,6 +265,19 @@ func (g *Gateway) Reload(ctx context.Context) error {
 	return nil
 }
 
+// CatalogCounts reports how many catalog tools the last Reload loaded and
+// how many of them are stale (their server was unreachable at the last
+// sync).
+func (g *Gateway) CatalogCounts() (tools, stale int) {
+	set := g.tools.Load()
+	for _, t := range set.byID {
+		if t.Status != catalog.StatusActive {
+			stale++
+		}
+	}
+	return len(set.byID), stale
+}
+
 // mcpTool converts a catalog record to the tool advertised under its
 // merged name.
 func mcpTool(t catalog.Tool) mcp.Tool {

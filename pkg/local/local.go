@@ -19,7 +19,6 @@ import (
 	"time"
 
 	"github.com/toolrag/mcp-gateway/pkg/auth"
-	"github.com/toolrag/mcp-gateway/pkg/catalog"
 	"github.com/toolrag/mcp-gateway/pkg/config"
 	"github.com/toolrag/mcp-gateway/pkg/embed"
 	"github.com/toolrag/mcp-gateway/pkg/gateway"
@@ -196,16 +195,6 @@ func (g *Gateway) Sync(ctx context.Context, mode indexer.Mode) (syncer.Report, e
 		return rep, err
 	}
 	g.lastSync.Store(&rep)
-	if tools, err := g.Store.ListTools(ctx); err == nil {
-		stale := 0
-		for _, t := range tools {
-			if t.Status != catalog.StatusActive {
-				stale++
-			}
-		}
-		g.toolsInDB.Store(int64(len(tools)))
-		g.staleInDB.Store(int64(stale))
-	}
 	if err := g.Retriever.Sync(ctx); err != nil {
 		return rep, err
 	}
@@ -215,6 +204,9 @@ func (g *Gateway) Sync(ctx context.Context, mode indexer.Mode) (syncer.Report, e
 	if err := g.MCP.Reload(ctx); err != nil {
 		return rep, err
 	}
+	tools, stale := g.MCP.CatalogCounts()
+	g.toolsInDB.Store(int64(tools))
+	g.staleInDB.Store(int64(stale))
 	g.ready.Store(true)
 	return rep, nil
 }
