@@ -1,0 +1,242 @@
+// Package secrets resolves the ${VAR} references in upstream server
+// configs: from the process environment first, then from AWS Systems
+// Manager Parameter Store, where VAR is the parameter <prefix>VAR (String
+// or SecureString, read with decryption).
+//
+// A Resolver reads every parameter directly under the prefix with one
+// paginated GetParametersByPath call the first time a name is not in the
+// environment, and caches them for a TTL: a cold start costs one round
+// trip (per 10 parameters) for all secrets, not one per header. After the
+// TTL the next lookup reads them again; if that fails, the last values
+// read keep being served and the failure is logged. Values are never
+// logged, only names.
+package secrets
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/ssm"
+)
+
+// SSMAPI is the part of the SSM client a Resolver uses (*ssm.Client
+// implements it).
+type SSMAPI interface {
+	GetParametersByPath(ctx context.Context, in *ssm.GetParametersByPathInput, optFns ...func(*ssm.Options)) (*ssm.GetParametersByPathOutput, error)
+}
+
+// Config configures a Resolver.
+type Config struct {
+	// Prefix is the parameter path, such as /toolrag/prod/: it starts and
+	// ends with "/", and ${VAR} is read from the parameter <Prefix>VAR.
+	// GetParametersByPath is called with this path exactly, so an IAM
+	// grant on parameter<Prefix>* covers it.
+	Prefix string
+	// Client calls SSM (required).
+	Client SSMAPI
+	// TTL is how long the parameters read are used before they are read
+	// again (default DefaultTTL).
+	TTL time.Duration
+	// Logger receives load and refresh failures, and the names (never the
+	// values) of the parameters read; nil means slog.Default().
+	Logger *slog.Logger
+
+	// LookupEnv reads the process environment; nil means os.LookupEnv.
+	LookupEnv func(string) (string, bool)
+	// Now is the clock of the TTL; nil means time.Now.
+	Now func() time.Time
+}
+
+const (
+	// DefaultTTL is how long parameters are cached when Config.TTL is 0.
+	DefaultTTL = 5 * time.Minute
+	// MaxRetryDelay bounds how long a failed read is remembered: lookups
+	// in between answer with the failure (first read) or the last good
+	// values (refresh) without calling SSM again.
+	MaxRetryDelay = 30 * time.Second
+	// maxPages bounds one read (10 parameters a page).
+	maxPages = 1000
+)
+
+var (
+	nameRE   = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+	prefixRE = regexp.MustCompile(`^/([A-Za-z0-9_.\-]+/)*$`)
+)
+
+// ValidName reports whether name can be a ${VAR} secret name:
+// [A-Za-z_][A-Za-z0-9_]*.
+func ValidName(name string) bool { return nameRE.MatchString(name) }
+
+// Resolver looks up secrets by name. It is safe for concurrent use.
+type Resolver struct {
+	prefix    string
+	client    SSMAPI
+	ttl       time.Duration
+	retry     time.Duration
+	log       *slog.Logger
+	lookupEnv func(string) (string, bool)
+	now       func() time.Time
+
+	mu       sync.Mutex
+	values   map[string]string // VAR → value, from the last good read
+	loaded   bool              // values holds a good read
+	loadedAt time.Time
+	nextTry  time.Time // no SSM call before this, after a failed read
+	lastErr  error     // the failed first read, answered until nextTry
+}
+
+// New checks cfg and returns a Resolver. It does not call SSM.
+func New(cfg Config) (*Resolver, error) {
+	if !prefixRE.MatchString(cfg.Prefix) {
+		return nil, fmt.Errorf("secrets prefix %q is not an SSM parameter path like /toolrag/prod/ (it must start and end with \"/\"; letters, digits and _.- between)", cfg.Prefix)
+	}
+	if cfg.Client == nil {
+		return nil, errors.New("secrets: no SSM client")
+	}
+	if cfg.TTL <= 0 {
+		cfg.TTL = DefaultTTL
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.LookupEnv == nil {
+		cfg.LookupEnv = os.LookupEnv
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	return &Resolver{
+		prefix: cfg.Prefix, client: cfg.Client, ttl: cfg.TTL, retry: min(cfg.TTL, MaxRetryDelay),
+		log: cfg.Logger, lookupEnv: cfg.LookupEnv, now: cfg.Now,
+	}, nil
+}
+
+// Prefix returns the parameter path.
+func (r *Resolver) Prefix() string { return r.prefix }
+
+// ParameterName returns the SSM parameter that holds name.
+func (r *Resolver) ParameterName(name string) string { return r.prefix + name }
+
+// Lookup returns the value of name: the environment variable when it is set
+// and not empty, else the SSM parameter <prefix>name. ok is false when
+// neither exists. err is set when name is not a valid secret name or the
+// parameters could not be read (and were never read before).
+func (r *Resolver) Lookup(ctx context.Context, name string) (value string, ok bool, err error) {
+	if !ValidName(name) {
+		return "", false, fmt.Errorf("%q is not a valid secret name: use letters, digits and _, not starting with a digit", name)
+	}
+	if v, ok := r.lookupEnv(name); ok && v != "" {
+		return v, true, nil
+	}
+	vals, err := r.parameters(ctx)
+	if err != nil {
+		return "", false, err
+	}
+	v, ok := vals[name]
+	return v, ok, nil
+}
+
+// NotFoundError is Value's error for a name that is neither in the
+// environment nor in SSM.
+type NotFoundError struct {
+	Name      string // the ${VAR} name
+	Parameter string // the SSM parameter looked for
+}
+
+func (e *NotFoundError) Error() string {
+	return fmt.Sprintf("neither the environment variable %s nor the SSM parameter %s is set", e.Name, e.Parameter)
+}
+
+// Value is Lookup with a missing secret as a *NotFoundError.
+func (r *Resolver) Value(ctx context.Context, name string) (string, error) {
+	v, ok, err := r.Lookup(ctx, name)
+	if err != nil {
+		return "", err
+	}
+	if !ok {
+		return "", &NotFoundError{Name: name, Parameter: r.ParameterName(name)}
+	}
+	return v, nil
+}
+
+// parameters returns the cached parameters, reading them when there are
+// none yet or they are older than the TTL.
+func (r *Resolver) parameters(ctx context.Context) (map[string]string, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	now := r.now()
+	if r.loaded && now.Sub(r.loadedAt) < r.ttl {
+		return r.values, nil
+	}
+	if now.Before(r.nextTry) {
+		if r.loaded {
+			return r.values, nil // stale, but the refresh failed a moment ago
+		}
+		return nil, r.lastErr
+	}
+	vals, err := r.read(ctx)
+	if err != nil {
+		// A caller that gave up does not make the others wait.
+		if ctx.Err() == nil {
+			r.nextTry = now.Add(r.retry)
+		}
+		if r.loaded {
+			r.log.Warn("could not refresh secrets from SSM; using the values read before",
+				"prefix", r.prefix, "read_at", r.loadedAt, "error", err)
+			return r.values, nil
+		}
+		r.lastErr = err
+		return nil, err
+	}
+	r.values, r.loaded, r.loadedAt, r.lastErr = vals, true, now, nil
+	return vals, nil
+}
+
+// read fetches every parameter directly under the prefix.
+func (r *Resolver) read(ctx context.Context) (map[string]string, error) {
+	in := &ssm.GetParametersByPathInput{
+		Path: aws.String(r.prefix), Recursive: aws.Bool(false), WithDecryption: aws.Bool(true),
+	}
+	p := ssm.NewGetParametersByPathPaginator(r.client, in, func(o *ssm.GetParametersByPathPaginatorOptions) {
+		o.StopOnDuplicateToken = true
+	})
+	vals := map[string]string{}
+	var ignored []string
+	for pages := 0; p.HasMorePages(); pages++ {
+		if pages == maxPages {
+			return nil, fmt.Errorf("reading SSM parameters under %s: more than %d pages", r.prefix, maxPages)
+		}
+		out, err := p.NextPage(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("reading SSM parameters under %s: %w", r.prefix, err)
+		}
+		for _, prm := range out.Parameters {
+			full := aws.ToString(prm.Name)
+			name, ok := strings.CutPrefix(full, r.prefix)
+			if !ok || !ValidName(name) || prm.Value == nil {
+				ignored = append(ignored, full)
+				continue
+			}
+			vals[name] = *prm.Value
+		}
+	}
+	names := make([]string, 0, len(vals))
+	for n := range vals {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	r.log.Info("read secrets from SSM", "prefix", r.prefix, "names", names)
+	if len(ignored) > 0 {
+		r.log.Warn("SSM parameters whose names cannot be a ${VAR} ([A-Za-z_][A-Za-z0-9_]*) are ignored", "prefix", r.prefix, "parameters", ignored)
+	}
+	return vals, nil
+}
