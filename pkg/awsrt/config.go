@@ -26,11 +26,13 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/ssm"
 
 	"github.com/toolrag/mcp-gateway/pkg/config"
 	"github.com/toolrag/mcp-gateway/pkg/dynamo"
 	"github.com/toolrag/mcp-gateway/pkg/embed"
 	"github.com/toolrag/mcp-gateway/pkg/rerank"
+	"github.com/toolrag/mcp-gateway/pkg/secrets"
 )
 
 // Version is reported in initialize and /health.
@@ -78,6 +80,16 @@ type Config struct {
 	// (TOOL_RAG_HEALTH_PARALLEL, default 16).
 	HealthParallel int
 
+	// SecretsPrefix is the SSM parameter path (like /toolrag/prod/) that
+	// ${VAR} in registry headers is read from, as the parameter
+	// <SecretsPrefix>VAR, when VAR is not in the environment
+	// (TOOL_RAG_SECRETS_PREFIX; "" = the environment only).
+	SecretsPrefix string
+	// SecretsTTL is how long the parameters read under SecretsPrefix are
+	// used before they are read again (TOOL_RAG_SECRETS_TTL seconds,
+	// default 300).
+	SecretsTTL time.Duration
+
 	Embed  embed.Config  // TOOL_RAG_EMBEDDER etc.
 	Rerank rerank.Config // TOOL_RAG_RERANKER etc.
 
@@ -85,18 +97,24 @@ type Config struct {
 	DynamoDBEndpoint string // TOOL_RAG_DYNAMODB_ENDPOINT, AWS_ENDPOINT_URL_DYNAMODB, AWS_ENDPOINT_URL
 	S3Endpoint       string // TOOL_RAG_S3_ENDPOINT, AWS_ENDPOINT_URL_S3, AWS_ENDPOINT_URL
 	LambdaEndpoint   string // TOOL_RAG_LAMBDA_ENDPOINT, AWS_ENDPOINT_URL_LAMBDA, AWS_ENDPOINT_URL
+	SSMEndpoint      string // TOOL_RAG_SSM_ENDPOINT, AWS_ENDPOINT_URL_SSM, AWS_ENDPOINT_URL
 
 	// Clients, when set, are used instead of clients built from the
 	// endpoints.
 	DynamoDB *dynamodb.Client
 	S3       *s3.Client
 	Lambda   *lambda.Client
+	SSM      secrets.SSMAPI // used when SecretsPrefix is set
 	// Embedder, when set, is used instead of one built from Embed.
 	Embedder embed.Embedder
 
 	Logger *slog.Logger
 	// Now is the clock of the refresh checks; nil means time.Now.
 	Now func() time.Time
+
+	// secret resolves ${VAR} in registry headers (nil: os.Getenv); set
+	// by secretSource.
+	secret SecretFunc
 }
 
 // Defaults.
@@ -141,9 +159,12 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 		HealthCacheTTL:      seconds("TOOL_RAG_HEALTH_CACHE_TTL", DefaultHealthCacheTTL),
 		CatalogMaxAge:       seconds("TOOL_RAG_CATALOG_REFRESH", DefaultCatalogMaxAge),
 		UpstreamListTimeout: seconds("TOOL_RAG_UPSTREAM_LIST_TIMEOUT", DefaultUpstreamListTimeout),
+		SecretsPrefix:       get("TOOL_RAG_SECRETS_PREFIX"),
+		SecretsTTL:          seconds("TOOL_RAG_SECRETS_TTL", secrets.DefaultTTL),
 		DynamoDBEndpoint:    dynamo.Endpoint(getenv),
 		S3Endpoint:          firstSet(getenv, "TOOL_RAG_S3_ENDPOINT", "AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL"),
 		LambdaEndpoint:      firstSet(getenv, "TOOL_RAG_LAMBDA_ENDPOINT", "AWS_ENDPOINT_URL_LAMBDA", "AWS_ENDPOINT_URL"),
+		SSMEndpoint:         firstSet(getenv, "TOOL_RAG_SSM_ENDPOINT", "AWS_ENDPOINT_URL_SSM", "AWS_ENDPOINT_URL"),
 	}
 	if cfg.Prefix == "" {
 		cfg.Prefix = DefaultPrefix
@@ -168,7 +189,7 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	if cfg.Rerank, err = rerank.ConfigFromEnv(getenv); err != nil {
 		errs = append(errs, err.Error())
 	}
-	for _, ep := range []struct{ name, v string }{{"S3", cfg.S3Endpoint}, {"Lambda", cfg.LambdaEndpoint}, {"DynamoDB", cfg.DynamoDBEndpoint}} {
+	for _, ep := range []struct{ name, v string }{{"S3", cfg.S3Endpoint}, {"Lambda", cfg.LambdaEndpoint}, {"DynamoDB", cfg.DynamoDBEndpoint}, {"SSM", cfg.SSMEndpoint}} {
 		if ep.v == "" {
 			continue
 		}
@@ -296,6 +317,45 @@ func (c *Config) clients(ctx context.Context, m *dynamo.Metrics, needLambda bool
 			}
 		})
 	}
+	return nil
+}
+
+// secretSource sets how ${VAR} in registry headers is resolved: with
+// SecretsPrefix unset, from the environment only (os.Getenv, as before);
+// otherwise from the environment, then the SSM parameters under the
+// prefix, read with SSM (or a client built like the others'). A prefix
+// that is not an SSM path does not stop the function: it is logged, and
+// each header that needs a variable missing from the environment reports
+// it, so that servers without secrets keep working.
+func (c *Config) secretSource(ctx context.Context) error {
+	if c.secret != nil || c.SecretsPrefix == "" {
+		return nil
+	}
+	client := c.SSM
+	if client == nil {
+		ac, err := awsConfig(ctx, c.SSMEndpoint)
+		if err != nil {
+			return err
+		}
+		client = ssm.NewFromConfig(ac, func(o *ssm.Options) {
+			if c.SSMEndpoint != "" {
+				o.BaseEndpoint = aws.String(c.SSMEndpoint)
+			}
+		})
+	}
+	r, err := secrets.New(secrets.Config{Prefix: c.SecretsPrefix, Client: client, TTL: c.SecretsTTL, Logger: c.Logger})
+	if err != nil {
+		err = fmt.Errorf("TOOL_RAG_SECRETS_PREFIX: %w", err)
+		c.Logger.Error("secrets are read from the environment only; registry headers that need others fail", "error", err)
+		c.secret = func(_ context.Context, name string) (string, error) {
+			if v := os.Getenv(name); v != "" {
+				return v, nil
+			}
+			return "", fmt.Errorf("environment variable %s is not set, and %w", name, err)
+		}
+		return nil
+	}
+	c.secret = r.Value
 	return nil
 }
 

@@ -104,6 +104,9 @@ func NewGateway(ctx context.Context, cfg Config) (*Gateway, error) {
 	if err := cfg.clients(ctx, dm, true); err != nil {
 		return nil, err
 	}
+	if err := cfg.secretSource(ctx); err != nil {
+		return nil, err
+	}
 	emb, err := cfg.embedder(ctx)
 	if err != nil {
 		return nil, err
@@ -318,7 +321,7 @@ func (g *Gateway) noteIndex(err error) {
 // when allowCopy and there is one for that index, otherwise from the tools
 // table.
 func (g *Gateway) reloadCatalog(ctx context.Context, allowCopy bool) error {
-	servers, err := loadServers(ctx, g.Registry, g.log)
+	servers, err := loadServers(ctx, g.Registry, g.cfg.secret, g.log)
 	if err != nil {
 		return fmt.Errorf("read the upstream registry: %w", err)
 	}

@@ -38,6 +38,51 @@ func EncodeServerConfig(cfg upstream.ServerConfig) (json.RawMessage, error) {
 // an error, so that the server is reported as misconfigured instead of
 // being called without its credentials.
 func DecodeServerConfig(raw json.RawMessage, getenv func(string) string) (upstream.ServerConfig, error) {
+	return decodeServerConfig(raw, func(h, v string) (string, error) {
+		var missing []string
+		out := os.Expand(v, func(name string) string {
+			val := getenv(name)
+			if val == "" {
+				missing = append(missing, name)
+			}
+			return val
+		})
+		if len(missing) > 0 {
+			return "", fmt.Errorf("header %s needs environment variable %s, which is not set", h, strings.Join(missing, ", "))
+		}
+		return out, nil
+	})
+}
+
+// SecretFunc returns the value of ${NAME} in a registry header, or an
+// error saying why there is none. (*secrets.Resolver).Value is one:
+// environment first, then the SSM parameter <TOOL_RAG_SECRETS_PREFIX>NAME.
+type SecretFunc func(ctx context.Context, name string) (string, error)
+
+// DecodeServerConfigWith is DecodeServerConfig with ${VAR} resolved by
+// secret. A failure makes the entry an error naming the header, the
+// variable and the cause, e.g. "header Authorization needs secret
+// GITHUB_TOKEN: reading SSM parameters under /toolrag/prod/: ...".
+func DecodeServerConfigWith(ctx context.Context, raw json.RawMessage, secret SecretFunc) (upstream.ServerConfig, error) {
+	return decodeServerConfig(raw, func(h, v string) (string, error) {
+		var err error
+		out := os.Expand(v, func(name string) string {
+			if err != nil {
+				return ""
+			}
+			val, e := secret(ctx, name)
+			if e != nil {
+				err = fmt.Errorf("header %s needs secret %s: %w", h, name, e)
+			}
+			return val
+		})
+		return out, err
+	})
+}
+
+// decodeServerConfig parses a registry document and expands its header
+// values (in header order, so that the error is the same on every run).
+func decodeServerConfig(raw json.RawMessage, expand func(header, value string) (string, error)) (upstream.ServerConfig, error) {
 	var doc serverDoc
 	if err := json.Unmarshal(raw, &doc); err != nil {
 		return upstream.ServerConfig{}, fmt.Errorf("config is not a valid server entry: %w", err)
@@ -50,27 +95,27 @@ func DecodeServerConfig(raw json.RawMessage, getenv func(string) string) (upstre
 		}
 		cfg.Timeout = d
 	}
-	for h, v := range cfg.Headers {
-		var missing []string
-		cfg.Headers[h] = os.Expand(v, func(name string) string {
-			val := getenv(name)
-			if val == "" {
-				missing = append(missing, name)
-			}
-			return val
-		})
-		if len(missing) > 0 {
-			return cfg, fmt.Errorf("header %s needs environment variable %s, which is not set", h, strings.Join(missing, ", "))
+	headers := make([]string, 0, len(cfg.Headers))
+	for h := range cfg.Headers {
+		headers = append(headers, h)
+	}
+	sort.Strings(headers)
+	for _, h := range headers {
+		v, err := expand(h, cfg.Headers[h])
+		if err != nil {
+			return cfg, err
 		}
+		cfg.Headers[h] = v
 	}
 	return cfg, cfg.Validate()
 }
 
-// loadServers reads the registry table into upstream configs. An entry
-// that does not decode is kept as a misconfigured server (its calls fail
-// with the reason and a sync marks its tools stale instead of deleting
-// them) and is logged.
-func loadServers(ctx context.Context, reg *dynamo.RegistryStore, log *slog.Logger) (map[string]upstream.ServerConfig, error) {
+// loadServers reads the registry table into upstream configs, resolving
+// ${VAR} in headers with secret (nil: the process environment only). An
+// entry that does not decode is kept as a misconfigured server (its calls
+// fail with the reason and a sync marks its tools stale instead of
+// deleting them) and is logged.
+func loadServers(ctx context.Context, reg *dynamo.RegistryStore, secret SecretFunc, log *slog.Logger) (map[string]upstream.ServerConfig, error) {
 	raw, err := reg.ListServers(ctx)
 	if err != nil {
 		return nil, err
@@ -82,7 +127,12 @@ func loadServers(ctx context.Context, reg *dynamo.RegistryStore, log *slog.Logge
 	}
 	sort.Strings(ids)
 	for _, id := range ids {
-		cfg, err := DecodeServerConfig(raw[id], os.Getenv)
+		var cfg upstream.ServerConfig
+		if secret == nil {
+			cfg, err = DecodeServerConfig(raw[id], os.Getenv)
+		} else {
+			cfg, err = DecodeServerConfigWith(ctx, raw[id], secret)
+		}
 		if err != nil {
 			log.Error("registry entry is unusable; its calls fail until it is fixed", "server", id, "error", err)
 			// An unknown transport makes every call fail with this text.

@@ -86,6 +86,9 @@ func NewSyncer(ctx context.Context, cfg Config) (*Syncer, error) {
 	if err := cfg.clients(ctx, dm, false); err != nil {
 		return nil, err
 	}
+	if err := cfg.secretSource(ctx); err != nil {
+		return nil, err
+	}
 	emb, err := cfg.embedder(ctx)
 	if err != nil {
 		return nil, err
@@ -140,7 +143,7 @@ func (s *Syncer) Run(ctx context.Context, mode indexer.Mode) (SyncReport, error)
 	defer s.mu.Unlock()
 	start := time.Now()
 	var rep SyncReport
-	servers, err := loadServers(ctx, s.Registry, s.log)
+	servers, err := loadServers(ctx, s.Registry, s.cfg.secret, s.log)
 	if err != nil {
 		return rep, fmt.Errorf("sync: read the upstream registry: %w", err)
 	}
@@ -218,6 +221,9 @@ func NewProber(ctx context.Context, cfg Config) (*Prober, error) {
 			return nil, err
 		}
 	}
+	if err := cfg.secretSource(ctx); err != nil {
+		return nil, err
+	}
 	return &Prober{
 		Registry:  dynamo.NewRegistryStore(cfg.DynamoDB, cfg.Tables.Registry),
 		Upstreams: newManager(cfg),
@@ -241,7 +247,7 @@ func (p *Prober) Run(ctx context.Context) (HealthReport, error) {
 	defer p.mu.Unlock()
 	start := time.Now()
 	rep := HealthReport{Up: []string{}, Down: map[string]string{}}
-	servers, err := loadServers(ctx, p.Registry, p.log)
+	servers, err := loadServers(ctx, p.Registry, p.cfg.secret, p.log)
 	if err != nil {
 		return rep, fmt.Errorf("health: read the upstream registry: %w", err)
 	}
