@@ -7,33 +7,26 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/toolrag/mcp-gateway/internal/testenv"
 )
 
 // echoBin is servers/echo, built once for the whole package.
 var echoBin string
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "upstream-test-")
-	if err != nil {
+	var err error
+	if echoBin, err = testenv.BuildGoBinary(".", "github.com/toolrag/mcp-gateway/servers/echo"); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	echoBin = filepath.Join(dir, "echo")
-	out, err := exec.Command("go", "build", "-o", echoBin, "github.com/toolrag/mcp-gateway/servers/echo").CombinedOutput()
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "building servers/echo: %v\n%s", err, out)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
+	testenv.Main(m) // removes the built binary
 }
 
 // syncBuffer is a goroutine-safe log sink.
