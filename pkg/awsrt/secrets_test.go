@@ -77,14 +77,14 @@ func TestRegistrySecretsFromSSM(t *testing.T) {
 		prefix    string
 		params    map[string]string
 		deny      bool
-		wantStale []string // substrings of the sync's stale reason; nil = synced
-		ssmCalls  int
+		wantStale []string // substrings of the sync's stale reason (and the health function's down reason: the first); nil = synced
+		ssmCalls  int      // SSM calls by the sync, gateway (success only) and health functions
 	}{
 		{name: "value from SSM", prefix: prefix, params: map[string]string{prefix + tokenVar: token, prefix + "OTHER": "x"},
 			ssmCalls: 3}, // one read per function instance (sync, gateway, health), not per header
-		{name: "access denied", prefix: prefix, params: map[string]string{prefix + tokenVar: token}, deny: true, ssmCalls: 1,
+		{name: "access denied", prefix: prefix, params: map[string]string{prefix + tokenVar: token}, deny: true, ssmCalls: 2,
 			wantStale: []string{"header Authorization needs secret " + tokenVar + ": reading SSM parameters under " + prefix + ": ", "AccessDeniedException", "not authorized to perform: ssm:GetParametersByPath"}},
-		{name: "parameter missing", prefix: prefix, params: map[string]string{prefix + "OTHER": "x"}, ssmCalls: 1,
+		{name: "parameter missing", prefix: prefix, params: map[string]string{prefix + "OTHER": "x"}, ssmCalls: 2,
 			wantStale: []string{"header Authorization needs secret " + tokenVar + ": neither the environment variable " + tokenVar + " nor the SSM parameter " + prefix + tokenVar + " is set"}},
 		{name: "no prefix: environment only, as before", prefix: "", params: map[string]string{prefix + tokenVar: token}, ssmCalls: 0,
 			wantStale: []string{"header Authorization needs environment variable " + tokenVar + ", which is not set"}},
@@ -149,6 +149,12 @@ func TestRegistrySecretsFromSSM(t *testing.T) {
 					if !strings.Contains(reason, w) {
 						t.Errorf("stale reason %q does not contain %q", reason, w)
 					}
+				}
+				hc := e.config(t)
+				hc.SecretsPrefix, hc.SSM = tc.prefix, fake.Client
+				hr, err := ProbeHealth(context.Background(), hc)
+				if err != nil || !strings.Contains(hr.Down["echo"], tc.wantStale[0]) {
+					t.Fatalf("health: %+v %v; want echo down with %q", hr, err, tc.wantStale[0])
 				}
 				if n := len(proxy.headers()); n != 0 {
 					t.Fatalf("the upstream was called %d times without its credentials", n)
