@@ -141,3 +141,15 @@ func BenchmarkKeywordSync10k(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkKeywordColdSync10k builds the keyword index of 10k tools from
+// scratch, as a cold start does.
+func BenchmarkKeywordColdSync10k(b *testing.B) {
+	c := synthCatalog(10000)
+	for b.Loop() {
+		kw := retrieve.NewKeywordIndex(retrieve.FieldWeights{})
+		if up, _ := kw.Sync(c.tools, c.servers); up != len(c.tools) {
+			b.Fatalf("indexed %d of %d tools", up, len(c.tools))
+		}
+	}
+}

@@ -2,8 +2,10 @@ package retrieve
 
 import (
 	"math"
+	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/toolrag/mcp-gateway/pkg/catalog"
 	"github.com/toolrag/mcp-gateway/pkg/indexer"
@@ -147,9 +149,7 @@ func (ix *KeywordIndex) Sync(tools []catalog.Tool, servers []catalog.Server) (up
 		fresh = append(fresh, &kdoc{tool: p.t, key: p.key})
 	}
 	ix.mu.RUnlock()
-	for _, d := range fresh {
-		d.analyze(srvs[d.tool.Server])
-	}
+	analyzeAll(fresh, srvs)
 
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
@@ -177,23 +177,71 @@ func (ix *KeywordIndex) Sync(tools []catalog.Tool, servers []catalog.Server) (up
 	return updated, removed
 }
 
-func (d *kdoc) analyze(srv catalog.Server) {
+// analyzeAll tokenizes docs on up to GOMAXPROCS goroutines (a cold start
+// indexes the whole catalog at once). The server field is tokenized once
+// per server, and each goroutine stems each distinct word once.
+func analyzeAll(docs []*kdoc, srvs map[string]catalog.Server) {
+	serverTerms := map[string][]string{}
+	cache := stemCache{}
+	for _, d := range docs {
+		id := d.tool.Server
+		if _, ok := serverTerms[id]; !ok {
+			srv := srvs[id]
+			serverTerms[id] = cache.terms(id + " " + srv.Title + " " + srv.Description)
+		}
+	}
+	workers := min(runtime.GOMAXPROCS(0), 1+len(docs)/analyzeChunk)
+	if workers <= 1 {
+		for _, d := range docs {
+			d.analyze(cache, serverTerms[d.tool.Server])
+		}
+		return
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for w := range workers {
+		c := cache
+		if w > 0 {
+			c = stemCache{}
+		}
+		wg.Go(func() {
+			for {
+				end := int(next.Add(analyzeChunk))
+				start := end - analyzeChunk
+				if start >= len(docs) {
+					return
+				}
+				for _, d := range docs[start:min(end, len(docs))] {
+					d.analyze(c, serverTerms[d.tool.Server])
+				}
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// analyzeChunk is how many documents a goroutine of analyzeAll takes at once.
+const analyzeChunk = 256
+
+// analyze fills d's term frequencies and field lengths. serverTerms are
+// the terms of its server's id, title and description (shared, read only).
+func (d *kdoc) analyze(c stemCache, serverTerms []string) {
 	t := d.tool
 	var fields [numFields][]string
-	fields[FieldName] = Terms(t.Name)
-	fields[FieldTitle] = Terms(t.Title)
-	fields[FieldDescription] = Terms(t.Description)
+	fields[FieldName] = c.terms(t.Name)
+	fields[FieldTitle] = c.terms(t.Title)
+	fields[FieldDescription] = c.terms(t.Description)
 	var params []string
 	for _, p := range indexer.SchemaParams(t.InputSchema) {
-		params = append(params, Terms(p.Name)...)
-		params = append(params, Terms(p.Description)...)
+		params = append(params, c.terms(p.Name)...)
+		params = append(params, c.terms(p.Description)...)
 		for _, e := range p.Enum {
-			params = append(params, Terms(e)...)
+			params = append(params, c.terms(e)...)
 		}
 	}
 	fields[FieldParams] = params
-	fields[FieldServer] = Terms(t.Server + " " + srv.Title + " " + srv.Description)
-	fields[FieldTags] = Terms(strings.Join(t.Tags, " "))
+	fields[FieldServer] = serverTerms
+	fields[FieldTags] = c.terms(strings.Join(t.Tags, " "))
 	d.terms = map[string]*[numFields]uint16{}
 	for f, terms := range fields {
 		d.lens[f] = float32(len(terms))

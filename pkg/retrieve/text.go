@@ -14,16 +14,38 @@ import (
 // Japanese or Korean characters, which have no spaces, become overlapping
 // character bigrams. Queries and documents go through the same function.
 func Terms(text string) []string {
+	return stemCache(nil).terms(text)
+}
+
+// stemCache memoises stem for one goroutine: a catalog repeats the same
+// few thousand words over and over, so indexing many documents stems each
+// distinct word once. The nil cache stems every word (queries).
+type stemCache map[string]string
+
+func (c stemCache) stem(w string) string {
+	if c == nil {
+		return stem(w)
+	}
+	s, ok := c[w]
+	if !ok {
+		s = stem(w)
+		c[w] = s
+	}
+	return s
+}
+
+// terms is Terms with the cache.
+func (c stemCache) terms(text string) []string {
 	var out []string
 	for _, w := range catalog.SplitName(text) {
 		if hasCJK(w) {
-			out = appendCJK(out, w)
+			out = c.appendCJK(out, w)
 			continue
 		}
 		if stopWords[w] || len(w) < 2 && !isDigits(w) {
 			continue
 		}
-		out = append(out, stem(w))
+		out = append(out, c.stem(w))
 	}
 	return out
 }
@@ -57,7 +79,7 @@ func hasCJK(w string) bool {
 // appendCJK splits w into its CJK runs (emitted as character bigrams, or the
 // single character of a one-character run) and its other runs (emitted as
 // ordinary words).
-func appendCJK(out []string, w string) []string {
+func (c stemCache) appendCJK(out []string, w string) []string {
 	rs := []rune(w)
 	for i := 0; i < len(rs); {
 		j := i
@@ -69,7 +91,7 @@ func appendCJK(out []string, w string) []string {
 		switch {
 		case !cjk:
 			if s := string(run); !stopWords[s] && len(s) >= 2 {
-				out = append(out, stem(s))
+				out = append(out, c.stem(s))
 			}
 		case len(run) == 1:
 			out = append(out, string(run))
