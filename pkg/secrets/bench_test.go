@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"testing"
 
+	"github.com/toolrag/mcp-gateway/pkg/secrets/smtest"
 	"github.com/toolrag/mcp-gateway/pkg/secrets/ssmtest"
 )
 
@@ -51,5 +52,43 @@ func BenchmarkCachedLookup(b *testing.B) {
 	}
 	if n := len(fake.Requests()); n != 1 {
 		b.Fatalf("%d SSM calls, want 1", n)
+	}
+}
+
+// BenchmarkSecretsManagerRead is a cold lookup with Store secretsmanager:
+// one GetSecretValue to the fake Secrets Manager on loopback through the
+// real SDK client (each further name costs one more).
+func BenchmarkSecretsManagerRead(b *testing.B) {
+	fake := smtest.New(b, map[string]string{prefix + "TOKEN": "value"})
+	noEnv := func(string) (string, bool) { return "", false }
+	b.ReportAllocs()
+	for b.Loop() {
+		r, err := New(Config{Prefix: prefix, Store: StoreSecretsManager, SecretsManager: fake.Client, Logger: slog.New(slog.DiscardHandler), LookupEnv: noEnv})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := r.Value(context.Background(), "TOKEN"); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkSecretsManagerCachedLookup is every later lookup of a name
+// within the TTL.
+func BenchmarkSecretsManagerCachedLookup(b *testing.B) {
+	fake := smtest.New(b, map[string]string{prefix + "TOKEN": "v"})
+	r, err := New(Config{Prefix: prefix, Store: StoreSecretsManager, SecretsManager: fake.Client, Logger: slog.New(slog.DiscardHandler), LookupEnv: func(string) (string, bool) { return "", false }})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := r.Value(ctx, "TOKEN"); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if n := len(fake.Requests()); n != 1 {
+		b.Fatalf("%d Secrets Manager calls, want 1", n)
 	}
 }

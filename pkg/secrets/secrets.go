@@ -1,15 +1,26 @@
 // Package secrets resolves the ${VAR} references in upstream server
-// configs: from the process environment first, then from AWS Systems
-// Manager Parameter Store, where VAR is the parameter <prefix>VAR (String
-// or SecureString, read with decryption).
+// configs: from the process environment first, then from one of two AWS
+// stores, where VAR is the entry <prefix>VAR:
 //
-// A Resolver reads every parameter directly under the prefix with one
-// paginated GetParametersByPath call the first time a name is not in the
-// environment, and caches them for a TTL: a cold start costs one round
-// trip (per 10 parameters) for all secrets, not one per header. After the
-// TTL the next lookup reads them again; if that fails, the last values
-// read keep being served and the failure is logged. Values are never
-// logged, only names.
+//   - AWS Systems Manager Parameter Store (Config.Store "ssm", the
+//     default): the parameter <prefix>VAR (String or SecureString, read
+//     with decryption). A Resolver reads every parameter directly under
+//     the prefix with one paginated GetParametersByPath call the first time
+//     a name is not in the environment, and caches them for a TTL: a cold
+//     start costs one round trip (per 10 parameters) for all secrets, not
+//     one per header.
+//   - AWS Secrets Manager (Config.Store "secretsmanager"): the secret named
+//     <prefix>VAR, read with one GetSecretValue call per name on its first
+//     use and cached per name for the TTL. Its SecretString is the value,
+//     as is: a JSON SecretString (such as {"token":"..."}) is used whole,
+//     not picked apart. A secret that holds SecretBinary is an error.
+//     GetSecretValue is the only call, so an IAM grant of
+//     secretsmanager:GetSecretValue on secret:<prefix>* is all it needs
+//     (ListSecrets and BatchGetSecretValue cannot be scoped to a prefix).
+//
+// After the TTL the next lookup reads again; if that fails, the last values
+// read keep being served, the failure is logged, and the store is not
+// called again for MaxRetryDelay. Values are never logged, only names.
 package secrets
 
 import (
@@ -25,6 +36,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 )
 
@@ -34,20 +46,39 @@ type SSMAPI interface {
 	GetParametersByPath(ctx context.Context, in *ssm.GetParametersByPathInput, optFns ...func(*ssm.Options)) (*ssm.GetParametersByPathOutput, error)
 }
 
+// SecretsManagerAPI is the part of the Secrets Manager client a Resolver
+// uses (*secretsmanager.Client implements it).
+type SecretsManagerAPI interface {
+	GetSecretValue(ctx context.Context, in *secretsmanager.GetSecretValueInput, optFns ...func(*secretsmanager.Options)) (*secretsmanager.GetSecretValueOutput, error)
+}
+
+// The stores a Resolver reads (Config.Store).
+const (
+	StoreSSM            = "ssm"
+	StoreSecretsManager = "secretsmanager"
+)
+
 // Config configures a Resolver.
 type Config struct {
-	// Prefix is the parameter path, such as /toolrag/prod/: it starts and
-	// ends with "/", and ${VAR} is read from the parameter <Prefix>VAR.
-	// GetParametersByPath is called with this path exactly, so an IAM
-	// grant on parameter<Prefix>* covers it.
+	// Prefix is what ${VAR} is prefixed with to name its entry in the
+	// store, such as /toolrag/prod/. For SSM it is a parameter path: it
+	// starts and ends with "/", and GetParametersByPath is called with it
+	// exactly, so an IAM grant on parameter<Prefix>* covers it. For
+	// Secrets Manager it ends with "/" (the leading "/" is optional), and
+	// ${VAR} is the secret named <Prefix>VAR.
 	Prefix string
-	// Client calls SSM (required).
+	// Store is StoreSSM ("" means it too) or StoreSecretsManager.
+	Store string
+	// Client calls SSM (required when Store is StoreSSM).
 	Client SSMAPI
-	// TTL is how long the parameters read are used before they are read
+	// SecretsManager calls Secrets Manager (required when Store is
+	// StoreSecretsManager).
+	SecretsManager SecretsManagerAPI
+	// TTL is how long the values read are used before they are read
 	// again (default DefaultTTL).
 	TTL time.Duration
 	// Logger receives load and refresh failures, and the names (never the
-	// values) of the parameters read; nil means slog.Default().
+	// values) of the parameters or secrets read; nil means slog.Default().
 	Logger *slog.Logger
 
 	// LookupEnv reads the process environment; nil means os.LookupEnv.
@@ -57,11 +88,11 @@ type Config struct {
 }
 
 const (
-	// DefaultTTL is how long parameters are cached when Config.TTL is 0.
+	// DefaultTTL is how long values are cached when Config.TTL is 0.
 	DefaultTTL = 5 * time.Minute
 	// MaxRetryDelay bounds how long a failed read is remembered: lookups
 	// in between answer with the failure (first read) or the last good
-	// values (refresh) without calling SSM again.
+	// values (refresh) without calling the store again.
 	MaxRetryDelay = 30 * time.Second
 	// maxPages bounds one read (10 parameters a page).
 	maxPages = 1000
@@ -70,6 +101,8 @@ const (
 var (
 	nameRE   = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 	prefixRE = regexp.MustCompile(`^/([A-Za-z0-9_.\-]+/)*$`)
+	// Secrets Manager names: letters, digits and /_+=.@-.
+	smPrefixRE = regexp.MustCompile(`^(/|/?([A-Za-z0-9_+=.@\-]+/)+)$`)
 )
 
 // ValidName reports whether name can be a ${VAR} secret name:
@@ -79,7 +112,9 @@ func ValidName(name string) bool { return nameRE.MatchString(name) }
 // Resolver looks up secrets by name. It is safe for concurrent use.
 type Resolver struct {
 	prefix    string
+	store     string
 	client    SSMAPI
+	sm        SecretsManagerAPI
 	ttl       time.Duration
 	retry     time.Duration
 	log       *slog.Logger
@@ -92,15 +127,30 @@ type Resolver struct {
 	loadedAt time.Time
 	nextTry  time.Time // no SSM call before this, after a failed read
 	lastErr  error     // the failed first read, answered until nextTry
+
+	secrets map[string]*secretEntry // Secrets Manager: VAR → its cache
 }
 
-// New checks cfg and returns a Resolver. It does not call SSM.
+// New checks cfg and returns a Resolver. It does not call the store.
 func New(cfg Config) (*Resolver, error) {
-	if !prefixRE.MatchString(cfg.Prefix) {
-		return nil, fmt.Errorf("secrets prefix %q is not an SSM parameter path like /toolrag/prod/ (it must start and end with \"/\"; letters, digits and _.- between)", cfg.Prefix)
-	}
-	if cfg.Client == nil {
-		return nil, errors.New("secrets: no SSM client")
+	switch cfg.Store {
+	case "", StoreSSM:
+		cfg.Store = StoreSSM
+		if !prefixRE.MatchString(cfg.Prefix) {
+			return nil, fmt.Errorf("secrets prefix %q is not an SSM parameter path like /toolrag/prod/ (it must start and end with \"/\"; letters, digits and _.- between)", cfg.Prefix)
+		}
+		if cfg.Client == nil {
+			return nil, errors.New("secrets: no SSM client")
+		}
+	case StoreSecretsManager:
+		if !smPrefixRE.MatchString(cfg.Prefix) {
+			return nil, fmt.Errorf("secrets prefix %q is not a Secrets Manager name prefix like /toolrag/prod/ (it must end with \"/\"; letters, digits and _+=.@- between)", cfg.Prefix)
+		}
+		if cfg.SecretsManager == nil {
+			return nil, errors.New("secrets: no Secrets Manager client")
+		}
+	default:
+		return nil, fmt.Errorf("secrets store %q is not %s or %s", cfg.Store, StoreSSM, StoreSecretsManager)
 	}
 	if cfg.TTL <= 0 {
 		cfg.TTL = DefaultTTL
@@ -115,27 +165,36 @@ func New(cfg Config) (*Resolver, error) {
 		cfg.Now = time.Now
 	}
 	return &Resolver{
-		prefix: cfg.Prefix, client: cfg.Client, ttl: cfg.TTL, retry: min(cfg.TTL, MaxRetryDelay),
+		prefix: cfg.Prefix, store: cfg.Store, client: cfg.Client, sm: cfg.SecretsManager,
+		ttl: cfg.TTL, retry: min(cfg.TTL, MaxRetryDelay),
 		log: cfg.Logger, lookupEnv: cfg.LookupEnv, now: cfg.Now,
+		secrets: map[string]*secretEntry{},
 	}, nil
 }
 
-// Prefix returns the parameter path.
+// Prefix returns the prefix of the names in the store.
 func (r *Resolver) Prefix() string { return r.prefix }
 
-// ParameterName returns the SSM parameter that holds name.
+// Store returns StoreSSM or StoreSecretsManager.
+func (r *Resolver) Store() string { return r.store }
+
+// ParameterName returns the SSM parameter or Secrets Manager secret that
+// holds name.
 func (r *Resolver) ParameterName(name string) string { return r.prefix + name }
 
 // Lookup returns the value of name: the environment variable when it is set
-// and not empty, else the SSM parameter <prefix>name. ok is false when
-// neither exists. err is set when name is not a valid secret name or the
-// parameters could not be read (and were never read before).
+// and not empty, else the store's <prefix>name. ok is false when neither
+// exists. err is set when name is not a valid secret name or the store
+// could not be read (and was never read before).
 func (r *Resolver) Lookup(ctx context.Context, name string) (value string, ok bool, err error) {
 	if !ValidName(name) {
 		return "", false, fmt.Errorf("%q is not a valid secret name: use letters, digits and _, not starting with a digit", name)
 	}
 	if v, ok := r.lookupEnv(name); ok && v != "" {
 		return v, true, nil
+	}
+	if r.store == StoreSecretsManager {
+		return r.secret(ctx, name)
 	}
 	vals, err := r.parameters(ctx)
 	if err != nil {
@@ -146,13 +205,17 @@ func (r *Resolver) Lookup(ctx context.Context, name string) (value string, ok bo
 }
 
 // NotFoundError is Value's error for a name that is neither in the
-// environment nor in SSM.
+// environment nor in the store.
 type NotFoundError struct {
 	Name      string // the ${VAR} name
-	Parameter string // the SSM parameter looked for
+	Parameter string // the SSM parameter or Secrets Manager secret looked for
+	Store     string // StoreSSM ("" too) or StoreSecretsManager
 }
 
 func (e *NotFoundError) Error() string {
+	if e.Store == StoreSecretsManager {
+		return fmt.Sprintf("neither the environment variable %s nor the Secrets Manager secret %s exists", e.Name, e.Parameter)
+	}
 	return fmt.Sprintf("neither the environment variable %s nor the SSM parameter %s is set", e.Name, e.Parameter)
 }
 
@@ -163,7 +226,7 @@ func (r *Resolver) Value(ctx context.Context, name string) (string, error) {
 		return "", err
 	}
 	if !ok {
-		return "", &NotFoundError{Name: name, Parameter: r.ParameterName(name)}
+		return "", &NotFoundError{Name: name, Parameter: r.ParameterName(name), Store: r.store}
 	}
 	return v, nil
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolrag/mcp-gateway/pkg/secrets/smtest"
 	"github.com/toolrag/mcp-gateway/pkg/secrets/ssmtest"
 )
 
@@ -20,6 +21,7 @@ const prefix = "/toolrag/prod/"
 // environment and captured logs.
 type fixture struct {
 	ssm *ssmtest.Server
+	sm  *smtest.Server // set by newSMFixture instead of ssm
 	r   *Resolver
 	now time.Time
 	env map[string]string
@@ -30,17 +32,25 @@ type fixture struct {
 func newFixture(t *testing.T, params map[string]string, env map[string]string) *fixture {
 	t.Helper()
 	f := &fixture{ssm: ssmtest.New(t, params), now: time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC), env: env}
-	r, err := New(Config{
-		Prefix: prefix, Client: f.ssm.Client, TTL: time.Minute,
-		Logger:    slog.New(slog.NewTextHandler(lockedWriter{f}, &slog.HandlerOptions{Level: slog.LevelDebug})),
-		LookupEnv: func(k string) (string, bool) { v, ok := f.env[k]; return v, ok },
-		Now:       func() time.Time { f.mu.Lock(); defer f.mu.Unlock(); return f.now },
-	})
+	cfg := f.config()
+	cfg.Client = f.ssm.Client
+	r, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	f.r = r
 	return f
+}
+
+// config is a Config with the fixture's TTL (a minute), logger,
+// environment and clock, and no store.
+func (f *fixture) config() Config {
+	return Config{
+		Prefix: prefix, TTL: time.Minute,
+		Logger:    slog.New(slog.NewTextHandler(lockedWriter{f}, &slog.HandlerOptions{Level: slog.LevelDebug})),
+		LookupEnv: func(k string) (string, bool) { v, ok := f.env[k]; return v, ok },
+		Now:       func() time.Time { f.mu.Lock(); defer f.mu.Unlock(); return f.now },
+	}
 }
 
 type lockedWriter struct{ f *fixture }
