@@ -26,6 +26,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 
 	"github.com/toolrag/mcp-gateway/pkg/config"
@@ -80,14 +81,19 @@ type Config struct {
 	// (TOOL_RAG_HEALTH_PARALLEL, default 16).
 	HealthParallel int
 
-	// SecretsPrefix is the SSM parameter path (like /toolrag/prod/) that
-	// ${VAR} in registry headers is read from, as the parameter
-	// <SecretsPrefix>VAR, when VAR is not in the environment
-	// (TOOL_RAG_SECRETS_PREFIX; "" = the environment only).
+	// SecretsPrefix is the name prefix (like /toolrag/prod/) that ${VAR}
+	// in registry headers is read from, as the SSM parameter or Secrets
+	// Manager secret <SecretsPrefix>VAR, when VAR is not in the
+	// environment (TOOL_RAG_SECRETS_PREFIX; "" = the environment only).
 	SecretsPrefix string
-	// SecretsTTL is how long the parameters read under SecretsPrefix are
-	// used before they are read again (TOOL_RAG_SECRETS_TTL seconds,
-	// default 300).
+	// SecretsStore is where SecretsPrefix points: "ssm" (Parameter Store,
+	// the default) or "secretsmanager" (TOOL_RAG_SECRETS_STORE). Another
+	// value does not stop the function: it is logged, and headers that
+	// need a variable missing from the environment report it.
+	SecretsStore string
+	// SecretsTTL is how long the values read under SecretsPrefix are used
+	// before they are read again (TOOL_RAG_SECRETS_TTL seconds, default
+	// 300).
 	SecretsTTL time.Duration
 
 	Embed  embed.Config  // TOOL_RAG_EMBEDDER etc.
@@ -98,13 +104,18 @@ type Config struct {
 	S3Endpoint       string // TOOL_RAG_S3_ENDPOINT, AWS_ENDPOINT_URL_S3, AWS_ENDPOINT_URL
 	LambdaEndpoint   string // TOOL_RAG_LAMBDA_ENDPOINT, AWS_ENDPOINT_URL_LAMBDA, AWS_ENDPOINT_URL
 	SSMEndpoint      string // TOOL_RAG_SSM_ENDPOINT, AWS_ENDPOINT_URL_SSM, AWS_ENDPOINT_URL
+	// TOOL_RAG_SECRETSMANAGER_ENDPOINT, AWS_ENDPOINT_URL_SECRETS_MANAGER, AWS_ENDPOINT_URL
+	SecretsManagerEndpoint string
 
 	// Clients, when set, are used instead of clients built from the
 	// endpoints.
 	DynamoDB *dynamodb.Client
 	S3       *s3.Client
 	Lambda   *lambda.Client
-	SSM      secrets.SSMAPI // used when SecretsPrefix is set
+	SSM      secrets.SSMAPI // used when SecretsPrefix is set and SecretsStore is ssm
+	// SecretsManager is used when SecretsPrefix is set and SecretsStore is
+	// secretsmanager.
+	SecretsManager secrets.SecretsManagerAPI
 	// Embedder, when set, is used instead of one built from Embed.
 	Embedder embed.Embedder
 
@@ -149,22 +160,24 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 		return time.Duration(f * float64(time.Second))
 	}
 	cfg := Config{
-		Env:                 env,
-		Tables:              dynamo.TablesFromEnv(getenv),
-		Bucket:              get("TOOL_RAG_INDEX_BUCKET"),
-		Prefix:              get("TOOL_RAG_INDEX_PREFIX"),
-		SyncFunction:        get("TOOL_RAG_SYNC_FUNCTION"),
-		IndexRefresh:        seconds("TOOL_RAG_INDEX_REFRESH", DefaultIndexRefresh),
-		KeyCacheTTL:         seconds("TOOL_RAG_KEY_CACHE_TTL", DefaultKeyCacheTTL),
-		HealthCacheTTL:      seconds("TOOL_RAG_HEALTH_CACHE_TTL", DefaultHealthCacheTTL),
-		CatalogMaxAge:       seconds("TOOL_RAG_CATALOG_REFRESH", DefaultCatalogMaxAge),
-		UpstreamListTimeout: seconds("TOOL_RAG_UPSTREAM_LIST_TIMEOUT", DefaultUpstreamListTimeout),
-		SecretsPrefix:       get("TOOL_RAG_SECRETS_PREFIX"),
-		SecretsTTL:          seconds("TOOL_RAG_SECRETS_TTL", secrets.DefaultTTL),
-		DynamoDBEndpoint:    dynamo.Endpoint(getenv),
-		S3Endpoint:          firstSet(getenv, "TOOL_RAG_S3_ENDPOINT", "AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL"),
-		LambdaEndpoint:      firstSet(getenv, "TOOL_RAG_LAMBDA_ENDPOINT", "AWS_ENDPOINT_URL_LAMBDA", "AWS_ENDPOINT_URL"),
-		SSMEndpoint:         firstSet(getenv, "TOOL_RAG_SSM_ENDPOINT", "AWS_ENDPOINT_URL_SSM", "AWS_ENDPOINT_URL"),
+		Env:                    env,
+		Tables:                 dynamo.TablesFromEnv(getenv),
+		Bucket:                 get("TOOL_RAG_INDEX_BUCKET"),
+		Prefix:                 get("TOOL_RAG_INDEX_PREFIX"),
+		SyncFunction:           get("TOOL_RAG_SYNC_FUNCTION"),
+		IndexRefresh:           seconds("TOOL_RAG_INDEX_REFRESH", DefaultIndexRefresh),
+		KeyCacheTTL:            seconds("TOOL_RAG_KEY_CACHE_TTL", DefaultKeyCacheTTL),
+		HealthCacheTTL:         seconds("TOOL_RAG_HEALTH_CACHE_TTL", DefaultHealthCacheTTL),
+		CatalogMaxAge:          seconds("TOOL_RAG_CATALOG_REFRESH", DefaultCatalogMaxAge),
+		UpstreamListTimeout:    seconds("TOOL_RAG_UPSTREAM_LIST_TIMEOUT", DefaultUpstreamListTimeout),
+		SecretsPrefix:          get("TOOL_RAG_SECRETS_PREFIX"),
+		SecretsStore:           strings.ToLower(get("TOOL_RAG_SECRETS_STORE")),
+		SecretsTTL:             seconds("TOOL_RAG_SECRETS_TTL", secrets.DefaultTTL),
+		DynamoDBEndpoint:       dynamo.Endpoint(getenv),
+		S3Endpoint:             firstSet(getenv, "TOOL_RAG_S3_ENDPOINT", "AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL"),
+		LambdaEndpoint:         firstSet(getenv, "TOOL_RAG_LAMBDA_ENDPOINT", "AWS_ENDPOINT_URL_LAMBDA", "AWS_ENDPOINT_URL"),
+		SSMEndpoint:            firstSet(getenv, "TOOL_RAG_SSM_ENDPOINT", "AWS_ENDPOINT_URL_SSM", "AWS_ENDPOINT_URL"),
+		SecretsManagerEndpoint: firstSet(getenv, "TOOL_RAG_SECRETSMANAGER_ENDPOINT", "AWS_ENDPOINT_URL_SECRETS_MANAGER", "AWS_ENDPOINT_URL"),
 	}
 	if cfg.Prefix == "" {
 		cfg.Prefix = DefaultPrefix
@@ -189,7 +202,7 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	if cfg.Rerank, err = rerank.ConfigFromEnv(getenv); err != nil {
 		errs = append(errs, err.Error())
 	}
-	for _, ep := range []struct{ name, v string }{{"S3", cfg.S3Endpoint}, {"Lambda", cfg.LambdaEndpoint}, {"DynamoDB", cfg.DynamoDBEndpoint}, {"SSM", cfg.SSMEndpoint}} {
+	for _, ep := range []struct{ name, v string }{{"S3", cfg.S3Endpoint}, {"Lambda", cfg.LambdaEndpoint}, {"DynamoDB", cfg.DynamoDBEndpoint}, {"SSM", cfg.SSMEndpoint}, {"Secrets Manager", cfg.SecretsManagerEndpoint}} {
 		if ep.v == "" {
 			continue
 		}
@@ -322,30 +335,52 @@ func (c *Config) clients(ctx context.Context, m *dynamo.Metrics, needLambda bool
 
 // secretSource sets how ${VAR} in registry headers is resolved: with
 // SecretsPrefix unset, from the environment only (os.Getenv, as before);
-// otherwise from the environment, then the SSM parameters under the
-// prefix, read with SSM (or a client built like the others'). A prefix
-// that is not an SSM path does not stop the function: it is logged, and
-// each header that needs a variable missing from the environment reports
-// it, so that servers without secrets keep working.
+// otherwise from the environment, then the store SecretsStore names (the
+// SSM parameters under the prefix, or the Secrets Manager secrets
+// <prefix>VAR), read with SSM or SecretsManager (or a client built like
+// the others'). A store or prefix that is not valid does not stop the
+// function: it is logged, and each header that needs a variable missing
+// from the environment reports it, so that servers without secrets keep
+// working.
 func (c *Config) secretSource(ctx context.Context) error {
 	if c.secret != nil || c.SecretsPrefix == "" {
 		return nil
 	}
-	client := c.SSM
-	if client == nil {
-		ac, err := awsConfig(ctx, c.SSMEndpoint)
-		if err != nil {
-			return err
-		}
-		client = ssm.NewFromConfig(ac, func(o *ssm.Options) {
-			if c.SSMEndpoint != "" {
-				o.BaseEndpoint = aws.String(c.SSMEndpoint)
+	rc := secrets.Config{Prefix: c.SecretsPrefix, Store: c.SecretsStore, TTL: c.SecretsTTL, Logger: c.Logger}
+	setting := "TOOL_RAG_SECRETS_PREFIX"
+	switch c.SecretsStore {
+	case "", secrets.StoreSSM:
+		rc.Client = c.SSM
+		if rc.Client == nil {
+			ac, err := awsConfig(ctx, c.SSMEndpoint)
+			if err != nil {
+				return err
 			}
-		})
+			rc.Client = ssm.NewFromConfig(ac, func(o *ssm.Options) {
+				if c.SSMEndpoint != "" {
+					o.BaseEndpoint = aws.String(c.SSMEndpoint)
+				}
+			})
+		}
+	case secrets.StoreSecretsManager:
+		rc.SecretsManager = c.SecretsManager
+		if rc.SecretsManager == nil {
+			ac, err := awsConfig(ctx, c.SecretsManagerEndpoint)
+			if err != nil {
+				return err
+			}
+			rc.SecretsManager = secretsmanager.NewFromConfig(ac, func(o *secretsmanager.Options) {
+				if c.SecretsManagerEndpoint != "" {
+					o.BaseEndpoint = aws.String(c.SecretsManagerEndpoint)
+				}
+			})
+		}
+	default:
+		setting = "TOOL_RAG_SECRETS_STORE" // secrets.New names the value
 	}
-	r, err := secrets.New(secrets.Config{Prefix: c.SecretsPrefix, Client: client, TTL: c.SecretsTTL, Logger: c.Logger})
+	r, err := secrets.New(rc)
 	if err != nil {
-		err = fmt.Errorf("TOOL_RAG_SECRETS_PREFIX: %w", err)
+		err = fmt.Errorf("%s: %w", setting, err)
 		c.Logger.Error("secrets are read from the environment only; registry headers that need others fail", "error", err)
 		c.secret = func(_ context.Context, name string) (string, error) {
 			if v := os.Getenv(name); v != "" {

@@ -56,7 +56,8 @@ func DecodeServerConfig(raw json.RawMessage, getenv func(string) string) (upstre
 
 // SecretFunc returns the value of ${NAME} in a registry header, or an
 // error saying why there is none. (*secrets.Resolver).Value is one:
-// environment first, then the SSM parameter <TOOL_RAG_SECRETS_PREFIX>NAME.
+// environment first, then the SSM parameter or Secrets Manager secret
+// <TOOL_RAG_SECRETS_PREFIX>NAME (TOOL_RAG_SECRETS_STORE).
 type SecretFunc func(ctx context.Context, name string) (string, error)
 
 // DecodeServerConfigWith is DecodeServerConfig with ${VAR} resolved by

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/toolrag/mcp-gateway/pkg/secrets"
+	"github.com/toolrag/mcp-gateway/pkg/secrets/smtest"
 	"github.com/toolrag/mcp-gateway/pkg/secrets/ssmtest"
 	"github.com/toolrag/mcp-gateway/pkg/upstream"
 )
@@ -62,6 +63,93 @@ func (p *authProxy) headers() []string {
 	return append([]string(nil), p.seen...)
 }
 
+// secretsCase is one run of a registry entry whose Authorization header
+// is "Bearer ${tokenVar}" through the sync, gateway and health functions.
+type secretsCase struct {
+	set       func(*Config) // points the functions at the store (prefix, store, client)
+	calls     func() int    // calls the store received
+	wantStale []string      // substrings of the sync's stale reason (and the health function's down reason: the first); nil = synced
+	wantCalls int           // store calls by the sync, gateway (success only) and health functions
+}
+
+// runSecretsCase registers the entry, fronted by a proxy that lets only
+// "Bearer "+token through to the echo upstream, and checks that the
+// secret reaches it from the store (or that the server is kept as
+// misconfigured and never called without its credentials), that the store
+// is called wantCalls times, and that token never appears in the logs.
+func runSecretsCase(t *testing.T, echo, token string, tc secretsCase) {
+	t.Helper()
+	e := newTestEnv(t)
+	proxy := newAuthProxy(t, echo, "Bearer "+token)
+	doc, err := EncodeServerConfig(upstream.ServerConfig{
+		Transport: upstream.TransportStreamableHTTP, URL: proxy.URL,
+		Headers: map[string]string{"Authorization": "Bearer ${" + tokenVar + "}"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.registry.PutServer(context.Background(), "echo", doc); err != nil {
+		t.Fatal(err)
+	}
+	var logs bytes.Buffer
+	cfg := e.config(t)
+	tc.set(&cfg)
+	cfg.Logger = slog.New(slog.NewTextHandler(&syncWriter{w: &logs}, &slog.HandlerOptions{Level: slog.LevelDebug}))
+
+	s, err := NewSyncer(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	rep, err := s.Handle(context.Background(), nil)
+	if err != nil {
+		t.Fatalf("sync: %v", err)
+	}
+	if tc.wantStale == nil {
+		if rep.Sync.Synced != 1 || len(rep.Sync.Stale) != 0 || rep.Index.Tools == 0 {
+			t.Fatalf("sync did not reach the upstream: %+v", rep)
+		}
+		for _, h := range proxy.headers() {
+			if h != "Bearer "+token {
+				t.Fatalf("upstream saw Authorization %q", h)
+			}
+		}
+		// The gateway and the health function resolve it too.
+		g := e.gateway(t, tc.set)
+		if tools, err := g.Upstreams.ListTools(context.Background(), "echo"); err != nil || len(tools) == 0 {
+			t.Fatalf("gateway → upstream: %d tools, %v", len(tools), err)
+		}
+		hc := e.config(t)
+		tc.set(&hc)
+		hr, err := ProbeHealth(context.Background(), hc)
+		if err != nil || len(hr.Up) != 1 || len(hr.Down) != 0 {
+			t.Fatalf("health: %+v %v", hr, err)
+		}
+	} else {
+		reason := rep.Sync.Stale["echo"]
+		for _, w := range tc.wantStale {
+			if !strings.Contains(reason, w) {
+				t.Errorf("stale reason %q does not contain %q", reason, w)
+			}
+		}
+		hc := e.config(t)
+		tc.set(&hc)
+		hr, err := ProbeHealth(context.Background(), hc)
+		if err != nil || !strings.Contains(hr.Down["echo"], tc.wantStale[0]) {
+			t.Fatalf("health: %+v %v; want echo down with %q", hr, err, tc.wantStale[0])
+		}
+		if n := len(proxy.headers()); n != 0 {
+			t.Fatalf("the upstream was called %d times without its credentials", n)
+		}
+	}
+	if n := tc.calls(); n != tc.wantCalls {
+		t.Fatalf("%d calls to the secrets store, want %d", n, tc.wantCalls)
+	}
+	if strings.Contains(logs.String(), token) {
+		t.Fatalf("logs contain the secret value:\n%s", logs.String())
+	}
+}
+
 // A registry entry whose header references ${VAR} gets the value from SSM
 // Parameter Store (through the real SDK client against a fake speaking
 // SSM's wire protocol) when the prefix is set; without it, or when SSM
@@ -77,8 +165,8 @@ func TestRegistrySecretsFromSSM(t *testing.T) {
 		prefix    string
 		params    map[string]string
 		deny      bool
-		wantStale []string // substrings of the sync's stale reason (and the health function's down reason: the first); nil = synced
-		ssmCalls  int      // SSM calls by the sync, gateway (success only) and health functions
+		wantStale []string
+		ssmCalls  int
 	}{
 		{name: "value from SSM", prefix: prefix, params: map[string]string{prefix + tokenVar: token, prefix + "OTHER": "x"},
 			ssmCalls: 3}, // one read per function instance (sync, gateway, health), not per header
@@ -93,78 +181,73 @@ func TestRegistrySecretsFromSSM(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			e := newTestEnv(t)
-			proxy := newAuthProxy(t, echo, "Bearer "+token)
-			doc, err := EncodeServerConfig(upstream.ServerConfig{
-				Transport: upstream.TransportStreamableHTTP, URL: proxy.URL,
-				Headers: map[string]string{"Authorization": "Bearer ${" + tokenVar + "}"},
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := e.registry.PutServer(context.Background(), "echo", doc); err != nil {
-				t.Fatal(err)
-			}
 			fake := ssmtest.New(t, tc.params)
 			if tc.deny {
 				fake.Fail(400, "AccessDeniedException", "User: arn:aws:sts::123456789012:assumed-role/sync/fn is not authorized to perform: ssm:GetParametersByPath on resource: arn:aws:ssm:us-east-1:123456789012:parameter"+prefix)
 			}
-			var logs bytes.Buffer
-			cfg := e.config(t)
-			cfg.SecretsPrefix, cfg.SSM = tc.prefix, fake.Client
-			cfg.Logger = slog.New(slog.NewTextHandler(&syncWriter{w: &logs}, &slog.HandlerOptions{Level: slog.LevelDebug}))
+			runSecretsCase(t, echo, token, secretsCase{
+				set:       func(c *Config) { c.SecretsPrefix, c.SSM = tc.prefix, fake.Client },
+				calls:     func() int { return len(fake.Requests()) },
+				wantStale: tc.wantStale, wantCalls: tc.ssmCalls,
+			})
+		})
+	}
+}
 
-			s, err := NewSyncer(context.Background(), cfg)
-			if err != nil {
-				t.Fatal(err)
+// The same with TOOL_RAG_SECRETS_STORE=secretsmanager: the header secret
+// comes from the Secrets Manager secret <prefix>VAR (real SDK client, fake
+// speaking Secrets Manager's wire protocol), one GetSecretValue per
+// function instance.
+func TestRegistrySecretsFromSecretsManager(t *testing.T) {
+	t.Setenv(tokenVar, "")
+	const prefix = "/toolrag/test/"
+	const token = "tok-from-sm-91c2"
+	echo := startEcho(t)
+	tests := []struct {
+		name      string
+		store     string
+		prefix    string
+		secrets   map[string]string
+		deny      bool
+		wantStale []string
+		smCalls   int
+	}{
+		{name: "value from Secrets Manager", secrets: map[string]string{prefix + tokenVar: token, prefix + "OTHER": "x"},
+			smCalls: 3}, // sync, gateway, health: one GetSecretValue each
+		{name: "access denied", secrets: map[string]string{prefix + tokenVar: token}, deny: true, smCalls: 2,
+			wantStale: []string{"header Authorization needs secret " + tokenVar + ": reading Secrets Manager secret " + prefix + tokenVar + ": ", "AccessDeniedException", "not authorized to perform: secretsmanager:GetSecretValue"}},
+		{name: "secret missing", secrets: map[string]string{prefix + "OTHER": "x"}, smCalls: 2,
+			wantStale: []string{"header Authorization needs secret " + tokenVar + ": neither the environment variable " + tokenVar + " nor the Secrets Manager secret " + prefix + tokenVar + " exists"}},
+		{name: "unknown store", store: "vault", secrets: map[string]string{prefix + tokenVar: token}, smCalls: 0,
+			wantStale: []string{"needs secret " + tokenVar, "TOOL_RAG_SECRETS_STORE: secrets store ", "vault", "is not ssm or secretsmanager"}},
+		{name: "prefix that is not a Secrets Manager name prefix", prefix: "/toolrag/test", secrets: map[string]string{prefix + tokenVar: token}, smCalls: 0,
+			wantStale: []string{"needs secret " + tokenVar, "TOOL_RAG_SECRETS_PREFIX", "is not a Secrets Manager name prefix"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			fake := smtest.New(t, tc.secrets)
+			if tc.deny {
+				fake.Fail(400, "AccessDeniedException", "User: arn:aws:sts::123456789012:assumed-role/sync/fn is not authorized to perform: secretsmanager:GetSecretValue on resource: "+prefix+tokenVar+" because no identity-based policy allows the secretsmanager:GetSecretValue action")
 			}
-			defer s.Close()
-			rep, err := s.Handle(context.Background(), nil)
-			if err != nil {
-				t.Fatalf("sync: %v", err)
+			store, pfx := tc.store, tc.prefix
+			if store == "" {
+				store = "secretsmanager"
 			}
-			if tc.wantStale == nil {
-				if rep.Sync.Synced != 1 || len(rep.Sync.Stale) != 0 || rep.Index.Tools == 0 {
-					t.Fatalf("sync did not reach the upstream: %+v", rep)
-				}
-				for _, h := range proxy.headers() {
-					if h != "Bearer "+token {
-						t.Fatalf("upstream saw Authorization %q", h)
-					}
-				}
-				// The gateway and the health function resolve it too.
-				g := e.gateway(t, func(c *Config) { c.SecretsPrefix, c.SSM = tc.prefix, fake.Client })
-				if tools, err := g.Upstreams.ListTools(context.Background(), "echo"); err != nil || len(tools) == 0 {
-					t.Fatalf("gateway → upstream: %d tools, %v", len(tools), err)
-				}
-				hc := e.config(t)
-				hc.SecretsPrefix, hc.SSM = tc.prefix, fake.Client
-				hr, err := ProbeHealth(context.Background(), hc)
-				if err != nil || len(hr.Up) != 1 || len(hr.Down) != 0 {
-					t.Fatalf("health: %+v %v", hr, err)
-				}
-			} else {
-				reason := rep.Sync.Stale["echo"]
-				for _, w := range tc.wantStale {
-					if !strings.Contains(reason, w) {
-						t.Errorf("stale reason %q does not contain %q", reason, w)
-					}
-				}
-				hc := e.config(t)
-				hc.SecretsPrefix, hc.SSM = tc.prefix, fake.Client
-				hr, err := ProbeHealth(context.Background(), hc)
-				if err != nil || !strings.Contains(hr.Down["echo"], tc.wantStale[0]) {
-					t.Fatalf("health: %+v %v; want echo down with %q", hr, err, tc.wantStale[0])
-				}
-				if n := len(proxy.headers()); n != 0 {
-					t.Fatalf("the upstream was called %d times without its credentials", n)
-				}
+			if pfx == "" {
+				pfx = prefix
 			}
-			if n := len(fake.Requests()); n != tc.ssmCalls {
-				t.Fatalf("%d SSM calls, want %d", n, tc.ssmCalls)
-			}
-			if strings.Contains(logs.String(), token) {
-				t.Fatalf("logs contain the secret value:\n%s", logs.String())
+			runSecretsCase(t, echo, token, secretsCase{
+				set: func(c *Config) {
+					c.SecretsPrefix, c.SecretsStore, c.SecretsManager = pfx, store, fake.Client
+					c.SSM = ssmtest.NewClient("http://127.0.0.1:1") // never called
+				},
+				calls:     func() int { return len(fake.Requests()) },
+				wantStale: tc.wantStale, wantCalls: tc.smCalls,
+			})
+			for _, rq := range fake.Requests() {
+				if want := `{"SecretId":"` + prefix + tokenVar + `"}`; rq.Target != "secretsmanager.GetSecretValue" || string(rq.Body) != want {
+					t.Errorf("request %s %s, want secretsmanager.GetSecretValue %s", rq.Target, rq.Body, want)
+				}
 			}
 		})
 	}
@@ -227,17 +310,26 @@ func TestConfigFromEnvSecrets(t *testing.T) {
 	tests := []struct {
 		vars    map[string]string
 		prefix  string
+		store   string
 		ttl     time.Duration
 		ssm     string
+		sm      string
 		wantErr string
 	}{
 		{vars: nil, prefix: "", ttl: secrets.DefaultTTL},
 		{vars: map[string]string{"TOOL_RAG_SECRETS_PREFIX": " /toolrag/prod/ ", "TOOL_RAG_SECRETS_TTL": "60", "AWS_ENDPOINT_URL_SSM": "http://127.0.0.1:4583"},
 			prefix: "/toolrag/prod/", ttl: time.Minute, ssm: "http://127.0.0.1:4583"},
-		{vars: map[string]string{"TOOL_RAG_SSM_ENDPOINT": "http://127.0.0.1:1", "AWS_ENDPOINT_URL": "http://127.0.0.1:2"}, ttl: secrets.DefaultTTL, ssm: "http://127.0.0.1:1"},
-		{vars: map[string]string{"AWS_ENDPOINT_URL": "http://127.0.0.1:2"}, ttl: secrets.DefaultTTL, ssm: "http://127.0.0.1:2"},
+		{vars: map[string]string{"TOOL_RAG_SSM_ENDPOINT": "http://127.0.0.1:1", "AWS_ENDPOINT_URL": "http://127.0.0.1:2"}, ttl: secrets.DefaultTTL, ssm: "http://127.0.0.1:1", sm: "http://127.0.0.1:2"},
+		{vars: map[string]string{"AWS_ENDPOINT_URL": "http://127.0.0.1:2"}, ttl: secrets.DefaultTTL, ssm: "http://127.0.0.1:2", sm: "http://127.0.0.1:2"},
+		{vars: map[string]string{"TOOL_RAG_SECRETS_STORE": " SecretsManager ", "TOOL_RAG_SECRETS_PREFIX": "/p/", "AWS_ENDPOINT_URL_SECRETS_MANAGER": "http://127.0.0.1:3", "AWS_ENDPOINT_URL": "http://127.0.0.1:2"},
+			prefix: "/p/", store: "secretsmanager", ttl: secrets.DefaultTTL, ssm: "http://127.0.0.1:2", sm: "http://127.0.0.1:3"},
+		{vars: map[string]string{"TOOL_RAG_SECRETSMANAGER_ENDPOINT": "http://127.0.0.1:4", "AWS_ENDPOINT_URL_SECRETS_MANAGER": "http://127.0.0.1:3"}, ttl: secrets.DefaultTTL, sm: "http://127.0.0.1:4"},
+		// An unknown store is not a startup failure: secretSource logs it
+		// and headers that need the store report it.
+		{vars: map[string]string{"TOOL_RAG_SECRETS_STORE": "vault"}, store: "vault", ttl: secrets.DefaultTTL},
 		{vars: map[string]string{"TOOL_RAG_SECRETS_TTL": "soon"}, wantErr: "TOOL_RAG_SECRETS_TTL"},
 		{vars: map[string]string{"TOOL_RAG_SSM_ENDPOINT": "localhost"}, wantErr: "SSM endpoint"},
+		{vars: map[string]string{"TOOL_RAG_SECRETSMANAGER_ENDPOINT": "localhost:4566"}, wantErr: `Secrets Manager endpoint "localhost:4566" is not a URL`},
 	}
 	for _, tc := range tests {
 		vars := map[string]string{"TOOL_RAG_INDEX_BUCKET": "b"}
@@ -251,8 +343,8 @@ func TestConfigFromEnvSecrets(t *testing.T) {
 			}
 			continue
 		}
-		if err != nil || c.SecretsPrefix != tc.prefix || c.SecretsTTL != tc.ttl || c.SSMEndpoint != tc.ssm {
-			t.Errorf("%v: prefix %q ttl %v ssm %q, %v", tc.vars, c.SecretsPrefix, c.SecretsTTL, c.SSMEndpoint, err)
+		if err != nil || c.SecretsPrefix != tc.prefix || c.SecretsStore != tc.store || c.SecretsTTL != tc.ttl || c.SSMEndpoint != tc.ssm || c.SecretsManagerEndpoint != tc.sm {
+			t.Errorf("%v: prefix %q store %q ttl %v ssm %q sm %q, %v", tc.vars, c.SecretsPrefix, c.SecretsStore, c.SecretsTTL, c.SSMEndpoint, c.SecretsManagerEndpoint, err)
 		}
 	}
 }
