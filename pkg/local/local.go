@@ -275,7 +275,7 @@ func Run(ctx context.Context, o Options) error {
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w (set MCP_GATEWAY_PORT to use another port)", addr, err)
 	}
-	srv := &http.Server{Handler: g.Handler, ReadHeaderTimeout: 10 * time.Second}
+	srv := NewHTTPServer(g.Handler)
 	g.log.Info("gateway listening", "addr", ln.Addr().String(), "mcp", g.Env.MCPPath, "servers", len(g.Upstreams.Servers()))
 	mode, err := indexer.ParseMode(g.Env.StartupReindex)
 	if err != nil {
@@ -290,7 +290,7 @@ func Run(ctx context.Context, o Options) error {
 		g.Background(ctx)
 	}()
 	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
+	go func() { errc <- srv.Serve(IdleUntilFirstByte(ln, srv.IdleTimeout)) }()
 	select {
 	case err := <-errc:
 		return err
