@@ -220,6 +220,7 @@ func NewGatewayStack(scope constructs.Construct, id string, props *StackProps) (
 		"TOOL_RAG_EMBEDDER":       jsii.String(cfg.Embedder.Kind),
 		"TOOL_RAG_RERANKER":       jsii.String(cfg.Reranker.Kind),
 		"TOOL_RAG_SECRETS_PREFIX": jsii.String(cfg.SecretsPrefix),
+		"TOOL_RAG_SECRETS_STORE":  jsii.String(cfg.SecretsStore),
 		"MCP_GATEWAY_MCP_PATH":    jsii.String(cfg.McpPath),
 	}
 	switch cfg.Embedder.Kind {
@@ -311,7 +312,9 @@ func NewGatewayStack(scope constructs.Construct, id string, props *StackProps) (
 	}))
 	listIndex(syncFn)
 
-	// Upstream secrets by name under the prefix.
+	// Upstream secrets by name under the prefix: the functions read SSM
+	// with GetParametersByPath on the prefix (pkg/secrets), or Secrets
+	// Manager with GetSecretValue per name (TOOL_RAG_SECRETS_STORE).
 	var secretResource *string
 	var secretActions []string
 	if cfg.SecretsStore == "ssm" {

@@ -154,7 +154,7 @@ func loadFixtureServers(t *testing.T) []Server {
 var commonEnv = []string{
 	"TOOL_RAG_TOOLS_TABLE", "TOOL_RAG_KEYS_TABLE", "TOOL_RAG_REGISTRY_TABLE", "TOOL_RAG_SESSIONS_TABLE",
 	"TOOL_RAG_INDEX_BUCKET", "TOOL_RAG_INDEX_PREFIX", "TOOL_RAG_INDEX_REFRESH", "TOOL_RAG_EMBEDDER",
-	"TOOL_RAG_RERANKER", "MCP_GATEWAY_MCP_PATH", "TOOL_RAG_SECRETS_PREFIX",
+	"TOOL_RAG_RERANKER", "MCP_GATEWAY_MCP_PATH", "TOOL_RAG_SECRETS_PREFIX", "TOOL_RAG_SECRETS_STORE",
 }
 
 // contractEnv is every env var the functions may receive (the contract in
@@ -165,7 +165,7 @@ var contractEnv = map[string]bool{
 	"TOOL_RAG_SYNC_FUNCTION": true, "TOOL_RAG_INDEX_REFRESH": true, "TOOL_RAG_EMBEDDER": true,
 	"TOOL_RAG_BEDROCK_MODEL_ID": true, "TOOL_RAG_BEDROCK_DIM": true, "TOOL_RAG_EMBED_URL": true,
 	"TOOL_RAG_RERANKER": true, "TOOL_RAG_RERANKER_BEDROCK_MODEL": true, "TOOL_RAG_RERANKER_URL": true,
-	"MCP_GATEWAY_MCP_PATH": true, "TOOL_RAG_SECRETS_PREFIX": true,
+	"MCP_GATEWAY_MCP_PATH": true, "TOOL_RAG_SECRETS_PREFIX": true, "TOOL_RAG_SECRETS_STORE": true,
 }
 
 // TestDefaultStack synthesizes config.example.json with no servers.

@@ -23,7 +23,7 @@ var contractEnv = map[string]bool{
 	"TOOL_RAG_SYNC_FUNCTION": true, "TOOL_RAG_INDEX_REFRESH": true, "TOOL_RAG_EMBEDDER": true,
 	"TOOL_RAG_BEDROCK_MODEL_ID": true, "TOOL_RAG_BEDROCK_DIM": true, "TOOL_RAG_EMBED_URL": true,
 	"TOOL_RAG_RERANKER": true, "TOOL_RAG_RERANKER_BEDROCK_MODEL": true, "TOOL_RAG_RERANKER_URL": true,
-	"MCP_GATEWAY_MCP_PATH": true, "TOOL_RAG_SECRETS_PREFIX": true,
+	"MCP_GATEWAY_MCP_PATH": true, "TOOL_RAG_SECRETS_PREFIX": true, "TOOL_RAG_SECRETS_STORE": true,
 }
 
 var wantFunctions = []string{"gateway", "health", "sync"}
@@ -92,7 +92,7 @@ func TestFunctions(t *testing.T) {
 				t.Errorf("%s: env %s is not in the contract", f.LogicalID, k)
 			}
 		}
-		for _, k := range []string{"TOOL_RAG_TOOLS_TABLE", "TOOL_RAG_KEYS_TABLE", "TOOL_RAG_REGISTRY_TABLE", "TOOL_RAG_SESSIONS_TABLE", "TOOL_RAG_INDEX_BUCKET", "TOOL_RAG_INDEX_PREFIX", "TOOL_RAG_EMBEDDER", "TOOL_RAG_SECRETS_PREFIX"} {
+		for _, k := range []string{"TOOL_RAG_TOOLS_TABLE", "TOOL_RAG_KEYS_TABLE", "TOOL_RAG_REGISTRY_TABLE", "TOOL_RAG_SESSIONS_TABLE", "TOOL_RAG_INDEX_BUCKET", "TOOL_RAG_INDEX_PREFIX", "TOOL_RAG_EMBEDDER", "TOOL_RAG_SECRETS_PREFIX", "TOOL_RAG_SECRETS_STORE"} {
 			if f.Env[k] == nil {
 				t.Errorf("%s: env %s missing", f.LogicalID, k)
 			}
@@ -211,6 +211,51 @@ func TestTables(t *testing.T) {
 		}
 		if js(p["DeletionProtectionEnabled"]) != `{"Fn::If":["IsProd",true,false]}` {
 			t.Errorf("%s: deletion protection %s", id, js(p["DeletionProtectionEnabled"]))
+		}
+	}
+}
+
+// TestSecretsStore checks the SecretsStore switch: the parameter (ssm or
+// secretsmanager, default ssm) reaches every function as
+// TOOL_RAG_SECRETS_STORE, and each function may read only that store under
+// SecretsPrefix: secretsmanager:GetSecretValue on secret:<prefix>* when it
+// is secretsmanager, SSM's read actions on parameter<prefix>* otherwise.
+func TestSecretsStore(t *testing.T) {
+	tmpl := load(t)
+	p, _ := tmpl.Parameters["SecretsStore"].(map[string]any)
+	if p["Default"] != "ssm" || js(p["AllowedValues"]) != `["ssm","secretsmanager"]` {
+		t.Errorf("SecretsStore parameter %s", js(p))
+	}
+	raw, err := os.ReadFile(filepath.Join(root, "template.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(raw), "SecretsInSecretsManager: !Equals [!Ref SecretsStore, secretsmanager]") {
+		t.Error("no condition SecretsInSecretsManager: !Equals [!Ref SecretsStore, secretsmanager]")
+	}
+	const (
+		smGrant  = `{"Statement":[{"Action":"secretsmanager:GetSecretValue","Effect":"Allow","Resource":{"Fn::Sub":"arn:${AWS::Partition}:secretsmanager:${AWS::Region}:${AWS::AccountId}:secret:${SecretsPrefix}*"}}]}`
+		ssmGrant = `{"Statement":[{"Action":["ssm:GetParameter","ssm:GetParameters","ssm:GetParametersByPath"],"Effect":"Allow","Resource":{"Fn::Sub":"arn:${AWS::Partition}:ssm:${AWS::Region}:${AWS::AccountId}:parameter${SecretsPrefix}*"}}]}`
+	)
+	want := js(map[string]any{"Fn::If": []any{"SecretsInSecretsManager", json.RawMessage(smGrant), json.RawMessage(ssmGrant)}})
+	for _, f := range tmpl.Functions() {
+		if js(f.Env["TOOL_RAG_SECRETS_STORE"]) != `{"Ref":"SecretsStore"}` {
+			t.Errorf("%s: TOOL_RAG_SECRETS_STORE = %s, want !Ref SecretsStore", f.LogicalID, js(f.Env["TOOL_RAG_SECRETS_STORE"]))
+		}
+		pols, _ := tmpl.Resources[f.LogicalID].Properties["Policies"].([]any)
+		found := 0
+		for _, pol := range pols {
+			j := js(pol)
+			if j == want {
+				found++
+				continue
+			}
+			if strings.Contains(j, "ssm:") || strings.Contains(j, "secretsmanager:") {
+				t.Errorf("%s: a secrets grant outside the SecretsStore switch: %s", f.LogicalID, j)
+			}
+		}
+		if found != 1 {
+			t.Errorf("%s: %d policies %s, want 1", f.LogicalID, found, want)
 		}
 	}
 }
