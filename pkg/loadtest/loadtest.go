@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log"
 	"log/slog"
 	mrand "math/rand/v2"
 	"net"
@@ -153,6 +154,15 @@ type Report struct {
 	Ops                       []OpStats
 	Total                     OpStats
 	ErrorSamples              []string
+	// Conns counts the gateway's connections from the clients during the
+	// run: accepted, and closed after each connection state (a connection
+	// closed while new never carried a request).
+	Conns ConnStats
+	// ServerLog holds the first lines net/http logged on the gateway's
+	// server (recovered handler panics, accept errors); ServerLogLines
+	// counts them all.
+	ServerLog      []string
+	ServerLogLines int
 	// Start is before anything was started, Ready after the gateway was
 	// synced, Peak the highest seen during the run (HWMBytes is VmHWM),
 	// AfterRun once the clients were closed, AfterTeardown once the
@@ -221,6 +231,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	fmt.Fprintf(cfg.Progress, "loadtest: %d clients for %s\n", cfg.Clients, cfg.Duration)
 	rep.Elapsed = h.drive(ctx, cfg, calls, queries, rec)
 	stopSampling()
+	rep.Conns = h.conns.snapshot()
 
 	h.closeClients()
 	settle(rep.Ready.Goroutines)
@@ -236,6 +247,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	rep.Peak.HWMBytes = rep.AfterTeardown.HWMBytes
 
 	rep.Ops, rep.Total, rep.ErrorSamples = rec.stats(rep.Elapsed)
+	rep.ServerLog, rep.ServerLogLines = h.srvLog.snapshot()
 	return rep, nil
 }
 
@@ -253,6 +265,8 @@ type harness struct {
 	syncTime  time.Duration
 	hc        *http.Client
 	tr        *http.Transport
+	conns     connTracker
+	srvLog    lineLog
 
 	mu      sync.Mutex
 	clients []*client.Client
@@ -321,16 +335,19 @@ func startHarness(ctx context.Context, cfg Config, buckets [][]UpstreamTool) (*h
 		return h, err
 	}
 	h.url = "http://" + ln.Addr().String() + "/mcp"
-	h.srv = &http.Server{Handler: h.g.Handler, ReadHeaderTimeout: 10 * time.Second}
+	// The gateway's own server settings (local.Run), observed.
+	h.srv = local.NewHTTPServer(h.g.Handler)
+	h.srv.ConnState = h.conns.observe
+	h.srv.ErrorLog = log.New(&h.srvLog, "", 0)
 	h.srvDone = make(chan struct{})
 	go func() {
 		defer close(h.srvDone)
-		_ = h.srv.Serve(ln)
+		_ = h.srv.Serve(local.IdleUntilFirstByte(ln, h.srv.IdleTimeout))
 	}()
 	h.tr = http.DefaultTransport.(*http.Transport).Clone()
 	h.tr.MaxIdleConns = 4 * max(cfg.Clients, 16)
 	h.tr.MaxIdleConnsPerHost = 4 * max(cfg.Clients, 16)
-	h.hc = &http.Client{Transport: h.tr}
+	h.hc = &http.Client{Transport: connTracing{h.tr}}
 	return h, nil
 }
 
@@ -706,8 +723,16 @@ func (r *Report) WriteTable(w io.Writer) {
 	fmt.Fprintf(w, "goroutines: start %d, ready %d, peak %d, after run %d, after teardown %d\n",
 		r.Start.Goroutines, r.Ready.Goroutines, r.Peak.Goroutines, r.AfterRun.Goroutines, r.AfterTeardown.Goroutines)
 	fmt.Fprintf(w, "setup %s (sync + index %s)\n", r.SetupTime.Round(time.Millisecond), r.SyncTime.Round(time.Millisecond))
+	fmt.Fprintf(w, "gateway connections: %d accepted; closed unused %d, idle %d, active %d\n",
+		r.Conns.Accepted, r.Conns.ClosedNew, r.Conns.ClosedIdle, r.Conns.ClosedActive)
 	for _, s := range r.ErrorSamples {
 		fmt.Fprintf(w, "error: %s\n", s)
+	}
+	if r.ServerLogLines > 0 {
+		fmt.Fprintf(w, "gateway server log (%d lines):\n", r.ServerLogLines)
+		for _, l := range r.ServerLog {
+			fmt.Fprintf(w, "  %s\n", l)
+		}
 	}
 }
 
