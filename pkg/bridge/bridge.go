@@ -36,6 +36,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/toolrag/mcp-gateway/pkg/httpserve"
 	"github.com/toolrag/mcp-gateway/pkg/upstream"
 )
 
@@ -292,13 +293,10 @@ func (b *Bridge) Close() error {
 // listening streams that open meanwhile), then Close. It returns nil after
 // a graceful stop and the listener's error otherwise.
 func (b *Bridge) Serve(ctx context.Context, ln net.Listener, drain time.Duration) error {
-	hs := &http.Server{
-		Handler:           b.Handler(),
-		ReadHeaderTimeout: 10 * time.Second,
-		ErrorLog:          slog.NewLogLogger(b.log.Handler(), slog.LevelWarn),
-	}
+	hs := httpserve.New(b.Handler())
+	hs.ErrorLog = slog.NewLogLogger(b.log.Handler(), slog.LevelWarn)
 	served := make(chan error, 1)
-	go func() { served <- hs.Serve(ln) }()
+	go func() { served <- hs.Serve(httpserve.IdleUntilFirstByte(ln, hs.IdleTimeout)) }()
 	b.log.Info("serving MCP over Streamable HTTP", "addr", ln.Addr().String(), "path", b.cfg.Path)
 
 	select {

@@ -33,6 +33,7 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/toolrag/mcp-gateway/pkg/httpserve"
 	"github.com/toolrag/mcp-gateway/pkg/indexer"
 	"github.com/toolrag/mcp-gateway/pkg/local"
 )
@@ -336,13 +337,13 @@ func startHarness(ctx context.Context, cfg Config, buckets [][]UpstreamTool) (*h
 	}
 	h.url = "http://" + ln.Addr().String() + "/mcp"
 	// The gateway's own server settings (local.Run), observed.
-	h.srv = local.NewHTTPServer(h.g.Handler)
+	h.srv = httpserve.New(h.g.Handler)
 	h.srv.ConnState = h.conns.observe
 	h.srv.ErrorLog = log.New(&h.srvLog, "", 0)
 	h.srvDone = make(chan struct{})
 	go func() {
 		defer close(h.srvDone)
-		_ = h.srv.Serve(local.IdleUntilFirstByte(ln, h.srv.IdleTimeout))
+		_ = h.srv.Serve(httpserve.IdleUntilFirstByte(ln, h.srv.IdleTimeout))
 	}()
 	h.tr = http.DefaultTransport.(*http.Transport).Clone()
 	h.tr.MaxIdleConns = 4 * max(cfg.Clients, 16)

@@ -12,7 +12,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
-	"github.com/toolrag/mcp-gateway/pkg/local"
+	"github.com/toolrag/mcp-gateway/pkg/httpserve"
 )
 
 // Upstream is an in-process Streamable HTTP MCP server on a loopback port
@@ -52,12 +52,12 @@ func StartUpstream(id string, tools []UpstreamTool) (*Upstream, error) {
 	}
 	u := &Upstream{
 		ID: id, URL: "http://" + ln.Addr().String() + "/mcp", Tools: tools,
-		srv:  local.NewHTTPServer(server.NewStreamableHTTPServer(s)),
+		srv:  httpserve.New(server.NewStreamableHTTPServer(s)),
 		done: make(chan struct{}),
 	}
 	go func() {
 		defer close(u.done)
-		_ = u.srv.Serve(local.IdleUntilFirstByte(ln, u.srv.IdleTimeout)) // http.ErrServerClosed after Close
+		_ = u.srv.Serve(httpserve.IdleUntilFirstByte(ln, u.srv.IdleTimeout)) // http.ErrServerClosed after Close
 	}()
 	return u, nil
 }

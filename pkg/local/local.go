@@ -23,6 +23,7 @@ import (
 	"github.com/toolrag/mcp-gateway/pkg/embed"
 	"github.com/toolrag/mcp-gateway/pkg/gateway"
 	"github.com/toolrag/mcp-gateway/pkg/health"
+	"github.com/toolrag/mcp-gateway/pkg/httpserve"
 	"github.com/toolrag/mcp-gateway/pkg/indexer"
 	"github.com/toolrag/mcp-gateway/pkg/indexpub"
 	"github.com/toolrag/mcp-gateway/pkg/metrics"
@@ -275,7 +276,7 @@ func Run(ctx context.Context, o Options) error {
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w (set MCP_GATEWAY_PORT to use another port)", addr, err)
 	}
-	srv := NewHTTPServer(g.Handler)
+	srv := httpserve.New(g.Handler)
 	g.log.Info("gateway listening", "addr", ln.Addr().String(), "mcp", g.Env.MCPPath, "servers", len(g.Upstreams.Servers()))
 	mode, err := indexer.ParseMode(g.Env.StartupReindex)
 	if err != nil {
@@ -290,7 +291,7 @@ func Run(ctx context.Context, o Options) error {
 		g.Background(ctx)
 	}()
 	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(IdleUntilFirstByte(ln, srv.IdleTimeout)) }()
+	go func() { errc <- srv.Serve(httpserve.IdleUntilFirstByte(ln, srv.IdleTimeout)) }()
 	select {
 	case err := <-errc:
 		return err

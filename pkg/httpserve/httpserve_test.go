@@ -1,4 +1,4 @@
-package local
+package httpserve
 
 import (
 	"bufio"
@@ -19,7 +19,7 @@ func serveTest(t *testing.T, header, idle time.Duration, wrap bool) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := NewHTTPServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := New(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b, _ := io.ReadAll(r.Body)
 		w.Write(b)
 	}))

@@ -1,4 +1,10 @@
-package local
+// Package httpserve provides the HTTP server settings every listener of the
+// project uses (the gateway, the stdio bridge, the load-test harness): a
+// header timeout against slow senders, an idle timeout above Go clients'
+// pool timeout, and a listener that counts a new connection's wait for its
+// first byte as idle time, so that a pooled but unused client connection
+// is never closed under a client that is about to use it.
+package httpserve
 
 import (
 	"errors"
@@ -22,12 +28,12 @@ const (
 	IdleTimeout = 2 * time.Minute
 )
 
-// NewHTTPServer returns the server the gateway answers on. Serve it on a
+// New returns a server with these timeouts for h. Serve it on a
 // listener wrapped by IdleUntilFirstByte:
 //
-//	srv := local.NewHTTPServer(h)
-//	srv.Serve(local.IdleUntilFirstByte(ln, srv.IdleTimeout))
-func NewHTTPServer(h http.Handler) *http.Server {
+//	srv := httpserve.New(h)
+//	srv.Serve(httpserve.IdleUntilFirstByte(ln, srv.IdleTimeout))
+func New(h http.Handler) *http.Server {
 	return &http.Server{Handler: h, ReadHeaderTimeout: ReadHeaderTimeout, IdleTimeout: IdleTimeout}
 }
 
