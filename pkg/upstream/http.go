@@ -38,6 +38,7 @@ type httpBackend struct {
 	opts *Options
 	log  *slog.Logger
 	hc   *http.Client
+	m    *Manager
 
 	mu         sync.Mutex
 	cur        *httpConn
@@ -51,6 +52,7 @@ type httpBackend struct {
 
 type httpConn struct {
 	client *client.Client
+	relay  *connRelay
 	ctx    context.Context // ends when the connection is lost or closed
 	cancel context.CancelCauseFunc
 }
@@ -64,10 +66,10 @@ type connectAttempt struct {
 // errConnLost is the cause of a connection's context when it was lost.
 var errConnLost = errors.New("connection to the server was lost")
 
-func newHTTPBackend(id string, cfg ServerConfig, opts *Options, log *slog.Logger, base http.RoundTripper) *httpBackend {
+func newHTTPBackend(id string, cfg ServerConfig, opts *Options, log *slog.Logger, base http.RoundTripper, m *Manager) *httpBackend {
 	ctx, cancel := context.WithCancel(context.Background())
 	return &httpBackend{
-		id: id, cfg: cfg, opts: opts,
+		id: id, cfg: cfg, opts: opts, m: m,
 		log:     log.With("server", id, "transport", cfg.Transport),
 		hc:      &http.Client{Transport: &limitTransport{base: base, limit: opts.MaxResultBytes}},
 		stopCtx: ctx, stopAll: cancel,
@@ -166,8 +168,10 @@ func (b *httpBackend) open() (*httpConn, *problem) {
 	if protocol != "" && !mcp.IsModernProtocol(protocol) {
 		copts = append(copts, client.WithProtocolVersion(protocol))
 	}
+	relay := newConnRelay(b.m, b.id, b.log)
+	copts = append(copts, relay.clientOptions()...)
 	c := client.NewClient(wire, copts...)
-	c.OnNotification(routeNotification)
+	c.OnNotification(relay.notify)
 	c.OnConnectionLost(func(err error) {
 		if errors.Is(err, ErrResultTooLarge) {
 			connCancel(err)
@@ -203,7 +207,7 @@ func (b *httpBackend) open() (*httpConn, *problem) {
 	b.info = &info
 	b.mu.Unlock()
 	b.log.Info("connected to upstream server", "protocol", c.ProtocolVersion(), "session", wire.GetSessionId() != "")
-	return &httpConn{client: c, ctx: connCtx, cancel: connCancel}, nil
+	return &httpConn{client: c, relay: relay, ctx: connCtx, cancel: connCancel}, nil
 }
 
 // drop forgets conn (if it is still the current one) and closes it.
@@ -236,7 +240,9 @@ func (b *httpBackend) do(ctx context.Context, op string, idempotent bool, timeou
 		lctx, cancelLost := context.WithCancelCause(sctx)
 		stopLost := context.AfterFunc(conn.ctx, func() { cancelLost(context.Cause(conn.ctx)) })
 		callCtx, cancelCall := context.WithTimeoutCause(lctx, timeout, errCallTimeout)
-		err = fn(callCtx, conn.client)
+		relayCtx, end := conn.relay.begin(callCtx)
+		err = fn(relayCtx, conn.client)
+		end()
 		stopLost()
 		lost := lctx.Err() != nil && ctx.Err() == nil
 		lostCause := context.Cause(lctx)

@@ -48,6 +48,8 @@ type Manager struct {
 	stopping chan struct{} // closed by Close
 
 	janitorDone chan struct{}
+
+	relayStats
 }
 
 // server is one configured upstream.
@@ -148,9 +150,9 @@ func (m *Manager) newServer(id string, cfg ServerConfig) *server {
 		return s
 	}
 	if cfg.Transport == TransportStdio {
-		s.b = newStdioPool(id, cfg, &m.opts, m.log)
+		s.b = newStdioPool(id, cfg, &m.opts, m.log, m)
 	} else {
-		s.b = newHTTPBackend(id, cfg, &m.opts, m.log, m.http)
+		s.b = newHTTPBackend(id, cfg, &m.opts, m.log, m.http, m)
 	}
 	return s
 }
@@ -310,6 +312,7 @@ func (m *Manager) CallTool(ctx context.Context, id, name string, args map[string
 			req.Params.Arguments = args
 		}
 		defer withProgressToken(ctx, &req)()
+		withLogLevel(ctx, &req.Params.Meta)
 		res, err := c.CallTool(ctx, req)
 		out = res
 		return err
@@ -344,6 +347,7 @@ func (m *Manager) GetPrompt(ctx context.Context, id, name string, args map[strin
 		req := mcp.GetPromptRequest{}
 		req.Params.Name = name
 		req.Params.Arguments = args
+		withLogLevel(ctx, &req.Params.Meta)
 		res, err := c.GetPrompt(ctx, req)
 		out = res
 		return err
@@ -393,6 +397,7 @@ func (m *Manager) ReadResource(ctx context.Context, id, uri string) (*mcp.ReadRe
 	err := m.call(ctx, id, string(mcp.MethodResourcesRead), true, func(ctx context.Context, c *client.Client) error {
 		req := mcp.ReadResourceRequest{}
 		req.Params.URI = uri
+		withLogLevel(ctx, &req.Params.Meta)
 		res, err := c.ReadResource(ctx, req)
 		out = res
 		return err
@@ -401,6 +406,57 @@ func (m *Manager) ReadResource(ctx context.Context, id, uri string) (*mcp.ReadRe
 		return nil, err
 	}
 	return out, nil
+}
+
+// Complete asks server id for completions of a prompt or resource template
+// argument; req's ref names the prompt or template as the server knows it.
+// A server that does not declare the completions capability has none (an
+// empty list, not an error).
+func (m *Manager) Complete(ctx context.Context, id string, req mcp.CompleteRequest) (*mcp.CompleteResult, error) {
+	var out *mcp.CompleteResult
+	err := m.call(ctx, id, string(mcp.MethodCompletionComplete), true, func(ctx context.Context, c *client.Client) error {
+		if c.GetServerCapabilities().Completions == nil {
+			out = &mcp.CompleteResult{Completion: mcp.Completion{Values: []string{}}}
+			return nil
+		}
+		res, err := c.Complete(ctx, req)
+		out = res
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	if out.Completion.Values == nil {
+		out.Completion.Values = []string{}
+	}
+	return out, nil
+}
+
+// Subscribe asks server id for notifications/resources/updated about uri
+// (see OnResourceUpdated). A server that does not declare resource
+// subscriptions answers with an error. On a stdio server the subscription
+// lives in one of its processes and ends with it.
+func (m *Manager) Subscribe(ctx context.Context, id, uri string) error {
+	return m.call(ctx, id, string(mcp.MethodResourcesSubscribe), true, func(ctx context.Context, c *client.Client) error {
+		if r := c.GetServerCapabilities().Resources; r == nil || !r.Subscribe {
+			return newProblem(nil, nil, "the server does not support resource subscriptions")
+		}
+		req := mcp.SubscribeRequest{}
+		req.Params.URI = uri
+		return c.Subscribe(ctx, req)
+	})
+}
+
+// Unsubscribe ends a subscription made with Subscribe.
+func (m *Manager) Unsubscribe(ctx context.Context, id, uri string) error {
+	return m.call(ctx, id, string(mcp.MethodResourcesUnsubscribe), true, func(ctx context.Context, c *client.Client) error {
+		if r := c.GetServerCapabilities().Resources; r == nil || !r.Subscribe {
+			return nil
+		}
+		req := mcp.UnsubscribeRequest{}
+		req.Params.URI = uri
+		return c.Unsubscribe(ctx, req)
+	})
 }
 
 // Ping checks that server id answers: a ping (server/discover on the
@@ -485,6 +541,10 @@ func describeAnswer(op string, err error, st *callState, limit int64) *problem {
 	var p *problem
 	if errors.As(err, &p) {
 		return p
+	}
+	var re *RelayError
+	if errors.As(err, &re) {
+		return newProblem(nil, err, "%v", re)
 	}
 	if n := st.tooLarge.Load(); n != 0 {
 		return tooLarge(max(n, 0), limit)

@@ -29,6 +29,7 @@ type stdioPool struct {
 	cfg  ServerConfig
 	opts *Options
 	log  *slog.Logger
+	m    *Manager
 
 	mu        sync.Mutex
 	procs     []*proc
@@ -43,8 +44,8 @@ type stdioPool struct {
 	wg        sync.WaitGroup
 }
 
-func newStdioPool(id string, cfg ServerConfig, opts *Options, log *slog.Logger) *stdioPool {
-	return &stdioPool{id: id, cfg: cfg, opts: opts, log: log.With("server", id, "transport", TransportStdio)}
+func newStdioPool(id string, cfg ServerConfig, opts *Options, log *slog.Logger, m *Manager) *stdioPool {
+	return &stdioPool{id: id, cfg: cfg, opts: opts, m: m, log: log.With("server", id, "transport", TransportStdio)}
 }
 
 // proc is one server process and its MCP client.
@@ -65,6 +66,7 @@ type proc struct {
 
 	// Set before ready is closed.
 	client *client.Client
+	relay  *connRelay // routes what the server sends outside responses
 
 	waitErr error // the process's exit status (valid after exited)
 
@@ -143,7 +145,9 @@ func (p *stdioPool) do(ctx context.Context, op string, idempotent bool, timeout 
 		}
 		sctx, st := withCallState(ctx)
 		callCtx, cancel := context.WithTimeoutCause(sctx, timeout, errCallTimeout)
-		err = fn(callCtx, pr.client)
+		relayCtx, end := pr.relay.begin(callCtx)
+		err = fn(relayCtx, pr.client)
+		end()
 		p.release(pr, err == nil)
 		if err == nil {
 			cancel()
@@ -470,8 +474,10 @@ func (pr *proc) initialize(protocol string) error {
 	if protocol != "" && !mcp.IsModernProtocol(protocol) {
 		copts = append(copts, client.WithProtocolVersion(protocol)) // skip the discovery probe next time
 	}
+	relay := newConnRelay(p.m, p.id, p.log.With("pid", pr.pid))
+	copts = append(copts, relay.clientOptions()...)
 	c := client.NewClient(wire, copts...)
-	c.OnNotification(routeNotification)
+	c.OnNotification(relay.notify)
 	if err := c.Start(context.Background()); err != nil {
 		return newProblem(ErrUnavailable, err, "could not talk to the server process: %v", err)
 	}
@@ -482,6 +488,7 @@ func (pr *proc) initialize(protocol string) error {
 		return pr.initProblem(ctx, err, st)
 	}
 	pr.client = c
+	pr.relay = relay
 	info := serverInfo(res, c)
 	p.mu.Lock()
 	p.protocol = c.ProtocolVersion()
