@@ -675,7 +675,7 @@ func TestRateLimit(t *testing.T) {
 		if err != nil || ra < 1 || ra > 101 {
 			t.Errorf("Retry-After %q, want the seconds until the next token (~100)", hdr.Get("Retry-After"))
 		}
-		if !strings.Contains(body, "rate limit exceeded") || !strings.Contains(body, `"limited"`) || !strings.Contains(body, "burst 2") {
+		if !strings.Contains(body, "rate limit exceeded") || !strings.Contains(body, `key \"limited\"`) || !strings.Contains(body, "burst 2") {
 			t.Errorf("429 body does not name the limit: %q", body)
 		}
 		if strings.Contains(body, "sekret") {

@@ -7,6 +7,7 @@ package auth
 import (
 	"context"
 	"crypto/subtle"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -161,7 +162,7 @@ func Middleware(cfg Config, next http.Handler) http.Handler {
 		secret, ok := bearer(r.Header.Get("Authorization"))
 		if !ok {
 			cfg.Counters.Failures.Add(1)
-			unauthorized(w, cfg.Realm, "missing or malformed Authorization header: use \"Authorization: Bearer <key>\"")
+			unauthorized(w, cfg.Realm, "missing or malformed Authorization header: use \"Authorization: Bearer <key>\"", "")
 			return
 		}
 		hash := policy.HashSecret(secret)
@@ -175,11 +176,11 @@ func Middleware(cfg Config, next http.Handler) http.Handler {
 		if err != nil {
 			if errors.Is(err, ErrUnknownKey) || errors.Is(err, ErrDisabledKey) {
 				cfg.Counters.Failures.Add(1)
-				unauthorized(w, cfg.Realm, "invalid API key")
+				unauthorized(w, cfg.Realm, "invalid API key", "invalid_token")
 				return
 			}
 			cfg.Counters.LookupErrors.Add(1)
-			http.Error(w, "authentication is temporarily unavailable; retry shortly", http.StatusServiceUnavailable)
+			writeError(w, http.StatusServiceUnavailable, "authentication is temporarily unavailable; retry shortly")
 			return
 		}
 		rl := key.RateLimit
@@ -189,7 +190,7 @@ func Middleware(cfg Config, next http.Handler) http.Handler {
 		if wait, ok := limiter.allow(key.ID, rl, time.Now()); !ok {
 			cfg.Counters.RateLimited.Add(1)
 			w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(wait.Seconds()))))
-			http.Error(w, fmt.Sprintf("rate limit exceeded for key %q (%.3g requests/s, burst %d)", key.ID, rl.Rate, rl.Burst), http.StatusTooManyRequests)
+			writeError(w, http.StatusTooManyRequests, fmt.Sprintf("rate limit exceeded for key %q (%.3g requests/s, burst %d)", key.ID, rl.Rate, rl.Burst))
 			return
 		}
 		cfg.Counters.Authenticated.Add(1)
@@ -206,9 +207,29 @@ func bearer(h string) (string, bool) {
 	return token, token != ""
 }
 
-func unauthorized(w http.ResponseWriter, realm, msg string) {
-	w.Header().Set("WWW-Authenticate", fmt.Sprintf(`Bearer realm=%q`, realm))
-	http.Error(w, msg, http.StatusUnauthorized)
+// unauthorized answers 401 with the RFC 6750 challenge; code is the
+// challenge's error attribute ("invalid_token"), empty when the request
+// carried no credentials.
+func unauthorized(w http.ResponseWriter, realm, msg, code string) {
+	challenge := fmt.Sprintf(`Bearer realm=%q`, realm)
+	if code != "" {
+		challenge += fmt.Sprintf(`, error=%q`, code)
+	}
+	w.Header().Set("WWW-Authenticate", challenge)
+	writeError(w, http.StatusUnauthorized, msg)
+}
+
+// writeError answers with status and {"error": msg}, the shape of every
+// other error of the REST API, so that clients parse one format.
+func writeError(w http.ResponseWriter, status int, msg string) {
+	body, _ := json.Marshal(struct {
+		Error string `json:"error"`
+	}{msg})
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(status)
+	w.Write(append(body, '\n'))
 }
 
 // limiters is a set of token buckets, one per key id.

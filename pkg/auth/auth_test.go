@@ -31,14 +31,16 @@ func TestMiddleware(t *testing.T) {
 	tests := []struct {
 		name, header string
 		want         int
+		challenge    string // the WWW-Authenticate value of a 401
+		body         string // the JSON body of a 401
 	}{
-		{"missing", "", 401},
-		{"wrong scheme", "Basic s-full", 401},
-		{"empty token", "Bearer ", 401},
-		{"unknown", "Bearer nope", 401},
-		{"revoked", "Bearer s-revoked", 401},
-		{"valid", "Bearer s-full", 200},
-		{"case-insensitive scheme", "bearer s-full", 200},
+		{"missing", "", 401, `Bearer realm="mcp-gateway"`, `{"error":"missing or malformed Authorization header: use \"Authorization: Bearer \u003ckey\u003e\""}`},
+		{"wrong scheme", "Basic s-full", 401, `Bearer realm="mcp-gateway"`, ""},
+		{"empty token", "Bearer ", 401, `Bearer realm="mcp-gateway"`, ""},
+		{"unknown", "Bearer nope", 401, `Bearer realm="mcp-gateway", error="invalid_token"`, `{"error":"invalid API key"}`},
+		{"revoked", "Bearer s-revoked", 401, `Bearer realm="mcp-gateway", error="invalid_token"`, `{"error":"invalid API key"}`},
+		{"valid", "Bearer s-full", 200, "", ""},
+		{"case-insensitive scheme", "bearer s-full", 200, "", ""},
 	}
 	for _, tt := range tests {
 		rec := httptest.NewRecorder()
@@ -51,8 +53,14 @@ func TestMiddleware(t *testing.T) {
 			t.Errorf("%s: status %d, want %d", tt.name, rec.Code, tt.want)
 		}
 		if tt.want == 401 {
-			if !strings.HasPrefix(rec.Header().Get("WWW-Authenticate"), "Bearer") {
-				t.Errorf("%s: WWW-Authenticate = %q", tt.name, rec.Header().Get("WWW-Authenticate"))
+			if got := rec.Header().Get("WWW-Authenticate"); got != tt.challenge {
+				t.Errorf("%s: WWW-Authenticate = %q, want %q", tt.name, got, tt.challenge)
+			}
+			if ct := rec.Header().Get("Content-Type"); ct != "application/json" {
+				t.Errorf("%s: Content-Type %q", tt.name, ct)
+			}
+			if got := strings.TrimSpace(rec.Body.String()); tt.body != "" && got != tt.body {
+				t.Errorf("%s: body %s, want %s", tt.name, got, tt.body)
 			}
 			if strings.Contains(rec.Body.String(), "s-") {
 				t.Errorf("%s: response leaks the secret: %q", tt.name, rec.Body.String())
