@@ -106,6 +106,7 @@ type Gateway struct {
 	// surfNames resolves exposed prompt names and resource URIs of the
 	// current surface.
 	surfNames atomic.Pointer[surfaceNames]
+	subs      subscriptions
 	Metrics   Metrics
 }
 
@@ -204,10 +205,15 @@ func New(cfg Config) (*Gateway, error) {
 	hooks.AddAfterListResourceTemplates(func(ctx context.Context, _ any, _ *mcp.ListResourceTemplatesRequest, res *mcp.ListResourceTemplatesResult) {
 		res.ResourceTemplates = g.filterTemplates(ctx, res.ResourceTemplates)
 	})
+	_, canSubscribe := cfg.Upstreams.(Subscriber)
+	if canSubscribe {
+		hooks.AddOnRequestInitialization(g.subscribeHook)
+		hooks.AddOnUnregisterSession(g.endSession)
+	}
 	g.srv = server.NewMCPServer(cfg.Name, cfg.Version,
 		server.WithToolCapabilities(true),
 		server.WithPromptCapabilities(true),
-		server.WithResourceCapabilities(false, true),
+		server.WithResourceCapabilities(canSubscribe, true),
 		server.WithInstructions(instructionsAgent),
 		server.WithToolFilter(g.filterTools),
 		server.WithPromptFilter(g.filterPrompts),
@@ -215,9 +221,15 @@ func New(cfg Config) (*Gateway, error) {
 		server.WithRecovery(),
 		server.WithMethodCacheHints(mcp.MethodToolsList, 0, mcp.CacheScopePrivate),
 		server.WithLogging(),
+		server.WithCompletions(),
+		server.WithPromptCompletionProvider(completions{g}),
+		server.WithResourceCompletionProvider(completions{g}),
 		server.WithPaginationLimit(1000),
 	)
 	g.srv.SetTools(g.metaTools()...)
+	if up, ok := cfg.Upstreams.(Subscriber); ok {
+		up.OnResourceUpdated(g.resourceUpdated)
+	}
 	return g, nil
 }
 

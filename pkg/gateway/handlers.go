@@ -190,7 +190,7 @@ func (g *Gateway) filterTemplates(ctx context.Context, ts []mcp.ResourceTemplate
 
 func (g *Gateway) directCallHandler(id string) server.ToolHandlerFunc {
 	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		return g.call(g.relayProgress(ctx, req), id, req.GetArguments()), nil
+		return g.call(g.relayProgress(g.withRelay(ctx), req), id, req.GetArguments()), nil
 	}
 }
 
@@ -269,7 +269,7 @@ func (g *Gateway) handleRun(ctx context.Context, req mcp.CallToolRequest) (*mcp.
 	if err != nil {
 		return mcp.NewToolResultError(err.Error()), nil
 	}
-	return g.call(g.relayProgress(ctx, req), callName, toolArgs), nil
+	return g.call(g.relayProgress(g.withRelay(ctx), req), callName, toolArgs), nil
 }
 
 type runCall struct {
@@ -313,6 +313,7 @@ func (g *Gateway) handleRunMany(ctx context.Context, req mcp.CallToolRequest) (*
 	}
 	results := make([]runResult, len(calls))
 	sem := make(chan struct{}, conc)
+	rctx := g.withRelay(ctx)
 	var wg sync.WaitGroup
 	for i, c := range calls {
 		id := c.ID
@@ -334,7 +335,7 @@ func (g *Gateway) handleRunMany(ctx context.Context, req mcp.CallToolRequest) (*
 				return
 			}
 			defer func() { <-sem }()
-			res := g.call(ctx, c.CallName, c.Arguments)
+			res := g.call(rctx, c.CallName, c.Arguments)
 			if res.IsError {
 				results[i].Error = resultText(res)
 				return
@@ -539,7 +540,7 @@ func (g *Gateway) promptHandler(srv, name string) server.PromptHandlerFunc {
 		if !ok || !pol.AllowsPrompt(srv, name) {
 			return nil, fmt.Errorf("prompt %q not found", req.Params.Name)
 		}
-		res, err := g.cfg.Upstreams.GetPrompt(ctx, srv, name, req.Params.Arguments)
+		res, err := g.cfg.Upstreams.GetPrompt(g.withRelay(ctx), srv, name, req.Params.Arguments)
 		if err != nil {
 			return nil, fmt.Errorf("prompt %s: %w", req.Params.Name, err)
 		}
@@ -554,7 +555,7 @@ func (g *Gateway) resourceHandler() server.ResourceHandlerFunc {
 		if !ok || !authed || !pol.AllowsURI(srv, orig) {
 			return nil, fmt.Errorf("%w: %s", server.ErrResourceNotFound, req.Params.URI)
 		}
-		res, err := g.cfg.Upstreams.ReadResource(ctx, srv, orig)
+		res, err := g.cfg.Upstreams.ReadResource(g.withRelay(ctx), srv, orig)
 		if err != nil {
 			return nil, fmt.Errorf("read %s: %w", req.Params.URI, err)
 		}

@@ -9,4 +9,5 @@ type Metrics struct {
 	CallsRejected atomic.Int64 // unknown/forbidden tools and invalid arguments
 	Finds         atomic.Int64 // find_tools requests
 	Rejected      atomic.Int64 // HTTP requests rejected by size or depth limits
+	Relayed       atomic.Int64 // upstream sampling/elicitation requests put to a client
 }

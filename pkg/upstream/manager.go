@@ -315,6 +315,7 @@ func (m *Manager) CallTool(ctx context.Context, id, name string, args map[string
 		withLogLevel(ctx, &req.Params.Meta)
 		res, err := c.CallTool(ctx, req)
 		out = res
+		linger(ctx)
 		return err
 	})
 	if err != nil {
@@ -350,6 +351,7 @@ func (m *Manager) GetPrompt(ctx context.Context, id, name string, args map[strin
 		withLogLevel(ctx, &req.Params.Meta)
 		res, err := c.GetPrompt(ctx, req)
 		out = res
+		linger(ctx)
 		return err
 	})
 	if err != nil {
@@ -400,6 +402,7 @@ func (m *Manager) ReadResource(ctx context.Context, id, uri string) (*mcp.ReadRe
 		withLogLevel(ctx, &req.Params.Meta)
 		res, err := c.ReadResource(ctx, req)
 		out = res
+		linger(ctx)
 		return err
 	})
 	if err != nil {

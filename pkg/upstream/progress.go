@@ -39,7 +39,10 @@ func withProgressToken(ctx context.Context, req *mcp.CallToolRequest) func() {
 		req.Params.Meta = &mcp.Meta{}
 	}
 	req.Params.Meta.ProgressToken = tok
-	progressRoutes.Store(tok, fn)
+	progressRoutes.Store(tok, ProgressFunc(func(progress, total float64, message string) {
+		markNotified(ctx)
+		fn(progress, total, message)
+	}))
 	return func() { progressRoutes.Delete(tok) }
 }
 

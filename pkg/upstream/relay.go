@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
@@ -65,15 +66,45 @@ type connRelay struct {
 	log    *slog.Logger
 	m      *Manager
 
-	mu    sync.Mutex
-	calls map[*inflight]struct{}
+	mu      sync.Mutex
+	calls   map[*inflight]struct{}
+	lastEnd time.Time // when a call that got notifications last ended
 }
+
+// Servers may write a notification after the response of the call it
+// belongs to (mcp-go's stdio server sends notifications from another
+// goroutine than responses). So a call that got notifications is kept
+// registered for lingerDelay after its response, to catch a straggler, and
+// an unassociated message within quietAfterEnd of the end of such a call
+// is dropped rather than given to another call still running, which it may
+// not belong to.
+const (
+	lingerDelay   = 25 * time.Millisecond
+	quietAfterEnd = 50 * time.Millisecond
+)
 
 // inflight is one request running on a connection.
 type inflight struct {
 	hub   *connRelay
-	ctx   context.Context // the call's context
-	relay *Relay          // nil: the caller relays nothing
+	ctx      context.Context // the call's context
+	relay    *Relay          // nil: the caller relays nothing
+	notified atomic.Bool     // a notification was delivered to it
+}
+
+// linger keeps the call of ctx registered a little after its response if
+// it got notifications, so that one written after the response still
+// reaches it.
+func linger(ctx context.Context) {
+	if in, ok := ctx.Value(inflightKey{}).(*inflight); ok && in.notified.Load() {
+		_ = sleepCtx(ctx, lingerDelay)
+	}
+}
+
+// markNotified records that the call of ctx got a notification.
+func markNotified(ctx context.Context) {
+	if in, ok := ctx.Value(inflightKey{}).(*inflight); ok {
+		in.notified.Store(true)
+	}
 }
 
 type inflightKey struct{}
@@ -98,6 +129,9 @@ func (h *connRelay) begin(ctx context.Context) (context.Context, func()) {
 	return context.WithValue(ctx, inflightKey{}, in), func() {
 		h.mu.Lock()
 		delete(h.calls, in)
+		if in.notified.Load() {
+			h.lastEnd = time.Now()
+		}
 		h.mu.Unlock()
 	}
 }
@@ -116,6 +150,9 @@ func (h *connRelay) route(ctx context.Context) (in *inflight, why string) {
 	case 0:
 		return nil, "no call is running on this upstream connection"
 	case 1:
+		if since := time.Since(h.lastEnd); since < quietAfterEnd {
+			return nil, fmt.Sprintf("a call that got notifications on this upstream connection ended %s ago and the message may be its late one", since.Round(time.Millisecond))
+		}
 		for in := range h.calls {
 			return in, ""
 		}
@@ -151,6 +188,7 @@ func (h *connRelay) notify(n mcp.JSONRPCNotification) {
 		msg.Params.Level = mcp.LoggingLevel(level)
 		msg.Params.Logger, _ = f["logger"].(string)
 		msg.Params.Data = f["data"]
+		in.notified.Store(true)
 		in.relay.Log(msg)
 	case mcp.MethodNotificationResourceUpdated:
 		uri, _ := n.Params.AdditionalFields["uri"].(string)

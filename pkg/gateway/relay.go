@@ -1,0 +1,94 @@
+package gateway
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/toolrag/mcp-gateway/pkg/upstream"
+)
+
+// withRelay routes what an upstream sends during this request's calls (log
+// messages, sampling and elicitation requests) back to the client that
+// made the request, and only to it: ctx is the client's request.
+func (g *Gateway) withRelay(ctx context.Context) context.Context {
+	caps, known := clientCapabilities(ctx)
+	modern := server.IsModernRequest(ctx)
+	r := upstream.Relay{
+		LogLevel: clientLogLevel(ctx),
+		Log: func(n mcp.LoggingMessageNotification) {
+			n.Method = string(mcp.MethodNotificationMessage)
+			if err := g.srv.SendLogMessageToClient(ctx, n); err != nil {
+				g.log.Debug("upstream log message not delivered", "error", err)
+			}
+		},
+		Sample: func(uctx context.Context, req mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+			if err := canAsk(known, caps.Sampling != nil, modern, "sampling"); err != nil {
+				return nil, err
+			}
+			rctx, done := bound(ctx, uctx)
+			defer done()
+			g.Metrics.Relayed.Add(1)
+			return g.srv.RequestSampling(rctx, req)
+		},
+		Elicit: func(uctx context.Context, req mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
+			if err := canAsk(known, caps.Elicitation != nil, modern, "elicitation"); err != nil {
+				return nil, err
+			}
+			rctx, done := bound(ctx, uctx)
+			defer done()
+			g.Metrics.Relayed.Add(1)
+			return g.srv.RequestElicitation(rctx, req)
+		},
+	}
+	return upstream.WithRelay(ctx, r)
+}
+
+// canAsk says why the gateway cannot put a feature's request to its client.
+func canAsk(known, declared, modern bool, feature string) error {
+	switch {
+	case modern:
+		return fmt.Errorf("the gateway's client uses MCP protocol 2026-07-28, which has no server-initiated requests; the gateway cannot forward %s to it", feature)
+	case !known || !declared:
+		return fmt.Errorf("the gateway's client does not support %s (it did not declare the %s capability)", feature, feature)
+	}
+	return nil
+}
+
+// bound returns the client request's context (which identifies its
+// session), ended also when the upstream's request ends.
+func bound(client, up context.Context) (context.Context, func()) {
+	ctx, cancel := context.WithCancel(client)
+	stop := context.AfterFunc(up, cancel)
+	return ctx, func() { stop(); cancel() }
+}
+
+// clientCapabilities returns what the client declared: per request on the
+// 2026-07-28 protocol, at initialize before it.
+func clientCapabilities(ctx context.Context) (mcp.ClientCapabilities, bool) {
+	if info := server.RequestProtocolInfoFromContext(ctx); info != nil && info.Modern {
+		if info.ClientCapabilities == nil {
+			return mcp.ClientCapabilities{}, false
+		}
+		return *info.ClientCapabilities, true
+	}
+	if s, ok := server.ClientSessionFromContext(ctx).(server.SessionWithClientInfo); ok {
+		return s.GetClientCapabilities(), true
+	}
+	return mcp.ClientCapabilities{}, false
+}
+
+// clientLogLevel is the level the client asked for: per request on the
+// 2026-07-28 protocol ("" = no log messages), with logging/setLevel
+// before it (mcp-go's default until then).
+func clientLogLevel(ctx context.Context) mcp.LoggingLevel {
+	if info := server.RequestProtocolInfoFromContext(ctx); info != nil && info.Modern {
+		return info.LogLevel
+	}
+	if s, ok := server.ClientSessionFromContext(ctx).(server.SessionWithLogging); ok {
+		return s.GetLogLevel()
+	}
+	return ""
+}
