@@ -85,7 +85,7 @@ const (
 
 // inflight is one request running on a connection.
 type inflight struct {
-	hub   *connRelay
+	hub      *connRelay
 	ctx      context.Context // the call's context
 	relay    *Relay          // nil: the caller relays nothing
 	notified atomic.Bool     // a notification was delivered to it
