@@ -1,0 +1,317 @@
+package gateway_test
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/toolrag/mcp-gateway/pkg/auth"
+	"github.com/toolrag/mcp-gateway/pkg/config"
+	"github.com/toolrag/mcp-gateway/pkg/gateway"
+	"github.com/toolrag/mcp-gateway/pkg/retrieve"
+	"github.com/toolrag/mcp-gateway/pkg/session"
+	"github.com/toolrag/mcp-gateway/pkg/store"
+	"github.com/toolrag/mcp-gateway/pkg/syncer"
+	"github.com/toolrag/mcp-gateway/pkg/upstream"
+)
+
+// relayUpstream logs, samples and completes on demand.
+func relayUpstream() *server.MCPServer {
+	var s *server.MCPServer
+	s = server.NewMCPServer("relay-upstream", "1.0.0",
+		server.WithToolCapabilities(false), server.WithPromptCapabilities(false),
+		server.WithResourceCapabilities(true, false), server.WithLogging(), server.WithCompletions(),
+		server.WithPromptCompletionProvider(cityCompletions{}),
+	)
+	s.AddTool(mcp.NewTool("shout", mcp.WithDescription("Log the tag three times."), mcp.WithString("tag", mcp.Required())),
+		func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			tag := req.GetString("tag", "")
+			for i := range 3 {
+				if i > 0 {
+					time.Sleep(15 * time.Millisecond)
+				}
+				_ = s.SendLogMessageToClient(ctx, mcp.NewLoggingMessageNotification(mcp.LoggingLevelInfo, "up", fmt.Sprintf("%s-%d", tag, i)))
+			}
+			// mcp-go's server (without an event store) can drop a
+			// notification sent just before the response.
+			time.Sleep(10 * time.Millisecond)
+			return mcp.NewToolResultText("shouted " + tag), nil
+		})
+	s.AddTool(mcp.NewTool("ask", mcp.WithDescription("Ask the client's LLM."), mcp.WithString("tag", mcp.Required())),
+		func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			if res := server.SamplingResponse(req.Params.InputResponses, "llm"); res != nil {
+				c, _ := mcp.ParseSamplingContent(res.Content)
+				tc, _ := c.(mcp.TextContent)
+				return mcp.NewToolResultText("llm said: " + tc.Text), nil
+			}
+			return server.NewInputRequestBuilder("").Sample("llm", mcp.CreateMessageParams{
+				Messages:  []mcp.SamplingMessage{{Role: mcp.RoleUser, Content: mcp.NewTextContent("question from " + req.GetString("tag", ""))}},
+				MaxTokens: 10,
+			}).ToolResult(), nil
+		})
+	s.AddPrompt(mcp.NewPrompt("weather", mcp.WithArgument("city")),
+		func(ctx context.Context, req mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+			return mcp.NewGetPromptResult("w", []mcp.PromptMessage{mcp.NewPromptMessage(mcp.RoleUser, mcp.NewTextContent("weather"))}), nil
+		})
+	s.AddResource(mcp.NewResource("up://info", "info"),
+		func(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
+			return []mcp.ResourceContents{mcp.TextResourceContents{URI: "up://info", Text: "info"}}, nil
+		})
+	return s
+}
+
+type cityCompletions struct{}
+
+func (cityCompletions) CompletePromptArgument(_ context.Context, prompt string, arg mcp.CompleteArgument, _ mcp.CompleteContext) (*mcp.Completion, error) {
+	var out []string
+	for _, c := range []string{"paris", "park city", "perth"} {
+		if strings.HasPrefix(c, arg.Value) {
+			out = append(out, prompt+":"+c)
+		}
+	}
+	return &mcp.Completion{Values: out}, nil
+}
+
+// relayGateway is the gateway over two upstreams ("alpha", granted to the
+// agent key, and "beta", admin only) served at url.
+func relayGateway(t *testing.T) (url string) {
+	t.Helper()
+	ctx := context.Background()
+	log := slog.New(slog.DiscardHandler)
+	up := httptest.NewServer(server.NewStreamableHTTPServer(relayUpstream()))
+	t.Cleanup(up.Close)
+	mgr := upstream.NewManager(upstream.Options{CallTimeout: 10 * time.Second, Logger: log})
+	t.Cleanup(func() { mgr.Close() })
+	mgr.SetServers(map[string]upstream.ServerConfig{
+		"alpha": {Transport: upstream.TransportStreamableHTTP, URL: up.URL + "/mcp"},
+		"beta":  {Transport: upstream.TransportStreamableHTTP, URL: up.URL + "/mcp"},
+	})
+	st, err := store.OpenSQLite(ctx, filepath.Join(t.TempDir(), "tools.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	if _, err := syncer.Run(ctx, syncer.Config{Upstreams: mgr, Store: st, Logger: log}); err != nil {
+		t.Fatal(err)
+	}
+	rt, err := retrieve.New(retrieve.Config{Tools: st, Logger: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sessions := session.NewMemory()
+	gw, err := gateway.New(gateway.Config{Catalog: st, Upstreams: mgr, Retriever: rt, Sessions: sessions, Logger: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := gw.Reload(ctx); err != nil {
+		t.Fatal(err)
+	}
+	keys, err := config.ParseKeys("keys.yaml", []byte(fuzzKeys))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := auth.Middleware(auth.Config{Keys: auth.NewStaticKeys(keys)}, gw.Handler(gateway.HTTPOptions{SessionIDs: session.NewIDManager(sessions, time.Hour)}))
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	return srv.URL + "/mcp"
+}
+
+// downstream is a client of the gateway that records its log messages.
+type downstream struct {
+	c    *client.Client
+	mu   sync.Mutex
+	logs []string
+}
+
+func connect(t *testing.T, url, secret string, opts ...client.ClientOption) *downstream {
+	t.Helper()
+	tr, err := transport.NewStreamableHTTP(url, transport.WithContinuousListening(), transport.WithHTTPLogger(slog.New(slog.DiscardHandler)),
+		transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + secret}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := &downstream{c: client.NewClient(tr, append(opts, client.WithProtocolVersion(mcp.LATEST_LEGACY_PROTOCOL_VERSION))...)}
+	d.c.OnNotification(func(n mcp.JSONRPCNotification) {
+		if n.Method == string(mcp.MethodNotificationMessage) {
+			d.mu.Lock()
+			d.logs = append(d.logs, fmt.Sprint(n.Params.AdditionalFields["data"]))
+			d.mu.Unlock()
+		}
+	})
+	ctx := context.Background()
+	if err := d.c.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.c.Close() })
+	if _, err := d.c.Initialize(ctx, mcp.InitializeRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+func (d *downstream) call(t *testing.T, name string, args map[string]any) *mcp.CallToolResult {
+	t.Helper()
+	req := mcp.CallToolRequest{}
+	req.Params.Name, req.Params.Arguments = name, args
+	res, err := d.c.CallTool(context.Background(), req)
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	return res
+}
+
+func text(res *mcp.CallToolResult) string {
+	var parts []string
+	for _, c := range res.Content {
+		if tc, ok := c.(mcp.TextContent); ok {
+			parts = append(parts, tc.Text)
+		}
+	}
+	return strings.Join(parts, "\n")
+}
+
+type samplerFunc func(context.Context, mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error)
+
+func (f samplerFunc) CreateMessage(ctx context.Context, r mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+	return f(ctx, r)
+}
+
+func TestRelaySampling(t *testing.T) {
+	url := relayGateway(t)
+	var asked []string
+	var mu sync.Mutex
+	// mcp-go's server sends server-initiated requests on the standalone
+	// GET stream, which an mcp-go client opens with continuous listening.
+	withLLM := connect(t, url, "fz-agent-secret", client.WithSamplingHandler(samplerFunc(
+		func(_ context.Context, r mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+			q := r.Messages[0].Content.(mcp.TextContent).Text
+			mu.Lock()
+			asked = append(asked, q)
+			mu.Unlock()
+			return &mcp.CreateMessageResult{SamplingMessage: mcp.SamplingMessage{Role: mcp.RoleAssistant, Content: mcp.NewTextContent("42 for " + q)}, Model: "m"}, nil
+		})))
+	res := withLLM.call(t, "run_tool", map[string]any{"call_name": "alpha__ask", "arguments": map[string]any{"tag": "A"}})
+	if got := text(res); res.IsError || got != "llm said: 42 for question from A" {
+		t.Errorf("with sampling: %q (isError %v)", got, res.IsError)
+	}
+	if len(asked) != 1 || asked[0] != "question from A" {
+		t.Errorf("the client's LLM was asked %q", asked)
+	}
+
+	without := connect(t, url, "fz-agent-secret")
+	res = without.call(t, "run_tool", map[string]any{"call_name": "alpha__ask", "arguments": map[string]any{"tag": "B"}})
+	if got := text(res); !res.IsError || !strings.Contains(got, "does not support sampling (it did not declare the sampling capability)") {
+		t.Errorf("without sampling: %q (isError %v)", got, res.IsError)
+	}
+}
+
+// Two clients call a logging tool of the same upstream connection at the
+// same time: neither ever gets the other's log messages; alone, a client
+// gets all of its own.
+func TestRelayLogsStayWithTheirCaller(t *testing.T) {
+	url := relayGateway(t)
+	a := connect(t, url, "fz-agent-secret")
+	b := connect(t, url, "fz-admin-secret")
+	for _, d := range []*downstream{a, b} {
+		if err := d.c.SetLevel(context.Background(), mcp.SetLevelRequest{Params: mcp.SetLevelParams{Level: mcp.LoggingLevelDebug}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res := a.call(t, "alpha__shout", map[string]any{"tag": "solo"})
+	if res.IsError {
+		t.Fatal(text(res))
+	}
+	if got := strings.Join(a.logs, ","); got != "solo-0,solo-1,solo-2" {
+		t.Errorf("alone: logs %q", got)
+	}
+	for round := range 5 {
+		var wg sync.WaitGroup
+		for _, c := range []struct {
+			d   *downstream
+			tag string
+		}{{a, fmt.Sprintf("a%d", round)}, {b, fmt.Sprintf("b%d", round)}} {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				c.d.call(t, "alpha__shout", map[string]any{"tag": c.tag})
+			}()
+		}
+		wg.Wait()
+	}
+	for name, d := range map[string]*downstream{"a": a, "b": b} {
+		d.mu.Lock()
+		for _, l := range d.logs {
+			if !strings.HasPrefix(l, name) && !strings.HasPrefix(l, "solo") {
+				t.Errorf("client %s got log %q", name, l)
+			}
+		}
+		d.mu.Unlock()
+	}
+}
+
+// completion/complete reaches the upstream owning the prompt; a prompt the
+// key cannot see is answered like one that does not exist.
+func TestCompletionPolicy(t *testing.T) {
+	url := relayGateway(t)
+	agent := connect(t, url, "fz-agent-secret")
+	complete := func(prompt string) (string, error) {
+		req := mcp.CompleteRequest{}
+		req.Params.Ref = mcp.PromptReference{Type: "ref/prompt", Name: prompt}
+		req.Params.Argument = mcp.CompleteArgument{Name: "city", Value: "pa"}
+		res, err := agent.c.Complete(context.Background(), req)
+		if err != nil {
+			return "", err
+		}
+		return strings.Join(res.Completion.Values, ","), nil
+	}
+	if got, err := complete("alpha__weather"); err != nil || got != "weather:paris,weather:park city" {
+		t.Errorf("granted prompt: %q, %v", got, err)
+	}
+	_, missing := complete("nosuch__weather")
+	if missing == nil {
+		t.Fatal("unknown prompt completed")
+	}
+	_, denied := complete("beta__weather")
+	if denied == nil || strings.ReplaceAll(denied.Error(), "beta__weather", "X") != strings.ReplaceAll(missing.Error(), "nosuch__weather", "X") {
+		t.Errorf("denied prompt: %v\nunknown prompt: %v", denied, missing)
+	}
+}
+
+// resources/subscribe is forwarded for a granted resource; one the key
+// cannot see is answered like one that does not exist.
+func TestSubscribePolicy(t *testing.T) {
+	url := relayGateway(t)
+	agent := connect(t, url, "fz-agent-secret")
+	sub := func(uri string) error {
+		req := mcp.SubscribeRequest{}
+		req.Params.URI = uri
+		return agent.c.Subscribe(context.Background(), req)
+	}
+	if err := sub("gateway://alpha/up://info"); err != nil {
+		t.Errorf("granted resource: %v", err)
+	}
+	missing := sub("gateway://nosuch/up://info")
+	if missing == nil {
+		t.Fatal("unknown resource subscribed")
+	}
+	denied := sub("gateway://beta/up://info")
+	if denied == nil || strings.ReplaceAll(denied.Error(), "beta", "X") != strings.ReplaceAll(missing.Error(), "nosuch", "X") {
+		t.Errorf("denied resource: %v\nunknown resource: %v", denied, missing)
+	}
+	req := mcp.UnsubscribeRequest{}
+	req.Params.URI = "gateway://alpha/up://info"
+	if err := agent.c.Unsubscribe(context.Background(), req); err != nil {
+		t.Errorf("unsubscribe: %v", err)
+	}
+}
