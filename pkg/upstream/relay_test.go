@@ -260,3 +260,33 @@ func TestRelayRouteRule(t *testing.T) {
 }
 
 func discardLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
+
+// BenchmarkRelayBeginEnd is what every call pays for the relay: register
+// on the connection, and unregister.
+func BenchmarkRelayBeginEnd(b *testing.B) {
+	h := newConnRelay(nil, "s", discardLogger())
+	ctx := WithRelay(context.Background(), Relay{})
+	b.ReportAllocs()
+	for b.Loop() {
+		_, end := h.begin(ctx)
+		end()
+	}
+}
+
+// BenchmarkRelayLogMessage is routing one log notification to the only
+// call in flight.
+func BenchmarkRelayLogMessage(b *testing.B) {
+	h := newConnRelay(nil, "s", discardLogger())
+	n := 0
+	_, end := h.begin(WithRelay(context.Background(), Relay{Log: func(mcp.LoggingMessageNotification) { n++ }}))
+	defer end()
+	msg := mcp.JSONRPCNotification{Notification: mcp.Notification{Method: string(mcp.MethodNotificationMessage),
+		Params: mcp.NotificationParams{AdditionalFields: map[string]any{"level": "info", "data": "x"}}}}
+	b.ReportAllocs()
+	for b.Loop() {
+		h.notify(msg)
+	}
+	if n == 0 {
+		b.Fatal("nothing relayed")
+	}
+}
