@@ -205,9 +205,11 @@ func TestRelaySampling(t *testing.T) {
 	if got := text(res); res.IsError || got != "llm said: 42 for question from A" {
 		t.Errorf("with sampling: %q (isError %v)", got, res.IsError)
 	}
+	mu.Lock()
 	if len(asked) != 1 || asked[0] != "question from A" {
 		t.Errorf("the client's LLM was asked %q", asked)
 	}
+	mu.Unlock()
 
 	without := connect(t, url, "fz-agent-secret")
 	res = without.call(t, "run_tool", map[string]any{"call_name": "alpha__ask", "arguments": map[string]any{"tag": "B"}})
@@ -232,7 +234,10 @@ func TestRelayLogsStayWithTheirCaller(t *testing.T) {
 	if res.IsError {
 		t.Fatal(text(res))
 	}
-	if got := strings.Join(a.logs, ","); got != "solo-0,solo-1,solo-2" {
+	a.mu.Lock()
+	got := strings.Join(a.logs, ",")
+	a.mu.Unlock()
+	if got != "solo-0,solo-1,solo-2" {
 		t.Errorf("alone: logs %q", got)
 	}
 	for round := range 5 {
