@@ -256,7 +256,13 @@ func (b *httpBackend) do(ctx context.Context, op string, idempotent bool, timeou
 
 		sessionGone := sessionRejected(err, st)
 		connFailed := lost || (st.sendErr != nil && !sessionGone && !timedOut)
-		if sessionGone || connFailed {
+		// An SSE session lives on its stream, so a broken request means a
+		// broken session. A Streamable HTTP request is one POST among many:
+		// its failure (a pooled TCP connection the server had just closed,
+		// say) says nothing about the session or the other calls in flight,
+		// which dropping the client would cancel. A session the server no
+		// longer knows is answered with 404 and re-initialised.
+		if sessionGone || (connFailed && b.cfg.Transport == TransportSSE) {
 			b.drop(conn, errConnLost)
 		}
 		retry := attempt == 0 && ctx.Err() == nil && !errors.Is(prob, ErrResultTooLarge) &&

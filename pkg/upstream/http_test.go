@@ -169,3 +169,40 @@ func TestHTTPRetryRule(t *testing.T) {
 		t.Errorf("server down: %v", err)
 	}
 }
+
+// TestHTTPFailedPostKeepsOtherCalls: on a Streamable HTTP upstream, one
+// POST whose connection breaks fails alone; a call in flight on the same
+// session is not cancelled, and the session is kept.
+func TestHTTPFailedPostKeepsOtherCalls(t *testing.T) {
+	g := newGoHTTPServer(t)
+	m, _ := newTestManager(t, Options{})
+	m.SetServers(map[string]ServerConfig{"go": {Transport: TransportStreamableHTTP, URL: g.URL + "/mcp"}})
+	ctx := ctxT(t, 30*time.Second)
+	if err := m.Ping(ctx, "go"); err != nil {
+		t.Fatal(err)
+	}
+	slow := make(chan error, 1)
+	go func() {
+		res, err := m.CallTool(ctx, "go", "sleep", map[string]any{"ms": 400})
+		if err == nil && resultText(t, res) != "done" {
+			err = errors.New("unexpected result " + resultText(t, res))
+		}
+		slow <- err
+	}()
+	for g.hits["tools/call"].Load() < 1 {
+		time.Sleep(time.Millisecond)
+	}
+	g.dropNext["tools/call"].Store(true)
+	if _, err := m.CallTool(ctx, "go", "whoami", nil); !errors.Is(err, ErrUnavailable) {
+		t.Errorf("call on a broken connection: %v, want ErrUnavailable", err)
+	}
+	if err := <-slow; err != nil {
+		t.Errorf("the call in flight meanwhile: %v", err)
+	}
+	if n := g.hits["tools/call"].Load(); n != 2 {
+		t.Errorf("tools/call reached the server %d times, want 2", n)
+	}
+	if _, err := m.CallTool(ctx, "go", "whoami", nil); err != nil {
+		t.Errorf("the next call: %v", err)
+	}
+}

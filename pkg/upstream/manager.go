@@ -66,13 +66,21 @@ type server struct {
 	idle    chan struct{} // closed when retired and no call is active
 }
 
+// upstreamIdleConnTimeout retires a pooled connection to an HTTP upstream
+// before the server does: Node's http server (keepAliveTimeout) and
+// uvicorn close idle keep-alive connections after 5s, and a request sent
+// on a connection the server is closing fails with EOF; net/http does not
+// resend a POST. A new connection to a nearby server costs far less than a
+// lost tools/call.
+const upstreamIdleConnTimeout = 4 * time.Second
+
 // NewManager returns a Manager with no servers; call SetServers.
 func NewManager(opts Options) *Manager {
 	opts = opts.withDefaults()
 	base := http.DefaultTransport.(*http.Transport).Clone()
 	base.MaxIdleConns = 256
 	base.MaxIdleConnsPerHost = opts.MaxConcurrentPerServer + 4
-	base.IdleConnTimeout = 90 * time.Second
+	base.IdleConnTimeout = upstreamIdleConnTimeout
 	base.DialContext = (&net.Dialer{Timeout: opts.ConnectTimeout, KeepAlive: 30 * time.Second}).DialContext
 	m := &Manager{
 		opts:     opts,
