@@ -23,6 +23,7 @@ func init() {
 		fs.IntVar(&o.Epochs, "epochs", 0, "training epochs (default 8)")
 		seed := fs.Uint64("seed", 1, "random seed (same seed, same model)")
 		fs.IntVar(&o.Threads, "threads", 0, "worker goroutines (default GOMAXPROCS)")
+		fs.Float64Var(&o.HashWeight, "hash-weight", 0, "weight of the hashing features the model is trained next to and served with (default 0.5, as the builtin embedder; negative: the model alone)")
 		fs.StringVar(&o.WordNetDir, "wordnet", "", "WordNet 3.0 database folder for extra word-relation pairs (e.g. /usr/share/wordnet)")
 		dtype := fs.String("dtype", "i8", "stored table type: f32, f16 or i8")
 		exclude := fs.String("exclude", "", "comma-separated dataset folders to leave out")

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"sync"
 	"unicode"
 	"unicode/utf8"
@@ -82,7 +83,11 @@ func (b *builtin) embed(text string) []float32 {
 	}
 
 	// Content words in order (stop words removed, stems), with counts.
+	// Features are summed in first-occurrence order, never in map order,
+	// so that the same text always gives the same bits (the trainer's
+	// byte-reproducible output depends on it).
 	stems := make([]string, 0, len(words))
+	distinct := make([]string, 0, len(words))
 	tf := make(map[string]int, len(words))
 	for _, w := range words {
 		if stopWords[w] {
@@ -90,9 +95,13 @@ func (b *builtin) embed(text string) []float32 {
 		}
 		s := stem(w)
 		stems = append(stems, s)
+		if tf[s] == 0 {
+			distinct = append(distinct, s)
+		}
 		tf[s]++
 	}
-	for s, n := range tf {
+	for _, s := range distinct {
+		n := tf[s]
 		wt := float32(1 + math.Log(float64(n)))
 		if weakWords[s] {
 			wt *= weightWeak
@@ -105,14 +114,20 @@ func (b *builtin) embed(text string) []float32 {
 	// Bigrams of consecutive content words, also with sublinear tf.
 	if len(stems) > 1 {
 		bi := make(map[uint64]int, len(stems))
+		order := make([]uint64, 0, len(stems))
 		for i := 1; i < len(stems); i++ {
 			if stems[i-1] == stems[i] {
 				continue
 			}
 			h := hashString(hashString(seedBigram, stems[i-1]), " ")
-			bi[hashString(h, stems[i])]++
+			h = hashString(h, stems[i])
+			if bi[h] == 0 {
+				order = append(order, h)
+			}
+			bi[h]++
 		}
-		for h, n := range bi {
+		for _, h := range order {
+			n := bi[h]
 			idx, sign := slot(h)
 			vec[idx] += sign * weightBigram * float32(1+math.Log(float64(n)))
 		}
@@ -184,6 +199,9 @@ func computeWordFeatures(s string) []feature {
 			fs = append(fs, feature{idx, v})
 		}
 	}
+	// Index order: the caller adds the features to a vector, one per slot,
+	// so the order does not change the sum, but a stable one costs nothing.
+	slices.SortFunc(fs, func(a, b feature) int { return int(a.idx) - int(b.idx) })
 	return fs
 }
 

@@ -190,3 +190,19 @@ func BenchmarkBuiltinEmbedQuery(b *testing.B) {
 		}
 	}
 }
+
+// TestHashingDeterministic: the same text gives the same bits every time
+// (features are summed in text order, not map order); the trainer's
+// byte-reproducible model depends on it.
+func TestHashingDeterministic(t *testing.T) {
+	text := strings.Repeat("Create a new spreadsheet row, update the calendar event, send an email to the team and then list open pull requests in the repository; ", 4)
+	want, _ := NewHashing().EmbedQuery(context.Background(), text)
+	for i := 0; i < 30; i++ {
+		got, _ := NewHashing().EmbedQuery(context.Background(), text)
+		for j := range want {
+			if math.Float32bits(got[j]) != math.Float32bits(want[j]) {
+				t.Fatalf("run %d: dimension %d is %v, was %v", i, j, got[j], want[j])
+			}
+		}
+	}
+}

@@ -136,11 +136,18 @@ func (tr *trainer) validate() (Metrics, map[string]Metrics) {
 	rankings := make([][]int, len(tr.val))
 	parallel(tr.opts.Threads, len(tr.val), func(qi int) {
 		q := make([]float32, D)
-		tr.tab.embed(tr.valBags[qi], q)
+		if n := tr.tab.embed(tr.valBags[qi], q); n > 0 && tr.lex != nil {
+			for j := range q {
+				q[j] /= n
+			}
+		}
 		tools := byDS[tr.val[qi].Dataset]
 		scores := make([]float32, len(tools))
 		for k, ti := range tools {
 			scores[k] = dot(q, docs[ti*D:ti*D+D])
+			if tr.lex != nil {
+				scores[k] = tr.lex.a*scores[k] + tr.lex.b*tr.lex.val[qi].dot(tr.lex.docs[ti])
+			}
 		}
 		top := topK(scores, 10)
 		for k := range top {

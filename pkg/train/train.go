@@ -24,6 +24,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -72,6 +73,13 @@ type Options struct {
 	SVDDim          int     // dimensions of the LSA (SVD) part of the init; Dim/2 (negative: none)
 	DType           model2vec.DType
 	Exclude         []string // dataset folders to leave out
+	// HashWeight trains the table as the residual over the hashing
+	// embedder's features at this weight: scores are those of the fused
+	// embedding embed.NewBuiltinWith(BuiltinConfig{HashWeight: w}) serves
+	// (see lexical). Default 0.5 (embed.DefaultHashWeight); negative: the
+	// model alone. The weight is recorded in the model's metadata
+	// ("hash_weight").
+	HashWeight float64
 	// DatasetWeight scales the per-tool cap of a dataset; missing datasets
 	// count 1. nil means {"clinc150": 0.5, "hwu64": 0.5}: the two intent
 	// sets with synthetic descriptions count half.
@@ -135,6 +143,11 @@ func (o *Options) defaults() {
 	}
 	if o.DType == "" {
 		o.DType = model2vec.I8
+	}
+	if o.HashWeight == 0 {
+		o.HashWeight = 0.5
+	} else if o.HashWeight < 0 {
+		o.HashWeight = 0
 	}
 }
 
@@ -260,6 +273,8 @@ func Train(ctx context.Context, opts Options, logw io.Writer) (*Result, error) {
 		"datasets": strings.Join(corpus.Datasets, ","),
 		"seed":     fmt.Sprint(opts.Seed),
 		"epochs":   fmt.Sprintf("%d (best %d)", opts.Epochs, res.BestEpoch),
+		// The hashing-feature weight the table was trained next to (0: alone).
+		"hash_weight": strconv.FormatFloat(opts.HashWeight, 'g', -1, 64),
 	}
 	m, err := model2vec.New(model2vec.Parts{
 		Embeddings: tr.best, Rows: tr.tab.V, Dim: tr.tab.D,
@@ -339,6 +354,7 @@ type trainer struct {
 	valBags []bag
 	shards  []*sparseGrad
 	idf     []float64 // per token, over the training texts
+	lex     *lexical  // nil unless Options.HashWeight > 0
 }
 
 func newTrainer(opts Options, c *Corpus, tok *model2vec.Tokenizer, docs []string, pairs, val []Pair, heldOut map[string]bool) *trainer {
@@ -356,6 +372,9 @@ func newTrainer(opts Options, c *Corpus, tok *model2vec.Tokenizer, docs []string
 		}
 	}
 	tr.mineHard()
+	if opts.HashWeight > 0 {
+		tr.lex = newLexical(opts.HashWeight, opts.Threads, docs, pairs, val)
+	}
 	return tr
 }
 
@@ -588,6 +607,10 @@ func perString(per map[string]Metrics) string {
 func (tr *trainer) step(batch []example, rng *rand.Rand, adam adamConfig) float64 {
 	D := tr.tab.D
 	invT := float32(1 / tr.opts.Temperature)
+	modelShare := float32(1) // d score / d model cosine
+	if tr.lex != nil {
+		modelShare = tr.lex.a
+	}
 	qWeight := float32(1) // share of the query → documents loss
 	if !tr.opts.OneWay {
 		qWeight = 0.5
@@ -660,9 +683,13 @@ func (tr *trainer) step(batch []example, rng *rand.Rand, adam adamConfig) float6
 				row[j] = float32(math.Inf(-1)) // another positive: masked
 				continue
 			}
-			row[j] = dot(uq, U[(nq+j)*D:(nq+j)*D+D]) * invT
+			c := dot(uq, U[(nq+j)*D:(nq+j)*D+D])
+			if tr.lex != nil {
+				c = tr.lex.a*c + tr.lex.b*tr.lex.queries[ex.pair].dot(tr.lex.docs[docTools[j]])
+			}
+			row[j] = c * invT
 		}
-		losses[e] = softmaxGrad(row, posOf[e], G[e*nd:e*nd+nd], invT*qWeight, 1)
+		losses[e] = softmaxGrad(row, posOf[e], G[e*nd:e*nd+nd], invT*qWeight*modelShare, 1)
 	})
 	if !tr.opts.OneWay {
 		// Document → queries: for each example, its positive document
@@ -692,7 +719,7 @@ func (tr *trainer) step(batch []example, rng *rand.Rand, adam adamConfig) float6
 				for k := range gcol {
 					gcol[k] = 0
 				}
-				losses[e] += softmaxGrad(col, e, gcol, invT*(1-qWeight), 1)
+				losses[e] += softmaxGrad(col, e, gcol, invT*(1-qWeight)*modelShare, 1)
 				for e2, g := range gcol {
 					G[e2*nd+j] += g
 				}
