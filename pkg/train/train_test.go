@@ -10,9 +10,11 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/toolrag/mcp-gateway/pkg/embed"
 	"github.com/toolrag/mcp-gateway/pkg/model2vec"
 )
 
@@ -323,6 +325,60 @@ func TestTopK(t *testing.T) {
 	for i := range want {
 		if got[i] != want[i] {
 			t.Fatalf("topK = %v, want %v", got, want)
+		}
+	}
+}
+
+// TestTrainHashWeight: the weight of the hashing features the table is
+// trained next to is recorded in the metadata, and the model served the
+// way it was trained (embed.NewBuiltinWith with that weight) ranks every
+// held-out query's tool first.
+func TestTrainHashWeight(t *testing.T) {
+	dir, tok, heldOut := writeSynthCorpus(t)
+	corpus, err := LoadCorpus(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		opt  float64
+		meta string
+	}{{-1, "0"}, {0, "0.5"}, {2, "2"}} {
+		opts := synthOptions(dir, tok)
+		opts.HashWeight = tc.opt
+		res, err := Train(context.Background(), opts, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := res.Model.Metadata()["hash_weight"]; got != tc.meta {
+			t.Errorf("HashWeight %v: metadata hash_weight %q, want %q", tc.opt, got, tc.meta)
+		}
+		w, _ := strconv.ParseFloat(tc.meta, 64)
+		if w == 0 {
+			w = -1 // the model alone
+		}
+		emb, err := embed.NewBuiltinWith(embed.BuiltinConfig{Model: res.Model, HashWeight: w})
+		if err != nil {
+			t.Fatal(err)
+		}
+		texts := make([]string, len(corpus.Tools))
+		for i, tl := range corpus.Tools {
+			texts[i] = tl.Document()
+		}
+		docs, err := emb.EmbedDocuments(context.Background(), texts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for name, q := range heldOut {
+			qv, _ := emb.EmbedQuery(context.Background(), q)
+			best, bestScore := -1, float32(math.Inf(-1))
+			for i, d := range docs {
+				if s := dot(qv, d); s > bestScore {
+					best, bestScore = i, s
+				}
+			}
+			if got := corpus.Tools[best].Name; got != name {
+				t.Errorf("HashWeight %v: held-out query %q ranks %s first, want %s", tc.opt, q, got, name)
+			}
 		}
 	}
 }
