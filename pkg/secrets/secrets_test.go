@@ -106,22 +106,7 @@ func TestLookup(t *testing.T) {
 				f.ssm.Fail(400, "AccessDeniedException", tc.fail)
 			}
 			got, err := f.r.Value(context.Background(), tc.lookup)
-			if len(tc.wantErr) > 0 {
-				if err == nil {
-					t.Fatalf("got %q, want an error", got)
-				}
-				for _, w := range tc.wantErr {
-					if !strings.Contains(err.Error(), w) {
-						t.Errorf("error %q does not mention %q", err, w)
-					}
-				}
-				var nf *NotFoundError
-				if errors.As(err, &nf) != tc.notFound {
-					t.Errorf("error %v: NotFoundError %v, want %v", err, !tc.notFound, tc.notFound)
-				}
-			} else if err != nil || got != tc.want {
-				t.Fatalf("got %q, %v; want %q", got, err, tc.want)
-			}
+			checkValue(t, got, err, tc.want, tc.wantErr, tc.notFound)
 			reqs := f.ssm.Requests()
 			if len(reqs) != tc.requests {
 				t.Fatalf("%d GetParametersByPath calls, want %d", len(reqs), tc.requests)
@@ -345,5 +330,29 @@ func TestValidName(t *testing.T) {
 		if ValidName(name) != want {
 			t.Errorf("ValidName(%q) = %v", name, !want)
 		}
+	}
+}
+
+// checkValue checks one lookup: the value, or an error mentioning every
+// wantErr text and being a *NotFoundError exactly when notFound.
+func checkValue(t *testing.T, got string, err error, want string, wantErr []string, notFound bool) {
+	t.Helper()
+	if len(wantErr) == 0 {
+		if err != nil || got != want {
+			t.Fatalf("got %q, %v; want %q", got, err, want)
+		}
+		return
+	}
+	if err == nil {
+		t.Fatalf("got %q, want an error", got)
+	}
+	for _, w := range wantErr {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("error %q does not mention %q", err, w)
+		}
+	}
+	var nf *NotFoundError
+	if errors.As(err, &nf) != notFound {
+		t.Errorf("error %v: NotFoundError %v, want %v", err, !notFound, notFound)
 	}
 }

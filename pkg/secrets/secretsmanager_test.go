@@ -80,22 +80,7 @@ func TestSecretsManagerLookup(t *testing.T) {
 				f.sm.Fail(400, "AccessDeniedException", tc.fail)
 			}
 			got, err := f.r.Value(context.Background(), tc.lookup)
-			if len(tc.wantErr) > 0 {
-				if err == nil {
-					t.Fatalf("got %q, want an error", got)
-				}
-				for _, w := range tc.wantErr {
-					if !strings.Contains(err.Error(), w) {
-						t.Errorf("error %q does not mention %q", err, w)
-					}
-				}
-				var nf *NotFoundError
-				if errors.As(err, &nf) != tc.notFound {
-					t.Errorf("error %v: NotFoundError %v, want %v", err, !tc.notFound, tc.notFound)
-				}
-			} else if err != nil || got != tc.want {
-				t.Fatalf("got %q, %v; want %q", got, err, tc.want)
-			}
+			checkValue(t, got, err, tc.want, tc.wantErr, tc.notFound)
 			checkSMRequests(t, f.sm.Requests(), tc.requests)
 			// A second lookup within the TTL (or, after a failure, within
 			// the retry delay) costs nothing more and answers the same.
