@@ -465,8 +465,10 @@ func (r *Retriever) rank(ctx context.Context, snap *snapshot, dense *denseState,
 				delete(cands, c.d)
 				continue
 			}
-			if v, ok := dense.ix.Vector(vindex.ToolKey(c.d.tool.ID)); ok && byKey[vindex.ToolKey(c.d.tool.ID)] == c.d {
-				c.semantic, c.hasSem = float64(vindex.Dot(qv, v)), true
+			if key := vindex.ToolKey(c.d.tool.ID); byKey[key] == c.d {
+				if v, ok := dense.ix.MaxDot(key, qv); ok {
+					c.semantic, c.hasSem = float64(v), true
+				}
 			}
 		}
 		if !r.cfg.SemanticWholeOnly {
@@ -560,7 +562,10 @@ func (r *Retriever) partSimilarity(ctx context.Context, dense *denseState, byKey
 			return fmt.Errorf("retrieve: embedding a step of the query: %w", err)
 		}
 		vecs = append(vecs, pv)
-		for _, h := range dense.ix.Search(pv, k, allow) {
+	}
+	// One pass over the index for every step (the scan is memory-bound).
+	for _, hits := range dense.ix.SearchMulti(vecs[1:], k, allow) {
+		for _, h := range hits {
 			if d := byKey[h.ID]; d != nil && snap.allowed[d.slot] {
 				get(d)
 			}
@@ -571,15 +576,9 @@ func (r *Retriever) partSimilarity(ctx context.Context, dense *denseState, byKey
 		if byKey[key] != d {
 			continue
 		}
-		v, ok := dense.ix.Vector(key)
-		if !ok {
-			continue
+		if best, ok := dense.ix.MaxDot(key, vecs...); ok {
+			c.semantic, c.hasSem = float64(best), true
 		}
-		best := math.Inf(-1)
-		for _, x := range vecs {
-			best = math.Max(best, float64(vindex.Dot(x, v)))
-		}
-		c.semantic, c.hasSem = best, true
 	}
 	return nil
 }

@@ -152,58 +152,127 @@ const blockRows = 256
 func (ix *Index) Search(q []float32, k int, allow func(id int64) bool) []Hit {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
-	n, dim := len(ix.ids), ix.dim
-	if len(q) != dim || k < 1 || n == 0 {
-		return nil
+	return ix.search([][]float32{q}, k, allow, blockRows)[0]
+}
+
+// multiBlockBytes bounds the block of rows SearchMulti scores against every
+// query before moving on, so that the block stays in cache across queries.
+const multiBlockBytes = 128 << 10
+
+// SearchMulti is Search for several queries in one pass over the stored
+// vectors: each block of rows is scored against every query while it is in
+// cache, so n queries cost far less memory traffic than n calls to Search
+// (the scan is memory-bound once the index outgrows the cache). Result i
+// is Search(qs[i], k, allow) (nil for a query of the wrong length); allow
+// is still called at most once per stored vector.
+func (ix *Index) SearchMulti(qs [][]float32, k int, allow func(id int64) bool) [][]Hit {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	rows := blockRows
+	if ix.dim > 0 {
+		rows = min(blockRows, max(8, multiBlockBytes/(4*ix.dim)))
 	}
-	top := topK{h: make([]Hit, 0, min(k, n)), k: min(k, n)}
+	return ix.search(qs, k, allow, rows)
+}
+
+// search scores blocks of rows against each usable query; the caller holds
+// the read lock.
+func (ix *Index) search(qs [][]float32, k int, allow func(id int64) bool, rows int) [][]Hit {
+	out := make([][]Hit, len(qs))
+	n, dim := len(ix.ids), ix.dim
+	if k < 1 || n == 0 {
+		return out
+	}
+	type state struct {
+		q   []float32
+		top topK
+		thr float32
+	}
+	var st []*state
+	idx := make([]int, 0, len(qs))
+	for i, q := range qs {
+		if len(q) != dim {
+			continue
+		}
+		st = append(st, &state{q: q, top: topK{h: make([]Hit, 0, min(k, n)), k: min(k, n)}, thr: float32(math.Inf(-1))})
+		idx = append(idx, i)
+	}
+	if len(st) == 0 {
+		return out
+	}
 	var (
 		scores  [blockRows]float32
 		allowed [blockRows]bool
 	)
-	thr := float32(math.Inf(-1))
-	for start := 0; start < n; start += blockRows {
-		end := min(start+blockRows, n)
+	for start := 0; start < n; start += rows {
+		end := min(start+rows, n)
 		ids, sc := ix.ids[start:end], scores[:end-start]
 		block := ix.vecs[start*dim : end*dim]
-		if allow == nil {
-			dotBatch(q, block, sc)
-		} else {
-			m := 0
+		m := len(ids)
+		if allow != nil {
+			m = 0
 			for j, id := range ids {
 				allowed[j] = allow(id)
 				if allowed[j] {
 					m++
 				}
 			}
-			switch {
-			case m == 0:
+			if m == 0 {
 				continue
-			case m*4 >= len(ids):
+			}
+		}
+		for _, s := range st {
+			switch {
+			case allow == nil || m*4 >= len(ids):
 				// Scoring the whole block with the batch kernel is
 				// cheaper than picking rows.
-				dotBatch(q, block, sc)
+				dotBatch(s.q, block, sc)
 			default:
 				for j := range ids {
 					if allowed[j] {
-						sc[j] = Dot(q, block[j*dim:(j+1)*dim])
+						sc[j] = Dot(s.q, block[j*dim:(j+1)*dim])
 					}
 				}
 			}
-		}
-		for j, v := range sc {
-			// Most rows lose to the current k-th best: skip them without
-			// a call.
-			if v < thr || allow != nil && !allowed[j] {
-				continue
-			}
-			top.offer(ids[j], v)
-			if len(top.h) == top.k {
-				thr = top.h[0].Score
+			for j, v := range sc {
+				// Most rows lose to the current k-th best: skip them
+				// without a call.
+				if v < s.thr || allow != nil && !allowed[j] {
+					continue
+				}
+				s.top.offer(ids[j], v)
+				if len(s.top.h) == s.top.k {
+					s.thr = s.top.h[0].Score
+				}
 			}
 		}
 	}
-	return top.sorted()
+	for i, s := range st {
+		out[idx[i]] = s.top.sorted()
+	}
+	return out
+}
+
+// MaxDot returns the largest inner product of the vector stored under id
+// with any of qs (queries of the wrong length are skipped), without copying
+// the vector; ok is false when id is not stored or no query fits.
+func (ix *Index) MaxDot(id int64, qs ...[]float32) (best float32, ok bool) {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	p, found := ix.pos[id]
+	if !found {
+		return 0, false
+	}
+	v := ix.vecs[int(p)*ix.dim : (int(p)+1)*ix.dim]
+	for _, q := range qs {
+		if len(q) != ix.dim {
+			continue
+		}
+		if d := Dot(q, v); !ok || d > best {
+			best, ok = d, true
+		}
+	}
+	return best, ok
 }
 
 // topK keeps the k best hits seen so far in a min-heap whose root is the

@@ -285,3 +285,93 @@ func TestConcurrentSearchAndWrite(t *testing.T) {
 		t.Fatalf("Len = %d after balanced upserts and deletes, want 200", ix.Len())
 	}
 }
+
+// TestSearchMulti: each result is what Search gives for that query, with
+// and without an allow filter (sparse and dense), allow is called once per
+// stored vector, and a query of the wrong length gets nil.
+func TestSearchMulti(t *testing.T) {
+	for _, dim := range []int{7, 64, 1536} {
+		ix := randomIndex(t, uint64(dim), 700, dim)
+		r := rand.New(rand.NewPCG(9, uint64(dim)))
+		qs := [][]float32{randUnit(r, dim), randUnit(r, dim), make([]float32, dim+1), randUnit(r, dim)}
+		for _, tc := range []struct {
+			name  string
+			allow func(int64) bool
+		}{
+			{"all", nil},
+			{"half", func(id int64) bool { return id%2 == 0 }},
+			{"few", func(id int64) bool { return id%13 == 0 }},
+			{"none", func(int64) bool { return false }},
+		} {
+			calls := 0
+			allow := tc.allow
+			if allow != nil {
+				allow = func(id int64) bool { calls++; return tc.allow(id) }
+			}
+			got := ix.SearchMulti(qs, 25, allow)
+			if len(got) != len(qs) {
+				t.Fatalf("dim %d %s: %d results for %d queries", dim, tc.name, len(got), len(qs))
+			}
+			if tc.allow != nil && calls != ix.Len() {
+				t.Errorf("dim %d %s: allow called %d times for %d vectors", dim, tc.name, calls, ix.Len())
+			}
+			for i, q := range qs {
+				// The kernels may round the last bit differently with another
+				// block size: equal up to 1e-5, with the same tools unless tied.
+				want := ix.Search(q, 25, tc.allow)
+				if !sameHits(got[i], want, 1e-5) {
+					t.Errorf("dim %d %s query %d: SearchMulti %v, Search %v", dim, tc.name, i, got[i], want)
+				}
+			}
+			if got[2] != nil {
+				t.Errorf("dim %d %s: a query of the wrong length got %v", dim, tc.name, got[2])
+			}
+		}
+	}
+}
+
+func TestMaxDot(t *testing.T) {
+	ix := randomIndex(t, 3, 50, 32)
+	r := rand.New(rand.NewPCG(4, 5))
+	a, b := randUnit(r, 32), randUnit(r, 32)
+	id := ix.IDs()[7]
+	v, _ := ix.Vector(id)
+	want := max(Dot(a, v), Dot(b, v))
+	if got, ok := ix.MaxDot(id, a, make([]float32, 3), b); !ok || got != want {
+		t.Errorf("MaxDot = %v, %v; want %v", got, ok, want)
+	}
+	if _, ok := ix.MaxDot(id, make([]float32, 3)); ok {
+		t.Error("MaxDot with no usable query reported ok")
+	}
+	if _, ok := ix.MaxDot(-5, a); ok {
+		t.Error("MaxDot of an unknown id reported ok")
+	}
+}
+
+// sameHits reports whether two result lists have the same length, scores
+// equal within eps position by position, and the same ids except among
+// scores within eps of each other.
+func sameHits(a, b []Hit, eps float32) bool {
+	if len(a) != len(b) || (a == nil) != (b == nil) {
+		return false
+	}
+	for i := range a {
+		if d := a[i].Score - b[i].Score; d > eps || d < -eps {
+			return false
+		}
+		if a[i].ID == b[i].ID {
+			continue
+		}
+		tied := false
+		for j := range b {
+			if b[j].ID == a[i].ID {
+				d := b[j].Score - a[i].Score
+				tied = d <= eps && d >= -eps
+			}
+		}
+		if !tied && i < len(a)-1 {
+			return false
+		}
+	}
+	return true
+}
