@@ -107,7 +107,11 @@ type Gateway struct {
 	// current surface.
 	surfNames atomic.Pointer[surfaceNames]
 	subs      subscriptions
-	Metrics   Metrics
+	// streams counts each session's open GET streams: mcp-go sends
+	// server-initiated requests (sampling, elicitation) only there.
+	streamMu sync.Mutex
+	streams  map[string]int // session id → open GET streams
+	Metrics  Metrics
 }
 
 type toolSet struct {

@@ -45,6 +45,11 @@ func (g *Gateway) Handler(o HTTPOptions) http.Handler {
 	}
 	mcpHandler := server.NewStreamableHTTPServer(g.srv, opts...)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet {
+			if sid := r.Header.Get(server.HeaderKeySessionID); sid != "" {
+				defer g.openStream(sid)()
+			}
+		}
 		if r.Method != http.MethodPost || r.Body == nil {
 			mcpHandler.ServeHTTP(w, r)
 			return

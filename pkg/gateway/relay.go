@@ -28,6 +28,9 @@ func (g *Gateway) withRelay(ctx context.Context) context.Context {
 			if err := canAsk(known, caps.Sampling != nil, modern, "sampling"); err != nil {
 				return nil, err
 			}
+			if err := g.canReach(ctx, "sampling"); err != nil {
+				return nil, err
+			}
 			rctx, done := bound(ctx, uctx)
 			defer done()
 			g.Metrics.Relayed.Add(1)
@@ -35,6 +38,9 @@ func (g *Gateway) withRelay(ctx context.Context) context.Context {
 		},
 		Elicit: func(uctx context.Context, req mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
 			if err := canAsk(known, caps.Elicitation != nil, modern, "elicitation"); err != nil {
+				return nil, err
+			}
+			if err := g.canReach(ctx, "elicitation"); err != nil {
 				return nil, err
 			}
 			rctx, done := bound(ctx, uctx)
@@ -55,6 +61,42 @@ func canAsk(known, declared, modern bool, feature string) error {
 		return fmt.Errorf("the gateway's client does not support %s (it did not declare the %s capability)", feature, feature)
 	}
 	return nil
+}
+
+// canReach says why a request cannot reach the client of ctx: mcp-go
+// sends server-initiated requests only on a session's standalone GET
+// stream, so without one the request would wait for nothing until the
+// call times out.
+func (g *Gateway) canReach(ctx context.Context, feature string) error {
+	sess := server.ClientSessionFromContext(ctx)
+	if sess == nil {
+		return fmt.Errorf("the gateway's client has no session to send %s requests on", feature)
+	}
+	g.streamMu.Lock()
+	open := g.streams[sess.SessionID()]
+	g.streamMu.Unlock()
+	if open == 0 {
+		return fmt.Errorf("the gateway's client declared %s but has no open stream for server requests: it must open the Streamable HTTP GET stream of its session (in mcp-go: transport.WithContinuousListening)", feature)
+	}
+	return nil
+}
+
+// openStream counts a GET stream of session sid until the returned
+// function is called.
+func (g *Gateway) openStream(sid string) func() {
+	g.streamMu.Lock()
+	if g.streams == nil {
+		g.streams = map[string]int{}
+	}
+	g.streams[sid]++
+	g.streamMu.Unlock()
+	return func() {
+		g.streamMu.Lock()
+		if g.streams[sid]--; g.streams[sid] <= 0 {
+			delete(g.streams, sid)
+		}
+		g.streamMu.Unlock()
+	}
 }
 
 // bound returns the client request's context (which identifies its

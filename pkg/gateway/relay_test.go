@@ -2,6 +2,7 @@ package gateway_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http/httptest"
@@ -136,8 +137,19 @@ type downstream struct {
 
 func connect(t *testing.T, url, secret string, opts ...client.ClientOption) *downstream {
 	t.Helper()
-	tr, err := transport.NewStreamableHTTP(url, transport.WithContinuousListening(), transport.WithHTTPLogger(slog.New(slog.DiscardHandler)),
-		transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + secret}))
+	return connectListening(t, url, secret, true, opts...)
+}
+
+// connectListening connects a client that opens its session's GET stream
+// (where mcp-go sends server-initiated requests) only when listen is set.
+func connectListening(t *testing.T, url, secret string, listen bool, opts ...client.ClientOption) *downstream {
+	t.Helper()
+	topts := []transport.StreamableHTTPCOption{transport.WithHTTPLogger(slog.New(slog.DiscardHandler)),
+		transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + secret})}
+	if listen {
+		topts = append(topts, transport.WithContinuousListening())
+	}
+	tr, err := transport.NewStreamableHTTP(url, topts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -215,6 +227,19 @@ func TestRelaySampling(t *testing.T) {
 	res = without.call(t, "run_tool", map[string]any{"call_name": "alpha__ask", "arguments": map[string]any{"tag": "B"}})
 	if got := text(res); !res.IsError || !strings.Contains(got, "does not support sampling (it did not declare the sampling capability)") {
 		t.Errorf("without sampling: %q (isError %v)", got, res.IsError)
+	}
+
+	// Declared, but no GET stream to receive the request on: a clear
+	// error at once instead of a call waiting out its timeout.
+	deaf := connectListening(t, url, "fz-agent-secret", false, client.WithSamplingHandler(samplerFunc(
+		func(context.Context, mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+			t.Error("a client without a GET stream was asked")
+			return nil, errors.New("unexpected")
+		})))
+	start := time.Now()
+	res = deaf.call(t, "run_tool", map[string]any{"call_name": "alpha__ask", "arguments": map[string]any{"tag": "C"}})
+	if got := text(res); !res.IsError || !strings.Contains(got, "has no open stream for server requests") {
+		t.Errorf("sampling without a GET stream: %q (isError %v) after %v", got, res.IsError, time.Since(start))
 	}
 }
 
