@@ -89,50 +89,66 @@ func upstreamServer() *server.MCPServer {
 	return s
 }
 
-func newFuzzEntry(f testing.TB) *fuzzEntry {
-	f.Helper()
+// newTestGateway serves s as two upstreams, "alpha" (granted to the agent
+// key of fuzzKeys) and "beta" (admin only), syncs them into a fresh store
+// and returns the gateway's MCP handler behind auth. wrap, when not nil,
+// wraps the gateway's handler inside auth.
+func newTestGateway(tb testing.TB, s *server.MCPServer, callTimeout time.Duration, o gateway.HTTPOptions, wrap func(http.Handler) http.Handler) http.Handler {
+	tb.Helper()
 	ctx := context.Background()
 	log := slog.New(slog.DiscardHandler)
-	up := httptest.NewServer(server.NewStreamableHTTPServer(upstreamServer()))
-	f.Cleanup(up.Close)
+	up := httptest.NewServer(server.NewStreamableHTTPServer(s))
+	tb.Cleanup(up.Close)
 
-	mgr := upstream.NewManager(upstream.Options{CallTimeout: 5 * time.Second, Logger: log})
-	f.Cleanup(func() { mgr.Close() })
+	mgr := upstream.NewManager(upstream.Options{CallTimeout: callTimeout, Logger: log})
+	tb.Cleanup(func() { mgr.Close() })
 	mgr.SetServers(map[string]upstream.ServerConfig{
 		"alpha": {Transport: upstream.TransportStreamableHTTP, URL: up.URL + "/mcp"},
 		"beta":  {Transport: upstream.TransportStreamableHTTP, URL: up.URL + "/mcp"},
 	})
-	st, err := store.OpenSQLite(ctx, filepath.Join(f.TempDir(), "tools.db"))
+	st, err := store.OpenSQLite(ctx, filepath.Join(tb.TempDir(), "tools.db"))
 	if err != nil {
-		f.Fatal(err)
+		tb.Fatal(err)
 	}
-	f.Cleanup(func() { st.Close() })
+	tb.Cleanup(func() { st.Close() })
 	rep, err := syncer.Run(ctx, syncer.Config{Upstreams: mgr, Store: st, Logger: log})
 	if err != nil || rep.Synced != 2 {
-		f.Fatalf("sync: %v %+v", err, rep)
+		tb.Fatalf("sync: %v %+v", err, rep)
 	}
 	rt, err := retrieve.New(retrieve.Config{Tools: st, Logger: log})
 	if err != nil {
-		f.Fatal(err)
+		tb.Fatal(err)
 	}
 	sessions := session.NewMemory()
 	gw, err := gateway.New(gateway.Config{Catalog: st, Upstreams: mgr, Retriever: rt, Sessions: sessions, Logger: log})
 	if err != nil {
-		f.Fatal(err)
+		tb.Fatal(err)
 	}
 	if err := gw.Reload(ctx); err != nil {
-		f.Fatal(err)
+		tb.Fatal(err)
 	}
 	keys, err := config.ParseKeys("keys.yaml", []byte(fuzzKeys))
 	if err != nil {
-		f.Fatal(err)
+		tb.Fatal(err)
 	}
+	o.SessionIDs = session.NewIDManager(sessions, time.Hour)
+	h := gw.Handler(o)
+	if wrap != nil {
+		h = wrap(h)
+	}
+	return auth.Middleware(auth.Config{Keys: auth.NewStaticKeys(keys)}, h)
+}
+
+func newFuzzEntry(f testing.TB) *fuzzEntry {
+	f.Helper()
 	e := &fuzzEntry{}
-	inner := gw.Handler(gateway.HTTPOptions{SessionIDs: session.NewIDManager(sessions, time.Hour), MaxBodyBytes: fuzzMaxBody})
-	e.handler = auth.Middleware(auth.Config{Keys: auth.NewStaticKeys(keys)}, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		e.reached.Add(1)
-		inner.ServeHTTP(w, r)
-	}))
+	e.handler = newTestGateway(f, upstreamServer(), 5*time.Second, gateway.HTTPOptions{MaxBodyBytes: fuzzMaxBody},
+		func(inner http.Handler) http.Handler {
+			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				e.reached.Add(1)
+				inner.ServeHTTP(w, r)
+			})
+		})
 
 	// A legacy session for inputs that continue one.
 	init := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"` + mcp.LATEST_LEGACY_PROTOCOL_VERSION +

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -17,14 +16,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
-	"github.com/toolrag/mcp-gateway/pkg/auth"
-	"github.com/toolrag/mcp-gateway/pkg/config"
 	"github.com/toolrag/mcp-gateway/pkg/gateway"
-	"github.com/toolrag/mcp-gateway/pkg/retrieve"
-	"github.com/toolrag/mcp-gateway/pkg/session"
-	"github.com/toolrag/mcp-gateway/pkg/store"
-	"github.com/toolrag/mcp-gateway/pkg/syncer"
-	"github.com/toolrag/mcp-gateway/pkg/upstream"
 )
 
 // relayUpstream logs, samples and completes on demand.
@@ -88,42 +80,7 @@ func (cityCompletions) CompletePromptArgument(_ context.Context, prompt string, 
 // agent key, and "beta", admin only) served at url.
 func relayGateway(t *testing.T) (url string) {
 	t.Helper()
-	ctx := context.Background()
-	log := slog.New(slog.DiscardHandler)
-	up := httptest.NewServer(server.NewStreamableHTTPServer(relayUpstream()))
-	t.Cleanup(up.Close)
-	mgr := upstream.NewManager(upstream.Options{CallTimeout: 10 * time.Second, Logger: log})
-	t.Cleanup(func() { mgr.Close() })
-	mgr.SetServers(map[string]upstream.ServerConfig{
-		"alpha": {Transport: upstream.TransportStreamableHTTP, URL: up.URL + "/mcp"},
-		"beta":  {Transport: upstream.TransportStreamableHTTP, URL: up.URL + "/mcp"},
-	})
-	st, err := store.OpenSQLite(ctx, filepath.Join(t.TempDir(), "tools.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	if _, err := syncer.Run(ctx, syncer.Config{Upstreams: mgr, Store: st, Logger: log}); err != nil {
-		t.Fatal(err)
-	}
-	rt, err := retrieve.New(retrieve.Config{Tools: st, Logger: log})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sessions := session.NewMemory()
-	gw, err := gateway.New(gateway.Config{Catalog: st, Upstreams: mgr, Retriever: rt, Sessions: sessions, Logger: log})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := gw.Reload(ctx); err != nil {
-		t.Fatal(err)
-	}
-	keys, err := config.ParseKeys("keys.yaml", []byte(fuzzKeys))
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := auth.Middleware(auth.Config{Keys: auth.NewStaticKeys(keys)}, gw.Handler(gateway.HTTPOptions{SessionIDs: session.NewIDManager(sessions, time.Hour)}))
-	srv := httptest.NewServer(h)
+	srv := httptest.NewServer(newTestGateway(t, relayUpstream(), 10*time.Second, gateway.HTTPOptions{}, nil))
 	t.Cleanup(srv.Close)
 	return srv.URL + "/mcp"
 }
