@@ -440,7 +440,18 @@ func (r *Retriever) rank(ctx context.Context, snap *snapshot, dense *denseState,
 			// is faster; hits are still checked below.
 			allow = nil
 		}
-		for _, h := range dense.ix.Search(qv, k, allow) {
+		// The steps of a multi-step request are scored in the same pass
+		// over the index as the whole request.
+		vecs := [][]float32{qv}
+		if !r.cfg.SemanticWholeOnly {
+			steps, err := r.stepVectors(ctx, query)
+			if err != nil {
+				return nil, err
+			}
+			vecs = append(vecs, steps...)
+		}
+		hits := dense.ix.SearchMulti(vecs, k, allow)
+		for _, h := range hits[0] {
 			d := byKey[h.ID]
 			if d == nil || !snap.allowed[d.slot] {
 				continue
@@ -471,10 +482,8 @@ func (r *Retriever) rank(ctx context.Context, snap *snapshot, dense *denseState,
 				}
 			}
 		}
-		if !r.cfg.SemanticWholeOnly {
-			if err := r.partSimilarity(ctx, dense, byKey, snap, query, qv, cands, get, allow); err != nil {
-				return nil, err
-			}
+		if len(vecs) > 1 {
+			stepSimilarity(dense, byKey, snap, vecs, hits[1:], cands, get)
 		}
 		normalizeSemantic(cands, r.cfg.SemanticNorm)
 	}
@@ -545,26 +554,30 @@ func (r *Retriever) fuse(list []*candidate) {
 	}
 }
 
-// partSimilarity raises each candidate's cosine to the best of the whole
-// query (qv) and the steps of a multi-step query, after adding each step's
-// dense shortlist to the candidates.
-func (r *Retriever) partSimilarity(ctx context.Context, dense *denseState, byKey map[int64]*kdoc, snap *snapshot,
-	query string, qv []float32, cands map[*kdoc]*candidate, get func(*kdoc) *candidate, allow func(int64) bool) error {
+// stepVectors embeds the steps of a multi-step request (nil when
+// Decompose does not split it).
+func (r *Retriever) stepVectors(ctx context.Context, query string) ([][]float32, error) {
 	parts := Decompose(query)
 	if len(parts) < 2 {
-		return nil
+		return nil, nil
 	}
-	k := min(snap.nVisible, r.cfg.Candidates)
-	vecs := [][]float32{qv}
+	vecs := make([][]float32, 0, len(parts))
 	for _, part := range parts {
 		pv, err := r.cfg.Embedder.EmbedQuery(ctx, part)
 		if err != nil {
-			return fmt.Errorf("retrieve: embedding a step of the query: %w", err)
+			return nil, fmt.Errorf("retrieve: embedding a step of the query: %w", err)
 		}
 		vecs = append(vecs, pv)
 	}
-	// One pass over the index for every step (the scan is memory-bound).
-	for _, hits := range dense.ix.SearchMulti(vecs[1:], k, allow) {
+	return vecs, nil
+}
+
+// stepSimilarity adds each step's dense shortlist (stepHits) to the
+// candidates and raises each candidate's cosine to the best of the whole
+// request and its steps (vecs: the whole request first).
+func stepSimilarity(dense *denseState, byKey map[int64]*kdoc, snap *snapshot,
+	vecs [][]float32, stepHits [][]vindex.Hit, cands map[*kdoc]*candidate, get func(*kdoc) *candidate) {
+	for _, hits := range stepHits {
 		for _, h := range hits {
 			if d := byKey[h.ID]; d != nil && snap.allowed[d.slot] {
 				get(d)
@@ -580,11 +593,8 @@ func (r *Retriever) partSimilarity(ctx context.Context, dense *denseState, byKey
 			c.semantic, c.hasSem = float64(best), true
 		}
 	}
-	return nil
 }
 
-// normalizeSemantic records each candidate's cosine and rescales its
-// semantic signal as norm says.
 func normalizeSemantic(cands map[*kdoc]*candidate, norm string) {
 	lo, hi := math.Inf(1), math.Inf(-1)
 	for _, c := range cands {

@@ -160,8 +160,8 @@ func (ix *Index) Search(q []float32, k int, allow func(id int64) bool) []Hit {
 const multiBlockBytes = 128 << 10
 
 // SearchMulti is Search for several queries in one pass over the stored
-// vectors: each block of rows is scored against every query while it is in
-// cache, so n queries cost far less memory traffic than n calls to Search
+// vectors (one query: exactly Search): each block of rows is scored against
+// every query while it is in cache, so n queries cost far less memory traffic than n calls to Search
 // (the scan is memory-bound once the index outgrows the cache). Result i
 // is Search(qs[i], k, allow) (nil for a query of the wrong length); allow
 // is still called at most once per stored vector.
@@ -169,7 +169,7 @@ func (ix *Index) SearchMulti(qs [][]float32, k int, allow func(id int64) bool) [
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
 	rows := blockRows
-	if ix.dim > 0 {
+	if len(qs) > 1 && ix.dim > 0 {
 		rows = min(blockRows, max(8, multiBlockBytes/(4*ix.dim)))
 	}
 	return ix.search(qs, k, allow, rows)
