@@ -245,7 +245,10 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	runtime.GC()
 	debug.FreeOSMemory()
 	rep.AfterTeardown = ReadResources()
-	rep.Peak.HWMBytes = rep.AfterTeardown.HWMBytes
+	// VmHWM is the kernel's high-water mark, but the RSS counters behind it
+	// are per-CPU approximations: a later VmHWM can read a few pages below
+	// an earlier VmRSS. The peak is the highest of everything observed.
+	rep.Peak.HWMBytes = max(rep.AfterTeardown.HWMBytes, rep.Peak.HWMBytes, rep.Peak.RSSBytes)
 
 	rep.Ops, rep.Total, rep.ErrorSamples = rec.stats(rep.Elapsed)
 	rep.ServerLog, rep.ServerLogLines = h.srvLog.snapshot()
