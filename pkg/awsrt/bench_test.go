@@ -510,14 +510,19 @@ type runtimeAPI struct {
 	next      chan []byte // events to hand out
 	responses chan []byte
 	errs      chan string
+	polled    chan time.Time // time of the first GET .../invocation/next (end of init)
 }
 
 func newRuntimeAPI() *runtimeAPI {
-	r := &runtimeAPI{next: make(chan []byte, 4), responses: make(chan []byte, 4), errs: make(chan string, 4)}
+	r := &runtimeAPI{next: make(chan []byte, 4), responses: make(chan []byte, 4), errs: make(chan string, 4), polled: make(chan time.Time, 1)}
 	var n atomic.Int64
 	r.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		switch {
 		case req.Method == http.MethodGet && req.URL.Path == "/2018-06-01/runtime/invocation/next":
+			select { // the first poll ends the init phase
+			case r.polled <- time.Now():
+			default:
+			}
 			select {
 			case ev := <-r.next:
 				id := fmt.Sprintf("req-%d", n.Add(1))
@@ -571,7 +576,7 @@ func BenchmarkProcessColdStart(b *testing.B) {
 		b.Fatal(err)
 	}
 	e := d.env
-	var toInit, toFind time.Duration
+	var initPhase, toInit, toFind time.Duration
 	b.StopTimer()
 	for range b.N {
 		api := newRuntimeAPI()
@@ -586,6 +591,14 @@ func BenchmarkProcessColdStart(b *testing.B) {
 			"TOOL_RAG_INDEX_BUCKET=" + testBucket, "TOOL_RAG_INDEX_PREFIX=index/",
 			"TOOL_RAG_DYNAMODB_ENDPOINT=" + testenv.DynamoDB(b), "TOOL_RAG_S3_ENDPOINT=" + e.s3.URL,
 			"TOOLRAG_LOG_LEVEL=warn",
+			// As Lambda sets it for a function without provisioned
+			// concurrency: the init phase is limited to 10 s.
+			"AWS_LAMBDA_INITIALIZATION_TYPE=on-demand",
+		}
+		// The init wait of the function, e.g. TOOLRAG_BENCH_INIT_WAIT=0
+		// (load everything in the init phase).
+		if v := os.Getenv("TOOLRAG_BENCH_INIT_WAIT"); v != "" {
+			cmd.Env = append(cmd.Env, "TOOL_RAG_INIT_WAIT="+v)
 		}
 		// GC tuning of the function, e.g. TOOLRAG_BENCH_FUNCTION_GOGC=400.
 		if v := os.Getenv("TOOLRAG_BENCH_FUNCTION_GOGC"); v != "" {
@@ -605,6 +618,7 @@ func BenchmarkProcessColdStart(b *testing.B) {
 		}
 		r := api.await(b, diag)
 		toInit += time.Since(t0)
+		initPhase += (<-api.polled).Sub(t0)
 		sid := r.Headers["Mcp-Session-Id"]
 		api.next <- event(b, "http-api-find-tools.json", request{auth: benchSecret, session: sid, body: findToolsBody(3, "create an invoice for a customer", "")})
 		r = api.await(b, diag)
@@ -618,6 +632,7 @@ func BenchmarkProcessColdStart(b *testing.B) {
 		_ = cmd.Wait()
 		api.srv.Close()
 	}
+	b.ReportMetric(ms(initPhase)/float64(b.N), "init-phase-ms")
 	b.ReportMetric(ms(toInit)/float64(b.N), "to-initialize-ms")
 	b.ReportMetric(ms(toFind)/float64(b.N), "to-first-find-ms")
 	b.ReportMetric(float64(st.Size())/(1<<20), "binary-MB")

@@ -77,6 +77,15 @@ type Config struct {
 	// resources when the MCP surface is (re)built
 	// (TOOL_RAG_UPSTREAM_LIST_TIMEOUT seconds, default 5).
 	UpstreamListTimeout time.Duration
+	// InitWait bounds how long NewGateway waits for its first load of the
+	// index, the catalog, the keyword index and the MCP surface. When it
+	// runs out, NewGateway returns a gateway that finishes loading in the
+	// background: requests wait for it (up to their own deadline) and
+	// GET /health answers 503 "loading" until then. Zero waits for the
+	// load however long it takes (TOOL_RAG_INIT_WAIT seconds; default 8
+	// when AWS_LAMBDA_INITIALIZATION_TYPE is on-demand, whose init phase
+	// Lambda stops and repeats after 10 s, otherwise 0).
+	InitWait time.Duration
 	// HealthParallel bounds concurrent probes of the health function
 	// (TOOL_RAG_HEALTH_PARALLEL, default 16).
 	HealthParallel int
@@ -123,6 +132,10 @@ type Config struct {
 	// Now is the clock of the refresh checks; nil means time.Now.
 	Now func() time.Time
 
+	// loadRetry is the first pause between background retries of the
+	// first load (0: one second); tests shorten it.
+	loadRetry time.Duration
+
 	// secret resolves ${VAR} in registry headers (nil: os.Getenv); set
 	// by secretSource.
 	secret SecretFunc
@@ -136,6 +149,9 @@ const (
 	DefaultHealthCacheTTL      = 30 * time.Second
 	DefaultCatalogMaxAge       = 5 * time.Minute
 	DefaultUpstreamListTimeout = 5 * time.Second
+	// DefaultOnDemandInitWait is InitWait for an on-demand Lambda
+	// initialization, under its 10 s init limit.
+	DefaultOnDemandInitWait = 8 * time.Second
 )
 
 // ConfigFromEnv reads the configuration through getenv (os.Getenv in
@@ -170,6 +186,7 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 		HealthCacheTTL:         seconds("TOOL_RAG_HEALTH_CACHE_TTL", DefaultHealthCacheTTL),
 		CatalogMaxAge:          seconds("TOOL_RAG_CATALOG_REFRESH", DefaultCatalogMaxAge),
 		UpstreamListTimeout:    seconds("TOOL_RAG_UPSTREAM_LIST_TIMEOUT", DefaultUpstreamListTimeout),
+		InitWait:               seconds("TOOL_RAG_INIT_WAIT", defaultInitWait(get("AWS_LAMBDA_INITIALIZATION_TYPE"))),
 		SecretsPrefix:          get("TOOL_RAG_SECRETS_PREFIX"),
 		SecretsStore:           strings.ToLower(get("TOOL_RAG_SECRETS_STORE")),
 		SecretsTTL:             seconds("TOOL_RAG_SECRETS_TTL", secrets.DefaultTTL),
@@ -214,6 +231,17 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 		return Config{}, fmt.Errorf("invalid environment: %s", strings.Join(errs, "; "))
 	}
 	return cfg, nil
+}
+
+// defaultInitWait is InitWait for the Lambda initialization type: an
+// on-demand init is limited to 10 s; provisioned concurrency and SnapStart
+// initialize ahead of traffic (and SnapStart must finish before its
+// snapshot), so they wait for the whole load.
+func defaultInitWait(initType string) time.Duration {
+	if initType == "on-demand" {
+		return DefaultOnDemandInitWait
+	}
+	return 0
 }
 
 func firstSet(getenv func(string) string, names ...string) string {

@@ -619,6 +619,25 @@ func TestConfigFromEnv(t *testing.T) {
 			}
 			return nil
 		}, ""},
+		{"on-demand init waits 8s", map[string]string{"AWS_LAMBDA_INITIALIZATION_TYPE": "on-demand"}, func(c Config) error {
+			if c.InitWait != DefaultOnDemandInitWait {
+				return fmt.Errorf("InitWait %s, want %s", c.InitWait, DefaultOnDemandInitWait)
+			}
+			return nil
+		}, ""},
+		{"provisioned init waits for the load", map[string]string{"AWS_LAMBDA_INITIALIZATION_TYPE": "provisioned-concurrency"}, func(c Config) error {
+			if c.InitWait != 0 {
+				return fmt.Errorf("InitWait %s, want 0", c.InitWait)
+			}
+			return nil
+		}, ""},
+		{"init wait set", map[string]string{"AWS_LAMBDA_INITIALIZATION_TYPE": "on-demand", "TOOL_RAG_INIT_WAIT": "2.5"}, func(c Config) error {
+			if c.InitWait != 2500*time.Millisecond {
+				return fmt.Errorf("InitWait %s, want 2.5s", c.InitWait)
+			}
+			return nil
+		}, ""},
+		{"bad init wait", map[string]string{"TOOL_RAG_INIT_WAIT": "-1"}, nil, "TOOL_RAG_INIT_WAIT"},
 		{"bad refresh", map[string]string{"TOOL_RAG_INDEX_REFRESH": "soon"}, nil, "TOOL_RAG_INDEX_REFRESH"},
 		{"bad inplace", map[string]string{"TOOL_RAG_REINDEX_INPLACE": "maybe"}, nil, "TOOL_RAG_REINDEX_INPLACE"},
 		{"bad endpoint", map[string]string{"TOOL_RAG_S3_ENDPOINT": "localhost"}, nil, "S3 endpoint"},

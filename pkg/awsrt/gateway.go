@@ -64,7 +64,9 @@ type Gateway struct {
 	catalogSource atomic.Pointer[string]
 	authC         auth.Counters
 	started       time.Time
-	cold          ColdStart
+	initTime      time.Duration
+	cold          ColdStart // written before loaded is closed
+	loaded        chan struct{}
 
 	refreshMu sync.Mutex
 	nextCheck atomic.Int64 // unix nanoseconds of the next lazy refresh
@@ -147,12 +149,7 @@ func NewGateway(ctx context.Context, cfg Config) (*Gateway, error) {
 	if err != nil {
 		return nil, err
 	}
-	g.cold.Init = time.Since(start)
-
-	if err := g.refresh(ctx, cfg.Now(), &g.cold); err != nil {
-		g.Upstreams.Close()
-		return nil, err
-	}
+	g.initTime = time.Since(start)
 	g.registerMetrics()
 
 	var keys auth.KeyLookup = auth.NewCached(keyLookup{g.Keys}, cfg.KeyCacheTTL)
@@ -167,18 +164,129 @@ func NewGateway(ctx context.Context, cfg Config) (*Gateway, error) {
 	})
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /health", g.serveHealth)
-	mux.Handle(env.MCPPath, auth.Middleware(authCfg, g.MCP.Handler(gateway.HTTPOptions{
+	// Authentication does not need the catalog: a caller learns that the
+	// gateway is still loading only after its key is accepted.
+	mux.Handle(env.MCPPath, auth.Middleware(authCfg, g.afterLoad(g.MCP.Handler(gateway.HTTPOptions{
 		SessionIDs: ids, MaxBodyBytes: env.MaxBodyBytes,
 		Options: []server.StreamableHTTPOption{
 			server.WithSessionIdleTTL(sessionStateIdle),
 		},
-	})))
-	mux.Handle("/tool-rag/", auth.Middleware(authCfg, api.Handler()))
+	}))))
+	mux.Handle("/tool-rag/", auth.Middleware(authCfg, g.afterLoad(api.Handler())))
 	g.handler = mux
-	g.cold.Total = time.Since(start)
-	log.Info("gateway ready", "tools", g.catalog.len(), "index", g.Indexer.Stats().ToolsInIndex,
-		"servers", len(g.Upstreams.Servers()), "cold_start", g.cold.Total.Round(time.Millisecond))
+
+	// The first load runs on its own goroutine so that NewGateway can
+	// return after InitWait while it goes on (see Config.InitWait).
+	g.loaded = make(chan struct{})
+	first := make(chan loadResult, 1)
+	go func() {
+		cold := ColdStart{Init: g.initTime}
+		err := g.refresh(context.WithoutCancel(ctx), cfg.Now(), &cold)
+		first <- loadResult{cold, err}
+	}()
+	var waitOver <-chan time.Time
+	if cfg.InitWait > 0 {
+		t := time.NewTimer(cfg.InitWait)
+		defer t.Stop()
+		waitOver = t.C
+	}
+	select {
+	case res := <-first:
+		if res.err != nil {
+			g.Upstreams.Close()
+			return nil, res.err
+		}
+		g.markLoaded(res.cold, start)
+	case <-waitOver:
+		log.Warn("the catalog and index are still loading; the function starts now and requests wait for the load",
+			"waited", cfg.InitWait)
+		go g.finishLoad(first, start)
+	}
 	return g, nil
+}
+
+type loadResult struct {
+	cold ColdStart
+	err  error
+}
+
+// markLoaded records the cold start and opens the gateway to requests.
+func (g *Gateway) markLoaded(cold ColdStart, start time.Time) {
+	cold.Total = time.Since(start)
+	g.cold = cold
+	close(g.loaded)
+	g.log.Info("gateway ready", "tools", g.catalog.len(), "index", g.Indexer.Stats().ToolsInIndex,
+		"servers", len(g.Upstreams.Servers()), "cold_start", cold.Total.Round(time.Millisecond))
+}
+
+// finishLoad waits for the first load NewGateway stopped waiting for, and
+// repeats it until it succeeds (a Lambda process runs only while it is
+// serving, so the retries happen while requests wait for them).
+func (g *Gateway) finishLoad(first <-chan loadResult, start time.Time) {
+	res := <-first
+	cold, err := res.cold, res.err
+	retry := g.cfg.loadRetry
+	if retry <= 0 {
+		retry = time.Second
+	}
+	for err != nil {
+		g.log.Error("loading the catalog failed; retrying", "error", err, "in", retry)
+		time.Sleep(retry)
+		retry = min(2*retry, 30*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), loadAttemptTimeout)
+		err = g.refresh(ctx, g.cfg.Now(), &cold)
+		cancel()
+	}
+	g.markLoaded(cold, start)
+}
+
+// loadAttemptTimeout bounds one background retry of the first load.
+const loadAttemptTimeout = 5 * time.Minute
+
+// answerMargin is the time a request waiting for the first load keeps to
+// answer 503 before its deadline.
+const answerMargin = time.Second
+
+// Loaded is closed when the gateway has loaded its catalog and index and
+// serves requests without waiting.
+func (g *Gateway) Loaded() <-chan struct{} { return g.loaded }
+
+func (g *Gateway) isLoaded() bool {
+	select {
+	case <-g.loaded:
+		return true
+	default:
+		return false
+	}
+}
+
+// afterLoad makes requests wait for the first load, until answerMargin
+// before their deadline; then they are answered 503 with Retry-After.
+func (g *Gateway) afterLoad(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !g.isLoaded() {
+			var giveUp <-chan time.Time
+			if d, ok := r.Context().Deadline(); ok {
+				t := time.NewTimer(time.Until(d) - answerMargin)
+				defer t.Stop()
+				giveUp = t.C
+			}
+			select {
+			case <-g.loaded:
+			case <-r.Context().Done():
+				return
+			case <-giveUp:
+				w.Header().Set("Content-Type", "application/json")
+				w.Header().Set("Retry-After", "1")
+				w.WriteHeader(http.StatusServiceUnavailable)
+				_ = json.NewEncoder(w).Encode(map[string]string{"error": fmt.Sprintf(
+					"the gateway is still loading its tool catalog and index (started %s ago); retry shortly",
+					time.Since(g.started).Round(100*time.Millisecond))})
+				return
+			}
+		}
+		h.ServeHTTP(w, r)
+	})
 }
 
 // CatalogSource says where the in-memory catalog was last read from: "s3"
@@ -190,8 +298,14 @@ func (g *Gateway) CatalogSource() string {
 	return ""
 }
 
-// ColdStart returns where NewGateway spent its time.
-func (g *Gateway) ColdStart() ColdStart { return g.cold }
+// ColdStart returns where the first load spent its time (only Init until
+// Loaded is closed).
+func (g *Gateway) ColdStart() ColdStart {
+	if !g.isLoaded() {
+		return ColdStart{Init: g.initTime}
+	}
+	return g.cold
+}
 
 // Close stops the upstream sessions.
 func (g *Gateway) Close() error { return g.Upstreams.Close() }
@@ -201,6 +315,10 @@ func (g *Gateway) Close() error { return g.Upstreams.Close() }
 // GET of the pointer) and, when one was published, re-reads the registry
 // and the catalog; a concurrent request does not wait for that.
 func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if !g.isLoaded() {
+		g.handler.ServeHTTP(w, r) // waits in afterLoad
+		return
+	}
 	if now := g.cfg.Now(); now.UnixNano() >= g.nextCheck.Load() && g.refreshMu.TryLock() {
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), 20*time.Second)
 		if err := g.refreshLocked(ctx, now, nil); err != nil {
@@ -374,8 +492,14 @@ func (g *Gateway) downServers() []string {
 }
 
 func (g *Gateway) serveHealth(w http.ResponseWriter, r *http.Request) {
-	st := g.Indexer.Stats()
 	w.Header().Set("Content-Type", "application/json")
+	if !g.isLoaded() {
+		w.Header().Set("Retry-After", "1")
+		w.WriteHeader(http.StatusServiceUnavailable)
+		_ = json.NewEncoder(w).Encode(map[string]any{"status": "loading", "version": Version, "started_at": g.started})
+		return
+	}
+	st := g.Indexer.Stats()
 	_ = json.NewEncoder(w).Encode(map[string]any{
 		"status": "ok", "version": Version, "started_at": g.started,
 		"index_size": st.ToolsInIndex, "catalog_size": g.catalog.len(), "fallback": st.ToolsInIndex == 0,
@@ -387,7 +511,7 @@ func (g *Gateway) healthFields(ctx context.Context) map[string]any {
 	out := map[string]any{
 		"runtime": "aws-lambda", "version": Version, "started_at": g.started,
 		"index_size": st.ToolsInIndex, "catalog_size": g.catalog.len(), "catalog_source": g.CatalogSource(), "index": st,
-		"servers_down": g.downServers(), "cold_start": g.cold, "refreshes": g.refreshes.Load(),
+		"servers_down": g.downServers(), "cold_start": g.ColdStart(), "refreshes": g.refreshes.Load(),
 		"dynamodb": g.DynamoMetrics.Snapshot(),
 	}
 	if p, ok := g.indexPointer(); ok {

@@ -321,6 +321,13 @@ func invoke(t testing.TB, h func(context.Context, json.RawMessage) (any, error),
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
+	return invokeCtx(t, ctx, h, raw)
+}
+
+// invokeCtx is invoke with the invocation's context (its deadline is the
+// function's).
+func invokeCtx(t testing.TB, ctx context.Context, h func(context.Context, json.RawMessage) (any, error), raw json.RawMessage) response {
+	t.Helper()
 	out, err := h(ctx, raw)
 	if err != nil {
 		t.Fatalf("handler: %v", err)
