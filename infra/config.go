@@ -14,7 +14,8 @@ import (
 // Config is the deploy configuration. It is read from a JSON file
 // (config.json when present, else config.example.json, or the file named by
 // the CDK context key "config") and a few CDK context keys may override it:
-// -c stage=prod, -c embedder=bedrock, -c serversFile=path.
+// -c stage=prod, -c embedder=bedrock, -c serversFile=path,
+// -c gatewayMemory=2048.
 type Config struct {
 	// Stage names the deployment (dev, prod, ...). Stage "prod" turns on
 	// deletion protection for tables and retains tables and bucket on stack
@@ -62,6 +63,9 @@ type Config struct {
 	// DistDir holds the built functions: <name>.zip or <name>/bootstrap
 	// (default "../dist").
 	DistDir string `json:"distDir"`
+
+	// Functions sizes the three Lambda functions (memory and timeout).
+	Functions FunctionsConfig `json:"functions"`
 
 	Fargate FargateConfig `json:"fargate"`
 
@@ -113,6 +117,44 @@ type VpcConfig struct {
 	// (default toolrag-<stage>.internal).
 	Namespace string `json:"namespace,omitempty"`
 }
+
+// FunctionsConfig sizes each Lambda function. The gateway holds the whole
+// index, catalog and keyword index in memory, so its memory grows with the
+// catalog (docs/deploy.md, "Sizing").
+type FunctionsConfig struct {
+	Gateway FunctionSize `json:"gateway"` // default 1024 MiB, 29 s
+	Sync    FunctionSize `json:"sync"`    // default 1536 MiB, 900 s
+	Health  FunctionSize `json:"health"`  // default 256 MiB, 60 s
+}
+
+// FunctionSize is one function's memory and timeout. Zero means the
+// default.
+type FunctionSize struct {
+	MemoryMiB      int `json:"memoryMiB"`
+	TimeoutSeconds int `json:"timeoutSeconds"`
+}
+
+// Size returns the size of the function called name (gateway, sync or
+// health); the zero FunctionSize for any other name.
+func (f FunctionsConfig) Size(name string) FunctionSize {
+	switch name {
+	case "gateway":
+		return f.Gateway
+	case "sync":
+		return f.Sync
+	case "health":
+		return f.Health
+	}
+	return FunctionSize{}
+}
+
+// Lambda's limits, and API Gateway HTTP API's integration timeout.
+const (
+	minFunctionMemoryMiB   = 128
+	maxFunctionMemoryMiB   = 10240
+	maxFunctionTimeout     = 900
+	httpAPIIntegrationSecs = 30
+)
 
 // FargateConfig sizes the containers that run upstream servers.
 type FargateConfig struct {
@@ -169,6 +211,12 @@ func (c *Config) Defaults() {
 	def(&c.ServersFile, "servers.generated.json")
 	def(&c.RepoRoot, "..")
 	def(&c.DistDir, filepath.Join(c.RepoRoot, "dist"))
+	defInt(&c.Functions.Gateway.MemoryMiB, 1024)
+	defInt(&c.Functions.Gateway.TimeoutSeconds, 29)
+	defInt(&c.Functions.Sync.MemoryMiB, 1536)
+	defInt(&c.Functions.Sync.TimeoutSeconds, 900)
+	defInt(&c.Functions.Health.MemoryMiB, 256)
+	defInt(&c.Functions.Health.TimeoutSeconds, 60)
 	defInt(&c.Fargate.Cpu, 256)
 	defInt(&c.Fargate.MemoryMiB, 512)
 	defInt(&c.Fargate.DesiredCount, 1)
@@ -233,6 +281,17 @@ func (c *Config) Validate() error {
 	if c.SecretsStore != "ssm" && c.SecretsStore != "secretsmanager" {
 		bad("secretsStore %q must be ssm or secretsmanager", c.SecretsStore)
 	}
+	for _, name := range functionNames {
+		f := c.Functions.Size(name)
+		if f.MemoryMiB < minFunctionMemoryMiB || f.MemoryMiB > maxFunctionMemoryMiB {
+			bad("functions.%s.memoryMiB %d must be between %d and %d (Lambda's limits)", name, f.MemoryMiB, minFunctionMemoryMiB, maxFunctionMemoryMiB)
+		}
+		if f.TimeoutSeconds < 1 || f.TimeoutSeconds > maxFunctionTimeout {
+			bad("functions.%s.timeoutSeconds %d must be between 1 and %d (Lambda's limit)", name, f.TimeoutSeconds, maxFunctionTimeout)
+		} else if name == "gateway" && f.TimeoutSeconds > httpAPIIntegrationSecs {
+			bad("functions.gateway.timeoutSeconds %d must be at most %d: API Gateway's HTTP API stops waiting for its integration after %d s, so the client would get an error while the function is still running", f.TimeoutSeconds, httpAPIIntegrationSecs, httpAPIIntegrationSecs)
+		}
+	}
 	if c.Fargate.Architecture != "arm64" && c.Fargate.Architecture != "x86_64" {
 		bad("fargate.architecture %q must be arm64 or x86_64", c.Fargate.Architecture)
 	}
@@ -282,12 +341,23 @@ func (c *Config) applyContext(get func(key string) (string, bool)) error {
 	if v, ok := get("bedrockModelId"); ok {
 		c.Embedder.ModelID = v
 	}
-	if v, ok := get("bedrockDims"); ok {
-		n, err := strconv.Atoi(v)
-		if err != nil {
-			return fmt.Errorf("context bedrockDims %q is not a number", v)
+	for _, o := range []struct {
+		key string
+		dst *int
+	}{
+		{"bedrockDims", &c.Embedder.Dims},
+		{"gatewayMemory", &c.Functions.Gateway.MemoryMiB},
+		{"syncMemory", &c.Functions.Sync.MemoryMiB},
+	} {
+		v, ok := get(o.key)
+		if !ok {
+			continue
 		}
-		c.Embedder.Dims = n
+		n, err := strconv.Atoi(strings.TrimSpace(v))
+		if err != nil {
+			return fmt.Errorf("context %s %q is not a number", o.key, v)
+		}
+		*o.dst = n
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -27,6 +28,16 @@ func TestConfigValidate(t *testing.T) {
 		{"bad secrets store", func(c *Config) { c.SecretsStore = "vault" }, `secretsStore "vault"`},
 		{"bad arch", func(c *Config) { c.Fargate.Architecture = "riscv" }, `fargate.architecture "riscv"`},
 		{"domain without cert", func(c *Config) { c.Domain = &DomainConfig{Name: "mcp.example.com"} }, "domain needs name and certificateArn"},
+		{"gateway 2048 MiB", func(c *Config) { c.Functions.Gateway.MemoryMiB = 2048 }, ""},
+		{"largest function", func(c *Config) { c.Functions.Sync = FunctionSize{MemoryMiB: 10240, TimeoutSeconds: 900} }, ""},
+		{"gateway at the HTTP API limit", func(c *Config) { c.Functions.Gateway.TimeoutSeconds = 30 }, ""},
+		{"gateway memory too small", func(c *Config) { c.Functions.Gateway.MemoryMiB = 64 }, "functions.gateway.memoryMiB 64 must be between 128 and 10240"},
+		{"sync memory too large", func(c *Config) { c.Functions.Sync.MemoryMiB = 10241 }, "functions.sync.memoryMiB 10241 must be between 128 and 10240"},
+		{"health memory negative", func(c *Config) { c.Functions.Health.MemoryMiB = -1 }, "functions.health.memoryMiB -1"},
+		{"sync timeout too long", func(c *Config) { c.Functions.Sync.TimeoutSeconds = 901 }, "functions.sync.timeoutSeconds 901 must be between 1 and 900"},
+		{"health timeout negative", func(c *Config) { c.Functions.Health.TimeoutSeconds = -5 }, "functions.health.timeoutSeconds -5"},
+		{"gateway timeout beyond the HTTP API", func(c *Config) { c.Functions.Gateway.TimeoutSeconds = 31 }, "functions.gateway.timeoutSeconds 31 must be at most 30: API Gateway's HTTP API stops waiting"},
+		{"gateway timeout beyond Lambda", func(c *Config) { c.Functions.Gateway.TimeoutSeconds = 1000 }, "functions.gateway.timeoutSeconds 1000 must be between 1 and 900"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -57,6 +68,77 @@ func TestConfigDefaults(t *testing.T) {
 	}
 	if c.SecretsPrefix != "/toolrag/prod/" || c.Vpc.Namespace != "toolrag-prod.internal" || c.IndexPrefix != "index/" {
 		t.Errorf("defaults %+v", c)
+	}
+	want := FunctionsConfig{
+		Gateway: FunctionSize{MemoryMiB: 1024, TimeoutSeconds: 29},
+		Sync:    FunctionSize{MemoryMiB: 1536, TimeoutSeconds: 900},
+		Health:  FunctionSize{MemoryMiB: 256, TimeoutSeconds: 60},
+	}
+	if c.Functions != want {
+		t.Errorf("function defaults %+v, want %+v", c.Functions, want)
+	}
+	// A size given in the file is kept; only the zero fields are filled.
+	c = Config{Functions: FunctionsConfig{Gateway: FunctionSize{MemoryMiB: 2048}}}
+	c.Defaults()
+	if c.Functions.Gateway != (FunctionSize{MemoryMiB: 2048, TimeoutSeconds: 29}) || c.Functions.Sync != want.Sync {
+		t.Errorf("partial functions block: %+v", c.Functions)
+	}
+}
+
+// TestExampleFunctions keeps config.example.json's functions block equal
+// to the defaults, so the example documents them.
+func TestExampleFunctions(t *testing.T) {
+	c, err := LoadConfig("config.example.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d Config
+	d.Defaults()
+	if c.Functions != d.Functions {
+		t.Errorf("config.example.json functions %+v, defaults %+v", c.Functions, d.Functions)
+	}
+}
+
+func TestFunctionContext(t *testing.T) {
+	cases := []struct {
+		ctx     map[string]string
+		want    FunctionsConfig // after Defaults
+		wantErr string
+	}{
+		{ctx: map[string]string{}, want: FunctionsConfig{Gateway: FunctionSize{1024, 29}, Sync: FunctionSize{1536, 900}, Health: FunctionSize{256, 60}}},
+		{ctx: map[string]string{"gatewayMemory": "2048"}, want: FunctionsConfig{Gateway: FunctionSize{2048, 29}, Sync: FunctionSize{1536, 900}, Health: FunctionSize{256, 60}}},
+		{ctx: map[string]string{"gatewayMemory": "3008", "syncMemory": "4096"}, want: FunctionsConfig{Gateway: FunctionSize{3008, 29}, Sync: FunctionSize{4096, 900}, Health: FunctionSize{256, 60}}},
+		{ctx: map[string]string{"gatewayMemory": "2GB"}, wantErr: `context gatewayMemory "2GB" is not a number`},
+		{ctx: map[string]string{"syncMemory": ""}, wantErr: `context syncMemory "" is not a number`},
+	}
+	for _, c := range cases {
+		t.Run(fmt.Sprint(c.ctx), func(t *testing.T) {
+			// The file says 1024 for the gateway; the context wins.
+			cfg := Config{Functions: FunctionsConfig{Gateway: FunctionSize{MemoryMiB: 1024}}}
+			err := cfg.applyContext(func(k string) (string, bool) { v, ok := c.ctx[k]; return v, ok })
+			if c.wantErr != "" {
+				if err == nil || err.Error() != c.wantErr {
+					t.Fatalf("err = %v, want %q", err, c.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg.Defaults()
+			if cfg.Functions != c.want {
+				t.Errorf("functions %+v, want %+v", cfg.Functions, c.want)
+			}
+		})
+	}
+	// An override outside Lambda's limits is caught by Validate.
+	cfg := Config{}
+	if err := cfg.applyContext(func(k string) (string, bool) { return "20000", k == "gatewayMemory" }); err != nil {
+		t.Fatal(err)
+	}
+	cfg.Defaults()
+	if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), "functions.gateway.memoryMiB 20000") {
+		t.Errorf("err = %v", err)
 	}
 }
 

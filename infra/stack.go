@@ -236,17 +236,13 @@ func NewGatewayStack(scope constructs.Construct, id string, props *StackProps) (
 	case "url":
 		env["TOOL_RAG_RERANKER_URL"] = jsii.String(cfg.Reranker.URL)
 	}
-	specs := map[string]struct {
-		memory  float64
-		timeout float64 // seconds
-		desc    string
-	}{
-		"gateway": {1024, 29, "toolrag MCP gateway: /mcp, /tool-rag/*, /health"},
-		"sync":    {1536, 900, "toolrag sync: pulls upstream tool lists, re-embeds, publishes the index"},
-		"health":  {256, 60, "toolrag health: probes every upstream and records its status"},
+	descriptions := map[string]string{
+		"gateway": "toolrag MCP gateway: /mcp, /tool-rag/*, /health",
+		"sync":    "toolrag sync: pulls upstream tool lists, re-embeds, publishes the index",
+		"health":  "toolrag health: probes every upstream and records its status",
 	}
 	for _, name := range functionNames {
-		spec := specs[name]
+		size := cfg.Functions.Size(name) // Defaults and Validate ran: within Lambda's limits
 		fnEnv := map[string]*string{}
 		for k, v := range env {
 			fnEnv[k] = v
@@ -260,9 +256,9 @@ func NewGatewayStack(scope constructs.Construct, id string, props *StackProps) (
 			Architecture: awslambda.Architecture_ARM_64(),
 			Handler:      jsii.String("bootstrap"),
 			Code:         code,
-			MemorySize:   jsii.Number(spec.memory),
-			Timeout:      awscdk.Duration_Seconds(jsii.Number(spec.timeout)),
-			Description:  jsii.String(spec.desc),
+			MemorySize:   jsii.Number(float64(size.MemoryMiB)),
+			Timeout:      awscdk.Duration_Seconds(jsii.Number(float64(size.TimeoutSeconds))),
+			Description:  jsii.String(descriptions[name]),
 			Environment:  &fnEnv,
 			LogGroup:     logGroup,
 		}

@@ -226,6 +226,7 @@ func TestDefaultStack(t *testing.T) {
 			t.Errorf("%s has no LoggingConfig (log group)", name)
 		}
 	}
+	checkFunctionSizes(t, r, map[string][2]int{"Gateway": {1024, 29}, "Sync": {1536, 900}, "Health": {256, 60}})
 	r.tmpl.AllResourcesProperties(jsii.String("AWS::Logs::LogGroup"), &map[string]any{"RetentionInDays": 30})
 	if js(envOf(r.function(t, "GatewayFunction"))["TOOL_RAG_SYNC_FUNCTION"]) != js(map[string]any{"Ref": firstID(r, "AWS::Lambda::Function", "SyncFunction")}) {
 		t.Errorf("gateway TOOL_RAG_SYNC_FUNCTION does not name the sync function: %v", envOf(r.function(t, "GatewayFunction"))["TOOL_RAG_SYNC_FUNCTION"])
@@ -271,6 +272,30 @@ func TestDefaultStack(t *testing.T) {
 
 	checkIAM(t, r, false)
 	checkGatewayInvokesOnlySync(t, r)
+}
+
+// checkFunctionSizes compares each function's MemorySize and Timeout with
+// want (logical id prefix → {MiB, seconds}).
+func checkFunctionSizes(t *testing.T, r synthResult, want map[string][2]int) {
+	t.Helper()
+	for name, w := range want {
+		fn := r.function(t, name+"Function")
+		if js(fn["MemorySize"]) != fmt.Sprint(w[0]) || js(fn["Timeout"]) != fmt.Sprint(w[1]) {
+			t.Errorf("%s: MemorySize %v Timeout %v, want %d MiB %d s", name, fn["MemorySize"], fn["Timeout"], w[0], w[1])
+		}
+	}
+}
+
+// TestFunctionSizes synthesizes a config that sizes two functions: each
+// value reaches its own function and no other (health stays at its
+// defaults, sync keeps its memory, the gateway its timeout).
+func TestFunctionSizes(t *testing.T) {
+	cfg := Config{Functions: FunctionsConfig{
+		Gateway: FunctionSize{MemoryMiB: 2048},
+		Sync:    FunctionSize{TimeoutSeconds: 600},
+	}}
+	r := synth(t, cfg, nil)
+	checkFunctionSizes(t, r, map[string][2]int{"Gateway": {2048, 29}, "Sync": {1536, 600}, "Health": {256, 60}})
 }
 
 func firstID(r synthResult, typ, prefix string) string {
