@@ -2,7 +2,7 @@
 // YAML, including the short intrinsic-function tags (!Ref, !Sub, !GetAtt,
 // !If, ...), into plain Go values, and answers the few questions the
 // repository's checks ask of template.yaml: which functions it defines,
-// with what code, runtime and environment, and which tables.
+// with what code, runtime, size and environment, and which tables.
 package samtemplate
 
 import (
@@ -160,6 +160,11 @@ type Function struct {
 	Architectures []string
 	Env           map[string]any // Globals variables overlaid by the function's
 	Events        map[string]Event
+	// MemorySize (MiB) and Timeout (seconds) as written: an int, or an
+	// intrinsic such as map{"Ref": "GatewayMemorySize"}; nil when neither
+	// the function nor Globals sets it.
+	MemorySize any
+	Timeout    any
 }
 
 // Event is one entry of a function's Events.
@@ -186,6 +191,7 @@ func (t *Template) Functions() []Function {
 		f.CodeURI, _ = get("CodeUri").(string)
 		f.Handler, _ = get("Handler").(string)
 		f.Runtime, _ = get("Runtime").(string)
+		f.MemorySize, f.Timeout = get("MemorySize"), get("Timeout")
 		if as, ok := get("Architectures").([]any); ok {
 			for _, a := range as {
 				s, _ := a.(string)

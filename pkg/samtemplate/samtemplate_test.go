@@ -260,6 +260,114 @@ func TestSecretsStore(t *testing.T) {
 	}
 }
 
+// TestFunctionSizes checks each function's memory and timeout: the
+// defaults are the CDK app's (infra/config.example.json shows them), the
+// gateway and sync memory are parameters bounded by Lambda's limits, and
+// the gateway's timeout fits API Gateway's 30 s integration timeout.
+func TestFunctionSizes(t *testing.T) {
+	tmpl := load(t)
+	raw, err := os.ReadFile(filepath.Join(root, "infra", "config.example.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cdk struct {
+		Functions map[string]struct {
+			MemoryMiB      int `json:"memoryMiB"`
+			TimeoutSeconds int `json:"timeoutSeconds"`
+		} `json:"functions"`
+	}
+	if err := json.Unmarshal(raw, &cdk); err != nil {
+		t.Fatalf("infra/config.example.json: %v", err)
+	}
+	byName := map[string]Function{}
+	for _, f := range tmpl.Functions() {
+		byName[f.Name()] = f
+	}
+	cases := []struct {
+		name        string
+		memoryParam string // "" = a fixed number
+		maxTimeout  int
+	}{
+		{"gateway", "GatewayMemorySize", 30},
+		{"sync", "SyncMemorySize", 900},
+		{"health", "", 900},
+	}
+	for _, c := range cases {
+		f, ok := byName[c.name]
+		if !ok {
+			t.Errorf("no %s function", c.name)
+			continue
+		}
+		want := cdk.Functions[c.name]
+		if want.MemoryMiB == 0 || want.TimeoutSeconds == 0 {
+			t.Errorf("infra/config.example.json has no functions.%s size", c.name)
+		}
+		memory := f.MemorySize
+		if c.memoryParam != "" {
+			if js(f.MemorySize) != js(map[string]any{"Ref": c.memoryParam}) {
+				t.Errorf("%s: MemorySize %s, want !Ref %s", f.LogicalID, js(f.MemorySize), c.memoryParam)
+			}
+			p, _ := tmpl.Parameters[c.memoryParam].(map[string]any)
+			if p["Type"] != "Number" || p["MinValue"] != 128 || p["MaxValue"] != 10240 {
+				t.Errorf("parameter %s: %s, want Type Number, MinValue 128, MaxValue 10240", c.memoryParam, js(p))
+			}
+			memory = p["Default"]
+		}
+		if memory != want.MemoryMiB {
+			t.Errorf("%s: memory %v MiB by default, the CDK app's default is %d", f.LogicalID, memory, want.MemoryMiB)
+		}
+		timeout, _ := f.Timeout.(int)
+		if timeout != want.TimeoutSeconds || timeout < 1 || timeout > c.maxTimeout {
+			t.Errorf("%s: Timeout %v, want %d (at most %d)", f.LogicalID, f.Timeout, want.TimeoutSeconds, c.maxTimeout)
+		}
+	}
+}
+
+// TestRefs checks that every !Ref names a parameter, a resource or a
+// pseudo parameter, so a misspelt parameter fails here, not at deploy.
+func TestRefs(t *testing.T) {
+	tmpl := load(t)
+	var refs []string
+	var walk func(v any)
+	walk = func(v any) {
+		switch x := v.(type) {
+		case map[string]any:
+			if r, ok := x["Ref"].(string); ok && len(x) == 1 {
+				refs = append(refs, r)
+			}
+			for _, e := range x {
+				walk(e)
+			}
+		case []any:
+			for _, e := range x {
+				walk(e)
+			}
+		}
+	}
+	walk(tmpl.Globals)
+	walk(tmpl.Outputs)
+	for _, r := range tmpl.Resources {
+		walk(r.Properties)
+	}
+	if len(refs) < 10 {
+		t.Fatalf("found only %d !Ref in the template", len(refs))
+	}
+	used := map[string]bool{}
+	for _, r := range refs {
+		_, param := tmpl.Parameters[r]
+		_, res := tmpl.Resources[r]
+		if !param && !res && !strings.HasPrefix(r, "AWS::") {
+			t.Errorf("!Ref %s names no parameter or resource", r)
+		}
+		used[r] = true
+	}
+	for _, p := range []string{"GatewayMemorySize", "SyncMemorySize"} {
+		if !used[p] {
+			t.Errorf("parameter %s is not used", p)
+		}
+	}
+}
+
 func TestBucket(t *testing.T) {
 	tmpl := load(t)
 	b := tmpl.Resources["IndexBucket"].Properties
