@@ -8,12 +8,9 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"net/http/httputil"
-	"net/url"
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -723,26 +720,16 @@ func TestS3UnavailableAtColdStart(t *testing.T) {
 	e.register(t, "echo", startEcho(t))
 	e.sync(t, "")
 
-	var down atomic.Bool
-	down.Store(true)
-	target, _ := url.Parse(e.s3.URL)
-	proxy := httputil.NewSingleHostReverseProxy(target)
-	flaky := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if down.Load() {
-			http.Error(w, `<Error><Code>ServiceUnavailable</Code><Message>injected</Message></Error>`, http.StatusServiceUnavailable)
-			return
-		}
-		proxy.ServeHTTP(w, r)
-	}))
-	defer flaky.Close()
-
+	flaky := newGate(t, e.s3.URL, false)
+	flaky.fail.Store(&failure{status: http.StatusServiceUnavailable, contentType: "application/xml",
+		body: `<Error><Code>ServiceUnavailable</Code><Message>injected</Message></Error>`})
 	g := e.gateway(t, func(c *Config) { c.S3, c.S3Endpoint = nil, flaky.URL })
 	h := Dispatch(g, LambdaOptions{})
 	tools, fallback := retrieveREST(t, h, agentSecret, `{"query":"reverse the characters of a text"}`)
 	if !fallback || len(tools) == 0 || tools[0] != "echo__reverse" {
 		t.Fatalf("S3 down at cold start: %v fallback=%v; want keyword results with fallback_used=true", tools, fallback)
 	}
-	down.Store(false)
+	flaky.fail.Store(nil)
 	e.clock.Advance(g.cfg.IndexRefresh)
 	tools, fallback = retrieveREST(t, h, agentSecret, `{"query":"reverse the characters of a text"}`)
 	if fallback || len(tools) == 0 || tools[0] != "echo__reverse" {

@@ -12,17 +12,36 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
 	"github.com/toolrag/mcp-gateway/internal/testenv"
 	"github.com/toolrag/mcp-gateway/pkg/dynamo"
 )
 
 // gate is a reverse proxy to an emulator that can hold requests (until
-// opened) or fail the ones fail picks.
+// open is closed) or answer the ones a failure matches with its error.
 type gate struct {
 	*httptest.Server
 	open chan struct{}
-	held atomic.Int64
-	fail atomic.Pointer[func(*http.Request) bool]
+	fail atomic.Pointer[failure]
+}
+
+// failure is an error answer for the requests match picks.
+type failure struct {
+	match       func(*http.Request) bool
+	status      int
+	contentType string
+	body        string
+}
+
+// scanFailure is what DynamoDB answers for a missing table (not retried
+// by the SDK), for every Scan: the registry and the catalog cannot be
+// read, key lookups still work.
+var scanFailure = &failure{
+	match:       func(r *http.Request) bool { return strings.HasSuffix(r.Header.Get("X-Amz-Target"), ".Scan") },
+	status:      http.StatusBadRequest,
+	contentType: "application/x-amz-json-1.0",
+	body:        `{"__type":"com.amazonaws.dynamodb.v20120810#ResourceNotFoundException","message":"Requested resource not found (injected)"}`,
 }
 
 func newGate(t testing.TB, target string, closed bool) *gate {
@@ -37,24 +56,34 @@ func newGate(t testing.TB, target string, closed bool) *gate {
 	}
 	proxy := httputil.NewSingleHostReverseProxy(u)
 	g.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		g.held.Add(1)
 		select {
 		case <-g.open:
 		case <-r.Context().Done():
 			return
 		}
-		if f := g.fail.Load(); f != nil && (*f)(r) {
-			// What DynamoDB answers for a missing table: not retried by
-			// the SDK.
-			w.Header().Set("Content-Type", "application/x-amz-json-1.0")
-			w.WriteHeader(http.StatusBadRequest)
-			_, _ = w.Write([]byte(`{"__type":"com.amazonaws.dynamodb.v20120810#ResourceNotFoundException","message":"Requested resource not found (injected)"}`))
+		if f := g.fail.Load(); f != nil && (f.match == nil || f.match(r)) {
+			w.Header().Set("Content-Type", f.contentType)
+			w.WriteHeader(f.status)
+			_, _ = w.Write([]byte(f.body))
 			return
 		}
 		proxy.ServeHTTP(w, r)
 	}))
 	t.Cleanup(g.Close)
 	return g
+}
+
+// failingScans returns a gate in front of DynamoDB that fails every Scan,
+// and a client that goes through it.
+func failingScans(t testing.TB, closed bool) (*gate, *dynamodb.Client) {
+	t.Helper()
+	g := newGate(t, testenv.DynamoDB(t), closed)
+	g.fail.Store(scanFailure)
+	client, err := dynamo.NewClient(context.Background(), g.URL, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g, client
 }
 
 // TestLoadAfterInitWait: when the first load outlasts InitWait, NewGateway
@@ -135,13 +164,7 @@ func TestLoadRetriedInBackground(t *testing.T) {
 	e.register(t, "echo", startEcho(t))
 	e.sync(t, "")
 
-	ddb := newGate(t, testenv.DynamoDB(t), true)
-	scans := func(r *http.Request) bool { return strings.HasSuffix(r.Header.Get("X-Amz-Target"), ".Scan") }
-	ddb.fail.Store(&scans)
-	client, err := dynamo.NewClient(context.Background(), ddb.URL, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ddb, client := failingScans(t, true)
 	g := e.gateway(t, func(c *Config) { c.DynamoDB, c.InitWait, c.loadRetry = client, time.Millisecond, 20*time.Millisecond })
 	close(ddb.open)
 	h := Dispatch(g, LambdaOptions{})
@@ -171,13 +194,7 @@ func TestLoadRetriedInBackground(t *testing.T) {
 // InitWait.
 func TestLoadFailureWithinInitWait(t *testing.T) {
 	e := newTestEnv(t)
-	ddb := newGate(t, testenv.DynamoDB(t), false)
-	scans := func(r *http.Request) bool { return strings.HasSuffix(r.Header.Get("X-Amz-Target"), ".Scan") }
-	ddb.fail.Store(&scans)
-	client, err := dynamo.NewClient(context.Background(), ddb.URL, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, client := failingScans(t, false)
 	cfg := e.config(t)
 	cfg.DynamoDB, cfg.InitWait = client, time.Minute
 	g, err := NewGateway(context.Background(), cfg)
