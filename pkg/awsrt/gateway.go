@@ -62,6 +62,9 @@ type Gateway struct {
 	down    atomic.Pointer[map[string]bool]
 	// catalogSource says where the catalog copy came from: "s3" or "dynamodb".
 	catalogSource atomic.Pointer[string]
+	// copySHA and copyETag identify the catalog copy the catalog was read
+	// from (under refreshMu).
+	copySHA, copyETag string
 	authC         auth.Counters
 	started       time.Time
 	initTime      time.Duration
@@ -127,7 +130,11 @@ func NewGateway(ctx context.Context, cfg Config) (*Gateway, error) {
 	env := cfg.Env
 	g.Upstreams = newManager(cfg)
 	g.bucket = newWatchedBucket(s3bucket.New(cfg.S3, cfg.Bucket), cfg.Prefix)
-	g.Indexer, err = indexer.New(indexer.Config{Catalog: g.Tools, Embedder: emb, Bucket: g.bucket, Prefix: cfg.Prefix, Logger: log})
+	// With TOOL_RAG_REINDEX_INPLACE the gateway publishes too, with the
+	// catalog copy written first, like the sync function.
+	copies := &copier{tools: g.Tools, bucket: g.bucket, prefix: cfg.Prefix, log: log}
+	g.Indexer, err = indexer.New(indexer.Config{Catalog: g.Tools, Embedder: emb, Bucket: g.bucket, Prefix: cfg.Prefix,
+		BeforeSwitch: copies.beforeSwitch, Logger: log})
 	if err != nil {
 		return nil, err
 	}
@@ -361,34 +368,35 @@ func (g *Gateway) refreshLocked(ctx context.Context, now time.Time, cold *ColdSt
 
 	if gen := g.bucket.generation(); gen != g.loadedGen || now.Sub(g.catalogAt) >= g.cfg.CatalogMaxAge {
 		t1 := time.Now()
-		// A new pointer may come with a catalog copy; the periodic re-read
-		// goes to the table, which is what changes without a publish.
-		if err := g.reloadCatalog(ctx, gen != g.loadedGen); err != nil {
+		changed, err := g.reloadCatalog(ctx)
+		if err != nil {
 			g.nextCheck.Store(now.Add(g.cfg.IndexRefresh).UnixNano())
 			return err
 		}
-		// The keyword index and the MCP surface (tool list, upstream
-		// prompts and resources) are built from the same copy, at once.
-		t2 := time.Now()
-		var (
-			wg               sync.WaitGroup
-			kwErr            error
-			kwTime, surfTime time.Duration
-		)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			kwErr = g.Retriever.Sync(ctx)
-			kwTime = time.Since(t2)
-		}()
-		err := g.MCP.Reload(ctx)
-		surfTime = time.Since(t2)
-		wg.Wait()
-		if err = errors.Join(kwErr, err); err != nil {
-			return err
-		}
-		if cold != nil {
-			cold.Catalog, cold.Keywords, cold.Surface = t2.Sub(t1), kwTime, surfTime
+		if changed {
+			// The keyword index and the MCP surface (tool list, upstream
+			// prompts and resources) are built from the same copy, at once.
+			t2 := time.Now()
+			var (
+				wg               sync.WaitGroup
+				kwErr            error
+				kwTime, surfTime time.Duration
+			)
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				kwErr = g.Retriever.Sync(ctx)
+				kwTime = time.Since(t2)
+			}()
+			err := g.MCP.Reload(ctx)
+			surfTime = time.Since(t2)
+			wg.Wait()
+			if err = errors.Join(kwErr, err); err != nil {
+				return err
+			}
+			if cold != nil {
+				cold.Catalog, cold.Keywords, cold.Surface = t2.Sub(t1), kwTime, surfTime
+			}
 		}
 		g.loadedGen, g.catalogAt = gen, now
 	}
@@ -435,34 +443,42 @@ func (g *Gateway) noteIndex(err error) {
 }
 
 // reloadCatalog re-reads the registry (upstream URLs) and the catalog:
-// from the catalog copy the sync function wrote next to the loaded index
-// when allowCopy and there is one for that index, otherwise from the tools
-// table.
-func (g *Gateway) reloadCatalog(ctx context.Context, allowCopy bool) error {
+// from the catalog copy of the loaded index when there is one, otherwise
+// from the tools table. The copy is read with a conditional GET when it is
+// what the catalog came from: changed is false when it is the same.
+func (g *Gateway) reloadCatalog(ctx context.Context) (changed bool, err error) {
 	servers, err := loadServers(ctx, g.Registry, g.cfg.secret, g.log)
 	if err != nil {
-		return fmt.Errorf("read the upstream registry: %w", err)
+		return false, fmt.Errorf("read the upstream registry: %w", err)
 	}
 	g.Upstreams.SetServers(servers)
-	source := "dynamodb"
-	if _, meta, ok := g.Indexer.Current(); allowCopy && ok && meta.IndexSHA256 != "" {
-		c, ok, err := readCatalogCopy(ctx, g.bucket, g.cfg.Prefix, meta.IndexSHA256)
+	if _, meta, ok := g.Indexer.Current(); ok && meta.IndexSHA256 != "" {
+		ifNoneMatch := ""
+		if g.CatalogSource() == "s3" && g.copySHA == meta.IndexSHA256 {
+			ifNoneMatch = g.copyETag
+		}
+		c, etag, ok, err := readCatalogCopy(ctx, g.bucket, g.cfg.Prefix, meta.IndexSHA256, ifNoneMatch)
 		switch {
+		case errors.Is(err, indexpub.ErrNotModified):
+			return false, nil
 		case ok:
 			g.catalog.set(c.Tools, c.Servers)
-			source = "s3"
+			g.copySHA, g.copyETag = meta.IndexSHA256, etag
+			g.setCatalogSource("s3")
+			return true, nil
 		case err != nil && !errors.Is(err, indexpub.ErrNotExist):
 			g.log.Warn("catalog copy unusable; reading the tools table instead", "error", err)
 		}
 	}
-	if source == "dynamodb" {
-		if err := g.catalog.load(ctx); err != nil {
-			return fmt.Errorf("read the tool catalog: %w", err)
-		}
+	if err := g.catalog.load(ctx); err != nil {
+		return false, fmt.Errorf("read the tool catalog: %w", err)
 	}
-	g.catalogSource.Store(&source)
-	return nil
+	g.copySHA, g.copyETag = "", ""
+	g.setCatalogSource("dynamodb")
+	return true, nil
 }
+
+func (g *Gateway) setCatalogSource(s string) { g.catalogSource.Store(&s) }
 
 func (g *Gateway) reloadHealth(ctx context.Context) error {
 	h, err := g.Registry.Health(ctx)

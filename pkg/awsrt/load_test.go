@@ -1,8 +1,12 @@
 package awsrt
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -15,7 +19,10 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/toolrag/mcp-gateway/internal/testenv"
+	"github.com/toolrag/mcp-gateway/pkg/catalog"
 	"github.com/toolrag/mcp-gateway/pkg/dynamo"
+	"github.com/toolrag/mcp-gateway/pkg/embed"
+	"github.com/toolrag/mcp-gateway/pkg/s3bucket"
 )
 
 // gate is a reverse proxy to an emulator that can hold requests (until
@@ -205,4 +212,145 @@ func TestLoadFailureWithinInitWait(t *testing.T) {
 	if !strings.Contains(err.Error(), "registry") {
 		t.Fatalf("error %q does not say what could not be read", err)
 	}
+}
+
+// TestCatalogCopyBeforePointer: every time a sync switches the index
+// pointer, the catalog copy for the new index is already in S3, so a
+// gateway that sees the pointer never falls back to scanning the table.
+func TestCatalogCopyBeforePointer(t *testing.T) {
+	e := newTestEnv(t)
+	e.register(t, "echo", startEcho(t))
+	var switches, mismatches atomic.Int64
+	var why atomic.Pointer[string]
+	s3 := newGate(t, e.s3.URL, false)
+	inspect := &failure{match: func(r *http.Request) bool {
+		if r.Method != http.MethodPut || !strings.HasSuffix(r.URL.Path, "/index/current.json") {
+			return false
+		}
+		body, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		var ptr struct {
+			SHA256 string `json:"sha256"`
+		}
+		_ = json.Unmarshal(body, &ptr)
+		switches.Add(1)
+		c, _, ok, err := readCatalogCopy(r.Context(), s3bucket.New(e.s3.Client, testBucket), "index/", ptr.SHA256, "")
+		if !ok {
+			mismatches.Add(1)
+			msg := fmt.Sprintf("pointer to %s switched while the copy is for %q (%v)", ptr.SHA256, c.IndexSHA256, err)
+			why.Store(&msg)
+		}
+		return false
+	}}
+	s3.fail.Store(inspect)
+	sync := func(event string) SyncReport {
+		t.Helper()
+		cfg := e.config(t)
+		cfg.S3, cfg.S3Endpoint = nil, s3.URL
+		s, err := NewSyncer(context.Background(), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		rep, err := s.Handle(context.Background(), json.RawMessage(event))
+		if err != nil || rep.CatalogCopyErr != "" {
+			t.Fatalf("sync: %v %+v", err, rep)
+		}
+		return rep
+	}
+	sync("")
+	e.register(t, "echo2", startEcho(t))
+	sync(`{"mode":"incremental"}`)
+	sync(`{"mode":"full"}`)
+	if switches.Load() != 3 || mismatches.Load() != 0 {
+		msg := ""
+		if p := why.Load(); p != nil {
+			msg = *p
+		}
+		t.Fatalf("%d pointer switches, %d without their catalog copy: %s", switches.Load(), mismatches.Load(), msg)
+	}
+}
+
+// TestPeriodicCatalogRefreshReadsCopy: the periodic catalog re-read of a
+// warm gateway is a conditional GET of the catalog copy, not a scan of the
+// tools table; a copy rewritten by a sync that published nothing new (the
+// same index) is picked up.
+func TestPeriodicCatalogRefreshReadsCopy(t *testing.T) {
+	e := newTestEnv(t)
+	e.register(t, "echo", startEcho(t))
+	e.sync(t, "")
+
+	var toolScans atomic.Int64
+	ddb := newGate(t, testenv.DynamoDB(t), false)
+	ddb.fail.Store(&failure{match: func(r *http.Request) bool {
+		if strings.HasSuffix(r.Header.Get("X-Amz-Target"), ".Scan") {
+			body, _ := io.ReadAll(r.Body)
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			if strings.Contains(string(body), `"`+e.tables.Tools+`"`) {
+				toolScans.Add(1)
+			}
+		}
+		return false
+	}})
+	client, err := dynamo.NewClient(context.Background(), ddb.URL, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := e.gateway(t, func(c *Config) { c.DynamoDB = client })
+	if g.CatalogSource() != "s3" || toolScans.Load() != 0 {
+		t.Fatalf("cold start: catalog from %q with %d tools-table scans; want the copy and none", g.CatalogSource(), toolScans.Load())
+	}
+	h := Dispatch(g, LambdaOptions{})
+	checks := g.refreshes.Load()
+	e.clock.Advance(g.cfg.CatalogMaxAge)
+	if tools, _ := retrieveREST(t, h, agentSecret, `{"query":"reverse the characters of a text"}`); len(tools) == 0 {
+		t.Fatal("no tools after the periodic refresh")
+	}
+	if g.refreshes.Load() == checks || toolScans.Load() != 0 || g.CatalogSource() != "s3" {
+		t.Fatalf("periodic refresh: %d checks, %d tools-table scans, source %q; want a check that reads the copy only",
+			g.refreshes.Load()-checks, toolScans.Load(), g.CatalogSource())
+	}
+
+	// A sync that marks echo's tools stale publishes the same index again,
+	// with a new copy: the gateway reads the copy, not the table.
+	before := g.catalog.len()
+	e.register(t, "echo", deadURL(t))
+	if rep := e.sync(t, `{"mode":"incremental"}`); len(rep.Sync.Stale) != 1 {
+		t.Fatalf("sync with echo down: %+v", rep.Sync)
+	}
+	e.clock.Advance(g.cfg.CatalogMaxAge)
+	retrieveREST(t, h, agentSecret, `{"query":"reverse the characters of a text"}`)
+	tools, _ := g.catalog.ListTools(context.Background())
+	stale := 0
+	for _, tl := range tools {
+		if tl.Status == catalog.StatusStale {
+			stale++
+		}
+	}
+	if len(tools) != before || stale != before || toolScans.Load() != 0 {
+		t.Fatalf("after the stale sync: %d tools (%d stale), %d tools-table scans; want %d stale from the copy and no scan",
+			len(tools), stale, toolScans.Load(), before)
+	}
+
+	// A sync whose index build fails publishes nothing, but it changed the
+	// table (echo2's tools): the copy of the current index is written
+	// again, and the periodic re-read finds echo2 there.
+	e.register(t, "echo2", startEcho(t))
+	cfg := e.config(t)
+	cfg.Embedder = failingEmbedder{e.emb}
+	if rep, err := Sync(context.Background(), cfg, "incremental"); err == nil || rep.CatalogCopyErr != "" {
+		t.Fatalf("sync with a failing embedder: %v %+v; want a build error and the copy written", err, rep)
+	}
+	e.clock.Advance(g.cfg.CatalogMaxAge)
+	retrieveREST(t, h, agentSecret, `{"query":"reverse the characters of a text"}`)
+	if n := g.catalog.len(); n != 2*before || toolScans.Load() != 0 {
+		t.Fatalf("after the failed build: %d tools, %d tools-table scans; want %d from the copy", n, toolScans.Load(), 2*before)
+	}
+}
+
+// failingEmbedder embeds queries but no documents.
+type failingEmbedder struct{ embed.Embedder }
+
+func (failingEmbedder) EmbedDocuments(context.Context, []string) ([][]float32, error) {
+	return nil, errors.New("embedding service unavailable (injected)")
 }

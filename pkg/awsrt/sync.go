@@ -73,6 +73,7 @@ type Syncer struct {
 	cfg    Config
 	log    *slog.Logger
 	bucket *s3bucket.Bucket
+	copies *copier
 	mu     sync.Mutex // one run at a time per instance
 }
 
@@ -100,8 +101,10 @@ func NewSyncer(ctx context.Context, cfg Config) (*Syncer, error) {
 	s.Registry.Metrics = dm
 	s.Upstreams = newManager(cfg)
 	s.bucket = s3bucket.New(cfg.S3, cfg.Bucket)
+	s.copies = &copier{tools: s.Tools, bucket: s.bucket, prefix: cfg.Prefix, log: cfg.Logger}
 	s.Indexer, err = indexer.New(indexer.Config{
 		Catalog: s.Tools, Embedder: emb, Bucket: s.bucket, Prefix: cfg.Prefix, Logger: cfg.Logger,
+		BeforeSwitch: s.copies.beforeSwitch,
 	})
 	if err != nil {
 		return nil, err
@@ -156,19 +159,19 @@ func (s *Syncer) Run(ctx context.Context, mode indexer.Mode) (SyncReport, error)
 		rep.Duration = time.Since(start)
 		return rep, err
 	}
+	s.copies.reset()
 	rep.Index, err = s.Indexer.Build(ctx, mode)
+	// A build that was published wrote the catalog copy before its
+	// pointer switched; otherwise the table may still have changed, and
+	// the copy of the published index is written again.
+	s.copies.refresh(ctx)
+	if cerr := s.copies.lastErr(); cerr != nil {
+		rep.CatalogCopyErr = cerr.Error()
+	}
 	if err != nil {
 		rep.IndexErr = err.Error()
 		rep.Duration = time.Since(start)
 		return rep, err
-	}
-	// The catalog copy for gateways' cold starts, when this build is the
-	// published one (a build that lost to a newer one has no hash).
-	if _, meta, ok := s.Indexer.Current(); ok && meta.IndexSHA256 != "" {
-		if err := publishCatalogCopy(ctx, s.Tools, s.bucket, s.cfg.Prefix, meta.IndexSHA256); err != nil {
-			rep.CatalogCopyErr = err.Error()
-			s.log.Warn("catalog copy not written; gateways read the tools table instead", "error", err)
-		}
 	}
 	rep.Duration = time.Since(start)
 	s.log.Info("sync done", "servers", rep.Sync.Servers, "synced", rep.Sync.Synced, "stale", len(rep.Sync.Stale),

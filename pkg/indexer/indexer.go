@@ -86,11 +86,15 @@ type Config struct {
 	// Bucket and Prefix say where the index is published (indexpub
 	// layout); nil Bucket keeps the index in memory only. Persist, when
 	// set, is used instead.
-	Bucket    indexpub.Bucket
-	Prefix    string
-	Persist   Persister
-	BatchSize int // documents per EmbedDocuments call (default 64)
-	Logger    *slog.Logger
+	Bucket indexpub.Bucket
+	Prefix string
+	// BeforeSwitch, with Bucket, is called before a built index becomes
+	// the published one (indexpub.Publisher.BeforeSwitch): what it writes
+	// is there for every reader that sees the new pointer.
+	BeforeSwitch func(ctx context.Context, next indexpub.Pointer) error
+	Persist      Persister
+	BatchSize    int // documents per EmbedDocuments call (default 64)
+	Logger       *slog.Logger
 }
 
 // Stats are the indexer's figures for /metrics and /health.
@@ -136,7 +140,9 @@ func New(cfg Config) (*Indexer, error) {
 		cfg.BatchSize = DefaultBatchSize
 	}
 	if cfg.Persist == nil && cfg.Bucket != nil {
-		cfg.Persist = NewBucketPersister(cfg.Bucket, cfg.Prefix)
+		p := newBucketPersister(cfg.Bucket, cfg.Prefix)
+		p.pub.BeforeSwitch = cfg.BeforeSwitch
+		cfg.Persist = p
 	}
 	log := cfg.Logger
 	if log == nil {
@@ -472,6 +478,10 @@ type bucketPersister struct {
 
 // NewBucketPersister returns a Persister over an indexpub bucket and prefix.
 func NewBucketPersister(b indexpub.Bucket, prefix string) Persister {
+	return newBucketPersister(b, prefix)
+}
+
+func newBucketPersister(b indexpub.Bucket, prefix string) *bucketPersister {
 	return &bucketPersister{pub: indexpub.NewPublisher(b, prefix), loader: indexpub.NewLoader(b, prefix)}
 }
 

@@ -467,3 +467,42 @@ func TestBucketConfig(t *testing.T) {
 		t.Errorf("incremental after load: %+v %v embedded=%d", res, err, cnt.docs.Load())
 	}
 }
+
+// TestBeforeSwitchHook: Config.BeforeSwitch sees each build's pointer
+// before it is published; its error leaves the previous build published
+// and is returned by Build.
+func TestBeforeSwitchHook(t *testing.T) {
+	dir := t.TempDir()
+	c := newCatalog(5)
+	var seen []indexpub.Pointer
+	fail := false
+	x, err := indexer.New(indexer.Config{Catalog: c, Embedder: embed.NewBuiltin(), Bucket: indexpub.NewDirBucket(dir),
+		BeforeSwitch: func(_ context.Context, next indexpub.Pointer) error {
+			seen = append(seen, next)
+			if fail {
+				return errors.New("copy not written")
+			}
+			return nil
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := x.Build(context.Background(), indexer.ModeFull); err != nil {
+		t.Fatal(err)
+	}
+	_, meta, _ := x.Current()
+	if len(seen) != 1 || seen[0].SHA256 != meta.IndexSHA256 || seen[0].Count != 5 {
+		t.Fatalf("BeforeSwitch saw %+v; want one pointer to the published build %s", seen, meta.IndexSHA256)
+	}
+	fail = true
+	c.mu.Lock()
+	c.tools = c.tools[:4] // another index
+	c.mu.Unlock()
+	if _, err := x.Build(context.Background(), indexer.ModeFull); err == nil || !strings.Contains(err.Error(), "copy not written") {
+		t.Fatalf("Build with a failing BeforeSwitch: %v", err)
+	}
+	_, published, err := indexpub.NewLoader(indexpub.NewDirBucket(dir), "").Load(context.Background())
+	if err != nil || published.IndexSHA256 != meta.IndexSHA256 || published.Count != 5 {
+		t.Fatalf("after the failed switch the published build is %v %s (%v), want the first (%v %s)", published.BuiltAt, published.IndexSHA256, err, meta.BuiltAt, meta.IndexSHA256)
+	}
+}

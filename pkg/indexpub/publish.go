@@ -42,6 +42,17 @@ func (p Pointer) newerThan(q Pointer) bool {
 	return p.SHA256 > q.SHA256
 }
 
+// ReadPointer returns the pointer published under prefix in b (an error
+// wrapping ErrNotExist when nothing is published), without loading the
+// index it names.
+func ReadPointer(ctx context.Context, b Bucket, prefix string) (Pointer, error) {
+	body, _, err := b.Get(ctx, prefix+PointerKey, "")
+	if err != nil {
+		return Pointer{}, err
+	}
+	return parsePointer(body, prefix+PointerKey)
+}
+
 func parsePointer(body []byte, where string) (Pointer, error) {
 	var p Pointer
 	if err := json.Unmarshal(body, &p); err != nil {
@@ -71,6 +82,12 @@ type Publisher struct {
 	// Now is the clock for defaults (BuiltAt, PruneGrace); nil means
 	// time.Now.
 	Now func() time.Time
+	// BeforeSwitch, when set, is called once per Publish with the pointer
+	// about to become current: after its blobs are stored and the current
+	// pointer was found older, before the conditional write that switches
+	// it. It writes what readers must find as soon as they see the new
+	// pointer. An error stops the publish; the current index stays.
+	BeforeSwitch func(ctx context.Context, next Pointer) error
 }
 
 // NewPublisher returns a publisher writing under prefix in b. prefix is
@@ -163,6 +180,7 @@ func (p *Publisher) switchPointer(ctx context.Context, ptr Pointer) (Pointer, er
 	if attempts <= 0 {
 		attempts = 10
 	}
+	prepared := p.BeforeSwitch == nil
 	for attempt := range attempts {
 		if attempt > 0 {
 			// Back off a little (1, 2, 4 ... ms, at most 50) so that a
@@ -192,6 +210,12 @@ func (p *Publisher) switchPointer(ctx context.Context, ptr Pointer) (Pointer, er
 		case errors.Is(err, ErrNotExist):
 		default:
 			return Pointer{}, fmt.Errorf("indexpub: reading the pointer: %w", err)
+		}
+		if !prepared {
+			if err := p.BeforeSwitch(ctx, ptr); err != nil {
+				return Pointer{}, fmt.Errorf("indexpub: before switching the pointer: %w", err)
+			}
+			prepared = true
 		}
 		_, err = p.b.Put(ctx, key, body, cond)
 		switch {

@@ -662,3 +662,61 @@ func TestLoadFollowsPointerWhenBlobVanishes(t *testing.T) {
 		t.Fatalf("Load = build %v, %v; want build 9", gotMeta.BuiltAt, err)
 	}
 }
+
+// TestBeforeSwitch: the hook runs once, with the pointer about to become
+// current, while readers still see the previous one; its error stops the
+// publish; it does not run for a build older than the current one.
+func TestBeforeSwitch(t *testing.T) {
+	ctx := context.Background()
+	b := NewDirBucket(t.TempDir())
+	p := NewPublisher(b, "")
+	if _, err := ReadPointer(ctx, b, ""); !errors.Is(err, ErrNotExist) {
+		t.Fatalf("ReadPointer with nothing published: %v, want ErrNotExist", err)
+	}
+	ix1, meta1 := build(t, 1, 2)
+	if _, err := p.Publish(ctx, ix1, meta1); err != nil {
+		t.Fatal(err)
+	}
+	var calls []Pointer
+	p.BeforeSwitch = func(ctx context.Context, next Pointer) error {
+		calls = append(calls, next)
+		// Readers still get build 1.
+		ix, meta, err := NewLoader(b, "").Load(ctx)
+		if err != nil || checkBuild(t, ix, meta) != 1 {
+			t.Errorf("inside BeforeSwitch the current build is %v (%v), want 1", meta.BuiltAt, err)
+		}
+		// What the hook writes is there once the pointer switches.
+		_, err = b.Put(ctx, "extra/"+next.SHA256, []byte("x"), Cond{})
+		return err
+	}
+	ix2, meta2 := build(t, 2, 2)
+	got, err := p.Publish(ctx, ix2, meta2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(calls) != 1 || calls[0] != got {
+		t.Fatalf("BeforeSwitch calls %+v, want one with %+v", calls, got)
+	}
+	if ptr, err := ReadPointer(ctx, b, ""); err != nil || ptr != got {
+		t.Fatalf("ReadPointer = %+v, %v; want %+v", ptr, err, got)
+	}
+	if _, _, err := b.Get(ctx, "extra/"+got.SHA256, ""); err != nil {
+		t.Fatalf("what BeforeSwitch wrote: %v", err)
+	}
+
+	calls = nil
+	ix0, meta0 := build(t, 0, 2)
+	if _, err := p.Publish(ctx, ix0, meta0); !errors.Is(err, ErrStale) || len(calls) != 0 {
+		t.Fatalf("older build: err %v, %d BeforeSwitch calls; want ErrStale and none", err, len(calls))
+	}
+
+	p.BeforeSwitch = func(context.Context, Pointer) error { return errors.New("catalog copy failed") }
+	ix3, meta3 := build(t, 3, 2)
+	if _, err := p.Publish(ctx, ix3, meta3); err == nil || !strings.Contains(err.Error(), "catalog copy failed") {
+		t.Fatalf("failing BeforeSwitch: %v, want its error", err)
+	}
+	ix, meta, err := NewLoader(b, "").Load(ctx)
+	if err != nil || checkBuild(t, ix, meta) != 2 {
+		t.Fatalf("after a failed BeforeSwitch the current build is %v (%v), want 2", meta.BuiltAt, err)
+	}
+}
