@@ -65,11 +65,11 @@ type Gateway struct {
 	// copySHA and copyETag identify the catalog copy the catalog was read
 	// from (under refreshMu).
 	copySHA, copyETag string
-	authC         auth.Counters
-	started       time.Time
-	initTime      time.Duration
-	cold          ColdStart // written before loaded is closed
-	loaded        chan struct{}
+	authC             auth.Counters
+	started           time.Time
+	initTime          time.Duration
+	cold              ColdStart // written before loaded is closed
+	loaded            chan struct{}
 
 	refreshMu sync.Mutex
 	nextCheck atomic.Int64 // unix nanoseconds of the next lazy refresh
