@@ -566,11 +566,20 @@ func (r *runtimeAPI) await(b *testing.B, diag func() string) events.APIGatewayV2
 }
 
 // BenchmarkProcessColdStart starts the real functions/gateway binary under
-// a Lambda Runtime API and measures process start → first find_tools
-// answered (initialize, then find_tools on the session).
+// a Lambda Runtime API, as an on-demand init, and measures the init phase
+// (process start → first poll for an invocation) and process start → first
+// find_tools answered (initialize, then find_tools on the session). The
+// sub-benchmarks are the default init wait (8 s) and TOOL_RAG_INIT_WAIT=0
+// (the whole load inside the init phase, as before the init wait).
 func BenchmarkProcessColdStart(b *testing.B) {
 	d := benchDeploy(b, benchTools())
 	bin := buildGatewayFunction(b)
+	for _, wait := range []string{"default", "0"} {
+		b.Run("init-wait="+wait, func(b *testing.B) { processColdStart(b, d, bin, wait) })
+	}
+}
+
+func processColdStart(b *testing.B, d *benchDeployment, bin, initWait string) {
 	st, err := os.Stat(bin)
 	if err != nil {
 		b.Fatal(err)
@@ -595,10 +604,8 @@ func BenchmarkProcessColdStart(b *testing.B) {
 			// concurrency: the init phase is limited to 10 s.
 			"AWS_LAMBDA_INITIALIZATION_TYPE=on-demand",
 		}
-		// The init wait of the function, e.g. TOOLRAG_BENCH_INIT_WAIT=0
-		// (load everything in the init phase).
-		if v := os.Getenv("TOOLRAG_BENCH_INIT_WAIT"); v != "" {
-			cmd.Env = append(cmd.Env, "TOOL_RAG_INIT_WAIT="+v)
+		if initWait != "default" {
+			cmd.Env = append(cmd.Env, "TOOL_RAG_INIT_WAIT="+initWait)
 		}
 		// GC tuning of the function, e.g. TOOLRAG_BENCH_FUNCTION_GOGC=400.
 		if v := os.Getenv("TOOLRAG_BENCH_FUNCTION_GOGC"); v != "" {
