@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -120,6 +121,48 @@ func queryAll(ctx context.Context, c *dynamodb.Client, in *dynamodb.QueryInput) 
 }
 
 // scanAll runs a Scan to the last page.
+// scanSegments scans the table of in as n segments at once (a parallel
+// scan: each segment is a disjoint set of partition keys, so all items of
+// one partition key come from the same segment) and returns the items of
+// segment 0, then 1, ... n < 2 is scanAll.
+func scanSegments(ctx context.Context, c *dynamodb.Client, in *dynamodb.ScanInput, n int) ([]item, error) {
+	if n < 2 {
+		return scanAll(ctx, c, in)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	parts := make([][]item, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		seg := *in
+		seg.Segment, seg.TotalSegments = aws.Int32(int32(i)), aws.Int32(int32(n))
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if parts[i], errs[i] = scanAll(ctx, c, &seg); errs[i] != nil {
+				cancel() // the result is lost anyway: stop the other segments
+			}
+		}()
+	}
+	wg.Wait()
+	total := 0
+	for i, err := range errs {
+		if err != nil && !errors.Is(err, context.Canceled) {
+			return nil, err
+		}
+		total += len(parts[i])
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	out := make([]item, 0, total)
+	for _, p := range parts {
+		out = append(out, p...)
+	}
+	return out, nil
+}
+
 func scanAll(ctx context.Context, c *dynamodb.Client, in *dynamodb.ScanInput) ([]item, error) {
 	var out []item
 	p := dynamodb.NewScanPaginator(c, in)

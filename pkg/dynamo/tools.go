@@ -53,6 +53,9 @@ const (
 type ToolStore struct {
 	// Metrics, when set, counts conflicts and unprocessed batch items.
 	Metrics *Metrics
+	// ScanSegments is how many segments ListTools and ListServers scan in
+	// parallel (default DefaultScanSegments; 1 scans sequentially).
+	ScanSegments int
 
 	client *dynamodb.Client
 	table  string
@@ -66,9 +69,14 @@ type ToolStore struct {
 
 var _ catalog.Store = (*ToolStore)(nil)
 
+// DefaultScanSegments is ToolStore.ScanSegments by default: a whole-table
+// read of 100k tools is a few hundred 1 MB pages, which a sequential Scan
+// reads one round trip at a time.
+const DefaultScanSegments = 4
+
 // NewToolStore returns a catalog store on the tools table.
 func NewToolStore(client *dynamodb.Client, table string) *ToolStore {
-	return &ToolStore{client: client, table: table, now: func() time.Time { return time.Now().UTC() }}
+	return &ToolStore{client: client, table: table, ScanSegments: DefaultScanSegments, now: func() time.Time { return time.Now().UTC() }}
 }
 
 // Close implements catalog.Store; the client needs no closing.
@@ -440,15 +448,15 @@ func (s *ToolStore) GetTool(ctx context.Context, id string) (catalog.Tool, error
 	}
 }
 
-// ListTools implements catalog.Store: one consistent Scan of the table,
-// then each server is checked against its meta record and re-read on its
+// ListTools implements catalog.Store: one consistent (parallel) Scan of
+// the table, then each server is checked against its meta record and re-read on its
 // own when a write interleaved with the scan.
 func (s *ToolStore) ListTools(ctx context.Context) ([]catalog.Tool, error) {
 	in := &dynamodb.ScanInput{TableName: aws.String(s.table), ConsistentRead: aws.Bool(true)}
 	if s.pageSize > 0 {
 		in.Limit = aws.Int32(s.pageSize)
 	}
-	items, err := scanAll(ctx, s.client, in)
+	items, err := scanSegments(ctx, s.client, in, s.ScanSegments)
 	if err != nil {
 		return nil, fmt.Errorf("list tools: %w", err)
 	}
@@ -495,7 +503,7 @@ func (s *ToolStore) ListServers(ctx context.Context) ([]catalog.Server, error) {
 	if s.pageSize > 0 {
 		in.Limit = aws.Int32(s.pageSize)
 	}
-	items, err := scanAll(ctx, s.client, in)
+	items, err := scanSegments(ctx, s.client, in, s.ScanSegments)
 	if err != nil {
 		return nil, fmt.Errorf("list servers: %w", err)
 	}

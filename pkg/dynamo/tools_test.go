@@ -41,6 +41,60 @@ func TestToolStoreConformancePaged(t *testing.T) {
 	})
 }
 
+// One segment: the sequential Scan.
+func TestToolStoreConformanceSequential(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) catalog.Store {
+		s, _, _ := newToolStore(t)
+		s.ScanSegments = 1
+		return s
+	})
+}
+
+// TestParallelScanSameCatalog: ListTools and ListServers give the same
+// catalog with 1, 3 and 8 segments (and small pages) over many servers.
+func TestParallelScanSameCatalog(t *testing.T) {
+	s, _, _ := newToolStore(t)
+	for i := range 40 {
+		id := fmt.Sprintf("srv%02d", i)
+		var tools []catalog.Tool
+		for j := range 4 {
+			tl := catalog.Tool{Server: id, Name: fmt.Sprintf("tool_%d", j), Description: fmt.Sprintf("tool %d of %s", j, id)}
+			catalog.Finalize(&tl)
+			tools = append(tools, tl)
+		}
+		replaceOK(t, s, id, tools)
+	}
+	list := func(segments int, page int32) string {
+		s.ScanSegments, s.pageSize = segments, page
+		tools, err := s.ListTools(context.Background())
+		if err != nil {
+			t.Fatalf("%d segments: %v", segments, err)
+		}
+		servers, err := s.ListServers(context.Background())
+		if err != nil {
+			t.Fatalf("%d segments: %v", segments, err)
+		}
+		var b strings.Builder
+		for _, tl := range tools {
+			b.WriteString(tl.ID + "|")
+		}
+		fmt.Fprintf(&b, "%d servers", len(servers))
+		return b.String()
+	}
+	want := list(1, 0)
+	if !strings.HasSuffix(want, "40 servers") || strings.Count(want, "|") != 160 {
+		t.Fatalf("sequential scan: %s", want)
+	}
+	for _, c := range []struct {
+		segments int
+		page     int32
+	}{{3, 0}, {8, 0}, {8, 5}} {
+		if got := list(c.segments, c.page); got != want {
+			t.Errorf("%d segments, page %d:\n got %s\nwant %s", c.segments, c.page, got, want)
+		}
+	}
+}
+
 func replaceOK(t *testing.T, s catalog.Store, id string, tools []catalog.Tool) (changed, deleted []string) {
 	t.Helper()
 	changed, deleted, err := s.ReplaceServerTools(context.Background(), catalog.Server{ID: id}, tools)
@@ -396,11 +450,15 @@ func BenchmarkDynamoListTools3000(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		if got, err := s.ListTools(ctx); err != nil || len(got) != 3000 {
-			b.Fatal(len(got), err)
-		}
+	for _, segments := range []int{1, DefaultScanSegments} {
+		b.Run(fmt.Sprintf("segments=%d", segments), func(b *testing.B) {
+			s.ScanSegments = segments
+			for b.Loop() {
+				if got, err := s.ListTools(ctx); err != nil || len(got) != 3000 {
+					b.Fatal(len(got), err)
+				}
+			}
+		})
 	}
 }
 
