@@ -354,3 +354,43 @@ type failingEmbedder struct{ embed.Embedder }
 func (failingEmbedder) EmbedDocuments(context.Context, []string) ([][]float32, error) {
 	return nil, errors.New("embedding service unavailable (injected)")
 }
+
+// TestSyncReadsTableOnce: after the upstreams are synced, a sync reads the
+// tools table once (its tools and its servers) for the index build and the
+// catalog copy together. (Before: twice, five whole-table reads in all.)
+func TestSyncReadsTableOnce(t *testing.T) {
+	e := newTestEnv(t)
+	e.register(t, "echo", startEcho(t))
+	var starts atomic.Int64
+	ddb := newGate(t, testenv.DynamoDB(t), false)
+	ddb.fail.Store(&failure{match: func(r *http.Request) bool {
+		if strings.HasSuffix(r.Header.Get("X-Amz-Target"), ".Scan") {
+			body, _ := io.ReadAll(r.Body)
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			var in struct {
+				TableName         string
+				Segment           *int
+				ExclusiveStartKey map[string]any
+			}
+			_ = json.Unmarshal(body, &in)
+			if in.TableName == e.tables.Tools && in.ExclusiveStartKey == nil && (in.Segment == nil || *in.Segment == 0) {
+				starts.Add(1) // the first page of a whole-table read
+			}
+		}
+		return false
+	}})
+	client, err := dynamo.NewClient(context.Background(), ddb.URL, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := e.config(t)
+	cfg.DynamoDB = client
+	rep, err := Sync(context.Background(), cfg, "full")
+	if err != nil || rep.CatalogCopyErr != "" || rep.Index.Tools == 0 {
+		t.Fatalf("sync: %v %+v", err, rep)
+	}
+	// The syncer lists the known servers first; then tools and servers.
+	if n := starts.Load(); n != 3 {
+		t.Fatalf("the sync read the whole tools table %d times, want 3 (the syncer's server list, then tools and servers once)", n)
+	}
+}

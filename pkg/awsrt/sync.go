@@ -70,11 +70,12 @@ type Syncer struct {
 	Upstreams *upstream.Manager
 	Indexer   *indexer.Indexer
 
-	cfg    Config
-	log    *slog.Logger
-	bucket *s3bucket.Bucket
-	copies *copier
-	mu     sync.Mutex // one run at a time per instance
+	cfg     Config
+	log     *slog.Logger
+	bucket  *s3bucket.Bucket
+	catalog *snapshot // the tools table as the last run read it
+	copies  *copier
+	mu      sync.Mutex // one run at a time per instance
 }
 
 // NewSyncer builds the sync function's parts.
@@ -101,9 +102,12 @@ func NewSyncer(ctx context.Context, cfg Config) (*Syncer, error) {
 	s.Registry.Metrics = dm
 	s.Upstreams = newManager(cfg)
 	s.bucket = s3bucket.New(cfg.S3, cfg.Bucket)
-	s.copies = &copier{tools: s.Tools, bucket: s.bucket, prefix: cfg.Prefix, log: cfg.Logger}
+	// One read of the table per run serves the index build and the
+	// catalog copy.
+	s.catalog = &snapshot{store: s.Tools}
+	s.copies = &copier{tools: s.catalog, bucket: s.bucket, prefix: cfg.Prefix, log: cfg.Logger}
 	s.Indexer, err = indexer.New(indexer.Config{
-		Catalog: s.Tools, Embedder: emb, Bucket: s.bucket, Prefix: cfg.Prefix, Logger: cfg.Logger,
+		Catalog: s.catalog, Embedder: emb, Bucket: s.bucket, Prefix: cfg.Prefix, Logger: cfg.Logger,
 		BeforeSwitch: s.copies.beforeSwitch,
 	})
 	if err != nil {
@@ -158,6 +162,10 @@ func (s *Syncer) Run(ctx context.Context, mode indexer.Mode) (SyncReport, error)
 	if err != nil {
 		rep.Duration = time.Since(start)
 		return rep, err
+	}
+	if err := s.catalog.load(ctx); err != nil {
+		rep.Duration = time.Since(start)
+		return rep, fmt.Errorf("sync: read the tool catalog: %w", err)
 	}
 	s.copies.reset()
 	rep.Index, err = s.Indexer.Build(ctx, mode)
