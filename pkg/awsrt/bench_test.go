@@ -579,6 +579,26 @@ func BenchmarkProcessColdStart(b *testing.B) {
 	}
 }
 
+// vmHWM returns the peak resident set size of process pid (what Lambda's
+// memory limit applies to), in bytes.
+func vmHWM(b *testing.B, pid int) int64 {
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, line := range strings.Split(string(status), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			if err != nil {
+				b.Fatalf("VmHWM %q: %v", v, err)
+			}
+			return kb << 10
+		}
+	}
+	b.Fatalf("no VmHWM in /proc/%d/status", pid)
+	return 0
+}
+
 func processColdStart(b *testing.B, d *benchDeployment, bin, initWait string) {
 	st, err := os.Stat(bin)
 	if err != nil {
@@ -586,6 +606,7 @@ func processColdStart(b *testing.B, d *benchDeployment, bin, initWait string) {
 	}
 	e := d.env
 	var initPhase, toInit, toFind time.Duration
+	var peakRSS int64
 	b.StopTimer()
 	for range b.N {
 		api := newRuntimeAPI()
@@ -635,11 +656,13 @@ func processColdStart(b *testing.B, d *benchDeployment, bin, initWait string) {
 		if !strings.Contains(text, `"fallback_used":false`) {
 			b.Fatalf("find_tools: %s\n%s", text, diag())
 		}
+		peakRSS = max(peakRSS, vmHWM(b, cmd.Process.Pid))
 		_ = cmd.Process.Kill()
 		_ = cmd.Wait()
 		api.srv.Close()
 	}
 	b.ReportMetric(ms(initPhase)/float64(b.N), "init-phase-ms")
+	b.ReportMetric(float64(peakRSS)/(1<<20), "peak-rss-MB")
 	b.ReportMetric(ms(toInit)/float64(b.N), "to-initialize-ms")
 	b.ReportMetric(ms(toFind)/float64(b.N), "to-first-find-ms")
 	b.ReportMetric(float64(st.Size())/(1<<20), "binary-MB")
