@@ -38,7 +38,8 @@ type Bucket interface {
 	// Get returns an object and its ETag. When ifNoneMatch is not empty and
 	// equals the current ETag, it returns an error wrapping ErrNotModified
 	// instead of the body. A missing object gives an error wrapping
-	// ErrNotExist.
+	// ErrNotExist. The body belongs to the caller (the Loader decodes the
+	// index in place, modifying it).
 	Get(ctx context.Context, key, ifNoneMatch string) (body []byte, etag string, err error)
 	// Put stores an object atomically (readers see the old or the new
 	// content, never a part) and returns its new ETag. With cond.IfMatch it

@@ -115,8 +115,7 @@ func (l *Loader) load(ctx context.Context, ifNoneMatch string) (*vindex.Index, v
 }
 
 // fetch reads and verifies the index and meta a pointer names. The meta is
-// read and parsed while the index downloads, and the index is hashed while
-// it is decoded, so a cold start pays little more than the download.
+// read and parsed while the index downloads.
 func (l *Loader) fetch(ctx context.Context, ptr Pointer) (*vindex.Index, vindex.Meta, error) {
 	type metaResult struct {
 		meta vindex.Meta
@@ -145,10 +144,10 @@ func (l *Loader) fetch(ctx context.Context, ptr Pointer) (*vindex.Index, vindex.
 		<-metaCh
 		return nil, vindex.Meta{}, fmt.Errorf("indexpub: reading index %s: %w", ptr.Index, err)
 	}
-	sumCh := make(chan string, 1)
-	go func() { sumCh <- sha256Hex(blob) }()
-	ix, decodeErr := vindex.Decode(blob)
-	sum := <-sumCh
+	// The blob is hashed first and then decoded in place: the index keeps
+	// the downloaded bytes instead of a copy, so a load needs about the
+	// index's size in memory, not twice it.
+	sum := sha256Hex(blob)
 	m := <-metaCh
 	if m.err != nil {
 		return nil, vindex.Meta{}, m.err
@@ -156,8 +155,9 @@ func (l *Loader) fetch(ctx context.Context, ptr Pointer) (*vindex.Index, vindex.
 	if sum != ptr.SHA256 {
 		return nil, vindex.Meta{}, fmt.Errorf("%w: index %s has SHA-256 %s, the pointer expects %s (damaged or partial upload)", vindex.ErrCorrupt, ptr.Index, sum, ptr.SHA256)
 	}
-	if decodeErr != nil {
-		return nil, vindex.Meta{}, fmt.Errorf("indexpub: decoding index %s: %w", ptr.Index, decodeErr)
+	ix, err := vindex.DecodeInPlace(blob)
+	if err != nil {
+		return nil, vindex.Meta{}, fmt.Errorf("indexpub: decoding index %s: %w", ptr.Index, err)
 	}
 	if err := m.meta.Check(ix); err != nil {
 		return nil, vindex.Meta{}, fmt.Errorf("%w: index meta %s does not match index %s: %v", vindex.ErrCorrupt, ptr.Meta, ptr.Index, err)

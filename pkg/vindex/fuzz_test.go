@@ -3,6 +3,7 @@ package vindex
 import (
 	"bytes"
 	"errors"
+	"math"
 	"slices"
 	"testing"
 )
@@ -17,6 +18,22 @@ func FuzzRead(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte) {
 		ix, err := Decode(b)
 		ix2, err2 := Read(bytes.NewReader(b))
+		ix3, err3 := DecodeInPlace(slices.Clone(b))
+		if (err == nil) != (err3 == nil) {
+			t.Fatalf("Decode: %v, DecodeInPlace: %v", err, err3)
+		}
+		if err3 == nil && !slices.Equal(ix.IDs(), ix3.IDs()) {
+			t.Fatal("Decode and DecodeInPlace disagree on the ids")
+		}
+		if err3 == nil {
+			for _, id := range ix.IDs() {
+				v, _ := ix.Vector(id)
+				v3, _ := ix3.Vector(id)
+				if !slices.EqualFunc(v, v3, func(a, b float32) bool { return math.Float32bits(a) == math.Float32bits(b) }) {
+					t.Fatalf("Decode and DecodeInPlace disagree on vector %d", id)
+				}
+			}
+		}
 		if err != nil {
 			if !errors.Is(err, ErrCorrupt) && !errors.Is(err, ErrUnsupported) {
 				t.Fatalf("Decode error %v wraps neither ErrCorrupt nor ErrUnsupported", err)

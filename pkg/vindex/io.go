@@ -150,6 +150,24 @@ func Decode(b []byte) (*Index, error) {
 	return ix, nil
 }
 
+// DecodeInPlace is Decode for a blob the caller hands over: the index keeps
+// b's memory for its vectors instead of copying them (the vector bytes are
+// moved at most 3 bytes towards the start of b to align them), so loading
+// an index needs about the blob's size instead of twice it. The caller
+// must not use or modify b afterwards, nor on error (b may have been
+// changed). On a big-endian machine it copies, like Decode.
+func DecodeInPlace(b []byte) (*Index, error) {
+	s := &bytesSource{b: b, orig: b, inPlace: littleEndian}
+	ix, err := decode(s)
+	if err != nil {
+		return nil, err
+	}
+	if len(s.b) > 0 {
+		return nil, fmt.Errorf("%w: %d unexpected bytes after the index", ErrCorrupt, len(s.b))
+	}
+	return ix, nil
+}
+
 // source is what decode reads from: an io.Reader or a byte slice.
 type source interface {
 	// take returns the next n bytes (n is small); the slice is valid until
@@ -166,6 +184,35 @@ type source interface {
 type bytesSource struct {
 	b   []byte
 	off int64
+	// With inPlace, the vectors alias orig (the whole input) instead of
+	// being copied out of it.
+	orig    []byte
+	inPlace bool
+}
+
+// aliasFloats returns the next n float32s as a slice of the input itself,
+// moved left by up to 3 bytes (into the already consumed header) when the
+// input does not place them at a 4-byte aligned address.
+func (s *bytesSource) aliasFloats(n int) ([]float32, error) {
+	size := int64(n) * 4
+	if size > int64(len(s.b)) {
+		return nil, fmt.Errorf("%w: header promises %d vectors (%d bytes) at byte %d but only %d bytes follow", ErrCorrupt, n, size, s.off, len(s.b))
+	}
+	if n == 0 {
+		return nil, nil
+	}
+	start := s.off
+	shift := int64(uintptr(unsafe.Pointer(&s.orig[start])) % 4)
+	if shift > start {
+		return nil, fmt.Errorf("vindex: vectors at byte %d cannot be aligned in place", start)
+	}
+	dst := s.orig[start-shift : start-shift+size]
+	if shift != 0 {
+		copy(dst, s.orig[start:start+size])
+	}
+	s.b = s.b[size:]
+	s.off += size
+	return unsafe.Slice((*float32)(unsafe.Pointer(&dst[0])), n), nil
 }
 
 func (s *bytesSource) take(n int) ([]byte, error) {
@@ -363,6 +410,9 @@ func readVectors(s source, h header) ([]float32, error) {
 	want := uint64(h.ntotal) * uint64(h.d) // both bounded, cannot overflow
 	if nf != want {
 		return nil, fmt.Errorf("%w: the %s has %d floats of vector data, want %d vectors × %d = %d", ErrCorrupt, typeName(h.fourcc), nf, h.ntotal, h.d, want)
+	}
+	if bs, ok := s.(*bytesSource); ok && bs.inPlace {
+		return bs.aliasFloats(int(nf))
 	}
 	return readArray[float32](s, int(nf), 4, "vectors")
 }

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"testing"
 	"testing/iotest"
+	"unsafe"
 )
 
 // goldenVectors are the vectors of testdata/*.faiss (see make_golden.py).
@@ -149,6 +150,51 @@ func TestRoundTrip(t *testing.T) {
 			t.Fatal(err)
 		}
 		sameIndex(t, got, ix)
+		// In place, from every alignment of the input.
+		for shift := range 4 {
+			in := make([]byte, len(b)+shift)[shift:]
+			copy(in, b)
+			got, err = DecodeInPlace(in)
+			if err != nil {
+				t.Fatalf("n=%d dim=%d, input at +%d: %v", tc.n, tc.dim, shift, err)
+			}
+			sameIndex(t, got, ix)
+		}
+	}
+}
+
+// TestDecodeInPlaceKeepsInput: the vectors stay in the input's memory
+// (allocations are a small fraction of it), and the index stays usable:
+// search, upsert and delete.
+func TestDecodeInPlaceKeepsInput(t *testing.T) {
+	ix := randomIndex(t, 5, 2000, 64)
+	b := encode(t, ix)
+	for shift := range 4 {
+		in := make([]byte, len(b)+shift)[shift:]
+		copy(in, b)
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		got, err := DecodeInPlace(in)
+		runtime.ReadMemStats(&after)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if alloc := after.TotalAlloc - before.TotalAlloc; alloc > uint64(len(b)/4) {
+			t.Errorf("input at +%d: DecodeInPlace allocated %d bytes for a %d-byte index", shift, alloc, len(b))
+		}
+		v, _ := got.Vector(got.IDs()[0])
+		if p := uintptr(unsafe.Pointer(&got.vecs[0])); p < uintptr(unsafe.Pointer(&in[0])) || p >= uintptr(unsafe.Pointer(&in[0]))+uintptr(len(in)) {
+			t.Errorf("input at +%d: the vectors are not in the input's memory", shift)
+		}
+		if hits := got.Search(v, 1, nil); len(hits) != 1 || hits[0].ID != got.IDs()[0] {
+			t.Fatalf("search after DecodeInPlace: %+v", hits)
+		}
+		if err := got.Upsert(1<<40, v); err != nil || got.Len() != ix.Len()+1 {
+			t.Fatalf("upsert after DecodeInPlace: %v, %d vectors", err, got.Len())
+		}
+		if got.Delete(got.IDs()[0]) != 1 {
+			t.Fatal("delete after DecodeInPlace")
+		}
 	}
 }
 
@@ -187,6 +233,9 @@ func TestEveryPrefixIsCorrupt(t *testing.T) {
 		for n := range len(b) {
 			if _, err := Decode(b[:n]); !errors.Is(err, ErrCorrupt) {
 				t.Fatalf("Decode of %d/%d bytes: %v, want ErrCorrupt", n, len(b), err)
+			}
+			if _, err := DecodeInPlace(slices.Clone(b[:n])); !errors.Is(err, ErrCorrupt) {
+				t.Fatalf("DecodeInPlace of %d/%d bytes: %v, want ErrCorrupt", n, len(b), err)
 			}
 			if _, err := Read(bytes.NewReader(b[:n])); !errors.Is(err, ErrCorrupt) {
 				t.Fatalf("Read of %d/%d bytes: %v, want ErrCorrupt", n, len(b), err)
