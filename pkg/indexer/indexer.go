@@ -357,6 +357,7 @@ func (x *Indexer) build(ctx context.Context, mode Mode, base *current) (BuildRes
 		doc  string
 		hash string
 	}
+	next.ix.Grow(len(tools))
 	var todo []job
 	seen := make(map[string]bool, len(tools))
 	for _, t := range tools {

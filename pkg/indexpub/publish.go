@@ -146,6 +146,7 @@ func (p *Publisher) upload(ctx context.Context, ix *vindex.Index, meta vindex.Me
 	meta.BuiltAt = meta.BuiltAt.UTC()
 
 	var buf bytes.Buffer
+	buf.Grow(int(ix.EncodedSize())) // one allocation, not a doubling series
 	if _, err := ix.WriteTo(&buf); err != nil {
 		return Pointer{}, fmt.Errorf("indexpub: encoding the index: %w", err)
 	}

@@ -45,6 +45,13 @@ func appendHeader(b []byte, fourcc string, d int, ntotal int64) []byte {
 	return b
 }
 
+// EncodedSize is how many bytes WriteTo writes.
+func (ix *Index) EncodedSize() int64 {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	return int64(2*(4+headerLen)+8) + int64(len(ix.vecs))*4 + 8 + int64(len(ix.ids))*8
+}
+
 // WriteTo writes the index as faiss IndexIDMap(IndexFlatIP) (faiss
 // write_index layout, little-endian), which faiss.read_index loads.
 func (ix *Index) WriteTo(w io.Writer) (int64, error) {

@@ -60,6 +60,22 @@ func (ix *Index) Len() int {
 	return len(ix.ids)
 }
 
+// Grow reserves room for n more vectors, so that adding them does not
+// reallocate (and briefly hold twice) the vector array.
+func (ix *Index) Grow(n int) {
+	if n <= 0 || ix.dim < 1 || ix.dim > MaxDim {
+		return
+	}
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	if len(ix.ids)+n > cap(ix.ids) {
+		ix.ids = slices.Grow(ix.ids, n)
+	}
+	if len(ix.vecs)+n*ix.dim > cap(ix.vecs) {
+		ix.vecs = slices.Grow(ix.vecs, n*ix.dim)
+	}
+}
+
 // Upsert stores vec under id, replacing the vector already stored under id.
 // vec is copied. It fails when len(vec) differs from Dim, when vec holds a NaN
 // or an infinity, or when id is NoID. Vectors should be L2-normalised (scores
