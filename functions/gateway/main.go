@@ -13,6 +13,7 @@ import (
 )
 
 func main() {
+	awsrt.LimitMemory(os.Getenv)
 	ctx := context.Background()
 	cfg, err := awsrt.ConfigFromEnv(os.Getenv)
 	if err != nil {

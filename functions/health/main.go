@@ -14,6 +14,7 @@ import (
 )
 
 func main() {
+	awsrt.LimitMemory(os.Getenv)
 	cfg, err := awsrt.ConfigFromEnv(os.Getenv)
 	if err != nil {
 		slog.Error("health: configuration", "error", err)

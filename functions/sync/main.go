@@ -15,6 +15,7 @@ import (
 )
 
 func main() {
+	awsrt.LimitMemory(os.Getenv)
 	cfg, err := awsrt.ConfigFromEnv(os.Getenv)
 	if err != nil {
 		slog.Error("sync: configuration", "error", err)

@@ -631,6 +631,11 @@ func processColdStart(b *testing.B, d *benchDeployment, bin, initWait string) {
 		if initWait != "default" {
 			cmd.Env = append(cmd.Env, "TOOL_RAG_INIT_WAIT="+initWait)
 		}
+		// The function's memory size as Lambda sets it (the runtime's soft
+		// memory limit is 90% of it), e.g. TOOLRAG_BENCH_FUNCTION_MEMORY=2048.
+		if v := os.Getenv("TOOLRAG_BENCH_FUNCTION_MEMORY"); v != "" {
+			cmd.Env = append(cmd.Env, "AWS_LAMBDA_FUNCTION_MEMORY_SIZE="+v)
+		}
 		// GC tuning of the function, e.g. TOOLRAG_BENCH_FUNCTION_GOGC=400.
 		if v := os.Getenv("TOOLRAG_BENCH_FUNCTION_GOGC"); v != "" {
 			cmd.Env = append(cmd.Env, "GOGC="+v)
