@@ -18,6 +18,7 @@ package indexpub
 import (
 	"context"
 	"errors"
+	"io"
 	"time"
 )
 
@@ -48,6 +49,14 @@ type Bucket interface {
 	// condition gives an error wrapping ErrPrecondition (an implementation
 	// may report an IfMatch on a missing object as ErrNotExist instead).
 	Put(ctx context.Context, key string, body []byte, cond Cond) (etag string, err error)
+}
+
+// ReaderPutter is implemented by buckets that can store an object read
+// from body (size bytes; seekable, so that a request can be signed and
+// retried) instead of from one slice. The Publisher then uploads an index
+// straight from its memory instead of encoding a copy first.
+type ReaderPutter interface {
+	PutReader(ctx context.Context, key string, body io.ReadSeeker, size int64, cond Cond) (etag string, err error)
 }
 
 // Cond is the condition of a Put. The zero Cond writes unconditionally.

@@ -1,11 +1,13 @@
 package indexpub
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -85,6 +87,11 @@ func (b *DirBucket) Get(ctx context.Context, key, ifNoneMatch string) ([]byte, s
 
 // Put implements Bucket.
 func (b *DirBucket) Put(ctx context.Context, key string, body []byte, cond Cond) (string, error) {
+	return b.PutReader(ctx, key, bytes.NewReader(body), int64(len(body)), cond)
+}
+
+// PutReader implements ReaderPutter.
+func (b *DirBucket) PutReader(ctx context.Context, key string, body io.ReadSeeker, size int64, cond Cond) (string, error) {
 	if err := ctx.Err(); err != nil {
 		return "", err
 	}
@@ -96,7 +103,7 @@ func (b *DirBucket) Put(ctx context.Context, key string, body []byte, cond Cond)
 	if err := os.MkdirAll(parent, 0o755); err != nil {
 		return "", fmt.Errorf("indexpub: creating %s: %w", parent, err)
 	}
-	tmp, err := writeTemp(parent, body)
+	tmp, etag, err := writeTemp(parent, body, size)
 	if err != nil {
 		return "", err
 	}
@@ -131,15 +138,22 @@ func (b *DirBucket) Put(ctx context.Context, key string, body []byte, cond Cond)
 	if err := syncDir(parent); err != nil {
 		return "", err
 	}
-	return ETag(body), nil
+	return etag, nil
 }
 
-func writeTemp(dir string, body []byte) (string, error) {
+// writeTemp copies size bytes of body into a new temporary file in dir and
+// returns its name and the content's ETag.
+func writeTemp(dir string, body io.Reader, size int64) (name, etag string, err error) {
 	f, err := os.CreateTemp(dir, ".tmp-*")
 	if err != nil {
-		return "", fmt.Errorf("indexpub: creating a temporary file in %s: %w", dir, err)
+		return "", "", fmt.Errorf("indexpub: creating a temporary file in %s: %w", dir, err)
 	}
-	_, err = f.Write(body)
+	h := sha256.New()
+	var n int64
+	n, err = io.Copy(io.MultiWriter(f, h), io.LimitReader(body, size))
+	if err == nil && n != size {
+		err = fmt.Errorf("the body has %d bytes, %d expected", n, size)
+	}
 	if err == nil {
 		err = f.Sync()
 	}
@@ -151,9 +165,9 @@ func writeTemp(dir string, body []byte) (string, error) {
 	}
 	if err != nil {
 		os.Remove(f.Name())
-		return "", fmt.Errorf("indexpub: writing %s: %w", f.Name(), err)
+		return "", "", fmt.Errorf("indexpub: writing %s: %w", f.Name(), err)
 	}
-	return f.Name(), nil
+	return f.Name(), hex.EncodeToString(h.Sum(nil)), nil
 }
 
 func syncDir(dir string) error {

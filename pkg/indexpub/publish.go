@@ -3,9 +3,12 @@ package indexpub
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"path"
 	"slices"
 	"strings"
@@ -145,12 +148,42 @@ func (p *Publisher) upload(ctx context.Context, ix *vindex.Index, meta vindex.Me
 	}
 	meta.BuiltAt = meta.BuiltAt.UTC()
 
-	var buf bytes.Buffer
-	buf.Grow(int(ix.EncodedSize())) // one allocation, not a doubling series
-	if _, err := ix.WriteTo(&buf); err != nil {
-		return Pointer{}, fmt.Errorf("indexpub: encoding the index: %w", err)
+	// The index is hashed and uploaded straight from its memory when the
+	// bucket can read an upload from a reader; otherwise it is encoded
+	// into one buffer of its exact size.
+	var (
+		sum    string
+		upload func(key string) error
+	)
+	if rp, ok := p.b.(ReaderPutter); ok {
+		if r, ok := ix.EncodedReader(); ok {
+			h := sha256.New()
+			if _, err := io.Copy(h, r); err != nil {
+				return Pointer{}, fmt.Errorf("indexpub: hashing the index: %w", err)
+			}
+			sum = hex.EncodeToString(h.Sum(nil))
+			upload = func(key string) error {
+				if _, err := r.Seek(0, io.SeekStart); err != nil {
+					return err
+				}
+				_, err := rp.PutReader(ctx, key, r, r.Size(), Cond{})
+				return err
+			}
+		}
 	}
-	meta.IndexSHA256 = sha256Hex(buf.Bytes())
+	if upload == nil {
+		var buf bytes.Buffer
+		buf.Grow(int(ix.EncodedSize())) // one allocation, not a doubling series
+		if _, err := ix.WriteTo(&buf); err != nil {
+			return Pointer{}, fmt.Errorf("indexpub: encoding the index: %w", err)
+		}
+		sum = sha256Hex(buf.Bytes())
+		upload = func(key string) error {
+			_, err := p.b.Put(ctx, key, buf.Bytes(), Cond{})
+			return err
+		}
+	}
+	meta.IndexSHA256 = sum
 	metaBody, err := json.Marshal(meta)
 	if err != nil {
 		return Pointer{}, fmt.Errorf("indexpub: encoding the meta: %w", err)
@@ -158,7 +191,7 @@ func (p *Publisher) upload(ctx context.Context, ix *vindex.Index, meta vindex.Me
 	indexKey, metaKey := blobKeys(meta.IndexSHA256)
 	// Content-addressed, so unconditional writes are safe and repair a
 	// damaged blob.
-	if _, err := p.b.Put(ctx, p.prefix+indexKey, buf.Bytes(), Cond{}); err != nil {
+	if err := upload(p.prefix + indexKey); err != nil {
 		return Pointer{}, fmt.Errorf("indexpub: uploading the index: %w", err)
 	}
 	if _, err := p.b.Put(ctx, p.prefix+metaKey, metaBody, Cond{}); err != nil {

@@ -720,3 +720,33 @@ func TestBeforeSwitch(t *testing.T) {
 		t.Fatalf("after a failed BeforeSwitch the current build is %v (%v), want 2", meta.BuiltAt, err)
 	}
 }
+
+// plainBucket hides DirBucket's PutReader: the publisher encodes the index
+// into a buffer instead.
+type plainBucket struct{ Bucket }
+
+// TestPublishWithAndWithoutReaderPutter: streaming the index from memory
+// and encoding it into a buffer publish the same bytes.
+func TestPublishWithAndWithoutReaderPutter(t *testing.T) {
+	ctx := context.Background()
+	ix, meta := build(t, 3, 50)
+	streamed := NewDirBucket(t.TempDir())
+	buffered := NewDirBucket(t.TempDir())
+	a, err := NewPublisher(streamed, "p/").Publish(ctx, ix, meta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := NewPublisher(plainBucket{buffered}, "p/").Publish(ctx, ix, meta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.SHA256 != b.SHA256 {
+		t.Fatalf("streamed %s, buffered %s", a.SHA256, b.SHA256)
+	}
+	for _, bk := range []Bucket{streamed, buffered} {
+		got, gotMeta, err := NewLoader(bk, "p/").Load(ctx)
+		if err != nil || checkBuild(t, got, gotMeta) != 3 {
+			t.Fatalf("load: %v", err)
+		}
+	}
+}

@@ -249,11 +249,17 @@ func (b *Bucket) readError(key string, err error) error {
 // Put implements indexpub.Bucket with one PutObject of a seekable body
 // (the SDK can then sign the payload hash over plain http endpoints too).
 func (b *Bucket) Put(ctx context.Context, key string, body []byte, cond indexpub.Cond) (string, error) {
+	return b.PutReader(ctx, key, bytes.NewReader(body), int64(len(body)), cond)
+}
+
+// PutReader implements indexpub.ReaderPutter: Put from a seekable reader of
+// size bytes.
+func (b *Bucket) PutReader(ctx context.Context, key string, body io.ReadSeeker, size int64, cond indexpub.Cond) (string, error) {
 	in := &s3.PutObjectInput{
 		Bucket:        aws.String(b.bucket),
 		Key:           aws.String(key),
-		Body:          bytes.NewReader(body),
-		ContentLength: aws.Int64(int64(len(body))),
+		Body:          body,
+		ContentLength: aws.Int64(size),
 		ContentType:   aws.String(contentType(key)),
 	}
 	switch {

@@ -52,6 +52,62 @@ func (ix *Index) EncodedSize() int64 {
 	return int64(2*(4+headerLen)+8) + int64(len(ix.vecs))*4 + 8 + int64(len(ix.ids))*8
 }
 
+// EncodedReader returns the bytes WriteTo would write as a reader over the
+// index's own memory (nothing is copied), for uploading a large index
+// without encoding it into a buffer first. The index must not change while
+// the reader is in use. ok is false on a big-endian machine, where the
+// bytes must be converted: use WriteTo.
+func (ix *Index) EncodedReader() (r *io.SectionReader, ok bool) {
+	if !littleEndian || ix.dim < 1 || ix.dim > MaxDim {
+		return nil, false
+	}
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	n := int64(len(ix.ids))
+	head := make([]byte, 0, 2*(4+headerLen)+8)
+	head = appendHeader(head, fourccIDMap, ix.dim, n)
+	head = appendHeader(head, fourccFlatIP, ix.dim, n)
+	head = binary.LittleEndian.AppendUint64(head, uint64(len(ix.vecs)))
+	parts := sections{head, f32bytes(ix.vecs), binary.LittleEndian.AppendUint64(nil, uint64(n)), i64bytes(ix.ids)}
+	return io.NewSectionReader(parts, 0, parts.size()), true
+}
+
+// sections reads a sequence of byte slices as one.
+type sections [][]byte
+
+func (s sections) size() int64 {
+	var n int64
+	for _, p := range s {
+		n += int64(len(p))
+	}
+	return n
+}
+
+// ReadAt implements io.ReaderAt.
+func (s sections) ReadAt(p []byte, off int64) (int, error) {
+	if off < 0 {
+		return 0, errors.New("vindex: negative offset")
+	}
+	n := 0
+	for _, part := range s {
+		if len(p) == 0 {
+			break
+		}
+		if off >= int64(len(part)) {
+			off -= int64(len(part))
+			continue
+		}
+		c := copy(p, part[off:])
+		n += c
+		p = p[c:]
+		off = 0
+	}
+	if len(p) > 0 {
+		return n, io.EOF
+	}
+	return n, nil
+}
+
 // WriteTo writes the index as faiss IndexIDMap(IndexFlatIP) (faiss
 // write_index layout, little-endian), which faiss.read_index loads.
 func (ix *Index) WriteTo(w io.Writer) (int64, error) {

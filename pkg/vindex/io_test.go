@@ -370,3 +370,34 @@ func TestWriteToError(t *testing.T) {
 		}
 	}
 }
+
+// TestEncodedReader: the reader gives exactly WriteTo's bytes, read whole
+// or at any offset, without copying the vectors.
+func TestEncodedReader(t *testing.T) {
+	for _, tc := range []struct{ n, dim int }{{0, 1}, {1, 3}, {100, 67}} {
+		ix := randomIndex(t, uint64(tc.n)+7, tc.n, tc.dim)
+		want := encode(t, ix)
+		r, ok := ix.EncodedReader()
+		if !ok {
+			if littleEndian {
+				t.Fatal("EncodedReader not available on a little-endian machine")
+			}
+			return // big-endian: WriteTo converts the bytes
+		}
+		if r.Size() != int64(len(want)) || ix.EncodedSize() != int64(len(want)) {
+			t.Fatalf("n=%d: Size %d, EncodedSize %d, WriteTo wrote %d", tc.n, r.Size(), ix.EncodedSize(), len(want))
+		}
+		got, err := io.ReadAll(r)
+		if err != nil || !bytes.Equal(got, want) {
+			t.Fatalf("n=%d: ReadAll differs from WriteTo (%v)", tc.n, err)
+		}
+		rng := rand.New(rand.NewPCG(uint64(tc.n), 1))
+		for range 50 {
+			off := rng.IntN(len(want))
+			p := make([]byte, rng.IntN(len(want)-off)+1)
+			if m, err := r.ReadAt(p, int64(off)); m != len(p) || (err != nil && err != io.EOF) || !bytes.Equal(p, want[off:off+len(p)]) {
+				t.Fatalf("n=%d: ReadAt(%d bytes at %d) = %d, %v", tc.n, len(p), off, m, err)
+			}
+		}
+	}
+}
