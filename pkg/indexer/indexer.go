@@ -358,6 +358,7 @@ func (x *Indexer) build(ctx context.Context, mode Mode, base *current) (BuildRes
 		hash string
 	}
 	next.ix.Grow(len(tools))
+	var reuse []float32 // one buffer for the vectors copied from base
 	var todo []job
 	seen := make(map[string]bool, len(tools))
 	for _, t := range tools {
@@ -378,8 +379,9 @@ func (x *Indexer) build(ctx context.Context, mode Mode, base *current) (BuildRes
 		}
 		next.meta.Hashes[t.ID] = h
 		if base != nil && base.meta.Hashes[t.ID] == h {
-			if v, ok := base.ix.Vector(key); ok {
-				if err := next.ix.Upsert(key, v); err == nil {
+			var ok bool
+			if reuse, ok = base.ix.AppendVector(reuse[:0], key); ok {
+				if err := next.ix.Upsert(key, reuse); err == nil {
 					res.Reused++
 					continue
 				}

@@ -155,6 +155,19 @@ func (ix *Index) Vector(id int64) ([]float32, bool) {
 	return slices.Clone(ix.vecs[int(p)*ix.dim : (int(p)+1)*ix.dim]), true
 }
 
+// AppendVector appends the vector stored under id to dst and returns the
+// extended slice (Vector without an allocation per call, for copying many
+// vectors through one buffer).
+func (ix *Index) AppendVector(dst []float32, id int64) ([]float32, bool) {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	p, ok := ix.pos[id]
+	if !ok {
+		return dst, false
+	}
+	return append(dst, ix.vecs[int(p)*ix.dim:(int(p)+1)*ix.dim]...), true
+}
+
 // blockRows is how many rows Search scores per kernel call: 64 KiB of scores
 // and a block of rows that stays in cache while the heap consumes it.
 const blockRows = 256

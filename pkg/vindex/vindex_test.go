@@ -375,3 +375,19 @@ func sameHits(a, b []Hit, eps float32) bool {
 	}
 	return true
 }
+
+func TestAppendVector(t *testing.T) {
+	ix := randomIndex(t, 9, 20, 8)
+	var buf []float32
+	for _, id := range ix.IDs() {
+		want, _ := ix.Vector(id)
+		var ok bool
+		buf, ok = ix.AppendVector(buf[:0], id)
+		if !ok || !slices.Equal(buf, want) {
+			t.Fatalf("AppendVector(%d) = %v, %v; want %v", id, buf, ok, want)
+		}
+	}
+	if got, ok := ix.AppendVector([]float32{1}, 1<<50); ok || len(got) != 1 {
+		t.Fatalf("unknown id: %v, %v", got, ok)
+	}
+}
