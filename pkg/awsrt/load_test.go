@@ -80,6 +80,26 @@ func newGate(t testing.TB, target string, closed bool) *gate {
 	return g
 }
 
+// watchScans returns a DynamoDB client whose Scan requests are shown to
+// seen (the JSON body) on their way to the emulator.
+func watchScans(t testing.TB, seen func(body []byte)) *dynamodb.Client {
+	t.Helper()
+	g := newGate(t, testenv.DynamoDB(t), false)
+	g.fail.Store(&failure{match: func(r *http.Request) bool {
+		if strings.HasSuffix(r.Header.Get("X-Amz-Target"), ".Scan") {
+			body, _ := io.ReadAll(r.Body)
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			seen(body)
+		}
+		return false
+	}})
+	client, err := dynamo.NewClient(context.Background(), g.URL, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return client
+}
+
 // failingScans returns a gate in front of DynamoDB that fails every Scan,
 // and a client that goes through it.
 func failingScans(t testing.TB, closed bool) (*gate, *dynamodb.Client) {
@@ -281,21 +301,11 @@ func TestPeriodicCatalogRefreshReadsCopy(t *testing.T) {
 	e.sync(t, "")
 
 	var toolScans atomic.Int64
-	ddb := newGate(t, testenv.DynamoDB(t), false)
-	ddb.fail.Store(&failure{match: func(r *http.Request) bool {
-		if strings.HasSuffix(r.Header.Get("X-Amz-Target"), ".Scan") {
-			body, _ := io.ReadAll(r.Body)
-			r.Body = io.NopCloser(bytes.NewReader(body))
-			if strings.Contains(string(body), `"`+e.tables.Tools+`"`) {
-				toolScans.Add(1)
-			}
+	client := watchScans(t, func(body []byte) {
+		if strings.Contains(string(body), `"`+e.tables.Tools+`"`) {
+			toolScans.Add(1)
 		}
-		return false
-	}})
-	client, err := dynamo.NewClient(context.Background(), ddb.URL, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	})
 	g := e.gateway(t, func(c *Config) { c.DynamoDB = client })
 	if g.CatalogSource() != "s3" || toolScans.Load() != 0 {
 		t.Fatalf("cold start: catalog from %q with %d tools-table scans; want the copy and none", g.CatalogSource(), toolScans.Load())
@@ -362,27 +372,17 @@ func TestSyncReadsTableOnce(t *testing.T) {
 	e := newTestEnv(t)
 	e.register(t, "echo", startEcho(t))
 	var starts atomic.Int64
-	ddb := newGate(t, testenv.DynamoDB(t), false)
-	ddb.fail.Store(&failure{match: func(r *http.Request) bool {
-		if strings.HasSuffix(r.Header.Get("X-Amz-Target"), ".Scan") {
-			body, _ := io.ReadAll(r.Body)
-			r.Body = io.NopCloser(bytes.NewReader(body))
-			var in struct {
-				TableName         string
-				Segment           *int
-				ExclusiveStartKey map[string]any
-			}
-			_ = json.Unmarshal(body, &in)
-			if in.TableName == e.tables.Tools && in.ExclusiveStartKey == nil && (in.Segment == nil || *in.Segment == 0) {
-				starts.Add(1) // the first page of a whole-table read
-			}
+	client := watchScans(t, func(body []byte) {
+		var in struct {
+			TableName         string
+			Segment           *int
+			ExclusiveStartKey map[string]any
 		}
-		return false
-	}})
-	client, err := dynamo.NewClient(context.Background(), ddb.URL, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+		_ = json.Unmarshal(body, &in)
+		if in.TableName == e.tables.Tools && in.ExclusiveStartKey == nil && (in.Segment == nil || *in.Segment == 0) {
+			starts.Add(1) // the first page of a whole-table read
+		}
+	})
 	cfg := e.config(t)
 	cfg.DynamoDB = client
 	rep, err := Sync(context.Background(), cfg, "full")

@@ -202,15 +202,7 @@ func Read(r io.Reader) (*Index, error) {
 // and rejects trailing bytes. The vectors and ids are copied out of b, so the
 // caller may reuse or modify b once Decode returns.
 func Decode(b []byte) (*Index, error) {
-	s := &bytesSource{b: b}
-	ix, err := decode(s)
-	if err != nil {
-		return nil, err
-	}
-	if len(s.b) > 0 {
-		return nil, fmt.Errorf("%w: %d unexpected bytes after the index", ErrCorrupt, len(s.b))
-	}
-	return ix, nil
+	return decodeAll(&bytesSource{b: b})
 }
 
 // DecodeInPlace is Decode for a blob the caller hands over: the index keeps
@@ -220,7 +212,11 @@ func Decode(b []byte) (*Index, error) {
 // must not use or modify b afterwards, nor on error (b may have been
 // changed). On a big-endian machine it copies, like Decode.
 func DecodeInPlace(b []byte) (*Index, error) {
-	s := &bytesSource{b: b, orig: b, inPlace: littleEndian}
+	return decodeAll(&bytesSource{b: b, orig: b, inPlace: littleEndian})
+}
+
+// decodeAll decodes one index that must take all of s.
+func decodeAll(s *bytesSource) (*Index, error) {
 	ix, err := decode(s)
 	if err != nil {
 		return nil, err
