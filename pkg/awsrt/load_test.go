@@ -141,7 +141,7 @@ func TestLoadAfterInitWait(t *testing.T) {
 		t.Fatalf("bad key while loading: %d %q, want 401", r.status, r.body)
 	}
 
-	ctx, cancel := context.WithTimeout(context.Background(), 1500*time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Second)
 	defer cancel()
 	r = invokeCtx(t, ctx, h, event(t, "http-api-find-tools.json", request{auth: agentSecret, body: `{"query":"reverse a text"}`, path: "/tool-rag/retrieve"}))
 	if ctx.Err() != nil {
@@ -197,7 +197,7 @@ func TestLoadRetriedInBackground(t *testing.T) {
 	h := Dispatch(g, LambdaOptions{})
 
 	// Scans (registry, catalog) fail; key lookups do not.
-	ctx, cancel := context.WithTimeout(context.Background(), 1500*time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Second)
 	defer cancel()
 	r := invokeCtx(t, ctx, h, event(t, "http-api-find-tools.json", request{auth: agentSecret, body: `{"query":"reverse a text"}`, path: "/tool-rag/retrieve"}))
 	if r.status != http.StatusServiceUnavailable {
