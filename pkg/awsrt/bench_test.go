@@ -41,6 +41,7 @@ import (
 	"github.com/toolrag/mcp-gateway/pkg/local"
 	"github.com/toolrag/mcp-gateway/pkg/policy"
 	"github.com/toolrag/mcp-gateway/pkg/s3bucket"
+	"github.com/toolrag/mcp-gateway/pkg/vindex"
 )
 
 var (
@@ -83,6 +84,7 @@ type benchDeployment struct {
 	n       int
 	echoURL string
 	seed    time.Duration
+	ix      *indexer.Indexer // the published build
 }
 
 var (
@@ -164,6 +166,7 @@ func benchDeploy(b *testing.B, n int) *benchDeployment {
 		b.Fatal(err)
 	}
 	d.seed = time.Since(start)
+	d.ix = ix
 	b.Logf("seeded %d tools (+echo) in %s; index build %s", n, d.seed.Round(time.Millisecond), res.Duration.Round(time.Millisecond))
 	benchDeps[n] = d
 	return d
@@ -580,6 +583,47 @@ func BenchmarkProcessColdStart(b *testing.B) {
 	for _, wait := range []string{"default", "0"} {
 		b.Run("init-wait="+wait, func(b *testing.B) { processColdStart(b, d, bin, wait) })
 	}
+	// A warm function that picks up a new index and catalog copy inside a
+	// request: its peak, not the cold start's, sizes the function.
+	b.Run("then-refresh", func(b *testing.B) { processColdStart(b, d, bin, "refresh") })
+}
+
+// republish publishes another build of the deployment's index (one vector
+// changed, so the hash differs) with a fresh catalog copy, as a sync would.
+func republish(b *testing.B, d *benchDeployment) {
+	ctx := context.Background()
+	cur, meta, ok := d.ix.Current()
+	if !ok {
+		b.Fatal("no index")
+	}
+	r, _ := cur.EncodedReader()
+	raw, err := io.ReadAll(r)
+	if err != nil {
+		b.Fatal(err)
+	}
+	next, err := vindex.DecodeInPlace(raw)
+	if err != nil {
+		b.Fatal(err)
+	}
+	id := next.IDs()[0]
+	v, _ := next.Vector(id)
+	v[0], v[1] = v[1], v[0]
+	if err := next.Upsert(id, v); err != nil {
+		b.Fatal(err)
+	}
+	bucket := s3bucket.New(d.env.s3.Client, testBucket)
+	cp, _, ok, err := readCatalogCopy(ctx, bucket, "index/", meta.IndexSHA256, "")
+	if !ok {
+		b.Fatalf("catalog copy: %v", err)
+	}
+	pub := indexpub.NewPublisher(bucket, "index/")
+	pub.BeforeSwitch = func(ctx context.Context, ptr indexpub.Pointer) error {
+		return writeCatalogCopy(ctx, bucket, "index/", ptr.SHA256, cp.Tools, cp.Servers)
+	}
+	meta.BuiltAt, meta.IndexSHA256 = time.Time{}, ""
+	if _, err := pub.Publish(ctx, next, meta); err != nil {
+		b.Fatal(err)
+	}
 }
 
 // vmHWM returns the peak resident set size of process pid (what Lambda's
@@ -602,7 +646,13 @@ func vmHWM(b *testing.B, pid int) int64 {
 	return 0
 }
 
+// processColdStart measures cold starts with the init wait initWait
+// ("default", or seconds), or with "refresh": a cold start with the
+// default wait, then a new publish and the request that loads it.
 func processColdStart(b *testing.B, d *benchDeployment, bin, initWait string) {
+	refresh := initWait == "refresh"
+	var coldPeak int64
+	var refreshReq time.Duration
 	st, err := os.Stat(bin)
 	if err != nil {
 		b.Fatal(err)
@@ -628,7 +678,11 @@ func processColdStart(b *testing.B, d *benchDeployment, bin, initWait string) {
 			// concurrency: the init phase is limited to 10 s.
 			"AWS_LAMBDA_INITIALIZATION_TYPE=on-demand",
 		}
-		if initWait != "default" {
+		switch initWait {
+		case "default":
+		case "refresh":
+			cmd.Env = append(cmd.Env, "TOOL_RAG_INDEX_REFRESH=0.5")
+		default:
 			cmd.Env = append(cmd.Env, "TOOL_RAG_INIT_WAIT="+initWait)
 		}
 		// The function's memory size as Lambda sets it (the runtime's soft
@@ -665,12 +719,29 @@ func processColdStart(b *testing.B, d *benchDeployment, bin, initWait string) {
 			b.Fatalf("find_tools: %s\n%s", text, diag())
 		}
 		peakRSS = max(peakRSS, vmHWM(b, cmd.Process.Pid))
+		if refresh {
+			coldPeak = peakRSS
+			republish(b, d)
+			time.Sleep(600 * time.Millisecond) // past TOOL_RAG_INDEX_REFRESH
+			t1 := time.Now()
+			api.next <- event(b, "http-api-find-tools.json", request{auth: benchSecret, session: sid, body: findToolsBody(4, "create an invoice for a customer", "")})
+			r = api.await(b, diag)
+			refreshReq += time.Since(t1)
+			if text, _ := toolText(b, result(b, response{r.StatusCode, r.Headers, r.Body}, 4)); !strings.Contains(text, `"fallback_used":false`) {
+				b.Fatalf("find_tools after the publish: %s\n%s", text, diag())
+			}
+			peakRSS = max(peakRSS, vmHWM(b, cmd.Process.Pid))
+		}
 		_ = cmd.Process.Kill()
 		_ = cmd.Wait()
 		api.srv.Close()
 	}
 	b.ReportMetric(ms(initPhase)/float64(b.N), "init-phase-ms")
 	b.ReportMetric(float64(peakRSS)/(1<<20), "peak-rss-MB")
+	if refresh {
+		b.ReportMetric(float64(coldPeak)/(1<<20), "cold-peak-rss-MB")
+		b.ReportMetric(ms(refreshReq)/float64(b.N), "refresh-request-ms")
+	}
 	b.ReportMetric(ms(toInit)/float64(b.N), "to-initialize-ms")
 	b.ReportMetric(ms(toFind)/float64(b.N), "to-first-find-ms")
 	b.ReportMetric(float64(st.Size())/(1<<20), "binary-MB")
