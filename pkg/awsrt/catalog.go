@@ -69,6 +69,13 @@ func (s *snapshot) set(tools []catalog.Tool, servers []catalog.Server) {
 	s.mu.Unlock()
 }
 
+// release drops the copy; reads fail until the next load or set.
+func (s *snapshot) release() {
+	s.mu.Lock()
+	s.tools, s.byID, s.servers, s.loaded = nil, nil, nil, false
+	s.mu.Unlock()
+}
+
 func (s *snapshot) len() int {
 	s.mu.RLock()
 	defer s.mu.RUnlock()

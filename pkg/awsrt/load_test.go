@@ -394,3 +394,27 @@ func TestSyncReadsTableOnce(t *testing.T) {
 		t.Fatalf("the sync read the whole tools table %d times, want 3 (the syncer's server list, then tools and servers once)", n)
 	}
 }
+
+// TestWarmSyncerKeepsNoCatalog: a warm sync function reads the table
+// afresh in every run and holds no catalog between runs.
+func TestWarmSyncerKeepsNoCatalog(t *testing.T) {
+	e := newTestEnv(t)
+	e.register(t, "echo", startEcho(t))
+	s, err := NewSyncer(context.Background(), e.config(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	first, err := s.Run(context.Background(), "full")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := s.catalog.len(); n != 0 {
+		t.Fatalf("%d tools held after the run", n)
+	}
+	e.register(t, "echo2", startEcho(t))
+	second, err := s.Run(context.Background(), "incremental")
+	if err != nil || second.Index.Tools != 2*first.Index.Tools || second.Index.Reused != first.Index.Tools || second.CatalogCopyErr != "" {
+		t.Fatalf("second run on the warm syncer: %v %+v (first %+v)", err, second.Index, first.Index)
+	}
+}

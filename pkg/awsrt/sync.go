@@ -167,6 +167,9 @@ func (s *Syncer) Run(ctx context.Context, mode indexer.Mode) (SyncReport, error)
 		rep.Duration = time.Since(start)
 		return rep, fmt.Errorf("sync: read the tool catalog: %w", err)
 	}
+	// Not kept between runs: a warm function would hold a second catalog
+	// while the next run reads the table.
+	defer s.catalog.release()
 	s.copies.reset()
 	rep.Index, err = s.Indexer.Build(ctx, mode)
 	// A build that was published wrote the catalog copy before its
