@@ -63,7 +63,8 @@ type SyncReport struct {
 // tools table (unreachable servers are marked stale, never deleted) → index
 // build (incremental: only documents whose content hash changed are
 // embedded again) → atomic publish to S3. A warm Syncer keeps its upstream
-// sessions and its last index between invocations.
+// sessions and its last index between invocations. Its Indexer reads the
+// catalog Run has just read, so build through Run.
 type Syncer struct {
 	Tools     *dynamo.ToolStore
 	Registry  *dynamo.RegistryStore
