@@ -111,7 +111,9 @@ type Gateway struct {
 	// server-initiated requests (sampling, elicitation) only there.
 	streamMu sync.Mutex
 	streams  map[string]int // session id → open GET streams
-	Metrics  Metrics
+	// streamOpened is closed (and replaced) when a GET stream opens.
+	streamOpened chan struct{}
+	Metrics      Metrics
 }
 
 type toolSet struct {

@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -63,32 +64,55 @@ func canAsk(known, declared, modern bool, feature string) error {
 	return nil
 }
 
+// streamGrace is how long a server-initiated request waits for its
+// client's GET stream: a client opens it after initialize, and its first
+// tool call can overtake it.
+const streamGrace = 2 * time.Second
+
 // canReach says why a request cannot reach the client of ctx: mcp-go
 // sends server-initiated requests only on a session's standalone GET
-// stream, so without one the request would wait for nothing until the
-// call times out.
+// stream, so without one (after streamGrace) the request would wait for
+// nothing until the call times out.
 func (g *Gateway) canReach(ctx context.Context, feature string) error {
 	sess := server.ClientSessionFromContext(ctx)
 	if sess == nil {
 		return fmt.Errorf("the gateway's client has no session to send %s requests on", feature)
 	}
-	g.streamMu.Lock()
-	open := g.streams[sess.SessionID()]
-	g.streamMu.Unlock()
-	if open == 0 {
-		return fmt.Errorf("the gateway's client declared %s but has no open stream for server requests: it must open the Streamable HTTP GET stream of its session (in mcp-go: transport.WithContinuousListening)", feature)
+	grace := time.NewTimer(streamGrace)
+	defer grace.Stop()
+	for {
+		g.streamMu.Lock()
+		open := g.streams[sess.SessionID()]
+		if g.streamOpened == nil {
+			g.streamOpened = make(chan struct{})
+		}
+		opened := g.streamOpened
+		g.streamMu.Unlock()
+		if open > 0 {
+			return nil
+		}
+		select {
+		case <-opened:
+		case <-grace.C:
+			return fmt.Errorf("the gateway's client declared %s but has no open stream for server requests: it must open the Streamable HTTP GET stream of its session (in mcp-go: transport.WithContinuousListening)", feature)
+		case <-ctx.Done():
+			return ctx.Err()
+		}
 	}
-	return nil
 }
 
 // openStream counts a GET stream of session sid until the returned
-// function is called.
+// function is called, and wakes the requests waiting for one.
 func (g *Gateway) openStream(sid string) func() {
 	g.streamMu.Lock()
 	if g.streams == nil {
 		g.streams = map[string]int{}
 	}
 	g.streams[sid]++
+	if g.streamOpened != nil {
+		close(g.streamOpened)
+		g.streamOpened = nil
+	}
 	g.streamMu.Unlock()
 	return func() {
 		g.streamMu.Lock()

@@ -1,10 +1,13 @@
 package gateway_test
 
 import (
+	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
@@ -187,7 +190,8 @@ func TestRelaySampling(t *testing.T) {
 	}
 
 	// Declared, but no GET stream to receive the request on: a clear
-	// error at once instead of a call waiting out its timeout.
+	// error after streamGrace (2 s) instead of a call waiting out its
+	// timeout.
 	deaf := connectListening(t, url, "fz-agent-secret", false, client.WithSamplingHandler(samplerFunc(
 		func(context.Context, mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
 			t.Error("a client without a GET stream was asked")
@@ -300,5 +304,76 @@ func TestSubscribePolicy(t *testing.T) {
 	req.Params.URI = "gateway://alpha/up://info"
 	if err := agent.c.Unsubscribe(context.Background(), req); err != nil {
 		t.Errorf("unsubscribe: %v", err)
+	}
+}
+
+// TestSamplingWaitsForLateStream: a client whose tool call overtakes its
+// GET stream (it opens it after initialize) still gets the sampling
+// request once the stream opens, within streamGrace.
+func TestSamplingWaitsForLateStream(t *testing.T) {
+	url := relayGateway(t)
+	late := connectListening(t, url, "fz-agent-secret", false, client.WithSamplingHandler(samplerFunc(
+		func(context.Context, mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+			return nil, errors.New("not asked through the client: the raw stream below answers")
+		})))
+	sid := late.c.GetTransport().(*transport.StreamableHTTP).GetSessionId()
+	if sid == "" {
+		t.Fatal("no session id")
+	}
+	answer := make(chan *mcp.CallToolResult, 1)
+	go func() {
+		answer <- late.call(t, "run_tool", map[string]any{"call_name": "alpha__ask", "arguments": map[string]any{"tag": "L"}})
+	}()
+	select {
+	case res := <-answer:
+		t.Fatalf("the call did not wait for the GET stream: %q (isError %v)", text(res), res.IsError)
+	case <-time.After(300 * time.Millisecond): // the call is waiting for a stream now
+	}
+
+	// The GET stream, opened by hand: read the sampling request from it and
+	// answer it with a POST, as a listening client does.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	req.Header.Set("Authorization", "Bearer fz-agent-secret")
+	req.Header.Set("Mcp-Session-Id", sid)
+	req.Header.Set("Accept", "text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET stream: %s", resp.Status)
+	}
+	sc := bufio.NewScanner(resp.Body)
+	var ask struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+	}
+	for sc.Scan() {
+		if data, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
+			if err := json.Unmarshal([]byte(data), &ask); err == nil && ask.Method == "sampling/createMessage" {
+				break
+			}
+		}
+	}
+	if ask.Method != "sampling/createMessage" {
+		t.Fatalf("no sampling request on the late stream (%v)", sc.Err())
+	}
+	body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":{"role":"assistant","content":{"type":"text","text":"late but here"},"model":"m"}}`, ask.ID)
+	post, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+	post.Header.Set("Authorization", "Bearer fz-agent-secret")
+	post.Header.Set("Mcp-Session-Id", sid)
+	post.Header.Set("Content-Type", "application/json")
+	post.Header.Set("Accept", "application/json, text/event-stream")
+	pr, err := http.DefaultClient.Do(post)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pr.Body.Close()
+	res := <-answer
+	if got := text(res); res.IsError || got != "llm said: late but here" {
+		t.Fatalf("sampling after a late GET stream: %q (isError %v)", got, res.IsError)
 	}
 }
