@@ -2,6 +2,7 @@ package testenv
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"net"
 	"net/http"
@@ -10,6 +11,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -174,10 +176,16 @@ func startDynamoDBLocal(java, dir, jar string) (endpoint string, stop func(), er
 			return "", nil, fmt.Errorf("DynamoDB Local exited before answering on %s: %s", endpoint, out.String())
 		default:
 		}
-		resp, err := client.Get(endpoint)
-		if err == nil {
-			resp.Body.Close()
-			return endpoint, stop, nil
+		// The port was free when it was picked, but another process may
+		// have taken it while Java started (then DynamoDB Local exits and
+		// something else answers): only a DynamoDB answer counts.
+		if answersDynamoDB(client, endpoint) {
+			select {
+			case <-exited:
+				return "", nil, fmt.Errorf("DynamoDB Local exited (port %d taken?): %s", port, out.String())
+			default:
+				return endpoint, stop, nil
+			}
 		}
 		if time.Now().After(deadline) {
 			stop()
@@ -185,6 +193,28 @@ func startDynamoDBLocal(java, dir, jar string) (endpoint string, stop func(), er
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// answersDynamoDB reports whether endpoint answers a ListTables request
+// the way DynamoDB does.
+func answersDynamoDB(client *http.Client, endpoint string) bool {
+	req, err := http.NewRequest(http.MethodPost, endpoint, strings.NewReader(`{"Limit":1}`))
+	if err != nil {
+		return false
+	}
+	req.Header.Set("Content-Type", "application/x-amz-json-1.0")
+	req.Header.Set("X-Amz-Target", "DynamoDB_20120810.ListTables")
+	// Any credentials: DynamoDB Local checks only that they are there.
+	req.Header.Set("Authorization", "AWS4-HMAC-SHA256 Credential=local/20260101/us-east-1/dynamodb/aws4_request, SignedHeaders=host, Signature=0")
+	resp, err := client.Do(req)
+	if err != nil {
+		return false
+	}
+	defer resp.Body.Close()
+	var out struct {
+		TableNames *[]string `json:"TableNames"`
+	}
+	return resp.StatusCode == http.StatusOK && json.NewDecoder(resp.Body).Decode(&out) == nil && out.TableNames != nil
 }
 
 func freePort() (int, error) {
