@@ -387,7 +387,36 @@ func TestRefreshInterval(t *testing.T) {
 	eventually(t, 30*time.Second, "the new tools reaching the clients", func() bool {
 		return slices.Equal(listedTools(t, ctx, c), []string{"hold", "pid", "three", "two"})
 	})
-	eventually(t, 30*time.Second, "a tools/list_changed notification", func() bool { return changed.Load() > 0 })
+	// The client opens its GET stream (where notifications go) on its own
+	// after initialize; on a loaded machine the change above can come
+	// first and notify nobody. Change the list again until one arrives.
+	deadline := time.Now().Add(30 * time.Second)
+	four := false // the list has the extra tool "four" now
+	for changed.Load() == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("no tools/list_changed notification within 30s of list changes")
+		}
+		time.Sleep(300 * time.Millisecond)
+		if changed.Load() > 0 {
+			break
+		}
+		if four = !four; four {
+			f.setTools(t, "two", "three", "four")
+		} else {
+			f.setTools(t, "two", "three")
+		}
+	}
+	if four { // back to two and three; the stream is open now, so that is notified too
+		eventually(t, 30*time.Second, "the extra tool reaching the clients", func() bool {
+			return slices.Contains(listedTools(t, ctx, c), "four")
+		})
+		k := changed.Load()
+		f.setTools(t, "two", "three")
+		eventually(t, 30*time.Second, "the notification of the last change", func() bool { return changed.Load() > k })
+	}
+	eventually(t, 30*time.Second, "the tools settling", func() bool {
+		return slices.Equal(listedTools(t, ctx, c), []string{"hold", "pid", "three", "two"})
+	})
 	res, err := callTool(ctx, c, "three", nil)
 	if err != nil || text(res) != "three" {
 		t.Fatalf("three: %v %v", res, err)
@@ -395,7 +424,15 @@ func TestRefreshInterval(t *testing.T) {
 	if _, err := callTool(ctx, c, "one", nil); err == nil || !strings.Contains(err.Error(), "not found") {
 		t.Errorf("a removed tool: err %v, want not found", err)
 	}
-	// An unchanged list is not re-registered: no notification storm.
+	// An unchanged list is not re-registered: no notification storm. (First
+	// let the notifications of the changes above arrive.)
+	for quiet := time.Now().Add(10 * time.Second); time.Now().Before(quiet); {
+		v := changed.Load()
+		time.Sleep(300 * time.Millisecond)
+		if changed.Load() == v {
+			break
+		}
+	}
 	n := changed.Load()
 	before := f.counts().refreshed
 	eventually(t, 30*time.Second, "two more refreshes", func() bool {
