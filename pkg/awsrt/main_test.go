@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -56,40 +55,9 @@ func testDynamo(t testing.TB) *dynamodb.Client {
 	return ddbClient
 }
 
-// echoServer returns servers/echo, built once per test binary.
-func echoServer(t testing.TB) string { return testenv.GoBinary(t, "./servers/echo") }
-
-// startEcho runs servers/echo over Streamable HTTP on a free loopback port
-// and returns its MCP URL.
-func startEcho(t testing.TB) string {
-	t.Helper()
-	bin := echoServer(t)
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	cmd := exec.Command(bin, "-http", addr)
-	cmd.Stderr = io.Discard
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	deadline := time.Now().Add(15 * time.Second)
-	for {
-		c, err := net.Dial("tcp", addr)
-		if err == nil {
-			c.Close()
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("echo did not listen on %s", addr)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	return "http://" + addr + "/mcp"
-}
+// startEcho runs servers/echo over Streamable HTTP and returns its MCP
+// URL.
+func startEcho(t testing.TB) string { return testenv.StartEcho(t) }
 
 // deadURL is an MCP URL where nothing listens.
 func deadURL(t testing.TB) string {

@@ -15,32 +15,9 @@ import (
 	"github.com/toolrag/mcp-gateway/internal/testenv"
 )
 
-// startEchoHTTP runs servers/echo as a Streamable HTTP server on a free
-// loopback port and returns its /mcp URL.
-func startEchoHTTP(b testing.TB) string {
-	b.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	cmd := exec.Command(echoServer(b), "-http", addr)
-	if err := cmd.Start(); err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
-		if c, err := net.Dial("tcp", addr); err == nil {
-			c.Close()
-			return "http://" + addr + "/mcp"
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	b.Fatalf("echo -http %s did not start", addr)
-	return ""
-}
+// startEchoHTTP runs servers/echo as a Streamable HTTP server and returns
+// its /mcp URL.
+func startEchoHTTP(b testing.TB) string { return testenv.StartEcho(b) }
 
 func benchClient(b *testing.B, url string, headers map[string]string) *client.Client {
 	c, err := client.NewStreamableHttpClient(url, transport.WithHTTPHeaders(headers))

@@ -30,6 +30,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
+	"net/http"
 	"os"
 	"os/signal"
 	"strings"
@@ -65,8 +67,17 @@ func main() {
 
 	s := newServer()
 	if *httpAddr != "" {
-		fmt.Fprintf(os.Stderr, "echo: serving Streamable HTTP on %s/mcp\n", *httpAddr)
-		if err := server.NewStreamableHTTPServer(s).Start(*httpAddr); err != nil && !errors.Is(err, context.Canceled) {
+		// Listen first, then say where: with port 0 the line names the
+		// port the system picked (tests read it).
+		l, err := net.Listen("tcp", *httpAddr)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "echo:", err)
+			os.Exit(1)
+		}
+		fmt.Fprintf(os.Stderr, "echo: serving Streamable HTTP on http://%s/mcp\n", l.Addr())
+		mux := http.NewServeMux()
+		mux.Handle("/mcp", server.NewStreamableHTTPServer(s))
+		if err := http.Serve(l, mux); err != nil && !errors.Is(err, context.Canceled) {
 			fmt.Fprintln(os.Stderr, "echo:", err)
 			os.Exit(1)
 		}
