@@ -45,11 +45,24 @@ func appendHeader(b []byte, fourcc string, d int, ntotal int64) []byte {
 	return b
 }
 
+// headLen is the size of what WriteTo writes before the vectors: the
+// IndexIDMap and IndexFlatIP headers and the vector data size.
+const headLen = 2*(4+headerLen) + 8
+
+// head returns the bytes WriteTo writes before the vectors; ix.mu is held.
+func (ix *Index) head() []byte {
+	n := int64(len(ix.ids))
+	head := make([]byte, 0, headLen)
+	head = appendHeader(head, fourccIDMap, ix.dim, n)
+	head = appendHeader(head, fourccFlatIP, ix.dim, n)
+	return binary.LittleEndian.AppendUint64(head, uint64(len(ix.vecs)))
+}
+
 // EncodedSize is how many bytes WriteTo writes.
 func (ix *Index) EncodedSize() int64 {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
-	return int64(2*(4+headerLen)+8) + int64(len(ix.vecs))*4 + 8 + int64(len(ix.ids))*8
+	return headLen + int64(len(ix.vecs))*4 + 8 + int64(len(ix.ids))*8
 }
 
 // EncodedReader returns the bytes WriteTo would write as a reader over the
@@ -64,10 +77,7 @@ func (ix *Index) EncodedReader() (r *io.SectionReader, ok bool) {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
 	n := int64(len(ix.ids))
-	head := make([]byte, 0, 2*(4+headerLen)+8)
-	head = appendHeader(head, fourccIDMap, ix.dim, n)
-	head = appendHeader(head, fourccFlatIP, ix.dim, n)
-	head = binary.LittleEndian.AppendUint64(head, uint64(len(ix.vecs)))
+	head := ix.head()
 	parts := sections{head, f32bytes(ix.vecs), binary.LittleEndian.AppendUint64(nil, uint64(n)), i64bytes(ix.ids)}
 	return io.NewSectionReader(parts, 0, parts.size()), true
 }
@@ -117,10 +127,7 @@ func (ix *Index) WriteTo(w io.Writer) (int64, error) {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
 	n := int64(len(ix.ids))
-	head := make([]byte, 0, 2*(4+headerLen)+8)
-	head = appendHeader(head, fourccIDMap, ix.dim, n)
-	head = appendHeader(head, fourccFlatIP, ix.dim, n)
-	head = binary.LittleEndian.AppendUint64(head, uint64(len(ix.vecs)))
+	head := ix.head()
 	var written int64
 	put := func(p []byte) error {
 		m, err := w.Write(p)
