@@ -36,9 +36,9 @@ type copier struct {
 	prefix string
 	log    *slog.Logger
 
-	mu      sync.Mutex
-	written string // index hash of the last copy written since reset
-	err     error  // why the last copy was not written
+	mu   sync.Mutex
+	done bool  // a copy was written, or failed, since reset
+	err  error // why it was not written
 }
 
 func (c *copier) beforeSwitch(ctx context.Context, next indexpub.Pointer) error {
@@ -51,7 +51,7 @@ func (c *copier) beforeSwitch(ctx context.Context, next indexpub.Pointer) error 
 // changed the table (stale marks, a build that failed).
 func (c *copier) refresh(ctx context.Context) {
 	c.mu.Lock()
-	done := c.written != "" || c.err != nil
+	done := c.done
 	c.mu.Unlock()
 	if done {
 		return
@@ -69,17 +69,16 @@ func (c *copier) refresh(ctx context.Context) {
 func (c *copier) record(sha string, err error) {
 	if err != nil {
 		c.log.Warn("catalog copy not written; gateways read the tools table instead", "index", sha, "error", err)
-		sha = ""
 	}
 	c.mu.Lock()
-	c.written, c.err = sha, err
+	c.done, c.err = true, err
 	c.mu.Unlock()
 }
 
 // reset forgets the last copy written.
 func (c *copier) reset() {
 	c.mu.Lock()
-	c.written, c.err = "", nil
+	c.done, c.err = false, nil
 	c.mu.Unlock()
 }
 
