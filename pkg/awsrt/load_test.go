@@ -80,19 +80,26 @@ func newGate(t testing.TB, target string, closed bool) *gate {
 	return g
 }
 
+// watch shows each request that pick selects, with its body, to seen on
+// its way through the gate.
+func (g *gate) watch(pick func(*http.Request) bool, seen func(r *http.Request, body []byte)) {
+	g.fail.Store(&failure{match: func(r *http.Request) bool {
+		if pick(r) {
+			body, _ := io.ReadAll(r.Body)
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			seen(r, body)
+		}
+		return false
+	}})
+}
+
 // watchScans returns a DynamoDB client whose Scan requests are shown to
 // seen (the JSON body) on their way to the emulator.
 func watchScans(t testing.TB, seen func(body []byte)) *dynamodb.Client {
 	t.Helper()
 	g := newGate(t, testenv.DynamoDB(t), false)
-	g.fail.Store(&failure{match: func(r *http.Request) bool {
-		if strings.HasSuffix(r.Header.Get("X-Amz-Target"), ".Scan") {
-			body, _ := io.ReadAll(r.Body)
-			r.Body = io.NopCloser(bytes.NewReader(body))
-			seen(body)
-		}
-		return false
-	}})
+	g.watch(func(r *http.Request) bool { return strings.HasSuffix(r.Header.Get("X-Amz-Target"), ".Scan") },
+		func(_ *http.Request, body []byte) { seen(body) })
 	client, err := dynamo.NewClient(context.Background(), g.URL, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -243,12 +250,9 @@ func TestCatalogCopyBeforePointer(t *testing.T) {
 	var switches, mismatches atomic.Int64
 	var why atomic.Pointer[string]
 	s3 := newGate(t, e.s3.URL, false)
-	inspect := &failure{match: func(r *http.Request) bool {
-		if r.Method != http.MethodPut || !strings.HasSuffix(r.URL.Path, "/index/current.json") {
-			return false
-		}
-		body, _ := io.ReadAll(r.Body)
-		r.Body = io.NopCloser(bytes.NewReader(body))
+	s3.watch(func(r *http.Request) bool {
+		return r.Method == http.MethodPut && strings.HasSuffix(r.URL.Path, "/index/current.json")
+	}, func(r *http.Request, body []byte) {
 		var ptr struct {
 			SHA256 string `json:"sha256"`
 		}
@@ -260,9 +264,7 @@ func TestCatalogCopyBeforePointer(t *testing.T) {
 			msg := fmt.Sprintf("pointer to %s switched while the copy is for %q (%v)", ptr.SHA256, c.IndexSHA256, err)
 			why.Store(&msg)
 		}
-		return false
-	}}
-	s3.fail.Store(inspect)
+	})
 	sync := func(event string) SyncReport {
 		t.Helper()
 		cfg := e.config(t)
