@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/client"
+
+	"github.com/toolrag/mcp-gateway/internal/testenv"
 )
 
 const faultKeys = `keys:
@@ -21,11 +23,13 @@ const faultKeys = `keys:
 // faultGateway fronts healthy upstreams (echo, other), one of each fault
 // mode of servers/echo, an HTTP upstream (web) and two healthy servers the
 // tests kill (victim, churn; told apart by a harmless marker argument).
-func faultGateway(t *testing.T) (g *gateway, webAddr, web2Addr string) {
+func faultGateway(t *testing.T) (g *gateway, webMarker, web2Marker string) {
 	t.Helper()
-	webAddr, web2Addr = freeAddr(t), freeAddr(t)
-	startEchoHTTP(t, webAddr)
-	startEchoHTTP(t, web2Addr)
+	// The HTTP upstreams pick their own ports; a harmless argument tells
+	// their processes apart for the tests that kill them.
+	webMarker, web2Marker = "-huge-bytes=4444", "-huge-bytes=4545"
+	webURL, _ := testenv.StartEchoAt(t, "127.0.0.1:0", webMarker)
+	web2URL, _ := testenv.StartEchoAt(t, "127.0.0.1:0", web2Marker)
 	reg := "servers:\n" +
 		stdioEntry(t, "echo", "") +
 		stdioEntry(t, "other", "") +
@@ -36,13 +40,13 @@ func faultGateway(t *testing.T) (g *gateway, webAddr, web2Addr string) {
 		stdioEntry(t, "huge", "", "-misbehave=huge", "-huge-bytes=200000") +
 		stdioEntry(t, "victim", "", "-huge-bytes=4242") +
 		stdioEntry(t, "churn", "", "-huge-bytes=4343") +
-		fmt.Sprintf("  web:\n    transport: streamable_http\n    url: http://%s/mcp\n", webAddr) +
-		fmt.Sprintf("  web2:\n    transport: streamable_http\n    url: http://%s/mcp\n", web2Addr)
+		fmt.Sprintf("  web:\n    transport: streamable_http\n    url: %s\n", webURL) +
+		fmt.Sprintf("  web2:\n    transport: streamable_http\n    url: %s\n", web2URL)
 	return startGateway(t, gwOpts{Registry: reg, Keys: faultKeys, Env: map[string]string{
 		"MCP_GATEWAY_MAX_RESULT_BYTES": "65536",
 		"MCP_GATEWAY_UPSTREAM_TIMEOUT": "2",
 		"MCP_GATEWAY_STDIO_POOL_SIZE":  "2",
-	}}), webAddr, web2Addr
+	}}), webMarker, web2Marker
 }
 
 // healthyLoad calls the healthy upstreams n times from workers goroutines
@@ -85,7 +89,7 @@ func reverse(s string) string {
 }
 
 func TestUpstreamFaults(t *testing.T) {
-	g, webAddr, web2Addr := faultGateway(t)
+	g, webMarker, web2Marker := faultGateway(t)
 	c := connect(t, g.url, "s-fault-admin", false, nil)
 
 	cases := []struct {
@@ -111,10 +115,10 @@ func TestUpstreamFaults(t *testing.T) {
 			killDuring: []string{"-huge-bytes=4242"},
 			want:       []string{`upstream "victim"`, "server process exited", "during the call"}, within: 30 * time.Second},
 		{name: "HTTP upstream gone", call: "web__echo", args: map[string]any{"text": "x"},
-			killBefore: []string{"-http", webAddr},
+			killBefore: []string{"-http", webMarker},
 			want:       []string{`upstream "web"`, "could not reach|could not connect"}, within: 30 * time.Second},
 		{name: "HTTP upstream killed mid-call", call: "web2__sleep", args: map[string]any{"ms": 60000},
-			killDuring: []string{"-http", web2Addr},
+			killDuring: []string{"-http", web2Marker},
 			want:       []string{`upstream "web2"`}, within: 30 * time.Second},
 	}
 	for _, tc := range cases {

@@ -7,11 +7,9 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -314,45 +312,6 @@ func (g *gateway) metrics(t testing.TB, key string) (map[string]any, string) {
 		t.Fatalf("metrics: %v: %s", err, body)
 	}
 	return m, body
-}
-
-// freeAddr returns a free 127.0.0.1 port.
-func freeAddr(t testing.TB) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
-}
-
-// startEchoHTTP runs servers/echo -http addr as a subprocess and waits
-// until it accepts connections. The returned stop kills it.
-func startEchoHTTP(t testing.TB, addr string) (stop func()) {
-	t.Helper()
-	cmd := exec.Command(echoBin(t), "-http", addr)
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	var once sync.Once
-	stop = func() {
-		once.Do(func() {
-			cmd.Process.Kill()
-			cmd.Wait()
-		})
-	}
-	t.Cleanup(stop)
-	deadline := time.Now().Add(20 * time.Second)
-	for time.Now().Before(deadline) {
-		if c, err := net.Dial("tcp", addr); err == nil {
-			c.Close()
-			return stop
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	t.Fatalf("echo -http %s did not start", addr)
-	return stop
 }
 
 // childPIDs returns the pids of this process's children whose command line

@@ -20,6 +20,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/toolrag/mcp-gateway/internal/testenv"
 	"github.com/toolrag/mcp-gateway/pkg/catalog"
 	"github.com/toolrag/mcp-gateway/pkg/indexer"
 	"github.com/toolrag/mcp-gateway/pkg/local"
@@ -97,10 +98,9 @@ func findIDs(t testing.TB, c *client.Client, query string, topK int) (ids []stri
 // tools (stale, still listed, findable and attempted when called); when it
 // comes back the next resync marks them active again.
 func TestSyncUpstreamDown(t *testing.T) {
-	addr := freeAddr(t)
-	stop := startEchoHTTP(t, addr)
+	url, stop := testenv.StartEchoAt(t, "127.0.0.1:0")
 	reg := "servers:\n" + stdioEntry(t, "echo", "") +
-		fmt.Sprintf("  web:\n    transport: streamable_http\n    url: http://%s/mcp\n", addr)
+		fmt.Sprintf("  web:\n    transport: streamable_http\n    url: %s\n", url)
 	g := startGateway(t, gwOpts{Registry: reg, Keys: syncKeys, Env: map[string]string{"TOOL_RAG_SYNC_TIMEOUT": "5"}})
 	c := connect(t, g.url, "s-sync-admin", false, nil)
 	ctx := context.Background()
@@ -140,7 +140,7 @@ func TestSyncUpstreamDown(t *testing.T) {
 		t.Errorf("a stale tool's call must be attempted and fail on the upstream: %v %q", err, text(res))
 	}
 
-	startEchoHTTP(t, addr) // back on the same address
+	testenv.StartEchoAt(t, strings.TrimSuffix(strings.TrimPrefix(url, "http://"), "/mcp")) // back on the same address
 	rep, err = g.g.Sync(ctx, indexer.ModeIncremental)
 	if err != nil || len(rep.Stale) != 0 || rep.Synced != 2 {
 		t.Fatalf("resync after the upstream came back: %+v %v", rep, err)

@@ -5,6 +5,7 @@ import (
 	"io"
 	"os/exec"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -14,7 +15,18 @@ import (
 // the listen) and returns its MCP URL. The process is killed at cleanup.
 func StartEcho(t testing.TB) string {
 	t.Helper()
-	cmd := exec.Command(GoBinary(t, "./servers/echo"), "-http", "127.0.0.1:0")
+	url, _ := StartEchoAt(t, "127.0.0.1:0")
+	return url
+}
+
+// StartEchoAt runs servers/echo -http addr with extra arguments (a marker
+// tests find the process by, say) and returns its MCP URL once the process
+// itself says it listens: a dial test would also succeed against another
+// process that took the port. With port 0 the server picks a free port.
+// stop kills it (also done at cleanup).
+func StartEchoAt(t testing.TB, addr string, args ...string) (url string, stop func()) {
+	t.Helper()
+	cmd := exec.Command(GoBinary(t, "./servers/echo"), append([]string{"-http", addr}, args...)...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -22,8 +34,11 @@ func StartEcho(t testing.TB) string {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	var once sync.Once
+	stop = func() { once.Do(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }) }
+	t.Cleanup(stop)
 	found := make(chan string, 1)
+	var said strings.Builder // what it printed before serving, for the failure
 	go func() {
 		sc := bufio.NewScanner(stderr)
 		for sc.Scan() {
@@ -31,6 +46,7 @@ func StartEcho(t testing.TB) string {
 				found <- url
 				break
 			}
+			said.WriteString(sc.Text() + "\n")
 		}
 		close(found)
 		_, _ = io.Copy(io.Discard, stderr) // keep the pipe drained
@@ -38,11 +54,13 @@ func StartEcho(t testing.TB) string {
 	select {
 	case url, ok := <-found:
 		if !ok {
-			t.Fatal("servers/echo exited before it served")
+			stop()
+			t.Fatalf("servers/echo -http %s exited before it served: %s", addr, said.String())
 		}
-		return url
+		return url, stop
 	case <-time.After(15 * time.Second):
-		t.Fatal("servers/echo did not say where it serves within 15s")
+		stop()
+		t.Fatalf("servers/echo -http %s did not say where it serves within 15s", addr)
 	}
-	return ""
+	return "", stop
 }

@@ -24,6 +24,7 @@ type everything struct {
 	mode string
 	port int
 	cmd  *exec.Cmd
+	done chan struct{} // closed when cmd has exited
 	out  *syncBuffer
 }
 
@@ -38,38 +39,66 @@ func freePort(t testing.TB) int {
 }
 
 // startEverything runs server-everything in mode on a free port and waits
-// until it accepts connections.
+// until it listens. The port is picked before the server binds it, so
+// another process can take it in between; then another port is tried.
 func startEverything(t testing.TB, mode string) *everything {
 	t.Helper()
-	e := &everything{t: t, bin: testenv.NPMBin(t, "mcp-server-everything"), mode: mode, port: freePort(t)}
-	e.start()
+	e := &everything{t: t, bin: testenv.NPMBin(t, "mcp-server-everything"), mode: mode}
 	t.Cleanup(e.stop)
-	return e
+	for try := 0; ; try++ {
+		e.port = freePort(t)
+		err := e.tryStart()
+		if err == nil {
+			return e
+		}
+		if try == 2 {
+			t.Fatal(err)
+		}
+		t.Logf("%v; trying another port", err)
+	}
 }
 
+// start (re)starts the server on its port.
 func (e *everything) start() {
 	e.t.Helper()
+	if err := e.tryStart(); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+// tryStart runs the server and waits for it to say it listens on e.port
+// (a successful dial could reach another process that holds the port).
+func (e *everything) tryStart() error {
 	e.out = &syncBuffer{}
 	e.cmd = exec.Command(e.bin, e.mode)
 	e.cmd.Env = append(os.Environ(), "PORT="+strconv.Itoa(e.port))
 	e.cmd.Stdout, e.cmd.Stderr = e.out, e.out
 	e.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := e.cmd.Start(); err != nil {
-		e.t.Fatal(err)
+		return err
 	}
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		c, err := net.DialTimeout("tcp", e.addr(), 200*time.Millisecond)
-		if err == nil {
-			c.Close()
-			return
-		}
-		if time.Now().After(deadline) {
+	done := make(chan struct{})
+	e.done = done
+	go func(cmd *exec.Cmd) { _ = cmd.Wait(); close(done) }(e.cmd)
+	listening := fmt.Sprintf("on port %d", e.port)
+	deadline := time.After(30 * time.Second)
+	for !strings.Contains(e.out.String(), listening) {
+		if strings.Contains(e.out.String(), "already in use") { // streamableHttp logs it and stays up
 			e.stop()
-			e.t.Fatalf("server-everything %s did not listen on %s: %s", e.mode, e.addr(), e.out.String())
+			return fmt.Errorf("server-everything %s: port %d is taken: %s", e.mode, e.port, e.out.String())
 		}
-		time.Sleep(20 * time.Millisecond)
+		select {
+		case <-done:
+			err := fmt.Errorf("server-everything %s exited before it listened on %s: %s", e.mode, e.addr(), e.out.String())
+			e.stop()
+			return err
+		case <-deadline:
+			e.stop()
+			return fmt.Errorf("server-everything %s did not listen on %s within 30s: %s", e.mode, e.addr(), e.out.String())
+		case <-time.After(20 * time.Millisecond):
+		}
 	}
+	return nil
 }
 
 func (e *everything) stop() {
@@ -77,7 +106,7 @@ func (e *everything) stop() {
 		return
 	}
 	_ = syscall.Kill(-e.cmd.Process.Pid, syscall.SIGKILL)
-	_ = e.cmd.Wait()
+	<-e.done
 	e.cmd = nil
 }
 
