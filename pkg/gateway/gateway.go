@@ -246,6 +246,16 @@ func (g *Gateway) MCPServer() *server.MCPServer { return g.srv }
 // and re-registers them. A server that cannot be listed keeps its previous
 // prompts and resources.
 func (g *Gateway) Reload(ctx context.Context) error {
+	if err := g.ReloadTools(ctx); err != nil {
+		return err
+	}
+	g.reloadSurface(ctx)
+	return nil
+}
+
+// ReloadTools re-reads the tool catalog only, without asking any upstream
+// (a restarted gateway serves its stored catalog while it syncs).
+func (g *Gateway) ReloadTools(ctx context.Context) error {
 	tools, err := g.cfg.Catalog.ListTools(ctx)
 	if err != nil {
 		return fmt.Errorf("reload catalog: %w", err)
@@ -278,8 +288,6 @@ func (g *Gateway) Reload(ctx context.Context) error {
 	}
 	g.tools.Store(set)
 	g.srv.SetTools(serverTools...)
-
-	g.reloadSurface(ctx)
 	return nil
 }
 

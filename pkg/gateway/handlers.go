@@ -398,6 +398,9 @@ func (g *Gateway) handleFind(ctx context.Context, req mcp.CallToolRequest) (*mcp
 	if err != nil {
 		return mcp.NewToolResultErrorf("find_tools failed: %v", err), nil
 	}
+	if resp.Loading && len(resp.Results) == 0 {
+		return mcp.NewToolResultError(loadingMessage), nil
+	}
 	found := make([]foundTool, 0, len(resp.Results))
 	budget := maxTokens * 4
 	set := g.tools.Load()
@@ -434,8 +437,16 @@ func (g *Gateway) handleFind(ctx context.Context, req mcp.CallToolRequest) (*mcp
 	g.registerForSession(ctx, ids)
 	out := map[string]any{"query": query, "results": found, "fallback_used": resp.FallbackUsed,
 		"hint": "Execute a tool with run_tool {call_name, arguments}."}
+	if resp.Loading {
+		out["loading"] = true
+		out["hint"] = "The catalog is still loading, so these results may be incomplete: search again in a few seconds. " + out["hint"].(string)
+	}
 	return structured(out), nil
 }
+
+// loadingMessage answers a find_tools that found nothing because the
+// catalog is still being loaded for the first time.
+const loadingMessage = "find_tools: the gateway is still loading its tool catalog (the first sync of its upstream servers is in progress); call find_tools again in a few seconds"
 
 func (g *Gateway) handleDescribe(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	callName, err := stringArg(req.GetArguments(), "call_name", true)

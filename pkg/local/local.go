@@ -54,6 +54,10 @@ type Gateway struct {
 	log       *slog.Logger
 
 	ready    atomic.Bool
+	// firstSync is closed when the first sync of a gateway that started
+	// with an empty catalog ends (nil: nothing to wait for).
+	firstSync   atomic.Pointer[chan struct{}]
+	startupWait time.Duration
 	syncMu   sync.Mutex
 	lastSync atomic.Pointer[syncer.Report]
 	// catalog counts for /metrics, refreshed after every sync (not per scrape)
@@ -68,6 +72,10 @@ type Options struct {
 	Logger *slog.Logger
 	// Embedder overrides TOOL_RAG_EMBEDDER (tests).
 	Embedder embed.Embedder
+	// StartupWait bounds how long find_tools and /tool-rag/retrieve wait
+	// for the first sync when the gateway started with an empty catalog
+	// (default 20s; a request's own deadline also bounds it).
+	StartupWait time.Duration
 }
 
 // New loads configuration and builds every part, without syncing yet.
@@ -96,7 +104,11 @@ func New(ctx context.Context, o Options) (*Gateway, error) {
 		keys = auth.NewStaticKeys(list)
 	}
 
-	g := &Gateway{Env: env, log: log, Health: health.NewTracker(), Metrics: metrics.New(), started: time.Now().UTC()}
+	g := &Gateway{Env: env, log: log, Health: health.NewTracker(), Metrics: metrics.New(), started: time.Now().UTC(),
+		startupWait: o.StartupWait}
+	if g.startupWait <= 0 {
+		g.startupWait = defaultStartupWait
+	}
 	g.Upstreams = upstream.NewManager(upstream.Options{
 		CallTimeout: env.CallTimeout, ConnectTimeout: env.ConnectTimeout, IdleTimeout: env.IdleTimeout,
 		StdioPoolSize: env.StdioPoolSize, MaxResultBytes: env.MaxResultBytes, Logger: log,
@@ -154,7 +166,7 @@ func New(ctx context.Context, o Options) (*Gateway, error) {
 	}
 	g.MCP, err = gateway.New(gateway.Config{
 		Unprefixed: unprefixed,
-		Version:    Version, Catalog: g.Store, Upstreams: g.Upstreams, Retriever: g.Retriever,
+		Version:    Version, Catalog: g.Store, Upstreams: g.Upstreams, Retriever: startupRetriever{g},
 		Sessions: sessions, Planner: pl, MaxParallel: env.MaxParallel,
 		ShortlistDescChars: env.ShortlistDescChars, Logger: log,
 	})
@@ -164,7 +176,7 @@ func New(ctx context.Context, o Options) (*Gateway, error) {
 	g.registerMetrics()
 
 	api := ragapi.New(ragapi.Config{
-		Retriever: g.Retriever, Tools: g.Store, Reindexer: reindexer{g}, Metrics: g.Metrics,
+		Retriever: startupRetriever{g}, Tools: g.Store, Reindexer: reindexer{g}, Metrics: g.Metrics,
 		Health: g.healthFields,
 	})
 	authCfg := auth.Config{Keys: keys, Disabled: env.WithoutAuth, Counters: &g.authC}
@@ -262,9 +274,7 @@ func (g *Gateway) Close() error {
 	return errors.Join(g.Upstreams.Close(), g.Store.Close())
 }
 
-// Run starts the gateway and serves until ctx ends: it listens first, then
-// runs the startup sync in the background (find_tools answers with a
-// keyword fallback until the index is built).
+// Run starts the gateway and serves until ctx ends (see Serve).
 func Run(ctx context.Context, o Options) error {
 	g, err := New(ctx, o)
 	if err != nil {
@@ -276,14 +286,41 @@ func Run(ctx context.Context, o Options) error {
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w (set MCP_GATEWAY_PORT to use another port)", addr, err)
 	}
-	srv := httpserve.New(g.Handler)
-	g.log.Info("gateway listening", "addr", ln.Addr().String(), "mcp", g.Env.MCPPath, "servers", len(g.Upstreams.Servers()))
+	return g.Serve(ctx, ln)
+}
+
+// Serve serves on ln until ctx ends. It serves first and syncs in the
+// background: a catalog stored by an earlier run is served (and callable)
+// at once and replaced when the sync ends; with an empty catalog,
+// find_tools and /tool-rag/retrieve wait for the first sync (up to
+// Options.StartupWait), then answer that the catalog is still loading.
+func (g *Gateway) Serve(ctx context.Context, ln net.Listener) error {
 	mode, err := indexer.ParseMode(g.Env.StartupReindex)
 	if err != nil {
 		return err
 	}
+	stored, err := g.Store.ListTools(ctx)
+	if err != nil {
+		return fmt.Errorf("read the stored catalog: %w", err)
+	}
+	first := make(chan struct{})
+	if len(stored) > 0 {
+		if err := g.MCP.ReloadTools(ctx); err != nil {
+			return err
+		}
+		close(first)
+		g.log.Info("serving the stored catalog while the startup sync runs", "tools", len(stored))
+	} else {
+		g.firstSync.Store(&first)
+	}
+	srv := httpserve.New(g.Handler)
+	g.log.Info("gateway listening", "addr", ln.Addr().String(), "mcp", g.Env.MCPPath, "servers", len(g.Upstreams.Servers()))
 	go func() {
-		if rep, err := g.Sync(ctx, mode); err != nil {
+		rep, err := g.Sync(ctx, mode)
+		if len(stored) == 0 {
+			close(first)
+		}
+		if err != nil {
 			g.log.Error("startup sync failed", "error", err)
 		} else {
 			g.log.Info("startup sync done", "servers", rep.Servers, "synced", rep.Synced, "stale", len(rep.Stale), "changed", rep.Changed, "took", rep.Duration.Round(time.Millisecond))

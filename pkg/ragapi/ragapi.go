@@ -219,6 +219,10 @@ func (a *API) retrieve(w http.ResponseWriter, r *http.Request) int {
 	if err != nil {
 		return writeError(w, http.StatusInternalServerError, "retrieve failed: "+err.Error())
 	}
+	if resp.Loading && len(resp.Results) == 0 {
+		w.Header().Set("Retry-After", "5")
+		return writeError(w, http.StatusServiceUnavailable, LoadingMessage)
+	}
 	items := make([]ResultItem, 0, len(resp.Results))
 	for _, res := range resp.Results {
 		it := ResultItem{
@@ -231,8 +235,16 @@ func (a *API) retrieve(w http.ResponseWriter, r *http.Request) int {
 		}
 		items = append(items, it)
 	}
-	return writeJSON(w, http.StatusOK, map[string]any{"query": req.Query, "results": items, "fallback_used": resp.FallbackUsed})
+	out := map[string]any{"query": req.Query, "results": items, "fallback_used": resp.FallbackUsed}
+	if resp.Loading {
+		out["loading"] = true
+	}
+	return writeJSON(w, http.StatusOK, out)
 }
+
+// LoadingMessage answers a retrieval that found nothing because the
+// catalog is still being loaded for the first time.
+const LoadingMessage = "the gateway is still loading its tool catalog (the first sync of its upstream servers is in progress); retry in a few seconds"
 
 func (a *API) tool(w http.ResponseWriter, r *http.Request) int {
 	pol, ok := auth.PolicyFrom(r.Context())

@@ -25,8 +25,12 @@ type Result struct {
 }
 
 // Response is the ranked list. FallbackUsed is true when no vector index
-// was available and a keyword scan answered instead.
+// was available and a keyword scan answered instead. Loading is true when
+// the catalog was still being loaded for the first time (a gateway that
+// started with an empty catalog and has not finished its first sync): the
+// results, if any, are incomplete.
 type Response struct {
 	Results      []Result
 	FallbackUsed bool
+	Loading      bool
 }
