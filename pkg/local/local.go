@@ -53,13 +53,13 @@ type Gateway struct {
 	Handler   http.Handler
 	log       *slog.Logger
 
-	ready    atomic.Bool
+	ready atomic.Bool
 	// firstSync is closed when the first sync of a gateway that started
 	// with an empty catalog ends (nil: nothing to wait for).
 	firstSync   atomic.Pointer[chan struct{}]
 	startupWait time.Duration
-	syncMu   sync.Mutex
-	lastSync atomic.Pointer[syncer.Report]
+	syncMu      sync.Mutex
+	lastSync    atomic.Pointer[syncer.Report]
 	// catalog counts for /metrics, refreshed after every sync (not per scrape)
 	toolsInDB, staleInDB atomic.Int64
 	authC                auth.Counters
