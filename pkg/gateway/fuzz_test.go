@@ -94,6 +94,11 @@ func upstreamServer() *server.MCPServer {
 // and returns the gateway's MCP handler behind auth. wrap, when not nil,
 // wraps the gateway's handler inside auth.
 func newTestGateway(tb testing.TB, s *server.MCPServer, callTimeout time.Duration, o gateway.HTTPOptions, wrap func(http.Handler) http.Handler) http.Handler {
+	return newTestGatewayGrace(tb, s, callTimeout, 0, o, wrap)
+}
+
+// newTestGatewayGrace is newTestGateway with a Config.StreamGrace.
+func newTestGatewayGrace(tb testing.TB, s *server.MCPServer, callTimeout, grace time.Duration, o gateway.HTTPOptions, wrap func(http.Handler) http.Handler) http.Handler {
 	tb.Helper()
 	ctx := context.Background()
 	log := slog.New(slog.DiscardHandler)
@@ -120,7 +125,7 @@ func newTestGateway(tb testing.TB, s *server.MCPServer, callTimeout time.Duratio
 		tb.Fatal(err)
 	}
 	sessions := session.NewMemory()
-	gw, err := gateway.New(gateway.Config{Catalog: st, Upstreams: mgr, Retriever: rt, Sessions: sessions, Logger: log})
+	gw, err := gateway.New(gateway.Config{Catalog: st, Upstreams: mgr, Retriever: rt, Sessions: sessions, Logger: log, StreamGrace: grace})
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -89,7 +89,12 @@ type Config struct {
 	// UpstreamListTimeout bounds listing prompts/resources of one upstream
 	// during Reload. Default 10s.
 	UpstreamListTimeout time.Duration
-	Logger              *slog.Logger
+	// StreamGrace is how long a sampling or elicitation request from an
+	// upstream waits for its client to open the session's GET stream (a
+	// client opens it after initialize, and its first tool call can
+	// overtake it). Default 2s.
+	StreamGrace time.Duration
+	Logger      *slog.Logger
 }
 
 // Gateway is the merged MCP server.
@@ -188,6 +193,9 @@ func New(cfg Config) (*Gateway, error) {
 	}
 	if cfg.MaxQueryChars <= 0 {
 		cfg.MaxQueryChars = 2000
+	}
+	if cfg.StreamGrace <= 0 {
+		cfg.StreamGrace = 2 * time.Second
 	}
 	if cfg.UpstreamListTimeout <= 0 {
 		cfg.UpstreamListTimeout = 10 * time.Second

@@ -64,21 +64,16 @@ func canAsk(known, declared, modern bool, feature string) error {
 	return nil
 }
 
-// streamGrace is how long a server-initiated request waits for its
-// client's GET stream: a client opens it after initialize, and its first
-// tool call can overtake it.
-const streamGrace = 2 * time.Second
-
 // canReach says why a request cannot reach the client of ctx: mcp-go
 // sends server-initiated requests only on a session's standalone GET
-// stream, so without one (after streamGrace) the request would wait for
+// stream, so without one (after Config.StreamGrace) the request would wait for
 // nothing until the call times out.
 func (g *Gateway) canReach(ctx context.Context, feature string) error {
 	sess := server.ClientSessionFromContext(ctx)
 	if sess == nil {
 		return fmt.Errorf("the gateway's client has no session to send %s requests on", feature)
 	}
-	grace := time.NewTimer(streamGrace)
+	grace := time.NewTimer(g.cfg.StreamGrace)
 	defer grace.Stop()
 	for {
 		g.streamMu.Lock()

@@ -83,7 +83,13 @@ func (cityCompletions) CompletePromptArgument(_ context.Context, prompt string, 
 // agent key, and "beta", admin only) served at url.
 func relayGateway(t *testing.T) (url string) {
 	t.Helper()
-	srv := httptest.NewServer(newTestGateway(t, relayUpstream(), 10*time.Second, gateway.HTTPOptions{}, nil))
+	return relayGatewayGrace(t, 0)
+}
+
+// relayGatewayGrace is relayGateway with a Config.StreamGrace (0: default).
+func relayGatewayGrace(t *testing.T, grace time.Duration) (url string) {
+	t.Helper()
+	srv := httptest.NewServer(newTestGatewayGrace(t, relayUpstream(), 10*time.Second, grace, gateway.HTTPOptions{}, nil))
 	t.Cleanup(srv.Close)
 	return srv.URL + "/mcp"
 }
@@ -190,7 +196,7 @@ func TestRelaySampling(t *testing.T) {
 	}
 
 	// Declared, but no GET stream to receive the request on: a clear
-	// error after streamGrace (2 s) instead of a call waiting out its
+	// error after Config.StreamGrace (2 s) instead of a call waiting out its
 	// timeout.
 	deaf := connectListening(t, url, "fz-agent-secret", false, client.WithSamplingHandler(samplerFunc(
 		func(context.Context, mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
@@ -309,9 +315,11 @@ func TestSubscribePolicy(t *testing.T) {
 
 // TestSamplingWaitsForLateStream: a client whose tool call overtakes its
 // GET stream (it opens it after initialize) still gets the sampling
-// request once the stream opens, within streamGrace.
+// request once the stream opens, within Config.StreamGrace.
 func TestSamplingWaitsForLateStream(t *testing.T) {
-	url := relayGateway(t)
+	// A grace far beyond the stream's delay: a loaded machine can take
+	// seconds to open it, and the test is about waiting, not its length.
+	url := relayGatewayGrace(t, 30*time.Second)
 	late := connectListening(t, url, "fz-agent-secret", false, client.WithSamplingHandler(samplerFunc(
 		func(context.Context, mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
 			return nil, errors.New("not asked through the client: the raw stream below answers")
