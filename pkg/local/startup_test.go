@@ -135,30 +135,33 @@ func resultIDs(out map[string]any) []string {
 // stored catalog at once, before its sync can finish.
 func TestStartupWithEmptyCatalog(t *testing.T) {
 	up := newHeldUpstream(t)
-	dir := t.TempDir()
-	registry := fmt.Sprintf("servers:\n  weather:\n    transport: streamable_http\n    url: %s/mcp\n", up.srv.URL)
-	keys := "keys:\n  - id: agent\n    secret: \"k-agent\"\n    servers: {weather: {}}\n"
-	for name, body := range map[string]string{"registry.yaml": registry, "keys.yaml": keys} {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
-			t.Fatal(err)
+	configDir := func(t *testing.T) string {
+		dir := t.TempDir()
+		registry := fmt.Sprintf("servers:\n  weather:\n    transport: streamable_http\n    url: %s/mcp\n", up.srv.URL)
+		keys := "keys:\n  - id: agent\n    secret: \"k-agent\"\n    servers: {weather: {}}\n"
+		for name, body := range map[string]string{"registry.yaml": registry, "keys.yaml": keys} {
+			if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+				t.Fatal(err)
+			}
 		}
+		return dir
 	}
 	const query = "weather forecast for Paris"
 
-	t.Run("first start", func(t *testing.T) {
+	t.Run("past the wait", func(t *testing.T) {
 		up.hold()
-		base := serveGateway(t, dir, 3*time.Second)
-
+		defer up.release()
+		base := serveGateway(t, configDir(t), time.Second)
 		var wg sync.WaitGroup
 		wg.Add(2)
-		go func() { // REST, past the wait
+		go func() {
 			defer wg.Done()
 			code, hdr, out := retrieveREST(t, base, query)
 			if code != http.StatusServiceUnavailable || hdr.Get("Retry-After") == "" || !strings.Contains(fmt.Sprint(out["error"]), "still loading") {
 				t.Errorf("retrieve during the first sync: %d Retry-After=%q %v, want 503 with Retry-After and a loading message", code, hdr.Get("Retry-After"), out)
 			}
 		}()
-		go func() { // MCP find_tools, past the wait
+		go func() {
 			defer wg.Done()
 			c, _ := connect(t, base+"/mcp", "k-agent", false)
 			res, err := callTool(t, c, "find_tools", map[string]any{"query": query})
@@ -167,9 +170,12 @@ func TestStartupWithEmptyCatalog(t *testing.T) {
 			}
 		}()
 		wg.Wait()
+	})
 
-		// A retrieval that arrives during the sync gets its results once
-		// the sync ends within the wait.
+	dir := configDir(t)
+	t.Run("within the wait", func(t *testing.T) {
+		up.hold()
+		base := serveGateway(t, dir, time.Minute)
 		type answer struct {
 			code int
 			out  map[string]any
@@ -189,7 +195,7 @@ func TestStartupWithEmptyCatalog(t *testing.T) {
 
 	t.Run("restart with a stored catalog", func(t *testing.T) {
 		up.hold() // the sync cannot finish: what is served comes from the store
-		base := serveGateway(t, dir, 3*time.Second)
+		base := serveGateway(t, dir, time.Minute)
 		code, _, out := retrieveREST(t, base, query)
 		if ids := resultIDs(out); code != http.StatusOK || len(ids) == 0 || ids[0] != "weather__forecast" || out["loading"] != nil {
 			t.Fatalf("retrieve on restart: %d %v, want the stored tool at once", code, out)
