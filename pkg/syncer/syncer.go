@@ -130,7 +130,7 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 				rep.Deleted += len(deleted)
 			}
 			if step := int64(max(1, len(servers)/10)); n == int64(len(servers)) || n%step == 0 {
-				cfg.Logger.Info(fmt.Sprintf("synced %d/%d servers", n, len(servers)))
+				cfg.Logger.Info(fmt.Sprintf("sync progress: %d/%d servers done", n, len(servers)), "synced", rep.Synced, "unreachable", len(rep.Stale))
 			}
 		}(id)
 	}
