@@ -144,16 +144,6 @@ func sameSet(a, b []string) bool {
 	return strings.Join(sorted(a), ",") == strings.Join(sorted(b), ",")
 }
 
-func subtract(all, some []string) []string {
-	var out []string
-	for _, x := range all {
-		if !has(some, x) {
-			out = append(out, x)
-		}
-	}
-	return out
-}
-
 // sameAnswer reports whether the answers about a forbidden and a missing
 // item are identical once each item's own name is masked.
 func sameAnswer(forbidden, forbiddenName, missing, missingName string) bool {

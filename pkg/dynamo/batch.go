@@ -18,7 +18,6 @@ import (
 // DynamoDB limits.
 const (
 	maxBatchWrite   = 25                      // items per BatchWriteItem
-	maxBatchGet     = 100                     // keys per BatchGetItem
 	maxTransact     = 100                     // actions per TransactWriteItems
 	maxTransactSize = 4 << 20                 // bytes per TransactWriteItems
 	maxItemSize     = 400 << 10               // bytes per item
@@ -69,41 +68,6 @@ func batchWrite(ctx context.Context, c *dynamodb.Client, table string, reqs []ty
 		}
 	}
 	return nil
-}
-
-// batchGet reads keys (consistently) in batches of 100, re-requesting
-// UnprocessedKeys with backoff. Missing items are simply absent.
-func batchGet(ctx context.Context, c *dynamodb.Client, table string, keys []item, projection string, names map[string]string, unprocessed *atomic.Int64) ([]item, error) {
-	var out []item
-	for len(keys) > 0 {
-		n := min(len(keys), maxBatchGet)
-		ka := &types.KeysAndAttributes{Keys: keys[:n], ConsistentRead: aws.Bool(true)}
-		if projection != "" {
-			ka.ProjectionExpression = aws.String(projection)
-			ka.ExpressionAttributeNames = names
-		}
-		pending := map[string]types.KeysAndAttributes{table: *ka}
-		keys = keys[n:]
-		for attempt := 0; ; attempt++ {
-			res, err := c.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{RequestItems: pending})
-			if err != nil {
-				return nil, fmt.Errorf("batch read from %s: %w", table, err)
-			}
-			out = append(out, res.Responses[table]...)
-			left, ok := res.UnprocessedKeys[table]
-			if !ok || len(left.Keys) == 0 {
-				break
-			}
-			pending = map[string]types.KeysAndAttributes{table: left}
-			if unprocessed != nil {
-				unprocessed.Add(1)
-			}
-			if err := backoff(ctx, attempt); err != nil {
-				return nil, err
-			}
-		}
-	}
-	return out, nil
 }
 
 // queryAll runs a Query to the last page.

@@ -30,7 +30,7 @@ import (
 type Metrics struct {
 	Retries     atomic.Int64 // requests the SDK retried (any retryable error)
 	Throttles   atomic.Int64 // throttled responses (ProvisionedThroughputExceeded, ThrottlingException, ...)
-	Unprocessed atomic.Int64 // batch rounds that re-sent UnprocessedItems/UnprocessedKeys
+	Unprocessed atomic.Int64 // BatchWriteItem rounds that re-sent UnprocessedItems
 	Conflicts   atomic.Int64 // writes retried because another writer changed the same item first
 	Rereads     atomic.Int64 // catalog reads repeated because a write interleaved with them
 }

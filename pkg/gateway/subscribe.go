@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"sort"
 	"strings"
 	"sync"
 
@@ -155,18 +154,6 @@ func (g *Gateway) resourceUpdated(srv, uri string) {
 			g.log.Debug("resource update not delivered", "session", sid, "error", err)
 		}
 	}
-}
-
-// subscribedSessions lists the sessions subscribed to (srv, uri), for tests.
-func (g *Gateway) subscribedSessions(srv, uri string) []string {
-	g.subs.mu.Lock()
-	defer g.subs.mu.Unlock()
-	var out []string
-	for sid := range g.subs.subs[origin{srv, uri}] {
-		out = append(out, sid)
-	}
-	sort.Strings(out)
-	return out
 }
 
 // resolveSubscription maps a URI to subscribe to: a gateway:// URI, a

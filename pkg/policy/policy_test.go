@@ -45,11 +45,10 @@ func TestSecretHash(t *testing.T) {
 		t.Fatal("MatchesSecret")
 	}
 	want := HashSecret("x")
-	h, err := ParseSecretHash(strings.ToUpper(want[:7]) + strings.ToUpper(want[7:]))
-	if err == nil {
+	if _, err := ParseSecretHash(strings.ToUpper(want[:7]) + strings.ToUpper(want[7:])); err == nil {
 		t.Fatal("ParseSecretHash accepted an upper-case scheme")
 	}
-	h, err = ParseSecretHash("sha256:" + strings.ToUpper(want[7:]))
+	h, err := ParseSecretHash("sha256:" + strings.ToUpper(want[7:]))
 	if err != nil || h != want {
 		t.Fatalf("ParseSecretHash = %q, %v", h, err)
 	}

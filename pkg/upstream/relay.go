@@ -139,10 +139,8 @@ func (h *connRelay) begin(ctx context.Context) (context.Context, func()) {
 // route finds the call a message belongs to: the one in ctx, else the only
 // one in flight. why explains a nil answer.
 func (h *connRelay) route(ctx context.Context) (in *inflight, why string) {
-	if ctx != nil {
-		if in, ok := ctx.Value(inflightKey{}).(*inflight); ok && in.hub == h {
-			return in, ""
-		}
+	if in, ok := ctx.Value(inflightKey{}).(*inflight); ok && in.hub == h {
+		return in, ""
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -173,7 +171,7 @@ func (h *connRelay) notify(n mcp.JSONRPCNotification) {
 	case string(mcp.MethodNotificationProgress):
 		routeNotification(n)
 	case string(mcp.MethodNotificationMessage):
-		in, why := h.route(nil)
+		in, why := h.route(context.Background())
 		if in == nil {
 			h.dropped(n.Method, why)
 			return

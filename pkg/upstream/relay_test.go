@@ -229,11 +229,11 @@ func TestRelayRouteRule(t *testing.T) {
 	a := &Relay{}
 	ctxA, endA := h.begin(WithRelay(context.Background(), *a))
 	markNotified(ctxA)
-	if in, _ := h.route(nil); in == nil || in.relay == nil {
+	if in, _ := h.route(context.Background()); in == nil || in.relay == nil {
 		t.Fatalf("one call in flight: route = %v", in)
 	}
 	ctxB, endB := h.begin(context.Background())
-	if in, why := h.route(nil); in != nil || !strings.Contains(why, "2 calls") {
+	if in, why := h.route(context.Background()); in != nil || !strings.Contains(why, "2 calls") {
 		t.Errorf("two calls in flight, no association: route = %v, %q", in, why)
 	}
 	if in, _ := h.route(ctxB); in == nil || in.relay != nil {
@@ -247,14 +247,14 @@ func TestRelayRouteRule(t *testing.T) {
 		t.Errorf("a call of another connection was routed: %v", in)
 	}
 	endA()
-	if in, why := h.route(nil); in != nil || !strings.Contains(why, "ended") {
+	if in, why := h.route(context.Background()); in != nil || !strings.Contains(why, "ended") {
 		t.Errorf("one call left just after another ended: route = %v, %q", in, why)
 	}
 	if in, _ := h.route(ctxB); in == nil {
 		t.Errorf("explicit association right after another call ended: route = nil")
 	}
 	endB()
-	if in, why := h.route(nil); in != nil || !strings.Contains(why, "no call") {
+	if in, why := h.route(context.Background()); in != nil || !strings.Contains(why, "no call") {
 		t.Errorf("idle connection: route = %v, %q", in, why)
 	}
 }
