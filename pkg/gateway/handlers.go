@@ -437,6 +437,9 @@ func (g *Gateway) handleFind(ctx context.Context, req mcp.CallToolRequest) (*mcp
 	g.registerForSession(ctx, ids)
 	out := map[string]any{"query": query, "results": found, "fallback_used": resp.FallbackUsed,
 		"hint": "Execute a tool with run_tool {call_name, arguments}."}
+	if why := pol.NoGrant(); why != "" && len(found) == 0 {
+		out["hint"] = why
+	}
 	if resp.Loading {
 		out["loading"] = true
 		out["hint"] = "The catalog is still loading, so these results may be incomplete: search again in a few seconds. " + out["hint"].(string)

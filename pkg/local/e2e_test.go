@@ -370,6 +370,14 @@ func TestEndToEnd(t *testing.T) {
 		}
 	})
 
+	t.Run("no grant", func(t *testing.T) {
+		c, _ := connect(t, e.url, "k-nogrant", false)
+		res, err := callTool(t, c, "find_tools", map[string]any{"query": "reverse text"})
+		if err != nil || res.IsError || !strings.Contains(text(res), `"results":[]`) || !strings.Contains(text(res), "granted no upstream server") {
+			t.Errorf("find_tools for a key granted nothing must say why it finds nothing: %v %+v", err, res)
+		}
+	})
+
 	t.Run("bad input", func(t *testing.T) {
 		post := func(body string, key string) (int, string) {
 			req, _ := http.NewRequest("POST", e.url, strings.NewReader(body))
@@ -421,7 +429,7 @@ func TestEndToEnd(t *testing.T) {
 		if len(res) == 0 || res[0].(map[string]any)["tool_id"] != "echo__add" {
 			t.Errorf("retrieve results: %v", res)
 		}
-		if code, out := do("POST", "/tool-rag/retrieve", "k-agent", `{"query":"x","allowed_servers":["other"]}`); code != 200 || len(out["results"].([]any)) != 0 {
+		if code, out := do("POST", "/tool-rag/retrieve", "k-agent", `{"query":"x","allowed_servers":["other"]}`); code != 200 || len(out["results"].([]any)) != 0 || !strings.Contains(fmt.Sprint(out["note"]), "allowed_servers names no server") {
 			t.Errorf("allowed_servers outside the grant must narrow to nothing: %d %v", code, out)
 		}
 		if code, out := do("POST", "/tool-rag/retrieve", "k-agent", `{"query":"x","bogus":1}`); code != 400 || !strings.Contains(fmt.Sprint(out["error"]), "bogus") {
@@ -439,8 +447,11 @@ func TestEndToEnd(t *testing.T) {
 		if code, _ := do("GET", "/tool-rag/tool/echo__reverse", "", ""); code != 401 {
 			t.Errorf("GET tool without key: %d", code)
 		}
-		if code, out := do("GET", "/tool-rag/metrics", "k-agent", ""); code != 200 || out["tools_in_db"] != float64(5) || out["tools_in_index"] != float64(5) ||
-			out[`mcp_requests_total{method="tools/call"}`].(float64) < 1 || out["auth_failures_total"].(float64) < 3 {
+		// The counters include the calls of the subtests above.
+		code, out = do("GET", "/tool-rag/metrics", "k-agent", "")
+		calls, _ := out[`mcp_requests_total{method="tools/call"}`].(float64)
+		authFailures, _ := out["auth_failures_total"].(float64)
+		if code != 200 || out["tools_in_db"] != float64(5) || out["tools_in_index"] != float64(5) || calls < 1 || authFailures < 3 {
 			t.Errorf("metrics: %d %v", code, out)
 		}
 		if code, _ := do("POST", "/tool-rag/reindex", "k-agent", `{"mode":"full"}`); code != 403 {

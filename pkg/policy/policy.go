@@ -102,6 +102,16 @@ func (p Policy) Servers() (ids []string, all bool) {
 	return ids, false
 }
 
+// NoGrant explains a policy that grants no server (a key with an empty
+// servers map, or a request's allowed_servers outside the key's grant);
+// it is "" when the policy grants something.
+func (p Policy) NoGrant() string {
+	if p.all || len(p.servers) > 0 {
+		return ""
+	}
+	return "this API key is granted no upstream server here, so nothing can be found or called with it; the gateway's admin grants servers in the key's servers map"
+}
+
 // AllowsTool reports whether the original tool name on server is granted.
 func (p Policy) AllowsTool(server, tool string) bool {
 	return p.allows(server, tool, func(r Rule) []string { return r.ToolPrefixes })

@@ -31,6 +31,10 @@ func TestPolicyAllows(t *testing.T) {
 		{"narrow cannot widen", p.Narrow([]string{"other"}).AllowsTool("other", "x"), false},
 		{"narrow keeps prefixes", p.Narrow([]string{"fs"}).AllowsTool("fs", "write_x"), false},
 		{"narrow empty is identity", p.Narrow(nil).AllowsTool("echo", "x"), true},
+		{"grant says nothing", p.NoGrant() == "", true},
+		{"unrestricted says nothing", Unrestricted().NoGrant() == "", true},
+		{"empty grant explained", For(Key{ID: "none"}).NoGrant() != "", true},
+		{"narrowed to nothing explained", p.Narrow([]string{"other"}).NoGrant() != "", true},
 	}
 	for _, tt := range tests {
 		if tt.got != tt.want {

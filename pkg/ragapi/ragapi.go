@@ -212,8 +212,9 @@ func (a *API) retrieve(w http.ResponseWriter, r *http.Request) int {
 		topK = *req.TopK
 	}
 	includeSchema := req.IncludeSchema == nil || *req.IncludeSchema
+	narrowed := pol.Narrow(req.AllowedServers)
 	resp, err := a.cfg.Retriever.Retrieve(r.Context(), retrieve.Request{
-		Query: req.Query, TopK: topK, Policy: pol.Narrow(req.AllowedServers),
+		Query: req.Query, TopK: topK, Policy: narrowed,
 		ToolType: req.ToolType, PermissionScope: req.PermissionScope,
 	})
 	if err != nil {
@@ -236,6 +237,12 @@ func (a *API) retrieve(w http.ResponseWriter, r *http.Request) int {
 		items = append(items, it)
 	}
 	out := map[string]any{"query": req.Query, "results": items, "fallback_used": resp.FallbackUsed}
+	if why := narrowed.NoGrant(); why != "" && len(items) == 0 {
+		if len(req.AllowedServers) > 0 {
+			why = "allowed_servers names no server this API key is granted, so nothing can be found"
+		}
+		out["note"] = why
+	}
 	if resp.Loading {
 		out["loading"] = true
 	}
