@@ -299,17 +299,14 @@ func (g *Gateway) Serve(ctx context.Context, ln net.Listener) error {
 	if err != nil {
 		return err
 	}
-	stored, err := g.Store.ListTools(ctx)
-	if err != nil {
+	if err := g.MCP.ReloadTools(ctx); err != nil {
 		return fmt.Errorf("read the stored catalog: %w", err)
 	}
+	stored, _ := g.MCP.CatalogCounts()
 	first := make(chan struct{})
-	if len(stored) > 0 {
-		if err := g.MCP.ReloadTools(ctx); err != nil {
-			return err
-		}
+	if stored > 0 {
 		close(first)
-		g.log.Info("serving the stored catalog while the startup sync runs", "tools", len(stored))
+		g.log.Info("serving the stored catalog while the startup sync runs", "tools", stored)
 	} else {
 		g.firstSync.Store(&first)
 	}
@@ -317,7 +314,7 @@ func (g *Gateway) Serve(ctx context.Context, ln net.Listener) error {
 	g.log.Info("gateway listening", "addr", ln.Addr().String(), "mcp", g.Env.MCPPath, "servers", len(g.Upstreams.Servers()))
 	go func() {
 		rep, err := g.Sync(ctx, mode)
-		if len(stored) == 0 {
+		if stored == 0 {
 			close(first)
 		}
 		if err != nil {
