@@ -302,7 +302,9 @@ func (g *Gateway) Serve(ctx context.Context, ln net.Listener) error {
 	if err := g.MCP.ReloadTools(ctx); err != nil {
 		return fmt.Errorf("read the stored catalog: %w", err)
 	}
-	stored, _ := g.MCP.CatalogCounts()
+	stored, stale := g.MCP.CatalogCounts()
+	g.toolsInDB.Store(int64(stored))
+	g.staleInDB.Store(int64(stale))
 	first := make(chan struct{})
 	if stored > 0 {
 		close(first)
