@@ -12,8 +12,9 @@ import (
 	"os"
 	"os/signal"
 	"sort"
-	"strings"
 	"syscall"
+
+	"github.com/toolrag/mcp-gateway/pkg/config"
 )
 
 type command struct {
@@ -28,7 +29,7 @@ func register(name, summary string, run func(ctx context.Context, args []string,
 }
 
 func main() {
-	slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: logLevel()})))
+	slog.SetDefault(config.NewLogger(os.Getenv, os.Stderr))
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
@@ -69,14 +70,3 @@ func usage(w io.Writer) {
 	fmt.Fprintln(w, "\nrun `toolrag <command> -h` for a command's flags")
 }
 
-func logLevel() slog.Level {
-	switch strings.ToLower(os.Getenv("TOOLRAG_LOG_LEVEL")) {
-	case "debug":
-		return slog.LevelDebug
-	case "warn":
-		return slog.LevelWarn
-	case "error":
-		return slog.LevelError
-	}
-	return slog.LevelInfo
-}

@@ -10,9 +10,11 @@ import (
 	"os"
 
 	"github.com/toolrag/mcp-gateway/pkg/awsrt"
+	"github.com/toolrag/mcp-gateway/pkg/config"
 )
 
 func main() {
+	slog.SetDefault(config.NewLogger(os.Getenv, os.Stdout))
 	awsrt.LimitMemory(os.Getenv)
 	ctx := context.Background()
 	cfg, err := awsrt.ConfigFromEnv(os.Getenv)

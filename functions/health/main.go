@@ -11,9 +11,11 @@ import (
 	"github.com/aws/aws-lambda-go/lambda"
 
 	"github.com/toolrag/mcp-gateway/pkg/awsrt"
+	"github.com/toolrag/mcp-gateway/pkg/config"
 )
 
 func main() {
+	slog.SetDefault(config.NewLogger(os.Getenv, os.Stdout))
 	awsrt.LimitMemory(os.Getenv)
 	cfg, err := awsrt.ConfigFromEnv(os.Getenv)
 	if err != nil {

@@ -94,11 +94,12 @@ func upstreamServer() *server.MCPServer {
 // and returns the gateway's MCP handler behind auth. wrap, when not nil,
 // wraps the gateway's handler inside auth.
 func newTestGateway(tb testing.TB, s *server.MCPServer, callTimeout time.Duration, o gateway.HTTPOptions, wrap func(http.Handler) http.Handler) http.Handler {
-	return newTestGatewayGrace(tb, s, callTimeout, 0, o, wrap)
+	return newTestGatewayWith(tb, s, callTimeout, o, wrap, nil)
 }
 
-// newTestGatewayGrace is newTestGateway with a Config.StreamGrace.
-func newTestGatewayGrace(tb testing.TB, s *server.MCPServer, callTimeout, grace time.Duration, o gateway.HTTPOptions, wrap func(http.Handler) http.Handler) http.Handler {
+// newTestGatewayWith is newTestGateway with the gateway's Config adjusted
+// by cfg (when not nil) before gateway.New.
+func newTestGatewayWith(tb testing.TB, s *server.MCPServer, callTimeout time.Duration, o gateway.HTTPOptions, wrap func(http.Handler) http.Handler, cfg func(*gateway.Config)) http.Handler {
 	tb.Helper()
 	ctx := context.Background()
 	log := slog.New(slog.DiscardHandler)
@@ -125,7 +126,11 @@ func newTestGatewayGrace(tb testing.TB, s *server.MCPServer, callTimeout, grace 
 		tb.Fatal(err)
 	}
 	sessions := session.NewMemory()
-	gw, err := gateway.New(gateway.Config{Catalog: st, Upstreams: mgr, Retriever: rt, Sessions: sessions, Logger: log, StreamGrace: grace})
+	gc := gateway.Config{Catalog: st, Upstreams: mgr, Retriever: rt, Sessions: sessions, Logger: log}
+	if cfg != nil {
+		cfg(&gc)
+	}
+	gw, err := gateway.New(gc)
 	if err != nil {
 		tb.Fatal(err)
 	}

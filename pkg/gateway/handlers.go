@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"sync"
+	"time"
 	"unicode/utf8"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -222,19 +224,26 @@ func notFound(callName string) *mcp.CallToolResult {
 
 // call executes one catalog tool after the policy and schema checks. It
 // always returns a result; failures are isError results worded for the
-// agent.
+// agent. Every call is logged (see logCall).
 func (g *Gateway) call(ctx context.Context, callName string, args map[string]any) *mcp.CallToolResult {
+	start := time.Now()
 	pol, ok := auth.PolicyFrom(ctx)
 	set := g.tools.Load()
 	id, _ := set.resolve(callName)
 	srv, name, split := catalog.SplitToolID(id)
 	if !ok || !split || !pol.AllowsTool(srv, name) {
 		g.Metrics.CallsRejected.Add(1)
+		outcome := "unknown_tool"
+		if ok && split && !pol.AllowsTool(srv, name) {
+			outcome = "denied"
+		}
+		g.logCall(ctx, pol.KeyID, callName, outcome, start, nil)
 		return notFound(callName)
 	}
 	tool, known := set.byID[id]
 	if !known {
 		g.Metrics.CallsRejected.Add(1)
+		g.logCall(ctx, pol.KeyID, callName, "unknown_tool", start, nil)
 		return notFound(callName)
 	}
 	if args == nil {
@@ -242,18 +251,41 @@ func (g *Gateway) call(ctx context.Context, callName string, args map[string]any
 	}
 	if err := g.schemas.validate(tool, args); err != nil {
 		g.Metrics.CallsRejected.Add(1)
+		g.logCall(ctx, pol.KeyID, id, "invalid_arguments", start, err)
 		return mcp.NewToolResultErrorf("invalid arguments for %s: %v", callName, err)
 	}
 	g.Metrics.Calls.Add(1)
 	res, err := g.cfg.Upstreams.CallTool(ctx, srv, name, args)
 	if err != nil {
 		g.Metrics.CallErrors.Add(1)
+		g.logCall(ctx, pol.KeyID, id, "upstream_error", start, err)
 		return mcp.NewToolResultErrorf("%s failed: %v", callName, err)
 	}
 	if res == nil {
+		g.logCall(ctx, pol.KeyID, id, "upstream_error", start, errors.New("the upstream returned no result"))
 		return mcp.NewToolResultErrorf("%s failed: the upstream returned no result", callName)
 	}
+	outcome := "ok"
+	if res.IsError {
+		outcome = "tool_error" // the tool ran and reported a failure
+	}
+	g.logCall(ctx, pol.KeyID, id, outcome, start, nil)
 	return res
+}
+
+// logCall writes the audit line of one tool call: which key called which
+// tool, the outcome (ok, tool_error, upstream_error, invalid_arguments,
+// denied, unknown_tool) and how long it took. Arguments and results are
+// never logged: they may hold the caller's data and secrets.
+func (g *Gateway) logCall(ctx context.Context, keyID, tool, outcome string, start time.Time, err error) {
+	attrs := []slog.Attr{
+		slog.String("key", keyID), slog.String("tool", tool), slog.String("outcome", outcome),
+		slog.Float64("duration_ms", float64(time.Since(start).Microseconds())/1000),
+	}
+	if err != nil {
+		attrs = append(attrs, slog.String("error", err.Error()))
+	}
+	g.log.LogAttrs(ctx, slog.LevelInfo, "tool call", attrs...)
 }
 
 func (g *Gateway) handleRun(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {

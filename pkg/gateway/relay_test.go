@@ -89,7 +89,8 @@ func relayGateway(t *testing.T) (url string) {
 // relayGatewayGrace is relayGateway with a Config.StreamGrace (0: default).
 func relayGatewayGrace(t *testing.T, grace time.Duration) (url string) {
 	t.Helper()
-	srv := httptest.NewServer(newTestGatewayGrace(t, relayUpstream(), 10*time.Second, grace, gateway.HTTPOptions{}, nil))
+	srv := httptest.NewServer(newTestGatewayWith(t, relayUpstream(), 10*time.Second, gateway.HTTPOptions{}, nil,
+		func(c *gateway.Config) { c.StreamGrace = grace }))
 	t.Cleanup(srv.Close)
 	return srv.URL + "/mcp"
 }
