@@ -69,4 +69,3 @@ func usage(w io.Writer) {
 	}
 	fmt.Fprintln(w, "\nrun `toolrag <command> -h` for a command's flags")
 }
-
