@@ -261,6 +261,9 @@ func NewGatewayStack(scope constructs.Construct, id string, props *StackProps) (
 			Description:  jsii.String(descriptions[name]),
 			Environment:  &fnEnv,
 			LogGroup:     logGroup,
+			// JSON lines (the functions log with slog's JSON handler when
+			// Lambda says so): queryable by field in Logs Insights.
+			LoggingFormat: awslambda.LoggingFormat_JSON,
 		}
 		if vpc != nil {
 			fp.Vpc, fp.VpcSubnets, fp.SecurityGroups = vpc, subnets, &[]awsec2.ISecurityGroup{fnSG}

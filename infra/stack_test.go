@@ -222,8 +222,8 @@ func TestDefaultStack(t *testing.T) {
 		if _, ok := fn["VpcConfig"]; ok {
 			t.Errorf("%s is in a VPC although no server runs on Fargate", name)
 		}
-		if fn["LoggingConfig"] == nil {
-			t.Errorf("%s has no LoggingConfig (log group)", name)
+		if lc, _ := fn["LoggingConfig"].(map[string]any); lc == nil || lc["LogGroup"] == nil || lc["LogFormat"] != "JSON" {
+			t.Errorf("%s: LoggingConfig %v, want its log group and the JSON format", name, fn["LoggingConfig"])
 		}
 	}
 	checkFunctionSizes(t, r, map[string][2]int{"Gateway": {1024, 29}, "Sync": {1536, 900}, "Health": {256, 60}})

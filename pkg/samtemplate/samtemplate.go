@@ -165,6 +165,8 @@ type Function struct {
 	// the function nor Globals sets it.
 	MemorySize any
 	Timeout    any
+	// LogFormat is LoggingConfig.LogFormat ("JSON", "Text"; "" when unset).
+	LogFormat string
 }
 
 // Event is one entry of a function's Events.
@@ -192,6 +194,8 @@ func (t *Template) Functions() []Function {
 		f.Handler, _ = get("Handler").(string)
 		f.Runtime, _ = get("Runtime").(string)
 		f.MemorySize, f.Timeout = get("MemorySize"), get("Timeout")
+		lc, _ := get("LoggingConfig").(map[string]any)
+		f.LogFormat, _ = lc["LogFormat"].(string)
 		if as, ok := get("Architectures").([]any); ok {
 			for _, a := range as {
 				s, _ := a.(string)

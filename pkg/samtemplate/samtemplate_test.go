@@ -97,6 +97,9 @@ func TestFunctions(t *testing.T) {
 				t.Errorf("%s: env %s missing", f.LogicalID, k)
 			}
 		}
+		if f.LogFormat != "JSON" {
+			t.Errorf("%s: LoggingConfig.LogFormat %q, want JSON (the functions then log JSON lines)", f.LogicalID, f.LogFormat)
+		}
 		if _, ok := f.Env["TOOL_RAG_SYNC_FUNCTION"]; ok != (f.Name() == "gateway") {
 			t.Errorf("%s: TOOL_RAG_SYNC_FUNCTION present=%v", f.LogicalID, ok)
 		}
