@@ -305,18 +305,18 @@ func (g *Gateway) Serve(ctx context.Context, ln net.Listener) error {
 	stored, stale := g.MCP.CatalogCounts()
 	g.toolsInDB.Store(int64(stored))
 	g.staleInDB.Store(int64(stale))
-	first := make(chan struct{})
+	var first chan struct{} // closed when the first sync of an empty catalog ends
 	if stored > 0 {
-		close(first)
 		g.log.Info("serving the stored catalog while the startup sync runs", "tools", stored)
 	} else {
+		first = make(chan struct{})
 		g.firstSync.Store(&first)
 	}
 	srv := httpserve.New(g.Handler)
 	g.log.Info("gateway listening", "addr", ln.Addr().String(), "mcp", g.Env.MCPPath, "servers", len(g.Upstreams.Servers()))
 	go func() {
 		rep, err := g.Sync(ctx, mode)
-		if stored == 0 {
+		if first != nil {
 			close(first)
 		}
 		if err != nil {
