@@ -6,6 +6,7 @@
 package gateway
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -288,15 +289,25 @@ func (g *Gateway) ReloadTools(ctx context.Context) error {
 		// mcp-go panics on tools with invalid x-mcp-header annotations: such
 		// a tool is not listed or callable by name, but run_tool still
 		// reaches it.
-		if err := mcp.ValidateParamHeaderAnnotations(&mt); err != nil {
-			g.log.Warn("tool cannot be listed by the MCP layer; it stays reachable through run_tool", "tool", t.ID, "error", err)
-			continue
+		if mayHaveHeaderAnnotations(mt.RawInputSchema) {
+			if err := mcp.ValidateParamHeaderAnnotations(&mt); err != nil {
+				g.log.Warn("tool cannot be listed by the MCP layer; it stays reachable through run_tool", "tool", t.ID, "error", err)
+				continue
+			}
 		}
 		serverTools = append(serverTools, server.ServerTool{Tool: mt, Handler: g.directCallHandler(t.ID)})
 	}
 	g.tools.Store(set)
 	g.srv.SetTools(serverTools...)
 	return nil
+}
+
+// mayHaveHeaderAnnotations reports whether a raw input schema can carry an
+// x-mcp-header annotation: its name must appear in the text, or hide behind
+// a JSON escape. Validating every schema (a full re-decode) took most of a
+// reload's time at 10k tools; only these few need it.
+func mayHaveHeaderAnnotations(raw json.RawMessage) bool {
+	return bytes.Contains(raw, []byte("x-mcp-header")) || bytes.Contains(raw, []byte(`\u`))
 }
 
 // CatalogCounts reports how many catalog tools the last Reload loaded and

@@ -30,13 +30,17 @@ func TestReloadSurvivesInvalidHeaderAnnotations(t *testing.T) {
 	defer st.Close()
 	bad := catalog.Tool{Server: "srv", Name: "bad", Description: "bad header annotation",
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"o":{"type":"object","x-mcp-header":"X-Obj"}}}`)}
+	// The same annotation behind a JSON escape in its name: a filter on the
+	// raw text must not let it through to mcp-go.
+	escaped := catalog.Tool{Server: "srv", Name: "escaped", Description: "bad header annotation, escaped name",
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"o":{"type":"object","x\u002dmcp-header":"X-Obj"}}}`)}
 	good := catalog.Tool{Server: "srv", Name: "good", Description: "fine",
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"s":{"type":"string"}}}`)}
-	for _, tl := range []*catalog.Tool{&bad, &good} {
+	for _, tl := range []*catalog.Tool{&bad, &escaped, &good} {
 		tl.UpdatedAt = time.Now()
 		catalog.Finalize(tl)
 	}
-	if _, _, err := st.ReplaceServerTools(ctx, catalog.Server{ID: "srv", Status: catalog.StatusActive}, []catalog.Tool{bad, good}); err != nil {
+	if _, _, err := st.ReplaceServerTools(ctx, catalog.Server{ID: "srv", Status: catalog.StatusActive}, []catalog.Tool{bad, escaped, good}); err != nil {
 		t.Fatal(err)
 	}
 	up := &callRecorder{}
@@ -53,8 +57,10 @@ func TestReloadSurvivesInvalidHeaderAnnotations(t *testing.T) {
 		t.Fatal(err)
 	}
 	listed := g.MCPServer().ListTools()
-	if _, ok := listed["srv__bad"]; ok {
-		t.Error("the tool with an invalid annotation was registered")
+	for _, name := range []string{"srv__bad", "srv__escaped"} {
+		if _, ok := listed[name]; ok {
+			t.Errorf("%s, with an invalid annotation, was registered", name)
+		}
 	}
 	if _, ok := listed["srv__good"]; !ok {
 		t.Error("the valid tool was not registered")
