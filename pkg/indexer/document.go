@@ -23,11 +23,16 @@ const maxSchemaDepth = 4
 
 // SchemaParams lists the parameters of an input schema in a stable order
 // (sorted by name at each level). A malformed schema yields no parameters.
+//
+// Each level is decoded into raw members and only the members it reads are
+// decoded further (descriptions, titles, enums, nested properties and
+// items, to maxSchemaDepth): decoding whole schemas into generic maps
+// was most of the keyword index's build time.
 func SchemaParams(raw json.RawMessage) []Param {
 	if len(raw) == 0 {
 		return nil
 	}
-	var root map[string]any
+	var root map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &root); err != nil {
 		return nil
 	}
@@ -36,32 +41,56 @@ func SchemaParams(raw json.RawMessage) []Param {
 	return out
 }
 
-func walkSchema(s map[string]any, prefix string, depth int, out *[]Param) {
+// object decodes raw when it is a JSON object; nil otherwise.
+func object(raw json.RawMessage) map[string]json.RawMessage {
+	if len(raw) == 0 || raw[0] != '{' {
+		return nil
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(raw, &m) != nil {
+		return nil
+	}
+	return m
+}
+
+// text decodes raw when it is a JSON string; "" otherwise.
+func text(raw json.RawMessage) string {
+	var s string
+	if len(raw) == 0 || raw[0] != '"' || json.Unmarshal(raw, &s) != nil {
+		return ""
+	}
+	return s
+}
+
+func walkSchema(s map[string]json.RawMessage, prefix string, depth int, out *[]Param) {
 	if depth > maxSchemaDepth || len(*out) > 200 {
 		return
 	}
-	props, _ := s["properties"].(map[string]any)
+	props := object(s["properties"])
 	names := make([]string, 0, len(props))
 	for n := range props {
 		names = append(names, n)
 	}
 	sort.Strings(names)
 	for _, n := range names {
-		p, _ := props[n].(map[string]any)
+		p := object(props[n])
 		full := n
 		if prefix != "" {
 			full = prefix + "." + n
 		}
 		param := Param{Name: full}
 		if p != nil {
-			param.Description, _ = p["description"].(string)
+			param.Description = text(p["description"])
 			if param.Description == "" {
-				param.Description, _ = p["title"].(string)
+				param.Description = text(p["title"])
 			}
-			if enum, ok := p["enum"].([]any); ok {
-				for _, e := range enum {
-					if s, ok := e.(string); ok && len(param.Enum) < 20 {
-						param.Enum = append(param.Enum, s)
+			if raw := p["enum"]; len(raw) > 0 && raw[0] == '[' {
+				var enum []json.RawMessage
+				if json.Unmarshal(raw, &enum) == nil {
+					for _, e := range enum {
+						if len(param.Enum) < 20 && len(e) > 0 && e[0] == '"' {
+							param.Enum = append(param.Enum, text(e))
+						}
 					}
 				}
 			}
@@ -71,7 +100,7 @@ func walkSchema(s map[string]any, prefix string, depth int, out *[]Param) {
 			continue
 		}
 		walkSchema(p, full, depth+1, out)
-		if items, ok := p["items"].(map[string]any); ok {
+		if items := object(p["items"]); items != nil {
 			walkSchema(items, full, depth+1, out)
 		}
 	}
