@@ -23,16 +23,11 @@ const maxSchemaDepth = 4
 
 // SchemaParams lists the parameters of an input schema in a stable order
 // (sorted by name at each level). A malformed schema yields no parameters.
-//
-// Each level is decoded into raw members and only the members it reads are
-// decoded further (descriptions, titles, enums, nested properties and
-// items, to maxSchemaDepth): decoding whole schemas into generic maps
-// was most of the keyword index's build time.
 func SchemaParams(raw json.RawMessage) []Param {
 	if len(raw) == 0 {
 		return nil
 	}
-	var root map[string]json.RawMessage
+	var root map[string]any
 	if err := json.Unmarshal(raw, &root); err != nil {
 		return nil
 	}
@@ -41,56 +36,32 @@ func SchemaParams(raw json.RawMessage) []Param {
 	return out
 }
 
-// object decodes raw when it is a JSON object; nil otherwise.
-func object(raw json.RawMessage) map[string]json.RawMessage {
-	if len(raw) == 0 || raw[0] != '{' {
-		return nil
-	}
-	var m map[string]json.RawMessage
-	if json.Unmarshal(raw, &m) != nil {
-		return nil
-	}
-	return m
-}
-
-// text decodes raw when it is a JSON string; "" otherwise.
-func text(raw json.RawMessage) string {
-	var s string
-	if len(raw) == 0 || raw[0] != '"' || json.Unmarshal(raw, &s) != nil {
-		return ""
-	}
-	return s
-}
-
-func walkSchema(s map[string]json.RawMessage, prefix string, depth int, out *[]Param) {
+func walkSchema(s map[string]any, prefix string, depth int, out *[]Param) {
 	if depth > maxSchemaDepth || len(*out) > 200 {
 		return
 	}
-	props := object(s["properties"])
+	props, _ := s["properties"].(map[string]any)
 	names := make([]string, 0, len(props))
 	for n := range props {
 		names = append(names, n)
 	}
 	sort.Strings(names)
 	for _, n := range names {
-		p := object(props[n])
+		p, _ := props[n].(map[string]any)
 		full := n
 		if prefix != "" {
 			full = prefix + "." + n
 		}
 		param := Param{Name: full}
 		if p != nil {
-			param.Description = text(p["description"])
+			param.Description, _ = p["description"].(string)
 			if param.Description == "" {
-				param.Description = text(p["title"])
+				param.Description, _ = p["title"].(string)
 			}
-			if raw := p["enum"]; len(raw) > 0 && raw[0] == '[' {
-				var enum []json.RawMessage
-				if json.Unmarshal(raw, &enum) == nil {
-					for _, e := range enum {
-						if len(param.Enum) < 20 && len(e) > 0 && e[0] == '"' {
-							param.Enum = append(param.Enum, text(e))
-						}
+			if enum, ok := p["enum"].([]any); ok {
+				for _, e := range enum {
+					if s, ok := e.(string); ok && len(param.Enum) < 20 {
+						param.Enum = append(param.Enum, s)
 					}
 				}
 			}
@@ -100,7 +71,7 @@ func walkSchema(s map[string]json.RawMessage, prefix string, depth int, out *[]P
 			continue
 		}
 		walkSchema(p, full, depth+1, out)
-		if items := object(p["items"]); items != nil {
+		if items, ok := p["items"].(map[string]any); ok {
 			walkSchema(items, full, depth+1, out)
 		}
 	}
