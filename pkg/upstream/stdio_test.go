@@ -174,6 +174,43 @@ func TestStdioConcurrentCallsSharePool(t *testing.T) {
 	}
 }
 
+// TestStdioCancelledCallFreesTheProcess: a caller that gives up on a long
+// call gets context.Canceled at once, and the pool's only process serves
+// the next call right away instead of after the abandoned one. (That the
+// upstream is told, with notifications/cancelled, is tested through the
+// gateway in pkg/gateway's TestCancellationReachesUpstream.)
+func TestStdioCancelledCallFreesTheProcess(t *testing.T) {
+	m, _ := newTestManager(t, Options{StdioPoolSize: 1})
+	m.SetServers(map[string]ServerConfig{"echo": echoConfig()})
+	if _, err := m.CallTool(ctxT(t, 30*time.Second), "echo", "echo", map[string]any{"text": "warm"}); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, err := m.CallTool(ctx, "echo", "sleep", map[string]any{"ms": 600000})
+		done <- err
+	}()
+	time.Sleep(200 * time.Millisecond) // the call is in flight
+	cancel()
+	select {
+	case err := <-done:
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("cancelled call: %v, want context.Canceled", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the cancelled call did not return")
+	}
+	// The next call has 20 s: far less than the abandoned sleep (10 min).
+	res, err := m.CallTool(ctxT(t, 20*time.Second), "echo", "echo", map[string]any{"text": "next"})
+	if err != nil || resultText(t, res) != "next" {
+		t.Fatalf("call after a cancelled one: %v", err)
+	}
+	if got := m.pool(t, "echo").startedCount(); got != 1 {
+		t.Errorf("started %d processes, want the one process reused", got)
+	}
+}
+
 func TestStdioProcessKilledMidCall(t *testing.T) {
 	m, _ := newTestManager(t, Options{StdioPoolSize: 1, RestartBackoff: Backoff{Min: 10 * time.Millisecond}})
 	m.SetServers(map[string]ServerConfig{"echo": echoConfig()})
