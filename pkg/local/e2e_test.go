@@ -447,7 +447,15 @@ func TestEndToEnd(t *testing.T) {
 		if code, _ := do("GET", "/tool-rag/tool/echo__reverse", "", ""); code != 401 {
 			t.Errorf("GET tool without key: %d", code)
 		}
-		// The counters include the calls of the subtests above.
+		// Make what the counters below must show, so that this subtest
+		// does not depend on the ones before it.
+		mc, _ := connect(t, e.url, "k-agent", false)
+		if _, err := callTool(t, mc, "echo__echo", map[string]any{"text": "counted"}); err != nil {
+			t.Fatal(err)
+		}
+		for range 3 {
+			do("GET", "/tool-rag/health", "not-a-key", "")
+		}
 		code, out = do("GET", "/tool-rag/metrics", "k-agent", "")
 		calls, _ := out[`mcp_requests_total{method="tools/call"}`].(float64)
 		authFailures, _ := out["auth_failures_total"].(float64)
