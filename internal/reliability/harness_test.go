@@ -36,25 +36,6 @@ func echoBin(t testing.TB) string { return testenv.GoBinary(t, "./servers/echo")
 // toolragBin returns the toolrag CLI binary.
 func toolragBin(t testing.TB) string { return testenv.GoBinary(t, "./cmd/toolrag") }
 
-// logBuffer collects the gateway's slog output (debug level) so tests can
-// search it.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
-}
-
 // gwOpts describes a local gateway for a test.
 type gwOpts struct {
 	Dir      string            // config and data dir; default t.TempDir()
@@ -72,7 +53,7 @@ type gateway struct {
 	url  string // MCP endpoint
 	base string // server root
 	dir  string
-	logs *logBuffer
+	logs *testenv.Buffer
 	env  map[string]string
 }
 
@@ -88,7 +69,7 @@ func startGateway(t testing.TB, o gwOpts) *gateway {
 	for k, v := range o.Env {
 		env[k] = v
 	}
-	logs := &logBuffer{}
+	logs := &testenv.Buffer{}
 	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	ctx := context.Background()
 	g, err := local.New(ctx, local.Options{Getenv: func(k string) string { return env[k] }, Logger: log})

@@ -23,6 +23,7 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/toolrag/mcp-gateway/internal/testenv"
 	"github.com/toolrag/mcp-gateway/pkg/upstream"
 )
 
@@ -532,7 +533,7 @@ func TestHealth(t *testing.T) {
 // listens: the call finishes, Serve returns, the processes are gone and
 // the port is closed.
 func TestServeDrains(t *testing.T) {
-	logs := &syncBuffer{}
+	logs := &testenv.Buffer{}
 	dir := t.TempDir()
 	b, err := New(ctxT(t, 30*time.Second), Config{Command: listBin, Logger: slog.New(slog.NewTextHandler(logs, nil))})
 	if err != nil {

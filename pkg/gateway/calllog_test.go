@@ -1,40 +1,21 @@
 package gateway_test
 
 import (
-	"bytes"
 	"encoding/json"
 	"log/slog"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/toolrag/mcp-gateway/internal/testenv"
 	"github.com/toolrag/mcp-gateway/pkg/gateway"
 )
-
-// lockedBuffer is a bytes.Buffer safe for the gateway's concurrent logging.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) lines() []string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return strings.Split(strings.TrimSpace(l.b.String()), "\n")
-}
 
 // TestCallLog: every tool call leaves one audit line naming the key, the
 // tool and the outcome, and none of the call's arguments.
 func TestCallLog(t *testing.T) {
-	logs := &lockedBuffer{}
+	logs := &testenv.Buffer{}
 	h := newTestGatewayWith(t, upstreamServer(), 5*time.Second, gateway.HTTPOptions{}, nil, func(c *gateway.Config) {
 		c.Logger = slog.New(slog.NewJSONHandler(logs, nil))
 	})
@@ -67,7 +48,7 @@ func TestCallLog(t *testing.T) {
 		DurationMS *float64 `json:"duration_ms"`
 	}
 	var got []line
-	for _, l := range logs.lines() {
+	for _, l := range strings.Split(strings.TrimSpace(logs.String()), "\n") {
 		if strings.Contains(l, secret) {
 			t.Errorf("a call's arguments reached the log: %s", l)
 		}

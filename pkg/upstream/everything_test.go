@@ -25,7 +25,7 @@ type everything struct {
 	port int
 	cmd  *exec.Cmd
 	done chan struct{} // closed when cmd has exited
-	out  *syncBuffer
+	out  *testenv.Buffer
 }
 
 func freePort(t testing.TB) int {
@@ -69,7 +69,7 @@ func (e *everything) start() {
 // tryStart runs the server and waits for it to say it listens on e.port
 // (a successful dial could reach another process that holds the port).
 func (e *everything) tryStart() error {
-	e.out = &syncBuffer{}
+	e.out = &testenv.Buffer{}
 	e.cmd = exec.Command(e.bin, e.mode)
 	e.cmd.Env = append(os.Environ(), "PORT="+strconv.Itoa(e.port))
 	e.cmd.Stdout, e.cmd.Stderr = e.out, e.out
