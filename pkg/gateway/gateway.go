@@ -105,6 +105,11 @@ type Gateway struct {
 	log     *slog.Logger
 	tools   atomic.Pointer[toolSet]
 	schemas schemaCache
+	// regMu serialises ReloadTools; registered fingerprints what it handed
+	// to mcp-go (exposed name → tool id and content hash), so that a reload
+	// registers only what changed.
+	regMu      sync.Mutex
+	registered map[string]string
 	// per-server snapshots of prompts and resources, kept when a server is
 	// unreachable during a reload.
 	surfMu  sync.Mutex
@@ -265,6 +270,8 @@ func (g *Gateway) Reload(ctx context.Context) error {
 // ReloadTools re-reads the tool catalog only, without asking any upstream
 // (a restarted gateway serves its stored catalog while it syncs).
 func (g *Gateway) ReloadTools(ctx context.Context) error {
+	g.regMu.Lock()
+	defer g.regMu.Unlock()
 	tools, err := g.cfg.Catalog.ListTools(ctx)
 	if err != nil {
 		return fmt.Errorf("reload catalog: %w", err)
@@ -275,6 +282,10 @@ func (g *Gateway) ReloadTools(ctx context.Context) error {
 		set.byName[t.ID] = t.ID
 	}
 	serverTools := g.metaTools()
+	fps := make(map[string]string, len(serverTools)+len(tools))
+	for _, st := range serverTools {
+		fps[st.Tool.Name] = "meta"
+	}
 	for _, t := range tools {
 		mt := mcpTool(t)
 		if g.cfg.Unprefixed[t.Server] {
@@ -296,10 +307,46 @@ func (g *Gateway) ReloadTools(ctx context.Context) error {
 			}
 		}
 		serverTools = append(serverTools, server.ServerTool{Tool: mt, Handler: g.directCallHandler(t.ID)})
+		fps[mt.Name] = t.ID + "\x00" + t.ContentHash
 	}
 	g.tools.Store(set)
-	g.srv.SetTools(serverTools...)
+	g.register(serverTools, fps)
 	return nil
+}
+
+// register hands the tool list to mcp-go. After the first time only the
+// difference is: mcp-go checks every tool it is given (it re-decodes each
+// schema, holding its tool lock) and tells every client the list changed,
+// so a resync that changed nothing costs nothing, and one that changed a
+// few tools costs a few. A changed tool is replaced in place (AddTools), so
+// it stays callable throughout; the gateway validates arguments itself,
+// and mcp-go's own input validation, whose cache AddTools would not
+// refresh, is not enabled.
+func (g *Gateway) register(all []server.ServerTool, fps map[string]string) {
+	if g.registered == nil {
+		g.srv.SetTools(all...)
+		g.registered = fps
+		return
+	}
+	var add []server.ServerTool
+	for _, st := range all {
+		if g.registered[st.Tool.Name] != fps[st.Tool.Name] {
+			add = append(add, st)
+		}
+	}
+	var gone []string
+	for name := range g.registered {
+		if _, ok := fps[name]; !ok {
+			gone = append(gone, name)
+		}
+	}
+	if len(gone) > 0 {
+		g.srv.DeleteTools(gone...)
+	}
+	if len(add) > 0 {
+		g.srv.AddTools(add...)
+	}
+	g.registered = fps
 }
 
 // mayHaveHeaderAnnotations reports whether a raw input schema can carry an

@@ -4,10 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"testing"
 	"time"
 
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/toolrag/mcp-gateway/pkg/auth"
@@ -91,4 +95,114 @@ func (c *callRecorder) ListResourceTemplates(context.Context, string) ([]mcp.Res
 }
 func (c *callRecorder) ReadResource(context.Context, string, string) (*mcp.ReadResourceResult, error) {
 	return nil, nil
+}
+
+// TestReloadRegistersOnlyChanges: a reload hands mcp-go only the tools that
+// changed, so a reload that changed nothing tells no client that the list
+// changed, and one that did updates, adds and removes exactly those tools.
+func TestReloadRegistersOnlyChanges(t *testing.T) {
+	ctx := context.Background()
+	st, err := store.OpenSQLite(ctx, filepath.Join(t.TempDir(), "c.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	put := func(descs map[string]string) {
+		t.Helper()
+		var tools []catalog.Tool
+		for name, d := range descs {
+			tl := catalog.Tool{Server: "srv", Name: name, Description: d, UpdatedAt: time.Now(),
+				InputSchema: json.RawMessage(`{"type":"object","properties":{"s":{"type":"string"}}}`)}
+			catalog.Finalize(&tl)
+			tools = append(tools, tl)
+		}
+		if _, _, err := st.ReplaceServerTools(ctx, catalog.Server{ID: "srv", Status: catalog.StatusActive}, tools); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r, err := retrieve.New(retrieve.Config{Tools: st})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := New(Config{Catalog: st, Upstreams: &callRecorder{}, Retriever: r, Sessions: session.NewMemory(),
+		Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	put(map[string]string{"a": "first", "b": "second"})
+	if err := g.ReloadTools(ctx); err != nil {
+		t.Fatal(err)
+	}
+	h := g.Handler(HTTPOptions{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.ServeHTTP(w, r.WithContext(auth.WithPolicy(r.Context(), policy.Unrestricted())))
+	}))
+	defer srv.Close()
+	tr, err := transport.NewStreamableHTTP(srv.URL, transport.WithContinuousListening(), transport.WithHTTPLogger(slog.New(slog.DiscardHandler)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := client.NewClient(tr, client.WithProtocolVersion(mcp.LATEST_LEGACY_PROTOCOL_VERSION))
+	const marker = "notifications/test/marker"
+	events := make(chan string, 16)
+	c.OnNotification(func(n mcp.JSONRPCNotification) {
+		if n.Method == string(mcp.MethodNotificationToolsListChanged) || n.Method == marker {
+			events <- n.Method
+		}
+	})
+	if err := c.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := c.Initialize(ctx, mcp.InitializeRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	next := func(what string) string {
+		t.Helper()
+		select {
+		case m := <-events:
+			return m
+		case <-time.After(20 * time.Second):
+			t.Fatalf("no notification after %s", what)
+			return ""
+		}
+	}
+	// A change first, so that the client's stream is known to be open.
+	put(map[string]string{"a": "first", "b": "second", "c": "third"})
+	if err := g.ReloadTools(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if m := next("adding c"); m != string(mcp.MethodNotificationToolsListChanged) {
+		t.Fatalf("after adding c: %s", m)
+	}
+
+	// Nothing changed: no list_changed may come before the marker, which
+	// travels the same stream in order.
+	if err := g.ReloadTools(ctx); err != nil {
+		t.Fatal(err)
+	}
+	g.MCPServer().SendNotificationToAllClients(marker, nil)
+	if m := next("a reload that changed nothing"); m != marker {
+		t.Fatalf("a reload that changed nothing sent %s", m)
+	}
+
+	put(map[string]string{"b": "second, reworded", "c": "third", "d": "fourth"})
+	if err := g.ReloadTools(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if m := next("changing b, removing a and adding d"); m != string(mcp.MethodNotificationToolsListChanged) {
+		t.Fatalf("after the change: %s", m)
+	}
+	listed := g.MCPServer().ListTools()
+	if _, ok := listed["srv__a"]; ok {
+		t.Error("srv__a was removed from the catalog but is still registered")
+	}
+	for name, desc := range map[string]string{"srv__b": "second, reworded", "srv__c": "third", "srv__d": "fourth"} {
+		if st, ok := listed[name]; !ok || st.Tool.Description != desc {
+			t.Errorf("%s: registered %v, want description %q", name, st, desc)
+		}
+	}
+	if _, ok := listed[ToolFind]; !ok {
+		t.Error("the meta-tools were unregistered")
+	}
 }
