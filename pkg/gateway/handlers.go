@@ -234,8 +234,8 @@ func (g *Gateway) call(ctx context.Context, callName string, args map[string]any
 	if !ok || !split || !pol.AllowsTool(srv, name) {
 		g.Metrics.CallsRejected.Add(1)
 		outcome := "unknown_tool"
-		if ok && split && !pol.AllowsTool(srv, name) {
-			outcome = "denied"
+		if ok && split {
+			outcome = "denied" // a tool id the key's policy does not grant
 		}
 		g.logCall(ctx, pol.KeyID, callName, outcome, start, nil)
 		return notFound(callName)
