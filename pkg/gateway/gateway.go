@@ -124,6 +124,9 @@ type Gateway struct {
 	streams  map[string]int // session id → open GET streams
 	// streamOpened is closed (and replaced) when a GET stream opens.
 	streamOpened chan struct{}
+	// initializing holds the sessions whose initialize request is still
+	// being handled (session id → channel closed when it is done).
+	initializing sync.Map
 	Metrics      Metrics
 }
 

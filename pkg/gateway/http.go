@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 )
 
@@ -45,6 +46,9 @@ func (g *Gateway) Handler(o HTTPOptions) http.Handler {
 	}
 	mcpHandler := server.NewStreamableHTTPServer(g.srv, opts...)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !g.waitInitialized(r) {
+			return // the client went away
+		}
 		if r.Method == http.MethodGet {
 			if sid := r.Header.Get(server.HeaderKeySessionID); sid != "" {
 				defer g.openStream(sid)()
@@ -77,6 +81,14 @@ func (g *Gateway) Handler(o HTTPOptions) http.Handler {
 		_ = json.Unmarshal(body, &head) // invalid JSON is answered by mcp-go with a parse error
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		r.ContentLength = int64(len(body))
+		if head.Method == string(mcp.MethodInitialize) {
+			iw := &initWriter{ResponseWriter: w, g: g}
+			defer iw.done()
+			w = iw
+			if _, ok := iw.ResponseWriter.(http.Flusher); ok {
+				w = flushInitWriter{iw}
+			}
+		}
 		start := time.Now()
 		mcpHandler.ServeHTTP(w, r.WithContext(withRequestMethod(r.Context(), head.Method)))
 		if o.Observe != nil {
@@ -87,6 +99,82 @@ func (g *Gateway) Handler(o HTTPOptions) http.Handler {
 			o.Observe(m, time.Since(start))
 		}
 	})
+}
+
+// waitInitialized holds a request of a session whose initialize is still
+// being handled until it is done, and reports false if the client went
+// away meanwhile. mcp-go registers a session only after it has written the
+// initialize response, so without this the client's next request (or its
+// GET stream) could be served with a stand-in session: one without the
+// client's capabilities, whose sampling requests nothing reads.
+func (g *Gateway) waitInitialized(r *http.Request) bool {
+	sid := r.Header.Get(server.HeaderKeySessionID)
+	if sid == "" {
+		return true
+	}
+	ch, ok := g.initializing.Load(sid)
+	if !ok {
+		return true
+	}
+	select {
+	case <-ch.(chan struct{}):
+		return true
+	case <-r.Context().Done():
+		return false
+	}
+}
+
+// initWriter wraps the response to an initialize request: the session id
+// it carries is marked initializing before the first byte goes out, until
+// the handler (and with it mcp-go's registration) is done.
+type initWriter struct {
+	http.ResponseWriter
+	g   *Gateway
+	sid string
+	ch  chan struct{}
+}
+
+func (w *initWriter) mark() {
+	if w.ch != nil {
+		return
+	}
+	w.ch = make(chan struct{})
+	if w.sid = w.Header().Get(server.HeaderKeySessionID); w.sid != "" {
+		w.g.initializing.Store(w.sid, w.ch)
+	}
+}
+
+func (w *initWriter) WriteHeader(code int) {
+	w.mark()
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *initWriter) Write(p []byte) (int, error) {
+	w.mark()
+	return w.ResponseWriter.Write(p)
+}
+
+// Unwrap lets http.ResponseController reach the connection's writer.
+func (w *initWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+func (w *initWriter) done() {
+	if w.ch == nil {
+		return
+	}
+	if w.sid != "" {
+		w.g.initializing.Delete(w.sid)
+	}
+	close(w.ch)
+}
+
+// flushInitWriter is an initWriter over a writer that can stream (mcp-go
+// streams only when the writer is an http.Flusher, so a writer that cannot
+// must not look like one).
+type flushInitWriter struct{ *initWriter }
+
+func (w flushInitWriter) Flush() {
+	w.mark()
+	w.ResponseWriter.(http.Flusher).Flush()
 }
 
 func writeRPCError(w http.ResponseWriter, status, code int, msg string) {

@@ -2,10 +2,12 @@ package gateway_test
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -384,5 +386,56 @@ func TestSamplingWaitsForLateStream(t *testing.T) {
 	res := <-answer
 	if got := text(res); res.IsError || got != "llm said: late but here" {
 		t.Fatalf("sampling after a late GET stream: %q (isError %v)", got, res.IsError)
+	}
+}
+
+// slowRegistration delays the end of every initialize request by d after
+// its response has reached the client: mcp-go registers a session only
+// after writing that response, so this opens the window in which the
+// client's next requests arrive before the session exists.
+func slowRegistration(d time.Duration) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			body, _ := io.ReadAll(r.Body)
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			if !bytes.Contains(body, []byte(`"initialize"`)) {
+				next.ServeHTTP(w, r)
+				return
+			}
+			next.ServeHTTP(&delayedWriter{ResponseWriter: w, d: d}, r)
+		})
+	}
+}
+
+type delayedWriter struct {
+	http.ResponseWriter
+	d time.Duration
+}
+
+func (w *delayedWriter) Write(p []byte) (int, error) {
+	n, err := w.ResponseWriter.Write(p)
+	w.ResponseWriter.(http.Flusher).Flush()
+	time.Sleep(w.d)
+	return n, err
+}
+
+func (w *delayedWriter) Flush() { w.ResponseWriter.(http.Flusher).Flush() }
+
+// TestSamplingRightAfterInitialize: a client whose requests overtake the
+// registration of its session (mcp-go registers it after writing the
+// initialize response) still has its capabilities known and gets the
+// sampling request on its GET stream.
+func TestSamplingRightAfterInitialize(t *testing.T) {
+	srv := httptest.NewServer(newTestGatewayWith(t, relayUpstream(), 10*time.Second, gateway.HTTPOptions{},
+		slowRegistration(time.Second), nil))
+	t.Cleanup(srv.Close)
+	withLLM := connect(t, srv.URL+"/mcp", "fz-agent-secret", client.WithSamplingHandler(samplerFunc(
+		func(_ context.Context, r mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+			return &mcp.CreateMessageResult{SamplingMessage: mcp.SamplingMessage{Role: mcp.RoleAssistant,
+				Content: mcp.NewTextContent("early")}, Model: "m"}, nil
+		})))
+	res := withLLM.call(t, "run_tool", map[string]any{"call_name": "alpha__ask", "arguments": map[string]any{"tag": "E"}})
+	if got := text(res); res.IsError || got != "llm said: early" {
+		t.Errorf("sampling right after initialize: %q (isError %v)", got, res.IsError)
 	}
 }
