@@ -167,7 +167,20 @@ func TestReloadRegistersOnlyChanges(t *testing.T) {
 			return ""
 		}
 	}
-	// A change first, so that the client's stream is known to be open.
+	// Broadcasts reach a session once mcp-go registered it; its GET stream
+	// is let through only after that (see waitInitialized).
+	sid := tr.GetSessionId()
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		g.streamMu.Lock()
+		open := g.streams[sid]
+		g.streamMu.Unlock()
+		if open > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the client's GET stream did not open")
+		}
+	}
 	put(map[string]string{"a": "first", "b": "second", "c": "third"})
 	if err := g.ReloadTools(ctx); err != nil {
 		t.Fatal(err)
