@@ -217,11 +217,18 @@ func (g *Gateway) Sync(ctx context.Context, mode indexer.Mode) (syncer.Report, e
 	if err := g.MCP.Reload(ctx); err != nil {
 		return rep, err
 	}
+	g.countCatalog()
+	g.ready.Store(true)
+	return rep, nil
+}
+
+// countCatalog records the loaded catalog's counts for /metrics (read
+// after every load, not per scrape) and returns the number of tools.
+func (g *Gateway) countCatalog() int {
 	tools, stale := g.MCP.CatalogCounts()
 	g.toolsInDB.Store(int64(tools))
 	g.staleInDB.Store(int64(stale))
-	g.ready.Store(true)
-	return rep, nil
+	return tools
 }
 
 // Reindex rebuilds the index from the store only (no upstream calls).
@@ -302,9 +309,7 @@ func (g *Gateway) Serve(ctx context.Context, ln net.Listener) error {
 	if err := g.MCP.ReloadTools(ctx); err != nil {
 		return fmt.Errorf("read the stored catalog: %w", err)
 	}
-	stored, stale := g.MCP.CatalogCounts()
-	g.toolsInDB.Store(int64(stored))
-	g.staleInDB.Store(int64(stale))
+	stored := g.countCatalog()
 	var first chan struct{} // closed when the first sync of an empty catalog ends
 	if stored > 0 {
 		g.log.Info("serving the stored catalog while the startup sync runs", "tools", stored)
