@@ -6,64 +6,44 @@ package local
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net"
-	"net/http"
 	"os"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/toolrag/mcp-gateway/pkg/app"
 	"github.com/toolrag/mcp-gateway/pkg/auth"
 	"github.com/toolrag/mcp-gateway/pkg/config"
 	"github.com/toolrag/mcp-gateway/pkg/embed"
-	"github.com/toolrag/mcp-gateway/pkg/gateway"
 	"github.com/toolrag/mcp-gateway/pkg/health"
 	"github.com/toolrag/mcp-gateway/pkg/httpserve"
 	"github.com/toolrag/mcp-gateway/pkg/indexer"
 	"github.com/toolrag/mcp-gateway/pkg/indexpub"
-	"github.com/toolrag/mcp-gateway/pkg/metrics"
-	"github.com/toolrag/mcp-gateway/pkg/planner"
-	"github.com/toolrag/mcp-gateway/pkg/ragapi"
 	"github.com/toolrag/mcp-gateway/pkg/rerank"
-	"github.com/toolrag/mcp-gateway/pkg/retrieve"
 	"github.com/toolrag/mcp-gateway/pkg/session"
 	"github.com/toolrag/mcp-gateway/pkg/store"
 	"github.com/toolrag/mcp-gateway/pkg/syncer"
 	"github.com/toolrag/mcp-gateway/pkg/upstream"
 )
 
-// Version is reported in initialize and /health.
-var Version = "dev"
-
-// Gateway is a running local gateway.
+// Gateway is a running local gateway: the assembled app (pkg/app) over
+// the SQLite catalog, an index directory, in-memory sessions and the
+// upstream processes.
 type Gateway struct {
+	*app.App
 	Env       config.Env
 	Upstreams *upstream.Manager
 	Store     *store.SQLite
-	Indexer   *indexer.Indexer
-	Retriever *retrieve.Retriever
-	MCP       *gateway.Gateway
 	Health    *health.Tracker
-	Metrics   *metrics.Registry
-	Handler   http.Handler
 	log       *slog.Logger
 
-	ready atomic.Bool
-	// firstSync is closed when the first sync of a gateway that started
-	// with an empty catalog ends (nil: nothing to wait for).
-	firstSync   atomic.Pointer[chan struct{}]
-	startupWait time.Duration
-	syncMu      sync.Mutex
-	lastSync    atomic.Pointer[syncer.Report]
-	// catalog counts for /metrics, refreshed after every sync (not per scrape)
-	toolsInDB, staleInDB atomic.Int64
-	authC                auth.Counters
-	started              time.Time
+	syncMu   sync.Mutex
+	lastSync atomic.Pointer[syncer.Report]
 }
 
 // Options tunes New beyond the environment.
@@ -103,100 +83,57 @@ func New(ctx context.Context, o Options) (*Gateway, error) {
 		}
 		keys = auth.NewStaticKeys(list)
 	}
-
-	g := &Gateway{Env: env, log: log, Health: health.NewTracker(), Metrics: metrics.New(), started: time.Now().UTC(),
-		startupWait: o.StartupWait}
-	if g.startupWait <= 0 {
-		g.startupWait = defaultStartupWait
-	}
-	g.Upstreams = upstream.NewManager(upstream.Options{
-		CallTimeout: env.CallTimeout, ConnectTimeout: env.ConnectTimeout, IdleTimeout: env.IdleTimeout,
-		StdioPoolSize: env.StdioPoolSize, MaxResultBytes: env.MaxResultBytes, Logger: log,
-	})
+	g := &Gateway{Env: env, log: log, Health: health.NewTracker()}
+	g.Upstreams = upstream.NewManager(env.UpstreamOptions(log))
 	g.Upstreams.SetServers(servers)
-
 	if dir := filepath.Dir(env.DBPath); dir != "." {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return nil, fmt.Errorf("create %s: %w", dir, err)
 		}
 	}
-	g.Store, err = store.OpenSQLite(ctx, env.DBPath)
-	if err != nil {
+	if g.Store, err = store.OpenSQLite(ctx, env.DBPath); err != nil {
 		return nil, err
 	}
-
-	emb := o.Embedder
-	if emb == nil {
+	b := app.Backend{Runtime: "local", Catalog: g.Store, Keys: keys, Sessions: session.NewMemory(),
+		Index: indexpub.NewDirBucket(env.IndexDir), Upstreams: g.Upstreams, Health: g.Health,
+		Embedder: o.Embedder, Reindexer: reindexer{g}, Details: g.details}
+	if b.Embedder == nil {
 		ecfg, err := embed.ConfigFromEnv(o.Getenv)
 		if err != nil {
 			return nil, err
 		}
-		if emb, err = embed.New(ctx, ecfg); err != nil {
+		if b.Embedder, err = embed.New(ctx, ecfg); err != nil {
 			return nil, err
 		}
 	}
-	g.Indexer, err = indexer.New(indexer.Config{
-		Catalog: g.Store, Embedder: emb, Logger: log,
-		Bucket: indexpub.NewDirBucket(env.IndexDir),
-	})
+	rcfg, err := rerank.ConfigFromEnv(o.Getenv)
 	if err != nil {
 		return nil, err
 	}
-	rr, err := rerankerFromEnv(ctx, o.Getenv)
-	if err != nil {
+	if b.Reranker, err = rerank.New(ctx, rcfg); err != nil {
 		return nil, err
 	}
-	g.Retriever, err = retrieve.New(retrieve.Config{
-		Tools: g.Store, Index: g.Indexer, Embedder: emb, Reranker: rr,
-		ServerUp: g.Health.Up, Logger: log,
-	})
-	if err != nil {
+	if b.Planner, err = app.PlannerFromEnv(o.Getenv); err != nil {
 		return nil, err
 	}
-	pl, err := plannerFromEnv(o.Getenv)
-	if err != nil {
-		return nil, err
-	}
-	sessions := session.NewMemory()
 	unprefixed := map[string]bool{}
 	for id, s := range servers {
 		if s.Unprefixed {
 			unprefixed[id] = true
 		}
 	}
-	g.MCP, err = gateway.New(gateway.Config{
-		Unprefixed: unprefixed,
-		Version:    Version, Catalog: g.Store, Upstreams: g.Upstreams, Retriever: startupRetriever{g},
-		Sessions: sessions, Planner: pl, MaxParallel: env.MaxParallel,
-		ShortlistDescChars: env.ShortlistDescChars, Logger: log,
-	})
+	g.App, err = app.New(b, app.Options{Env: env, Unprefixed: unprefixed, WhileLoading: app.ServeWhileLoading,
+		StartupWait: o.StartupWait, Logger: log})
 	if err != nil {
+		g.Store.Close()
 		return nil, err
 	}
-	g.registerMetrics()
-
-	api := ragapi.New(ragapi.Config{
-		Retriever: startupRetriever{g}, Tools: g.Store, Reindexer: reindexer{g}, Metrics: g.Metrics,
-		Health: g.healthFields,
-	})
-	authCfg := auth.Config{Keys: keys, Disabled: env.WithoutAuth, Counters: &g.authC}
-	mux := http.NewServeMux()
-	mux.HandleFunc("GET /health", g.serveHealth)
-	mux.Handle(env.MCPPath, auth.Middleware(authCfg, g.MCP.Handler(gateway.HTTPOptions{
-		SessionIDs:   session.NewIDManager(sessions, env.SessionTTL),
-		MaxBodyBytes: env.MaxBodyBytes,
-		Observe: func(method string, d time.Duration) {
-			g.Metrics.Counter("mcp_requests_total", "method="+method).Add(1)
-			g.Metrics.Histogram("mcp_request_duration_seconds", "method="+method).Observe(d)
-		},
-	})))
-	mux.Handle("/tool-rag/", auth.Middleware(authCfg, api.Handler()))
-	g.Handler = mux
 	return g, nil
 }
 
-// Sync pulls every upstream's tools into the store, rebuilds the index
-// (mode: full, incremental or off) and reloads the MCP surface.
+// Sync pulls every upstream's tools into the store, then applies the new
+// catalog: one read of the store, the index rebuilt from it (mode: full,
+// incremental or off), the keyword index and the MCP surface.
 func (g *Gateway) Sync(ctx context.Context, mode indexer.Mode) (syncer.Report, error) {
 	g.syncMu.Lock()
 	defer g.syncMu.Unlock()
@@ -208,37 +145,22 @@ func (g *Gateway) Sync(ctx context.Context, mode indexer.Mode) (syncer.Report, e
 		return rep, err
 	}
 	g.lastSync.Store(&rep)
-	if err := g.Retriever.Sync(ctx); err != nil {
-		return rep, err
+	res, err := g.Apply(ctx, app.Change{Index: mode})
+	if res.IndexErr != nil {
+		g.log.Error("index build failed; retrieval falls back to keyword search", "error", res.IndexErr)
 	}
-	if _, err := g.Indexer.Build(ctx, mode); err != nil {
-		g.log.Error("index build failed; retrieval falls back to keyword search", "error", err)
-	}
-	if err := g.MCP.Reload(ctx); err != nil {
-		return rep, err
-	}
-	g.countCatalog()
-	g.ready.Store(true)
-	return rep, nil
-}
-
-// countCatalog records the loaded catalog's counts for /metrics (read
-// after every load, not per scrape) and returns the number of tools.
-func (g *Gateway) countCatalog() int {
-	tools, stale := g.MCP.CatalogCounts()
-	g.toolsInDB.Store(int64(tools))
-	g.staleInDB.Store(int64(stale))
-	return tools
+	return rep, err
 }
 
 // Reindex rebuilds the index from the store only (no upstream calls).
 func (g *Gateway) Reindex(ctx context.Context, mode indexer.Mode) (indexer.BuildResult, error) {
 	g.syncMu.Lock()
 	defer g.syncMu.Unlock()
-	if err := g.Retriever.Sync(ctx); err != nil {
-		return indexer.BuildResult{}, err
+	res, err := g.Apply(ctx, app.Change{Index: mode, NoUpstreams: true})
+	if err != nil {
+		return res.Index, err
 	}
-	return g.Indexer.Build(ctx, mode)
+	return res.Index, res.IndexErr
 }
 
 type reindexer struct{ g *Gateway }
@@ -249,6 +171,15 @@ func (r reindexer) Reindex(ctx context.Context, mode string) (any, error) {
 		return nil, err
 	}
 	return r.g.Reindex(ctx, m)
+}
+
+// details are the local runtime's fields of GET /tool-rag/health.
+func (g *Gateway) details(context.Context) map[string]any {
+	out := map[string]any{"db_size_bytes": g.Store.SizeBytes()}
+	if rep := g.lastSync.Load(); rep != nil {
+		out["last_sync"] = rep
+	}
+	return out
 }
 
 // Background starts the resync and health loops; they stop with ctx.
@@ -300,30 +231,23 @@ func Run(ctx context.Context, o Options) error {
 // background: a catalog stored by an earlier run is served (and callable)
 // at once and replaced when the sync ends; with an empty catalog,
 // find_tools and /tool-rag/retrieve wait for the first sync (up to
-// Options.StartupWait), then answer that the catalog is still loading.
+// Options.StartupWait), then answer that the catalog is still loading
+// (app.ServeWhileLoading).
 func (g *Gateway) Serve(ctx context.Context, ln net.Listener) error {
 	mode, err := indexer.ParseMode(g.Env.StartupReindex)
 	if err != nil {
 		return err
 	}
-	if err := g.MCP.ReloadTools(ctx); err != nil {
+	if _, err := g.Apply(ctx, app.Change{Stored: true}); err != nil {
 		return fmt.Errorf("read the stored catalog: %w", err)
 	}
-	stored := g.countCatalog()
-	var first chan struct{} // closed when the first sync of an empty catalog ends
-	if stored > 0 {
+	if stored := g.Catalog.Len(); stored > 0 {
 		g.log.Info("serving the stored catalog while the startup sync runs", "tools", stored)
-	} else {
-		first = make(chan struct{})
-		g.firstSync.Store(&first)
 	}
 	srv := httpserve.New(g.Handler)
 	g.log.Info("gateway listening", "addr", ln.Addr().String(), "mcp", g.Env.MCPPath, "servers", len(g.Upstreams.Servers()))
 	go func() {
 		rep, err := g.Sync(ctx, mode)
-		if first != nil {
-			close(first)
-		}
 		if err != nil {
 			g.log.Error("startup sync failed", "error", err)
 		} else {
@@ -341,82 +265,4 @@ func (g *Gateway) Serve(ctx context.Context, ln net.Listener) error {
 	shutdown, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	return srv.Shutdown(shutdown)
-}
-
-func (g *Gateway) serveHealth(w http.ResponseWriter, r *http.Request) {
-	w.Header().Set("Content-Type", "application/json")
-	_ = json.NewEncoder(w).Encode(map[string]any{
-		"status": "ok", "ready": g.ready.Load(), "version": Version, "started_at": g.started,
-	})
-}
-
-func (g *Gateway) healthFields(ctx context.Context) map[string]any {
-	st := g.Indexer.Stats()
-	out := map[string]any{
-		"ready": g.ready.Load(), "index_size": st.ToolsInIndex, "db_size_bytes": g.Store.SizeBytes(),
-		"started_at": g.started, "index": st, "servers_down": g.Health.Down(),
-	}
-	if rep := g.lastSync.Load(); rep != nil {
-		out["last_sync"] = rep
-	}
-	return out
-}
-
-func (g *Gateway) registerMetrics() {
-	m := g.Metrics
-	m.Gauge("tools_in_index", func() float64 { return float64(g.Indexer.Stats().ToolsInIndex) })
-	m.Gauge("tools_in_db", func() float64 { return float64(g.toolsInDB.Load()) })
-	m.Gauge("stale_entries", func() float64 { return float64(g.staleInDB.Load()) })
-	m.Gauge("active_servers", func() float64 {
-		n := 0
-		for _, id := range g.Upstreams.Servers() {
-			if g.Health.Up(id) {
-				n++
-			}
-		}
-		return float64(n)
-	})
-	m.CounterFunc("auth_failures_total", g.authC.Failures.Load)
-	m.CounterFunc("auth_rate_limited_total", g.authC.RateLimited.Load)
-	m.CounterFunc("mcp_tool_calls_total", g.MCP.Metrics.Calls.Load)
-	m.CounterFunc("mcp_tool_call_errors_total", g.MCP.Metrics.CallErrors.Load)
-	m.CounterFunc("mcp_calls_rejected_total", g.MCP.Metrics.CallsRejected.Load)
-	m.CounterFunc("mcp_find_tools_total", g.MCP.Metrics.Finds.Load)
-	m.CounterFunc("http_rejected_total", g.MCP.Metrics.Rejected.Load)
-}
-
-func rerankerFromEnv(ctx context.Context, getenv func(string) string) (retrieve.Reranker, error) {
-	cfg, err := rerank.ConfigFromEnv(getenv)
-	if err != nil {
-		return nil, err
-	}
-	return rerank.New(ctx, cfg)
-}
-
-func plannerFromEnv(getenv func(string) string) (gateway.Planner, error) {
-	cfg, err := planner.ConfigFromEnv(getenv)
-	if err != nil || !cfg.Enabled {
-		return nil, err
-	}
-	p, err := planner.New(cfg)
-	if err != nil {
-		return nil, err
-	}
-	return PlannerAdapter{p}, nil
-}
-
-// PlannerAdapter lets a *planner.Planner serve the gateway's plan tool.
-type PlannerAdapter struct{ P *planner.Planner }
-
-// Plan implements gateway.Planner.
-func (a PlannerAdapter) Plan(ctx context.Context, query string, cands []gateway.PlanCandidate) (json.RawMessage, error) {
-	in := make([]planner.Candidate, len(cands))
-	for i, c := range cands {
-		in[i] = planner.Candidate{CallName: c.CallName, Description: c.Description, InputSchema: c.InputSchema, ToolType: c.ToolType}
-	}
-	plan, err := a.P.Plan(ctx, query, in)
-	if err != nil {
-		return nil, err
-	}
-	return json.Marshal(plan)
 }

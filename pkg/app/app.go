@@ -1,0 +1,299 @@
+// Package app assembles the gateway once, for every runtime. From a
+// Backend — where the catalog, the keys, the sessions, the published index
+// and the upstreams live — New builds the indexer, the retriever, the MCP
+// server, the REST API and the authenticated routes, and the App owns what
+// every runtime serves the same way: GET /health, the readiness rule,
+// /metrics and Apply, the one step that hands a new catalog to every
+// consumer.
+//
+// pkg/local (SQLite, a directory, net/http) and pkg/awsrt (DynamoDB, S3,
+// Lambda) only build a Backend and serve App.Handler over their transport.
+package app
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/toolrag/mcp-gateway/pkg/auth"
+	"github.com/toolrag/mcp-gateway/pkg/catalog"
+	"github.com/toolrag/mcp-gateway/pkg/config"
+	"github.com/toolrag/mcp-gateway/pkg/embed"
+	"github.com/toolrag/mcp-gateway/pkg/gateway"
+	"github.com/toolrag/mcp-gateway/pkg/health"
+	"github.com/toolrag/mcp-gateway/pkg/indexer"
+	"github.com/toolrag/mcp-gateway/pkg/indexpub"
+	"github.com/toolrag/mcp-gateway/pkg/metrics"
+	"github.com/toolrag/mcp-gateway/pkg/ragapi"
+	"github.com/toolrag/mcp-gateway/pkg/retrieve"
+	"github.com/toolrag/mcp-gateway/pkg/session"
+	"github.com/toolrag/mcp-gateway/pkg/upstream"
+)
+
+// Version is reported in initialize and /health (set with -ldflags
+// "-X github.com/toolrag/mcp-gateway/pkg/app.Version=...").
+var Version = "dev"
+
+// Backend is what a runtime provides: where things live.
+type Backend struct {
+	// Runtime names the runtime in /health: "local" or "aws-lambda".
+	Runtime string
+	// Catalog is the catalog store. The App reads it into one in-memory
+	// copy (App.Catalog) per change, and asks it only for a tool added
+	// since (GET /tool-rag/tool/{id}).
+	Catalog catalog.Reader
+	// Keys looks up API keys; nil only with Env.WithoutAuth.
+	Keys auth.KeyLookup
+	// Sessions keeps legacy-protocol sessions and their registered tools.
+	Sessions session.Store
+	// SessionErrors, when set, is told about session-store failures.
+	SessionErrors func(error)
+	// Index is where the vector index is published (a directory or S3),
+	// under IndexPrefix; BeforeSwitch is called before a built index
+	// becomes the published one.
+	Index        indexpub.Bucket
+	IndexPrefix  string
+	BeforeSwitch func(ctx context.Context, next indexpub.Pointer) error
+	// Upstreams reaches the upstream servers; Health says which are down.
+	Upstreams *upstream.Manager
+	Health    *health.Tracker
+	Embedder  embed.Embedder
+	Reranker  retrieve.Reranker // optional
+	Planner   gateway.Planner   // optional: enables the plan meta-tool
+	// Reindexer serves POST /tool-rag/reindex.
+	Reindexer ragapi.Reindexer
+	// Details adds the runtime's own fields to GET /tool-rag/health.
+	Details func(ctx context.Context) map[string]any
+	// Metrics registers the runtime's own metrics next to the App's.
+	Metrics func(m *metrics.Registry)
+}
+
+// Options tunes the assembly.
+type Options struct {
+	// Env holds the process settings shared by the runtimes.
+	Env config.Env
+	// Unprefixed lists the servers exposed under their original names.
+	Unprefixed map[string]bool
+	// UpstreamListTimeout bounds listing one upstream's prompts and
+	// resources (0: the gateway's default).
+	UpstreamListTimeout time.Duration
+	// WhileLoading is what a request meets before the first catalog is
+	// applied (see WhileLoading); StartupWait bounds the wait of
+	// ServeWhileLoading (default 20s).
+	WhileLoading WhileLoading
+	StartupWait  time.Duration
+	// MCPOptions are extra mcp-go transport options.
+	MCPOptions []server.StreamableHTTPOption
+	Logger     *slog.Logger
+}
+
+// App is the assembled gateway.
+type App struct {
+	// Catalog is the one in-memory catalog copy the retriever, the
+	// indexer, the MCP server and the REST API read.
+	Catalog   *catalog.Copy
+	Indexer   *indexer.Indexer
+	Retriever *retrieve.Retriever
+	MCP       *gateway.Gateway
+	Metrics   *metrics.Registry
+	// Handler serves GET /health, the MCP endpoint (Env.MCPPath) and
+	// /tool-rag/*, the last two behind authentication.
+	Handler http.Handler
+
+	b       Backend
+	o       Options
+	log     *slog.Logger
+	started time.Time
+	authC   auth.Counters
+
+	applyMu sync.Mutex
+	ready   atomic.Bool
+	stored  atomic.Bool // a non-empty stored catalog is served (Change.Stored)
+	loaded  chan struct{} // closed when the first full catalog is applied
+	once    sync.Once
+	// catalog counts for /metrics, recorded by Apply (not per scrape)
+	tools, stale atomic.Int64
+}
+
+// New builds every part from b. It reads nothing yet: call Apply.
+func New(b Backend, o Options) (*App, error) {
+	if b.Catalog == nil || b.Sessions == nil || b.Upstreams == nil || b.Embedder == nil {
+		return nil, errors.New("app: Backend.Catalog, Sessions, Upstreams and Embedder are required")
+	}
+	if b.Keys == nil && !o.Env.WithoutAuth {
+		return nil, errors.New("app: Backend.Keys is required unless TOOL_RAG_WITHOUT_AUTH is set")
+	}
+	if b.Health == nil {
+		b.Health = health.NewTracker()
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	if o.StartupWait <= 0 {
+		o.StartupWait = DefaultStartupWait
+	}
+	a := &App{b: b, o: o, log: o.Logger, started: time.Now().UTC(), loaded: make(chan struct{}),
+		Catalog: catalog.NewCopy(b.Catalog), Metrics: metrics.New()}
+	var err error
+	a.Indexer, err = indexer.New(indexer.Config{Catalog: a.Catalog, Embedder: b.Embedder, Bucket: b.Index,
+		Prefix: b.IndexPrefix, BeforeSwitch: b.BeforeSwitch, Logger: a.log})
+	if err != nil {
+		return nil, err
+	}
+	a.Retriever, err = retrieve.New(retrieve.Config{Tools: a.Catalog, Index: a.Indexer, Embedder: b.Embedder,
+		Reranker: b.Reranker, ServerUp: b.Health.Up, Logger: a.log})
+	if err != nil {
+		return nil, err
+	}
+	env := o.Env
+	a.MCP, err = gateway.New(gateway.Config{
+		Version: Version, Catalog: a.Catalog, Upstreams: b.Upstreams, Retriever: retrieval{a},
+		Sessions: b.Sessions, Planner: b.Planner, MaxParallel: env.MaxParallel,
+		ShortlistDescChars: env.ShortlistDescChars, Unprefixed: o.Unprefixed,
+		UpstreamListTimeout: o.UpstreamListTimeout, Logger: a.log,
+	})
+	if err != nil {
+		return nil, err
+	}
+	a.registerMetrics()
+	a.Handler = a.routes()
+	return a, nil
+}
+
+// routes is the one HTTP surface: /health without authentication, the MCP
+// endpoint and the REST API behind it. Authentication does not wait for
+// the catalog: a caller learns that the gateway is still loading only
+// after its key is accepted.
+func (a *App) routes() http.Handler {
+	env := a.o.Env
+	authCfg := auth.Config{Keys: a.b.Keys, Disabled: env.WithoutAuth, Counters: &a.authC}
+	ids := session.NewIDManager(a.b.Sessions, env.SessionTTL)
+	ids.OnError = a.b.SessionErrors
+	api := ragapi.New(ragapi.Config{Retriever: retrieval{a}, Tools: a.Catalog, Reindexer: a.b.Reindexer,
+		Metrics: a.Metrics, Health: a.details})
+	mcp := a.MCP.Handler(gateway.HTTPOptions{
+		SessionIDs: ids, MaxBodyBytes: env.MaxBodyBytes, Options: a.o.MCPOptions,
+		Observe: func(method string, d time.Duration) {
+			a.Metrics.Counter("mcp_requests_total", "method="+method).Add(1)
+			a.Metrics.Histogram("mcp_request_duration_seconds", "method="+method).Observe(d)
+		},
+	})
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /health", a.serveHealth)
+	mux.Handle(env.MCPPath, auth.Middleware(authCfg, a.gate(mcp)))
+	mux.Handle("/tool-rag/", auth.Middleware(authCfg, a.gate(api.Handler())))
+	return mux
+}
+
+// Content is a catalog given to Apply.
+type Content struct {
+	Tools   []catalog.Tool
+	Servers []catalog.Server
+}
+
+// Change is one catalog change for Apply.
+type Change struct {
+	// From is the new catalog (e.g. the copy published with the index);
+	// nil reads Backend.Catalog once.
+	From *Content
+	// Index, when set, builds the vector index from the new catalog in
+	// that mode (full, incremental, off) before the keyword index and the
+	// MCP surface are updated. A failed build is reported in
+	// Applied.IndexErr; retrieval keeps the previous index, or the keyword
+	// fallback.
+	Index indexer.Mode
+	// NoUpstreams does not ask the upstreams for their prompts and
+	// resources again (a reindex; or the stored catalog served at start).
+	NoUpstreams bool
+	// Stored marks a catalog served before the first load (the local
+	// runtime's stored catalog while its first sync runs): only the MCP
+	// tool list is updated (the keyword index is built by the first
+	// retrieval), no upstream is asked, and the App does not become ready.
+	Stored bool
+}
+
+// Applied says what Apply did and where it spent its time.
+type Applied struct {
+	Index    indexer.BuildResult
+	IndexErr error
+	Read     time.Duration // reading the store (0 when Change.From was given)
+	Keywords time.Duration // the keyword index (concurrent with Surface)
+	Surface  time.Duration // the MCP tool list, prompts and resources
+}
+
+// Apply hands a new catalog to every consumer, always in this order:
+//
+//  1. the in-memory copy (App.Catalog) is replaced: by Change.From, or by
+//     one read of the store;
+//  2. when Change.Index is set, the vector index is built from that copy
+//     (a runtime whose index is built elsewhere refreshes it before);
+//  3. the retriever's keyword index and the MCP surface (the tool list,
+//     then the upstreams' prompts and resources) are rebuilt from the
+//     same copy, concurrently;
+//  4. the catalog counts are recorded for /metrics and the App is ready.
+//
+// Applies are serialised. On a read error nothing changes.
+func (a *App) Apply(ctx context.Context, c Change) (Applied, error) {
+	a.applyMu.Lock()
+	defer a.applyMu.Unlock()
+	var out Applied
+	if c.From != nil {
+		a.Catalog.Set(c.From.Tools, c.From.Servers)
+	} else {
+		t0 := time.Now()
+		if err := a.Catalog.Load(ctx); err != nil {
+			return out, err
+		}
+		out.Read = time.Since(t0)
+	}
+	if c.Stored {
+		t0 := time.Now()
+		err := a.MCP.ReloadTools(ctx)
+		out.Surface = time.Since(t0)
+		a.countCatalog()
+		a.stored.Store(err == nil && a.Catalog.Len() > 0)
+		return out, err
+	}
+	if c.Index != "" {
+		out.Index, out.IndexErr = a.Indexer.Build(ctx, c.Index)
+	}
+	t0 := time.Now()
+	var (
+		wg    sync.WaitGroup
+		kwErr error
+	)
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		kwErr = a.Retriever.Sync(ctx)
+		out.Keywords = time.Since(t0)
+	}()
+	var err error
+	if c.NoUpstreams {
+		err = a.MCP.ReloadTools(ctx)
+	} else {
+		err = a.MCP.Reload(ctx)
+	}
+	out.Surface = time.Since(t0)
+	wg.Wait()
+	if err := errors.Join(kwErr, err); err != nil {
+		return out, err
+	}
+	a.countCatalog()
+	a.ready.Store(true)
+	a.once.Do(func() { close(a.loaded) })
+	return out, nil
+}
+
+// countCatalog records the served catalog's counts for /metrics.
+func (a *App) countCatalog() {
+	tools, stale := a.MCP.CatalogCounts()
+	a.tools.Store(int64(tools))
+	a.stale.Store(int64(stale))
+}
