@@ -114,7 +114,7 @@ type App struct {
 
 	applyMu sync.Mutex
 	ready   atomic.Bool
-	stored  atomic.Bool // a non-empty stored catalog is served (Change.Stored)
+	stored  atomic.Bool   // a non-empty stored catalog is served (Change.Stored)
 	loaded  chan struct{} // closed when the first full catalog is applied
 	once    sync.Once
 	// catalog counts for /metrics, recorded by Apply (not per scrape)
