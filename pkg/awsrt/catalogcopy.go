@@ -31,7 +31,7 @@ const CatalogKey = "catalog.json.gz"
 // logged and reported, and the index is published anyway: gateways then
 // read the tools table.
 type copier struct {
-	tools  toolReader
+	tools  catalog.Reader
 	bucket indexpub.Bucket
 	prefix string
 	log    *slog.Logger
@@ -99,12 +99,13 @@ type catalogCopy struct {
 
 // publishCatalogCopy reads the tools table and stores it as the catalog
 // copy of the index with hash indexSHA.
-func publishCatalogCopy(ctx context.Context, tools toolReader, b indexpub.Bucket, prefix, indexSHA string) error {
-	snap := &snapshot{store: tools}
-	if err := snap.load(ctx); err != nil {
+func publishCatalogCopy(ctx context.Context, tools catalog.Reader, b indexpub.Bucket, prefix, indexSHA string) error {
+	c := catalog.NewCopy(tools)
+	if err := c.Load(ctx); err != nil {
 		return err
 	}
-	return writeCatalogCopy(ctx, b, prefix, indexSHA, snap.tools, snap.servers)
+	t, s, _ := c.Content()
+	return writeCatalogCopy(ctx, b, prefix, indexSHA, t, s)
 }
 
 // writeCatalogCopy stores the catalog copy for the index with the given

@@ -36,9 +36,6 @@ import (
 	"github.com/toolrag/mcp-gateway/pkg/secrets"
 )
 
-// Version is reported in initialize and /health.
-var Version = "dev"
-
 // Config configures the AWS runtime. ConfigFromEnv fills it from the
 // environment contract of the deployment (template.yaml, infra/); tests
 // set the clients directly.

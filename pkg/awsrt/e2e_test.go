@@ -300,7 +300,7 @@ func TestConcurrentSyncs(t *testing.T) {
 		t.Fatalf("published index has %d tools; the syncs built %d and %d", ix.Len(), reps[0].Index.Tools, reps[1].Index.Tools)
 	}
 	g := e.gateway(t)
-	tools, _ := g.catalog.ListTools(context.Background())
+	tools, _ := g.Catalog.ListTools(context.Background())
 	for _, tl := range tools {
 		if _, ok := meta.Hashes[tl.ID]; !ok {
 			t.Errorf("catalog tool %s is not in the published index", tl.ID)
@@ -502,8 +502,8 @@ func TestCatalogCopy(t *testing.T) {
 		t.Fatal(err)
 	}
 	fingerprint := func(g *Gateway) string {
-		tools, _ := g.catalog.ListTools(context.Background())
-		servers, _ := g.catalog.ListServers(context.Background())
+		tools, _ := g.Catalog.ListTools(context.Background())
+		servers, _ := g.Catalog.ListServers(context.Background())
 		var b strings.Builder
 		for _, tl := range tools {
 			fmt.Fprintf(&b, "%s %s %s|", tl.ID, tl.ContentHash, tl.Status)
@@ -584,7 +584,7 @@ func TestSyncMarksUnreachableStale(t *testing.T) {
 		t.Fatalf("unreachable server: %+v; its tools must stay (stale), not be deleted", rep)
 	}
 	g := e.gateway(t)
-	tools, _ := g.catalog.ListTools(context.Background())
+	tools, _ := g.Catalog.ListTools(context.Background())
 	if len(tools) != first.Index.Tools || tools[0].Status == "active" {
 		t.Fatalf("catalog after an unreachable sync: %d tools, status %q", len(tools), tools[0].Status)
 	}

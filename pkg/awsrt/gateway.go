@@ -16,26 +16,23 @@ import (
 	lambdatypes "github.com/aws/aws-sdk-go-v2/service/lambda/types"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/toolrag/mcp-gateway/pkg/app"
 	"github.com/toolrag/mcp-gateway/pkg/auth"
-	"github.com/toolrag/mcp-gateway/pkg/catalog"
 	"github.com/toolrag/mcp-gateway/pkg/dynamo"
-	"github.com/toolrag/mcp-gateway/pkg/gateway"
+	"github.com/toolrag/mcp-gateway/pkg/health"
 	"github.com/toolrag/mcp-gateway/pkg/indexer"
 	"github.com/toolrag/mcp-gateway/pkg/indexpub"
 	"github.com/toolrag/mcp-gateway/pkg/metrics"
-	"github.com/toolrag/mcp-gateway/pkg/policy"
-	"github.com/toolrag/mcp-gateway/pkg/ragapi"
 	"github.com/toolrag/mcp-gateway/pkg/rerank"
-	"github.com/toolrag/mcp-gateway/pkg/retrieve"
 	"github.com/toolrag/mcp-gateway/pkg/s3bucket"
-	"github.com/toolrag/mcp-gateway/pkg/session"
 	"github.com/toolrag/mcp-gateway/pkg/upstream"
 )
 
-// Gateway is the gateway function: an http.Handler serving the MCP
-// endpoint (MCP_GATEWAY_MCP_PATH, default /mcp), /tool-rag/* and /health.
-// Wrap it with Start (or HTTPAPIHandler, RESTHandler, FunctionURLHandler)
-// in a Lambda, or serve it with net/http anywhere else.
+// Gateway is the gateway function: the assembled app (pkg/app) over
+// DynamoDB and S3, an http.Handler serving the MCP endpoint
+// (MCP_GATEWAY_MCP_PATH, default /mcp), /tool-rag/* and /health. Wrap it
+// with Start (or HTTPAPIHandler, RESTHandler, FunctionURLHandler) in a
+// Lambda, or serve it with net/http anywhere else.
 //
 // A Gateway keeps no state of its own that another instance needs: sessions
 // live in the sessions table, keys in the keys table, the catalog in the
@@ -43,30 +40,23 @@ import (
 // lazily, on the first request after IndexRefresh, because Lambda freezes
 // the process between invocations.
 type Gateway struct {
+	*app.App
 	Tools         *dynamo.ToolStore
 	Keys          *dynamo.KeyStore
 	Registry      *dynamo.RegistryStore
 	Sessions      *dynamo.SessionStore
 	Upstreams     *upstream.Manager
-	Indexer       *indexer.Indexer
-	Retriever     *retrieve.Retriever
-	MCP           *gateway.Gateway
-	Metrics       *metrics.Registry
 	DynamoMetrics *dynamo.Metrics
 
-	cfg     Config
-	log     *slog.Logger
-	handler http.Handler
-	bucket  *watchedBucket
-	catalog *snapshot
-	down    atomic.Pointer[map[string]bool]
+	cfg    Config
+	log    *slog.Logger
+	bucket *timedBucket
+	health *health.Tracker
 	// catalogSource says where the catalog copy came from: "s3" or "dynamodb".
 	catalogSource atomic.Pointer[string]
 	// copySHA and copyETag identify the catalog copy the catalog was read
 	// from (under refreshMu).
 	copySHA, copyETag string
-	authC             auth.Counters
-	started           time.Time
 	initTime          time.Duration
 	cold              ColdStart // written before loaded is closed
 	loaded            chan struct{}
@@ -74,10 +64,12 @@ type Gateway struct {
 	refreshMu sync.Mutex
 	nextCheck atomic.Int64 // unix nanoseconds of the next lazy refresh
 	refreshes atomic.Int64
-	loadedGen int64
-	catalogAt time.Time
-	healthAt  time.Time
-	indexErr  string // last index error logged (logged once); under refreshMu
+	// catalogDue: a new index was loaded (or a new index error seen) and
+	// the catalog was not re-read since (under refreshMu).
+	catalogDue bool
+	catalogAt  time.Time
+	healthAt   time.Time
+	indexErr   string // last index error logged (logged once); under refreshMu
 	// indexErrShown is indexErr for /tool-rag/health.
 	indexErrShown atomic.Pointer[string]
 	noIndexSaid   bool
@@ -116,9 +108,12 @@ func NewGateway(ctx context.Context, cfg Config) (*Gateway, error) {
 	if err != nil {
 		return nil, err
 	}
+	rr, err := rerank.New(ctx, cfg.Rerank)
+	if err != nil {
+		return nil, err
+	}
 	log := cfg.Logger
-	g := &Gateway{cfg: cfg, log: log, Metrics: metrics.New(), DynamoMetrics: dm, started: time.Now().UTC(), loadedGen: -1}
-	g.down.Store(&map[string]bool{})
+	g := &Gateway{cfg: cfg, log: log, DynamoMetrics: dm, health: health.NewTracker(), loaded: make(chan struct{})}
 	g.Tools = dynamo.NewToolStore(cfg.DynamoDB, cfg.Tables.Tools)
 	g.Tools.Metrics = dm
 	g.Keys = dynamo.NewKeyStore(cfg.DynamoDB, cfg.Tables.Keys)
@@ -126,65 +121,32 @@ func NewGateway(ctx context.Context, cfg Config) (*Gateway, error) {
 	g.Registry = dynamo.NewRegistryStore(cfg.DynamoDB, cfg.Tables.Registry)
 	g.Registry.Metrics = dm
 	g.Sessions = dynamo.NewSessionStore(cfg.DynamoDB, cfg.Tables.Sessions)
-	g.catalog = &snapshot{store: g.Tools}
-	env := cfg.Env
-	g.Upstreams = newManager(cfg)
-	g.bucket = newWatchedBucket(s3bucket.New(cfg.S3, cfg.Bucket), cfg.Prefix)
+	g.Upstreams = upstream.NewManager(cfg.Env.UpstreamOptions(log))
+	g.bucket = &timedBucket{Bucket: s3bucket.New(cfg.S3, cfg.Bucket)}
+	if cfg.Env.WithoutAuth {
+		log.Warn("TOOL_RAG_WITHOUT_AUTH is set: every caller is granted every server")
+	}
 	// With TOOL_RAG_REINDEX_INPLACE the gateway publishes too, with the
 	// catalog copy written first, like the sync function.
 	copies := &copier{tools: g.Tools, bucket: g.bucket, prefix: cfg.Prefix, log: log}
-	g.Indexer, err = indexer.New(indexer.Config{Catalog: g.Tools, Embedder: emb, Bucket: g.bucket, Prefix: cfg.Prefix,
-		BeforeSwitch: copies.beforeSwitch, Logger: log})
-	if err != nil {
-		return nil, err
-	}
-	rr, err := rerank.New(ctx, cfg.Rerank)
-	if err != nil {
-		return nil, err
-	}
-	g.Retriever, err = retrieve.New(retrieve.Config{
-		Tools: g.catalog, Index: g.Indexer, Embedder: emb, Reranker: rr, ServerUp: g.serverUp, Logger: log,
+	g.App, err = app.New(app.Backend{
+		Runtime: "aws-lambda", Catalog: g.Tools, Keys: auth.NewCached(g.Keys, cfg.KeyCacheTTL),
+		Sessions: g.Sessions, SessionErrors: func(err error) { log.Warn("session store", "error", err) },
+		Index: g.bucket, IndexPrefix: cfg.Prefix, BeforeSwitch: copies.beforeSwitch,
+		Upstreams: g.Upstreams, Health: g.health, Embedder: emb, Reranker: rr,
+		Reindexer: reindexer{g}, Details: g.details, Metrics: g.registerMetrics,
+	}, app.Options{
+		Env: cfg.Env, UpstreamListTimeout: cfg.UpstreamListTimeout, WhileLoading: app.RejectWhileLoading, Logger: log,
+		MCPOptions: []server.StreamableHTTPOption{server.WithSessionIdleTTL(sessionStateIdle)},
 	})
 	if err != nil {
 		return nil, err
 	}
-	g.MCP, err = gateway.New(gateway.Config{
-		Version: Version, Catalog: g.catalog, Upstreams: g.Upstreams, Retriever: g.Retriever,
-		Sessions: g.Sessions, MaxParallel: env.MaxParallel, ShortlistDescChars: env.ShortlistDescChars,
-		UpstreamListTimeout: cfg.UpstreamListTimeout, Logger: log,
-	})
-	if err != nil {
-		return nil, err
-	}
+	copies.tools = g.Catalog // an in-place build reads the copy Apply has just read
 	g.initTime = time.Since(start)
-	g.registerMetrics()
-
-	var keys auth.KeyLookup = auth.NewCached(keyLookup{g.Keys}, cfg.KeyCacheTTL)
-	if env.WithoutAuth {
-		log.Warn("TOOL_RAG_WITHOUT_AUTH is set: every caller is granted every server")
-	}
-	authCfg := auth.Config{Keys: keys, Disabled: env.WithoutAuth, Counters: &g.authC}
-	ids := session.NewIDManager(g.Sessions, env.SessionTTL)
-	ids.OnError = func(err error) { log.Warn("session store", "error", err) }
-	api := ragapi.New(ragapi.Config{
-		Retriever: g.Retriever, Tools: g.catalog, Reindexer: reindexer{g}, Metrics: g.Metrics, Health: g.healthFields,
-	})
-	mux := http.NewServeMux()
-	mux.HandleFunc("GET /health", g.serveHealth)
-	// Authentication does not need the catalog: a caller learns that the
-	// gateway is still loading only after its key is accepted.
-	mux.Handle(env.MCPPath, auth.Middleware(authCfg, g.afterLoad(g.MCP.Handler(gateway.HTTPOptions{
-		SessionIDs: ids, MaxBodyBytes: env.MaxBodyBytes,
-		Options: []server.StreamableHTTPOption{
-			server.WithSessionIdleTTL(sessionStateIdle),
-		},
-	}))))
-	mux.Handle("/tool-rag/", auth.Middleware(authCfg, g.afterLoad(api.Handler())))
-	g.handler = mux
 
 	// The first load runs on its own goroutine so that NewGateway can
 	// return after InitWait while it goes on (see Config.InitWait).
-	g.loaded = make(chan struct{})
 	first := make(chan loadResult, 1)
 	go func() {
 		cold := ColdStart{Init: g.initTime}
@@ -212,17 +174,22 @@ func NewGateway(ctx context.Context, cfg Config) (*Gateway, error) {
 	return g, nil
 }
 
+// sessionStateIdle is how long mcp-go keeps the per-session transport state
+// of an idle legacy session in one instance (the session itself lives in
+// the sessions table and outlives it).
+const sessionStateIdle = 10 * time.Minute
+
 type loadResult struct {
 	cold ColdStart
 	err  error
 }
 
-// markLoaded records the cold start and opens the gateway to requests.
+// markLoaded records the cold start.
 func (g *Gateway) markLoaded(cold ColdStart, start time.Time) {
 	cold.Total = time.Since(start)
 	g.cold = cold
 	close(g.loaded)
-	g.log.Info("gateway ready", "tools", g.catalog.len(), "index", g.Indexer.Stats().ToolsInIndex,
+	g.log.Info("gateway ready", "tools", g.Catalog.Len(), "index", g.Indexer.Stats().ToolsInIndex,
 		"servers", len(g.Upstreams.Servers()), "cold_start", cold.Total.Round(time.Millisecond))
 }
 
@@ -250,51 +217,9 @@ func (g *Gateway) finishLoad(first <-chan loadResult, start time.Time) {
 // loadAttemptTimeout bounds one background retry of the first load.
 const loadAttemptTimeout = 5 * time.Minute
 
-// answerMargin is the time a request waiting for the first load keeps to
-// answer 503 before its deadline.
-const answerMargin = time.Second
-
-// Loaded is closed when the gateway has loaded its catalog and index and
-// serves requests without waiting.
+// Loaded is closed when the gateway has loaded its catalog and index,
+// serves requests without waiting, and has recorded its cold start.
 func (g *Gateway) Loaded() <-chan struct{} { return g.loaded }
-
-func (g *Gateway) isLoaded() bool {
-	select {
-	case <-g.loaded:
-		return true
-	default:
-		return false
-	}
-}
-
-// afterLoad makes requests wait for the first load, until answerMargin
-// before their deadline; then they are answered 503 with Retry-After.
-func (g *Gateway) afterLoad(h http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !g.isLoaded() {
-			var giveUp <-chan time.Time
-			if d, ok := r.Context().Deadline(); ok {
-				t := time.NewTimer(time.Until(d) - answerMargin)
-				defer t.Stop()
-				giveUp = t.C
-			}
-			select {
-			case <-g.loaded:
-			case <-r.Context().Done():
-				return
-			case <-giveUp:
-				w.Header().Set("Content-Type", "application/json")
-				w.Header().Set("Retry-After", "1")
-				w.WriteHeader(http.StatusServiceUnavailable)
-				_ = json.NewEncoder(w).Encode(map[string]string{"error": fmt.Sprintf(
-					"the gateway is still loading its tool catalog and index (started %s ago); retry shortly",
-					time.Since(g.started).Round(100*time.Millisecond))})
-				return
-			}
-		}
-		h.ServeHTTP(w, r)
-	})
-}
 
 // CatalogSource says where the in-memory catalog was last read from: "s3"
 // (the catalog copy published with the index) or "dynamodb".
@@ -308,10 +233,12 @@ func (g *Gateway) CatalogSource() string {
 // ColdStart returns where the first load spent its time (only Init until
 // Loaded is closed).
 func (g *Gateway) ColdStart() ColdStart {
-	if !g.isLoaded() {
+	select {
+	case <-g.loaded:
+		return g.cold
+	default:
 		return ColdStart{Init: g.initTime}
 	}
-	return g.cold
 }
 
 // Close stops the upstream sessions.
@@ -320,10 +247,11 @@ func (g *Gateway) Close() error { return g.Upstreams.Close() }
 // ServeHTTP implements http.Handler. When IndexRefresh has passed since the
 // last check, the request first checks for a newer index (one conditional
 // GET of the pointer) and, when one was published, re-reads the registry
-// and the catalog; a concurrent request does not wait for that.
+// and the catalog; a concurrent request does not wait for that. Before the
+// first load, requests wait for it (app.RejectWhileLoading).
 func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if !g.isLoaded() {
-		g.handler.ServeHTTP(w, r) // waits in afterLoad
+	if !g.Ready() {
+		g.Handler.ServeHTTP(w, r)
 		return
 	}
 	if now := g.cfg.Now(); now.UnixNano() >= g.nextCheck.Load() && g.refreshMu.TryLock() {
@@ -334,15 +262,13 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		cancel()
 		g.refreshMu.Unlock()
 	}
-	g.handler.ServeHTTP(w, r)
+	g.Handler.ServeHTTP(w, r)
 }
 
 // Refresh checks for a newer index and catalog now, regardless of
 // IndexRefresh.
 func (g *Gateway) Refresh(ctx context.Context) error {
-	g.refreshMu.Lock()
-	defer g.refreshMu.Unlock()
-	return g.refreshLocked(ctx, g.cfg.Now(), nil)
+	return g.refresh(ctx, g.cfg.Now(), nil)
 }
 
 func (g *Gateway) refresh(ctx context.Context, now time.Time, cold *ColdStart) error {
@@ -351,54 +277,22 @@ func (g *Gateway) refresh(ctx context.Context, now time.Time, cold *ColdStart) e
 	return g.refreshLocked(ctx, now, cold)
 }
 
-// refreshLocked loads a newer index, re-reads the registry and the catalog
-// when something was published (or the copy is old), and the health column
-// when it is older than HealthCacheTTL. Only catalog errors are returned:
-// an unreadable index leaves the keyword fallback in charge.
+// refreshLocked loads a newer index, the health column when it is older
+// than HealthCacheTTL, then re-reads the registry and the catalog when a
+// new index was loaded (or the copy is old) and applies it. Only catalog
+// errors are returned: an unreadable index leaves the keyword fallback in
+// charge.
 func (g *Gateway) refreshLocked(ctx context.Context, now time.Time, cold *ColdStart) error {
 	g.refreshes.Add(1)
 	fetch0, bytes0, t0 := g.bucket.getNanos.Load(), g.bucket.getBytes.Load(), time.Now()
-	_, err := g.Indexer.Refresh(ctx)
+	changed, err := g.Indexer.Refresh(ctx)
 	if cold != nil {
 		cold.IndexFetch = time.Duration(g.bucket.getNanos.Load() - fetch0)
 		cold.IndexParse = max(0, time.Since(t0)-cold.IndexFetch)
 		cold.IndexBytes = g.bucket.getBytes.Load() - bytes0
 	}
-	g.noteIndex(err)
-
-	if gen := g.bucket.generation(); gen != g.loadedGen || now.Sub(g.catalogAt) >= g.cfg.CatalogMaxAge {
-		t1 := time.Now()
-		changed, err := g.reloadCatalog(ctx)
-		if err != nil {
-			g.nextCheck.Store(now.Add(g.cfg.IndexRefresh).UnixNano())
-			return err
-		}
-		if changed {
-			// The keyword index and the MCP surface (tool list, upstream
-			// prompts and resources) are built from the same copy, at once.
-			t2 := time.Now()
-			var (
-				wg               sync.WaitGroup
-				kwErr            error
-				kwTime, surfTime time.Duration
-			)
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				kwErr = g.Retriever.Sync(ctx)
-				kwTime = time.Since(t2)
-			}()
-			err := g.MCP.Reload(ctx)
-			surfTime = time.Since(t2)
-			wg.Wait()
-			if err = errors.Join(kwErr, err); err != nil {
-				return err
-			}
-			if cold != nil {
-				cold.Catalog, cold.Keywords, cold.Surface = t2.Sub(t1), kwTime, surfTime
-			}
-		}
-		g.loadedGen, g.catalogAt = gen, now
+	if g.noteIndex(err) || changed {
+		g.catalogDue = true
 	}
 	if now.Sub(g.healthAt) >= g.cfg.HealthCacheTTL {
 		if err := g.reloadHealth(ctx); err != nil {
@@ -407,19 +301,38 @@ func (g *Gateway) refreshLocked(ctx context.Context, now time.Time, cold *ColdSt
 			g.healthAt = now
 		}
 	}
+	if g.catalogDue || g.catalogAt.IsZero() || now.Sub(g.catalogAt) >= g.cfg.CatalogMaxAge {
+		t1 := time.Now()
+		change, err := g.reloadCatalog(ctx)
+		read := time.Since(t1)
+		if err != nil {
+			g.nextCheck.Store(now.Add(g.cfg.IndexRefresh).UnixNano())
+			return err
+		}
+		if change != nil {
+			res, err := g.Apply(ctx, *change)
+			if err != nil {
+				return err
+			}
+			if cold != nil {
+				cold.Catalog, cold.Keywords, cold.Surface = read+res.Read, res.Keywords, res.Surface
+			}
+		}
+		g.catalogDue, g.catalogAt = false, now
+	}
 	g.nextCheck.Store(now.Add(g.cfg.IndexRefresh).UnixNano())
 	return nil
 }
 
 // noteIndex logs the index state once per change: an unreadable index, a
-// missing one, or a recovery.
-func (g *Gateway) noteIndex(err error) {
+// missing one, or a recovery. It reports whether the state changed.
+func (g *Gateway) noteIndex(err error) (changed bool) {
 	where := fmt.Sprintf("s3://%s/%s%s", g.cfg.Bucket, g.cfg.Prefix, indexpub.PointerKey)
 	_, _, ok := g.Indexer.Current()
 	switch {
 	case err != nil:
 		if msg := err.Error(); msg != g.indexErr {
-			g.indexErr = msg
+			g.indexErr, changed = msg, true
 			if ok {
 				g.log.Error("the published vector index cannot be used; the current one stays in use", "pointer", where, "error", err)
 			} else {
@@ -433,6 +346,7 @@ func (g *Gateway) noteIndex(err error) {
 		}
 	default:
 		if g.indexErr != "" || g.noIndexSaid {
+			changed = true
 			st := g.Indexer.Stats()
 			g.log.Info("vector index loaded; semantic retrieval is back", "tools", st.ToolsInIndex, "model", st.ModelID)
 		}
@@ -440,16 +354,18 @@ func (g *Gateway) noteIndex(err error) {
 	}
 	shown := g.indexErr
 	g.indexErrShown.Store(&shown)
+	return changed
 }
 
-// reloadCatalog re-reads the registry (upstream URLs) and the catalog:
-// from the catalog copy of the loaded index when there is one, otherwise
-// from the tools table. The copy is read with a conditional GET when it is
-// what the catalog came from: changed is false when it is the same.
-func (g *Gateway) reloadCatalog(ctx context.Context) (changed bool, err error) {
+// reloadCatalog re-reads the registry (upstream URLs) and says which
+// catalog to apply: the catalog copy of the loaded index when there is
+// one, otherwise the tools table. The copy is read with a conditional GET
+// when it is what the catalog came from: the change is nil when it is the
+// same.
+func (g *Gateway) reloadCatalog(ctx context.Context) (*app.Change, error) {
 	servers, err := loadServers(ctx, g.Registry, g.cfg.secret, g.log)
 	if err != nil {
-		return false, fmt.Errorf("read the upstream registry: %w", err)
+		return nil, fmt.Errorf("read the upstream registry: %w", err)
 	}
 	g.Upstreams.SetServers(servers)
 	if _, meta, ok := g.Indexer.Current(); ok && meta.IndexSHA256 != "" {
@@ -460,91 +376,50 @@ func (g *Gateway) reloadCatalog(ctx context.Context) (changed bool, err error) {
 		c, etag, ok, err := readCatalogCopy(ctx, g.bucket, g.cfg.Prefix, meta.IndexSHA256, ifNoneMatch)
 		switch {
 		case errors.Is(err, indexpub.ErrNotModified):
-			return false, nil
+			return nil, nil
 		case ok:
-			g.catalog.set(c.Tools, c.Servers)
 			g.copySHA, g.copyETag = meta.IndexSHA256, etag
 			g.setCatalogSource("s3")
-			return true, nil
+			return &app.Change{From: &app.Content{Tools: c.Tools, Servers: c.Servers}}, nil
 		case err != nil && !errors.Is(err, indexpub.ErrNotExist):
 			g.log.Warn("catalog copy unusable; reading the tools table instead", "error", err)
 		}
 	}
-	if err := g.catalog.load(ctx); err != nil {
-		return false, fmt.Errorf("read the tool catalog: %w", err)
-	}
 	g.copySHA, g.copyETag = "", ""
 	g.setCatalogSource("dynamodb")
-	return true, nil
+	return &app.Change{}, nil
 }
 
 func (g *Gateway) setCatalogSource(s string) { g.catalogSource.Store(&s) }
 
+// reloadHealth reads the health function's last probe results from the
+// registry table; servers never probed count as up.
 func (g *Gateway) reloadHealth(ctx context.Context) error {
 	h, err := g.Registry.Health(ctx)
 	if err != nil {
 		return err
 	}
-	down := map[string]bool{}
-	for id, st := range h {
-		if st.Status == dynamo.HealthDown {
-			down[id] = true
-		}
+	st := make(map[string]health.Status, len(h))
+	for id, s := range h {
+		st[id] = health.Status{Up: s.Status != dynamo.HealthDown, CheckedAt: s.CheckedAt, Error: s.Error}
 	}
-	g.down.Store(&down)
+	g.health.Replace(st)
 	return nil
 }
 
-// serverUp reports the registry's last probe result; servers never probed
-// count as up.
-func (g *Gateway) serverUp(id string) bool { return !(*g.down.Load())[id] }
-
-func (g *Gateway) downServers() []string {
-	var out []string
-	for id := range *g.down.Load() {
-		out = append(out, id)
-	}
-	return out
-}
-
-func (g *Gateway) serveHealth(w http.ResponseWriter, r *http.Request) {
-	w.Header().Set("Content-Type", "application/json")
-	if !g.isLoaded() {
-		w.Header().Set("Retry-After", "1")
-		w.WriteHeader(http.StatusServiceUnavailable)
-		_ = json.NewEncoder(w).Encode(map[string]any{"status": "loading", "version": Version, "started_at": g.started})
-		return
-	}
-	st := g.Indexer.Stats()
-	_ = json.NewEncoder(w).Encode(map[string]any{
-		"status": "ok", "version": Version, "started_at": g.started,
-		"index_size": st.ToolsInIndex, "catalog_size": g.catalog.len(), "fallback": st.ToolsInIndex == 0,
-	})
-}
-
-func (g *Gateway) healthFields(ctx context.Context) map[string]any {
-	st := g.Indexer.Stats()
+// details are the Lambda runtime's fields of GET /tool-rag/health.
+func (g *Gateway) details(context.Context) map[string]any {
 	out := map[string]any{
-		"runtime": "aws-lambda", "version": Version, "started_at": g.started,
-		"index_size": st.ToolsInIndex, "catalog_size": g.catalog.len(), "catalog_source": g.CatalogSource(), "index": st,
-		"servers_down": g.downServers(), "cold_start": g.ColdStart(), "refreshes": g.refreshes.Load(),
+		"catalog_source": g.CatalogSource(), "cold_start": g.ColdStart(), "refreshes": g.refreshes.Load(),
 		"dynamodb": g.DynamoMetrics.Snapshot(),
 	}
-	if p, ok := g.indexPointer(); ok {
-		out["index_pointer"] = p
+	if _, meta, ok := g.Indexer.Current(); ok {
+		out["index_pointer"] = vindexInfo{SHA256: meta.IndexSHA256, BuiltAt: meta.BuiltAt, ModelID: meta.ModelID, Count: meta.Count}
 	}
 	if e := g.indexErrShown.Load(); e != nil && *e != "" {
 		out["index_error"] = *e
 	}
 	return out
-}
-
-func (g *Gateway) indexPointer() (vindexInfo, bool) {
-	_, meta, ok := g.Indexer.Current()
-	if !ok {
-		return vindexInfo{}, false
-	}
-	return vindexInfo{SHA256: meta.IndexSHA256, BuiltAt: meta.BuiltAt, ModelID: meta.ModelID, Count: meta.Count}, true
 }
 
 type vindexInfo struct {
@@ -554,48 +429,13 @@ type vindexInfo struct {
 	Count   int       `json:"count"`
 }
 
-func (g *Gateway) registerMetrics() {
-	m := g.Metrics
-	m.Gauge("tools_in_index", func() float64 { return float64(g.Indexer.Stats().ToolsInIndex) })
-	m.Gauge("tools_in_db", func() float64 { return float64(g.catalog.len()) })
-	m.Gauge("active_servers", func() float64 {
-		n := 0
-		for _, id := range g.Upstreams.Servers() {
-			if g.serverUp(id) {
-				n++
-			}
-		}
-		return float64(n)
-	})
-	m.CounterFunc("auth_failures_total", g.authC.Failures.Load)
-	m.CounterFunc("auth_rate_limited_total", g.authC.RateLimited.Load)
-	m.CounterFunc("auth_lookup_errors_total", g.authC.LookupErrors.Load)
-	m.CounterFunc("mcp_tool_calls_total", g.MCP.Metrics.Calls.Load)
-	m.CounterFunc("mcp_tool_call_errors_total", g.MCP.Metrics.CallErrors.Load)
-	m.CounterFunc("mcp_calls_rejected_total", g.MCP.Metrics.CallsRejected.Load)
-	m.CounterFunc("mcp_find_tools_total", g.MCP.Metrics.Finds.Load)
-	m.CounterFunc("http_rejected_total", g.MCP.Metrics.Rejected.Load)
+// registerMetrics adds the Lambda runtime's metrics to the app's.
+func (g *Gateway) registerMetrics(m *metrics.Registry) {
 	m.CounterFunc("index_refresh_checks_total", g.refreshes.Load)
 	dm := g.DynamoMetrics
 	m.CounterFunc("dynamodb_retries_total", dm.Retries.Load)
 	m.CounterFunc("dynamodb_throttles_total", dm.Throttles.Load)
 	m.CounterFunc("dynamodb_conflicts_total", dm.Conflicts.Load)
-}
-
-// keyLookup adapts the keys table to auth.KeyLookup.
-type keyLookup struct{ keys *dynamo.KeyStore }
-
-func (k keyLookup) LookupKey(ctx context.Context, secretHash string) (policy.Key, error) {
-	key, err := k.keys.Lookup(ctx, secretHash)
-	switch {
-	case err == nil:
-		return key, nil
-	case errors.Is(err, catalog.ErrNotFound):
-		return policy.Key{}, auth.ErrUnknownKey
-	case errors.Is(err, dynamo.ErrKeyDisabled):
-		return key, fmt.Errorf("API key %q: %w", key.ID, auth.ErrDisabledKey)
-	}
-	return policy.Key{}, err
 }
 
 // reindexer serves POST /tool-rag/reindex: it starts the sync function
@@ -624,15 +464,17 @@ func (r reindexer) Reindex(ctx context.Context, mode string) (any, error) {
 		return nil, err
 	}
 	if g.cfg.ReindexInPlace {
-		// The catalog may have changed since the last sync of this
-		// instance's copy: the indexer reads the tools table itself.
-		res, err := g.Indexer.Build(ctx, m)
-		if err != nil {
+		// The catalog may have changed since this instance's copy was
+		// read: the tools table is read again, and the index built from it.
+		g.refreshMu.Lock()
+		defer g.refreshMu.Unlock()
+		applied, err := g.Apply(ctx, app.Change{Index: m, NoUpstreams: true})
+		if err = errors.Join(err, applied.IndexErr); err != nil {
 			return nil, err
 		}
-		if err := g.Refresh(ctx); err != nil {
-			return nil, err
-		}
+		g.copySHA, g.copyETag = "", ""
+		g.setCatalogSource("dynamodb")
+		res := applied.Index
 		return ReindexStatus{How: "in_place", Mode: string(res.Mode), Tools: res.Tools, Embedded: res.Embedded,
 			Reused: res.Reused, DurationMS: res.Duration.Milliseconds()}, nil
 	}

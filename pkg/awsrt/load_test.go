@@ -325,14 +325,14 @@ func TestPeriodicCatalogRefreshReadsCopy(t *testing.T) {
 
 	// A sync that marks echo's tools stale publishes the same index again,
 	// with a new copy: the gateway reads the copy, not the table.
-	before := g.catalog.len()
+	before := g.Catalog.Len()
 	e.register(t, "echo", deadURL(t))
 	if rep := e.sync(t, `{"mode":"incremental"}`); len(rep.Sync.Stale) != 1 {
 		t.Fatalf("sync with echo down: %+v", rep.Sync)
 	}
 	e.clock.Advance(g.cfg.CatalogMaxAge)
 	retrieveREST(t, h, agentSecret, `{"query":"reverse the characters of a text"}`)
-	tools, _ := g.catalog.ListTools(context.Background())
+	tools, _ := g.Catalog.ListTools(context.Background())
 	stale := 0
 	for _, tl := range tools {
 		if tl.Status == catalog.StatusStale {
@@ -355,7 +355,7 @@ func TestPeriodicCatalogRefreshReadsCopy(t *testing.T) {
 	}
 	e.clock.Advance(g.cfg.CatalogMaxAge)
 	retrieveREST(t, h, agentSecret, `{"query":"reverse the characters of a text"}`)
-	if n := g.catalog.len(); n != 2*before || toolScans.Load() != 0 {
+	if n := g.Catalog.Len(); n != 2*before || toolScans.Load() != 0 {
 		t.Fatalf("after the failed build: %d tools, %d tools-table scans; want %d from the copy", n, toolScans.Load(), 2*before)
 	}
 }
@@ -411,7 +411,7 @@ func TestWarmSyncerKeepsNoCatalog(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := s.catalog.len(); n != 0 {
+	if n := s.catalog.Len(); n != 0 {
 		t.Fatalf("%d tools held after the run", n)
 	}
 	e.register(t, "echo2", startEcho(t))

@@ -74,7 +74,7 @@ type Syncer struct {
 	cfg     Config
 	log     *slog.Logger
 	bucket  *s3bucket.Bucket
-	catalog *snapshot // the tools table as the last run read it
+	catalog *catalog.Copy // the tools table as the last run read it
 	copies  *copier
 	mu      sync.Mutex // one run at a time per instance
 }
@@ -101,11 +101,11 @@ func NewSyncer(ctx context.Context, cfg Config) (*Syncer, error) {
 	s.Tools.Metrics = dm
 	s.Registry = dynamo.NewRegistryStore(cfg.DynamoDB, cfg.Tables.Registry)
 	s.Registry.Metrics = dm
-	s.Upstreams = newManager(cfg)
+	s.Upstreams = upstream.NewManager(cfg.Env.UpstreamOptions(cfg.Logger))
 	s.bucket = s3bucket.New(cfg.S3, cfg.Bucket)
 	// One read of the table per run serves the index build and the
 	// catalog copy.
-	s.catalog = &snapshot{store: s.Tools}
+	s.catalog = catalog.NewCopy(s.Tools)
 	s.copies = &copier{tools: s.catalog, bucket: s.bucket, prefix: cfg.Prefix, log: cfg.Logger}
 	s.Indexer, err = indexer.New(indexer.Config{
 		Catalog: s.catalog, Embedder: emb, Bucket: s.bucket, Prefix: cfg.Prefix, Logger: cfg.Logger,
@@ -115,14 +115,6 @@ func NewSyncer(ctx context.Context, cfg Config) (*Syncer, error) {
 		return nil, err
 	}
 	return s, nil
-}
-
-func newManager(cfg Config) *upstream.Manager {
-	env := cfg.Env
-	return upstream.NewManager(upstream.Options{
-		CallTimeout: env.CallTimeout, ConnectTimeout: env.ConnectTimeout, IdleTimeout: env.IdleTimeout,
-		StdioPoolSize: env.StdioPoolSize, MaxResultBytes: env.MaxResultBytes, Logger: cfg.Logger,
-	})
 }
 
 // Close stops the upstream sessions.
@@ -164,13 +156,13 @@ func (s *Syncer) Run(ctx context.Context, mode indexer.Mode) (SyncReport, error)
 		rep.Duration = time.Since(start)
 		return rep, err
 	}
-	if err := s.catalog.load(ctx); err != nil {
+	if err := s.catalog.Load(ctx); err != nil {
 		rep.Duration = time.Since(start)
-		return rep, fmt.Errorf("sync: read the tool catalog: %w", err)
+		return rep, fmt.Errorf("sync: %w", err)
 	}
 	// Not kept between runs: a warm function would hold a second catalog
 	// while the next run reads the table.
-	defer s.catalog.release()
+	defer s.catalog.Release()
 	s.copies.reset()
 	rep.Index, err = s.Indexer.Build(ctx, mode)
 	// A build that was published wrote the catalog copy before its
@@ -241,7 +233,7 @@ func NewProber(ctx context.Context, cfg Config) (*Prober, error) {
 	}
 	return &Prober{
 		Registry:  dynamo.NewRegistryStore(cfg.DynamoDB, cfg.Tables.Registry),
-		Upstreams: newManager(cfg),
+		Upstreams: upstream.NewManager(cfg.Env.UpstreamOptions(cfg.Logger)),
 		cfg:       cfg, log: cfg.Logger,
 	}, nil
 }

@@ -8,41 +8,28 @@ import (
 	"github.com/toolrag/mcp-gateway/pkg/indexpub"
 )
 
-// watchedBucket wraps the index bucket the gateway loads from. It counts
-// the times the pointer object was read with a body (a new pointer:
-// something was published, so the gateway re-reads the catalog), and adds
-// up the time spent in reads and the bytes read, which splits an index
-// load into fetch and parse time.
+// timedBucket wraps the index bucket the gateway loads from and adds up
+// the time spent in reads and the bytes read, which splits an index load
+// into fetch and parse time (ColdStart).
 //
 // (Prefetching the index blob as soon as a new pointer is read, to overlap
 // the download with the meta parse, was tried and dropped: in an A/B run
 // against the in-process emulator on two shared cores the load took 2.2×
 // the plain GETs with it and 1.2× without, the download competing with the
 // parse for the same CPU.)
-type watchedBucket struct {
+type timedBucket struct {
 	indexpub.Bucket
-	pointer string // key of the pointer object
 
-	gen      atomic.Int64 // pointer reads that returned a body
 	getNanos atomic.Int64 // total time spent in Get
 	getBytes atomic.Int64 // total bytes returned by Get
 }
 
-func newWatchedBucket(b indexpub.Bucket, prefix string) *watchedBucket {
-	return &watchedBucket{Bucket: b, pointer: prefix + indexpub.PointerKey}
-}
-
-func (b *watchedBucket) Get(ctx context.Context, key, ifNoneMatch string) ([]byte, string, error) {
+func (b *timedBucket) Get(ctx context.Context, key, ifNoneMatch string) ([]byte, string, error) {
 	start := time.Now()
 	body, etag, err := b.Bucket.Get(ctx, key, ifNoneMatch)
 	b.getNanos.Add(int64(time.Since(start)))
 	if err == nil {
 		b.getBytes.Add(int64(len(body)))
-		if key == b.pointer {
-			b.gen.Add(1)
-		}
 	}
 	return body, etag, err
 }
-
-func (b *watchedBucket) generation() int64 { return b.gen.Load() }

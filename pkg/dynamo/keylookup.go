@@ -1,0 +1,26 @@
+package dynamo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/toolrag/mcp-gateway/pkg/auth"
+	"github.com/toolrag/mcp-gateway/pkg/catalog"
+	"github.com/toolrag/mcp-gateway/pkg/policy"
+)
+
+// LookupKey implements auth.KeyLookup over the keys table: an unknown key
+// is auth.ErrUnknownKey, a revoked one wraps auth.ErrDisabledKey.
+func (s *KeyStore) LookupKey(ctx context.Context, secretHash string) (policy.Key, error) {
+	key, err := s.Lookup(ctx, secretHash)
+	switch {
+	case err == nil:
+		return key, nil
+	case errors.Is(err, catalog.ErrNotFound):
+		return policy.Key{}, auth.ErrUnknownKey
+	case errors.Is(err, ErrKeyDisabled):
+		return key, fmt.Errorf("API key %q: %w", key.ID, auth.ErrDisabledKey)
+	}
+	return policy.Key{}, err
+}
