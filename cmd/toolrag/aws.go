@@ -14,7 +14,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/toolrag/mcp-gateway/pkg/awsrt"
 	"github.com/toolrag/mcp-gateway/pkg/config"
 	"github.com/toolrag/mcp-gateway/pkg/dynamo"
 	"github.com/toolrag/mcp-gateway/pkg/policy"
@@ -89,7 +88,7 @@ func runKeys(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		}
 		k := policy.Key{ID: *id, Admin: *admin, Servers: map[string]policy.Rule{}, RateLimit: policy.RateLimit{Rate: *rate, Burst: *burst}}
 		for _, s := range servers {
-			sid, rule, err := awsrt.ParseGrant(s)
+			sid, rule, err := policy.ParseGrant(s)
 			if err != nil {
 				return err
 			}
@@ -99,7 +98,7 @@ func runKeys(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		if err != nil {
 			return err
 		}
-		secret, err := awsrt.CreateKey(ctx, dynamo.NewKeyStore(c, tables.Keys), k)
+		secret, err := dynamo.NewKeyStore(c, tables.Keys).CreateWithSecret(ctx, k)
 		if err != nil {
 			return err
 		}
@@ -192,11 +191,15 @@ func runRegistry(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if err != nil {
 		return err
 	}
-	servers, err := awsrt.LoadRegistry(env.RegistryPath, env.GeneratedPath, *expand, os.Getenv)
+	getenv := config.KeepVars // the functions expand ${VAR} from their own environment
+	if *expand {
+		getenv = os.Getenv
+	}
+	servers, err := config.LoadRegistry(env.RegistryPath, env.GeneratedPath, getenv)
 	if err != nil {
 		return err
 	}
-	docs, err := awsrt.RegistryDocs(servers, *allowStdio)
+	docs, err := config.RegistryDocs(servers, *allowStdio)
 	if err != nil {
 		return err
 	}

@@ -79,7 +79,7 @@ func awsRuntime(t *testing.T, echo string) runtime {
 			_, _ = ddb.DeleteTable(ctx, &dynamodb.DeleteTableInput{TableName: aws.String(name)})
 		}
 	})
-	doc, err := awsrt.EncodeServerConfig(upstream.ServerConfig{Transport: upstream.TransportStreamableHTTP, URL: echo})
+	doc, err := config.EncodeServerConfig(upstream.ServerConfig{Transport: upstream.TransportStreamableHTTP, URL: echo})
 	if err != nil {
 		t.Fatal(err)
 	}

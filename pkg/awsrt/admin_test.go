@@ -13,44 +13,22 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
+	"github.com/toolrag/mcp-gateway/pkg/config"
 	"github.com/toolrag/mcp-gateway/pkg/policy"
 )
-
-func TestParseGrant(t *testing.T) {
-	tests := []struct {
-		in       string
-		id       string
-		prefixes []string
-		wantErr  bool
-	}{
-		{"github", "github", nil, false},
-		{"github:search_,get_", "github", []string{"search_", "get_"}, false},
-		{" fs:read , ", "fs", []string{"read"}, false},
-		{"fs:", "", nil, true},
-		{"bad id", "", nil, true},
-		{"a__b", "", nil, true},
-		{"", "", nil, true},
-	}
-	for _, tc := range tests {
-		id, rule, err := ParseGrant(tc.in)
-		if (err != nil) != tc.wantErr || id != tc.id || !slices.Equal(rule.ToolPrefixes, tc.prefixes) {
-			t.Errorf("ParseGrant(%q) = %q %v %v", tc.in, id, rule.ToolPrefixes, err)
-		}
-	}
-}
 
 // A key created by the CLI path works at the gateway at once, and its
 // secret is stored nowhere.
 func TestCreateKey(t *testing.T) {
 	e := newTestEnv(t)
-	secret, err := CreateKey(context.Background(), e.keys, policy.Key{ID: "cli", Servers: map[string]policy.Rule{"echo": {ToolPrefixes: []string{"rev"}}}})
+	secret, err := e.keys.CreateWithSecret(context.Background(), policy.Key{ID: "cli", Servers: map[string]policy.Rule{"echo": {ToolPrefixes: []string{"rev"}}}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.HasPrefix(secret, "trg_") || len(secret) < 40 || secret == NewSecret() {
+	if !strings.HasPrefix(secret, "trg_") || len(secret) < 40 || secret == policy.NewSecret() {
 		t.Fatalf("secret %q", secret)
 	}
-	if _, err := CreateKey(context.Background(), e.keys, policy.Key{ID: "cli", Servers: map[string]policy.Rule{"echo": {}}}); err == nil {
+	if _, err := e.keys.CreateWithSecret(context.Background(), policy.Key{ID: "cli", Servers: map[string]policy.Rule{"echo": {}}}); err == nil {
 		t.Fatal("a second key with the same id was created")
 	}
 	out, err := e.ddb.Scan(context.Background(), &dynamodb.ScanInput{TableName: aws.String(e.tables.Keys)})
@@ -99,33 +77,33 @@ func TestRegistryPush(t *testing.T) {
     command: uvx
 `)
 	env := map[string]string{"REMOTE_TOKEN": "tok"}
-	servers, err := LoadRegistry(hand, gen, false, func(k string) string { return env[k] })
+	servers, err := config.LoadRegistry(hand, gen, config.KeepVars)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got := servers["remote"].Headers["Authorization"]; got != "Bearer ${REMOTE_TOKEN}" {
 		t.Fatalf("header without --expand-env = %q; the placeholder must be kept", got)
 	}
-	_, err = RegistryDocs(servers, false)
+	_, err = config.RegistryDocs(servers, false)
 	if err == nil || !strings.Contains(err.Error(), "fs, git") || !strings.Contains(err.Error(), "toolrag bridge") || !strings.Contains(err.Error(), "--allow-stdio") {
 		t.Fatalf("stdio entries: %v", err)
 	}
-	docs, err := RegistryDocs(servers, true)
+	docs, err := config.RegistryDocs(servers, true)
 	if err != nil || len(docs) != 3 {
 		t.Fatalf("--allow-stdio: %v %v", docs, err)
 	}
 	// What the functions read back: the placeholder expanded from their
 	// environment, the timeout kept.
-	cfg, err := DecodeServerConfig(docs["remote"], func(k string) string { return env[k] })
+	cfg, err := config.DecodeServerConfig(docs["remote"], func(k string) string { return env[k] })
 	if err != nil || cfg.Headers["Authorization"] != "Bearer tok" || cfg.Timeout.String() != "45s" {
 		t.Fatalf("decoded %+v %v", cfg, err)
 	}
 
-	expanded, err := LoadRegistry(hand, gen, true, func(k string) string { return env[k] })
+	expanded, err := config.LoadRegistry(hand, gen, func(k string) string { return env[k] })
 	if err != nil || expanded["remote"].Headers["Authorization"] != "Bearer tok" {
 		t.Fatalf("--expand-env: %+v %v", expanded["remote"], err)
 	}
-	if _, err := LoadRegistry(hand, gen, true, func(string) string { return "" }); err == nil {
+	if _, err := config.LoadRegistry(hand, gen, func(string) string { return "" }); err == nil {
 		t.Fatal("--expand-env with the variable unset was accepted")
 	}
 

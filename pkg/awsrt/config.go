@@ -135,7 +135,7 @@ type Config struct {
 
 	// secret resolves ${VAR} in registry headers (nil: os.Getenv); set
 	// by secretSource.
-	secret SecretFunc
+	secret config.SecretFunc
 }
 
 // Defaults.

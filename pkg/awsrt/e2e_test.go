@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolrag/mcp-gateway/pkg/config"
 	"github.com/toolrag/mcp-gateway/pkg/dynamo"
 	"github.com/toolrag/mcp-gateway/pkg/indexpub"
 	"github.com/toolrag/mcp-gateway/pkg/s3bucket"
@@ -686,7 +687,7 @@ func TestDecodeServerConfig(t *testing.T) {
 		{`not json`, nil, "not a valid server entry"},
 	}
 	for _, tc := range tests {
-		cfg, err := DecodeServerConfig(json.RawMessage(tc.doc), getenv)
+		cfg, err := config.DecodeServerConfig(json.RawMessage(tc.doc), getenv)
 		if tc.wantErr != "" {
 			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 				t.Errorf("%s: err %v, want %q", tc.doc, err, tc.wantErr)
@@ -698,12 +699,12 @@ func TestDecodeServerConfig(t *testing.T) {
 		}
 	}
 	// Round trip keeps the timeout.
-	in, _ := DecodeServerConfig(json.RawMessage(tests[1].doc), getenv)
-	raw, err := EncodeServerConfig(in)
+	in, _ := config.DecodeServerConfig(json.RawMessage(tests[1].doc), getenv)
+	raw, err := config.EncodeServerConfig(in)
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := DecodeServerConfig(raw, getenv)
+	out, err := config.DecodeServerConfig(raw, getenv)
 	if err != nil || out.Timeout != 45*time.Second {
 		t.Fatalf("round trip: %s → %+v %v", raw, out, err)
 	}

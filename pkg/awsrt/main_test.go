@@ -125,7 +125,7 @@ func newTestEnv(t testing.TB) *testEnv {
 
 func (e *testEnv) register(t testing.TB, id, url string) {
 	t.Helper()
-	doc, err := EncodeServerConfig(upstream.ServerConfig{Transport: upstream.TransportStreamableHTTP, URL: url})
+	doc, err := config.EncodeServerConfig(upstream.ServerConfig{Transport: upstream.TransportStreamableHTTP, URL: url})
 	if err != nil {
 		t.Fatal(err)
 	}

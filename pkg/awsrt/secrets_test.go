@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolrag/mcp-gateway/pkg/config"
 	"github.com/toolrag/mcp-gateway/pkg/secrets"
 	"github.com/toolrag/mcp-gateway/pkg/secrets/smtest"
 	"github.com/toolrag/mcp-gateway/pkg/secrets/ssmtest"
@@ -81,7 +82,7 @@ func runSecretsCase(t *testing.T, echo, token string, tc secretsCase) {
 	t.Helper()
 	e := newTestEnv(t)
 	proxy := newAuthProxy(t, echo, "Bearer "+token)
-	doc, err := EncodeServerConfig(upstream.ServerConfig{
+	doc, err := config.EncodeServerConfig(upstream.ServerConfig{
 		Transport: upstream.TransportStreamableHTTP, URL: proxy.URL,
 		Headers: map[string]string{"Authorization": "Bearer ${" + tokenVar + "}"},
 	})
@@ -288,7 +289,7 @@ func TestDecodeServerConfigWith(t *testing.T) {
 	}
 	for _, tc := range tests {
 		raw, _ := json.Marshal(map[string]any{"transport": "sse", "url": "http://h/sse", "headers": tc.headers, "timeout": "5s"})
-		cfg, err := DecodeServerConfigWith(context.Background(), raw, r.Value)
+		cfg, err := config.DecodeServerConfigWith(context.Background(), raw, r.Value)
 		if tc.wantErr != "" {
 			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 				t.Errorf("%v: err %v, want %q", tc.headers, err, tc.wantErr)

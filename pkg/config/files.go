@@ -1,12 +1,12 @@
 package config
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"sort"
-	"strings"
 
 	"gopkg.in/yaml.v3"
 
@@ -96,7 +96,7 @@ func ParseRegistry(name string, data []byte, getenv func(string) string) (map[st
 			cfg.Timeout = d
 		}
 		for h, val := range cfg.Headers {
-			expanded, err := expandVars(val, getenv)
+			expanded, err := ExpandVars(context.Background(), val, EnvSecrets(getenv))
 			if err != nil {
 				return nil, fmt.Errorf("%s: header %s: %w", where, h, err)
 			}
@@ -106,23 +106,6 @@ func ParseRegistry(name string, data []byte, getenv func(string) string) (map[st
 			return nil, fmt.Errorf("%s: %w", where, err)
 		}
 		out[id] = cfg
-	}
-	return out, nil
-}
-
-// expandVars replaces ${VAR} with its value; an unset variable is an error
-// so that a missing secret is noticed at start, not at the first call.
-func expandVars(s string, getenv func(string) string) (string, error) {
-	var missing []string
-	out := os.Expand(s, func(name string) string {
-		v := getenv(name)
-		if v == "" {
-			missing = append(missing, name)
-		}
-		return v
-	})
-	if len(missing) > 0 {
-		return "", fmt.Errorf("environment variable %s is not set", strings.Join(missing, ", "))
 	}
 	return out, nil
 }

@@ -24,3 +24,15 @@ func (s *KeyStore) LookupKey(ctx context.Context, secretHash string) (policy.Key
 	}
 	return policy.Key{}, err
 }
+
+// CreateWithSecret stores k under a fresh secret (policy.NewSecret) and
+// returns the secret, which is not stored anywhere (only its SHA-256 hash
+// is): show it once.
+func (s *KeyStore) CreateWithSecret(ctx context.Context, k policy.Key) (string, error) {
+	secret := policy.NewSecret()
+	k.SecretHash = policy.HashSecret(secret)
+	if err := s.Create(ctx, k); err != nil {
+		return "", err
+	}
+	return secret, nil
+}

@@ -1,0 +1,152 @@
+package config
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/toolrag/mcp-gateway/pkg/upstream"
+)
+
+// SecretFunc returns the value of ${NAME} in a registry header, or an
+// error saying why there is none. (*secrets.Resolver).Value is one:
+// environment first, then the SSM parameter or Secrets Manager secret
+// <TOOL_RAG_SECRETS_PREFIX>NAME (TOOL_RAG_SECRETS_STORE).
+type SecretFunc func(ctx context.Context, name string) (string, error)
+
+// EnvSecrets resolves ${NAME} from getenv: an unset (or empty) variable is
+// an error, so that a server is reported as misconfigured instead of being
+// called without its credentials.
+func EnvSecrets(getenv func(string) string) SecretFunc {
+	return func(_ context.Context, name string) (string, error) {
+		if v := getenv(name); v != "" {
+			return v, nil
+		}
+		return "", fmt.Errorf("environment variable %s is %w", name, errUnset)
+	}
+}
+
+var errUnset = errors.New("not set")
+
+// KeepVars is a getenv for LoadRegistry that keeps every ${VAR} as it is
+// (`toolrag registry push` without --expand-env: secrets stay out of the
+// table, and each function expands them from its own environment).
+func KeepVars(name string) string { return "${" + name + "}" }
+
+// ExpandVars replaces every ${VAR} (and $VAR) in s with its value from
+// secret; the first failure is the error. It is the one ${VAR} expander
+// of registry headers, YAML files and registry-table documents alike.
+func ExpandVars(ctx context.Context, s string, secret SecretFunc) (string, error) {
+	var err error
+	out := os.Expand(s, func(name string) string {
+		if err != nil {
+			return ""
+		}
+		v, e := secret(ctx, name)
+		err = e
+		return v
+	})
+	return out, err
+}
+
+// serverDoc is the JSON document in the registry table's config attribute:
+// upstream.ServerConfig plus its per-server timeout, which ServerConfig
+// does not serialise.
+type serverDoc struct {
+	upstream.ServerConfig
+	Timeout string `json:"timeout,omitempty"` // Go duration, e.g. "45s"
+}
+
+// EncodeServerConfig returns the registry-table document of one server
+// (what `toolrag registry push` writes and the functions read).
+func EncodeServerConfig(cfg upstream.ServerConfig) (json.RawMessage, error) {
+	doc := serverDoc{ServerConfig: cfg}
+	if cfg.Timeout > 0 {
+		doc.Timeout = cfg.Timeout.String()
+	}
+	return json.Marshal(doc)
+}
+
+// DecodeServerConfig parses a registry-table document, with ${VAR} in
+// header values expanded from getenv (e.g. a secret that the deployment
+// injects as an environment variable); an unset variable is an error.
+func DecodeServerConfig(raw json.RawMessage, getenv func(string) string) (upstream.ServerConfig, error) {
+	return DecodeServerConfigWith(context.Background(), raw, EnvSecrets(getenv))
+}
+
+// DecodeServerConfigWith is DecodeServerConfig with ${VAR} resolved by
+// secret. A failure makes the entry an error naming the header, the
+// variable and the cause, e.g. "header Authorization needs secret
+// GITHUB_TOKEN: reading SSM parameters under /toolrag/prod/: ...".
+// Headers are expanded in name order, so that the error is the same on
+// every run.
+func DecodeServerConfigWith(ctx context.Context, raw json.RawMessage, secret SecretFunc) (upstream.ServerConfig, error) {
+	var doc serverDoc
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		return upstream.ServerConfig{}, fmt.Errorf("config is not a valid server entry: %w", err)
+	}
+	cfg := doc.ServerConfig
+	if doc.Timeout != "" {
+		d, err := time.ParseDuration(doc.Timeout)
+		if err != nil || d < 0 {
+			return cfg, fmt.Errorf("timeout %q is not a duration like 30s", doc.Timeout)
+		}
+		cfg.Timeout = d
+	}
+	headers := make([]string, 0, len(cfg.Headers))
+	for h := range cfg.Headers {
+		headers = append(headers, h)
+	}
+	sort.Strings(headers)
+	for _, h := range headers {
+		var name string
+		v, err := ExpandVars(ctx, cfg.Headers[h], func(ctx context.Context, n string) (string, error) {
+			name = n
+			return secret(ctx, n)
+		})
+		switch {
+		case errors.Is(err, errUnset):
+			return cfg, fmt.Errorf("header %s needs environment variable %s, which is not set", h, name)
+		case err != nil:
+			return cfg, fmt.Errorf("header %s needs secret %s: %w", h, name, err)
+		}
+		cfg.Headers[h] = v
+	}
+	return cfg, cfg.Validate()
+}
+
+// RegistryDocs turns registry entries into registry-table documents. A
+// Lambda function reaches only HTTP upstreams, so stdio entries are
+// rejected (all of them named) unless allowStdio.
+func RegistryDocs(servers map[string]upstream.ServerConfig, allowStdio bool) (map[string]json.RawMessage, error) {
+	var stdio []string
+	out := make(map[string]json.RawMessage, len(servers))
+	for id, cfg := range servers {
+		if cfg.Transport == upstream.TransportStdio && !allowStdio {
+			stdio = append(stdio, id)
+			continue
+		}
+		doc, err := EncodeServerConfig(cfg)
+		if err != nil {
+			return nil, fmt.Errorf("server %q: %w", id, err)
+		}
+		out[id] = doc
+	}
+	if len(stdio) > 0 {
+		sort.Strings(stdio)
+		verb := "uses"
+		if len(stdio) > 1 {
+			verb = "use"
+		}
+		return nil, fmt.Errorf("registry push rejected, nothing written: %s %s transport stdio, which a Lambda function cannot start; "+
+			"deploy stdio servers as Fargate services running `toolrag bridge` (add servers/<id>/manifest.yaml and run `toolrag provision`, then `make deploy`) "+
+			"and register their http://<id>.<namespace>:<port>/mcp URL, or pass --allow-stdio if the function image really contains their commands",
+			strings.Join(stdio, ", "), verb)
+	}
+	return out, nil
+}
