@@ -162,7 +162,7 @@ func benchDeploy(b *testing.B, n int) *benchDeployment {
 	}
 	// ... and the catalog copy the sync function writes after it.
 	_, meta, _ := ix.Current()
-	if err := publishCatalogCopy(ctx, store, s3bucket.New(e.s3.Client, testBucket), "index/", meta.IndexSHA256); err != nil {
+	if err := indexpub.PublishCatalog(ctx, store, s3bucket.New(e.s3.Client, testBucket), "index/", meta.IndexSHA256); err != nil {
 		b.Fatal(err)
 	}
 	d.seed = time.Since(start)
@@ -240,15 +240,15 @@ func coldStart(b *testing.B, d *benchDeployment, source string) {
 	if source == "dynamodb" {
 		// Without the catalog copy the gateway scans the tools table.
 		bk := s3bucket.New(e.s3.Client, testBucket)
-		saved, _, err := bk.Get(context.Background(), "index/"+CatalogKey, "")
+		saved, _, err := bk.Get(context.Background(), "index/"+indexpub.CatalogKey, "")
 		if err != nil {
 			b.Fatal(err)
 		}
-		if err := bk.Delete(context.Background(), "index/"+CatalogKey); err != nil {
+		if err := bk.Delete(context.Background(), "index/"+indexpub.CatalogKey); err != nil {
 			b.Fatal(err)
 		}
 		defer func() {
-			if _, err := bk.Put(context.Background(), "index/"+CatalogKey, saved, indexpub.Cond{}); err != nil {
+			if _, err := bk.Put(context.Background(), "index/"+indexpub.CatalogKey, saved, indexpub.Cond{}); err != nil {
 				b.Fatal(err)
 			}
 		}()
@@ -612,13 +612,13 @@ func republish(b *testing.B, d *benchDeployment) {
 		b.Fatal(err)
 	}
 	bucket := s3bucket.New(d.env.s3.Client, testBucket)
-	cp, _, ok, err := readCatalogCopy(ctx, bucket, "index/", meta.IndexSHA256, "")
+	cp, _, ok, err := indexpub.ReadCatalog(ctx, bucket, "index/", meta.IndexSHA256, "")
 	if !ok {
 		b.Fatalf("catalog copy: %v", err)
 	}
 	pub := indexpub.NewPublisher(bucket, "index/")
 	pub.BeforeSwitch = func(ctx context.Context, ptr indexpub.Pointer) error {
-		return writeCatalogCopy(ctx, bucket, "index/", ptr.SHA256, cp.Tools, cp.Servers)
+		return indexpub.WriteCatalog(ctx, bucket, "index/", ptr.SHA256, cp.Tools, cp.Servers)
 	}
 	meta.BuiltAt, meta.IndexSHA256 = time.Time{}, ""
 	if _, err := pub.Publish(ctx, next, meta); err != nil {

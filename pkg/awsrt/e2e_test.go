@@ -531,11 +531,11 @@ func TestCatalogCopy(t *testing.T) {
 			if meta.IndexSHA256[0] == '0' {
 				other = "1" + meta.IndexSHA256[1:]
 			}
-			if err := writeCatalogCopy(context.Background(), b, "index/", other, want[:1], nil); err != nil {
+			if err := indexpub.WriteCatalog(context.Background(), b, "index/", other, want[:1], nil); err != nil {
 				t.Fatal(err)
 			}
 		}, "dynamodb"},
-		{"damaged copy", func() { e.s3.PutRaw(t, testBucket, "index/"+CatalogKey, []byte("\x1f\x8b garbage")) }, "dynamodb"},
+		{"damaged copy", func() { e.s3.PutRaw(t, testBucket, "index/"+indexpub.CatalogKey, []byte("\x1f\x8b garbage")) }, "dynamodb"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -128,11 +128,11 @@ func NewGateway(ctx context.Context, cfg Config) (*Gateway, error) {
 	}
 	// With TOOL_RAG_REINDEX_INPLACE the gateway publishes too, with the
 	// catalog copy written first, like the sync function.
-	copies := &copier{tools: g.Tools, bucket: g.bucket, prefix: cfg.Prefix, log: log}
+	copies := &indexpub.CatalogWriter{Tools: g.Tools, Bucket: g.bucket, Prefix: cfg.Prefix, Log: log}
 	g.App, err = app.New(app.Backend{
 		Runtime: "aws-lambda", Catalog: g.Tools, Keys: auth.NewCached(g.Keys, cfg.KeyCacheTTL),
 		Sessions: g.Sessions, SessionErrors: func(err error) { log.Warn("session store", "error", err) },
-		Index: g.bucket, IndexPrefix: cfg.Prefix, BeforeSwitch: copies.beforeSwitch,
+		Index: g.bucket, IndexPrefix: cfg.Prefix, BeforeSwitch: copies.BeforeSwitch,
 		Upstreams: g.Upstreams, Health: g.health, Embedder: emb, Reranker: rr,
 		Reindexer: reindexer{g}, Details: g.details, Metrics: g.registerMetrics,
 	}, app.Options{
@@ -142,7 +142,7 @@ func NewGateway(ctx context.Context, cfg Config) (*Gateway, error) {
 	if err != nil {
 		return nil, err
 	}
-	copies.tools = g.Catalog // an in-place build reads the copy Apply has just read
+	copies.Tools = g.Catalog // an in-place build reads the copy Apply has just read
 	g.initTime = time.Since(start)
 
 	// The first load runs on its own goroutine so that NewGateway can
@@ -373,7 +373,7 @@ func (g *Gateway) reloadCatalog(ctx context.Context) (*app.Change, error) {
 		if g.CatalogSource() == "s3" && g.copySHA == meta.IndexSHA256 {
 			ifNoneMatch = g.copyETag
 		}
-		c, etag, ok, err := readCatalogCopy(ctx, g.bucket, g.cfg.Prefix, meta.IndexSHA256, ifNoneMatch)
+		c, etag, ok, err := indexpub.ReadCatalog(ctx, g.bucket, g.cfg.Prefix, meta.IndexSHA256, ifNoneMatch)
 		switch {
 		case errors.Is(err, indexpub.ErrNotModified):
 			return nil, nil

@@ -22,6 +22,7 @@ import (
 	"github.com/toolrag/mcp-gateway/pkg/catalog"
 	"github.com/toolrag/mcp-gateway/pkg/dynamo"
 	"github.com/toolrag/mcp-gateway/pkg/embed"
+	"github.com/toolrag/mcp-gateway/pkg/indexpub"
 	"github.com/toolrag/mcp-gateway/pkg/s3bucket"
 )
 
@@ -258,7 +259,7 @@ func TestCatalogCopyBeforePointer(t *testing.T) {
 		}
 		_ = json.Unmarshal(body, &ptr)
 		switches.Add(1)
-		c, _, ok, err := readCatalogCopy(r.Context(), s3bucket.New(e.s3.Client, testBucket), "index/", ptr.SHA256, "")
+		c, _, ok, err := indexpub.ReadCatalog(r.Context(), s3bucket.New(e.s3.Client, testBucket), "index/", ptr.SHA256, "")
 		if !ok {
 			mismatches.Add(1)
 			msg := fmt.Sprintf("pointer to %s switched while the copy is for %q (%v)", ptr.SHA256, c.IndexSHA256, err)

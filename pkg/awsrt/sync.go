@@ -15,6 +15,7 @@ import (
 	"github.com/toolrag/mcp-gateway/pkg/dynamo"
 	"github.com/toolrag/mcp-gateway/pkg/health"
 	"github.com/toolrag/mcp-gateway/pkg/indexer"
+	"github.com/toolrag/mcp-gateway/pkg/indexpub"
 	"github.com/toolrag/mcp-gateway/pkg/s3bucket"
 	"github.com/toolrag/mcp-gateway/pkg/syncer"
 	"github.com/toolrag/mcp-gateway/pkg/upstream"
@@ -75,7 +76,7 @@ type Syncer struct {
 	log     *slog.Logger
 	bucket  *s3bucket.Bucket
 	catalog *catalog.Copy // the tools table as the last run read it
-	copies  *copier
+	copies  *indexpub.CatalogWriter
 	mu      sync.Mutex // one run at a time per instance
 }
 
@@ -106,10 +107,10 @@ func NewSyncer(ctx context.Context, cfg Config) (*Syncer, error) {
 	// One read of the table per run serves the index build and the
 	// catalog copy.
 	s.catalog = catalog.NewCopy(s.Tools)
-	s.copies = &copier{tools: s.catalog, bucket: s.bucket, prefix: cfg.Prefix, log: cfg.Logger}
+	s.copies = &indexpub.CatalogWriter{Tools: s.catalog, Bucket: s.bucket, Prefix: cfg.Prefix, Log: cfg.Logger}
 	s.Indexer, err = indexer.New(indexer.Config{
 		Catalog: s.catalog, Embedder: emb, Bucket: s.bucket, Prefix: cfg.Prefix, Logger: cfg.Logger,
-		BeforeSwitch: s.copies.beforeSwitch,
+		BeforeSwitch: s.copies.BeforeSwitch,
 	})
 	if err != nil {
 		return nil, err
@@ -163,13 +164,13 @@ func (s *Syncer) Run(ctx context.Context, mode indexer.Mode) (SyncReport, error)
 	// Not kept between runs: a warm function would hold a second catalog
 	// while the next run reads the table.
 	defer s.catalog.Release()
-	s.copies.reset()
+	s.copies.Reset()
 	rep.Index, err = s.Indexer.Build(ctx, mode)
 	// A build that was published wrote the catalog copy before its
 	// pointer switched; otherwise the table may still have changed, and
 	// the copy of the published index is written again.
-	s.copies.refresh(ctx)
-	if cerr := s.copies.lastErr(); cerr != nil {
+	s.copies.Refresh(ctx)
+	if cerr := s.copies.Err(); cerr != nil {
 		rep.CatalogCopyErr = cerr.Error()
 	}
 	if err != nil {

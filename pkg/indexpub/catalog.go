@@ -1,4 +1,4 @@
-package awsrt
+package indexpub
 
 import (
 	"bytes"
@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/toolrag/mcp-gateway/pkg/catalog"
-	"github.com/toolrag/mcp-gateway/pkg/indexpub"
 )
 
 // CatalogKey is the name, under the index prefix, of the catalog copy the
@@ -25,111 +24,112 @@ import (
 // table.
 const CatalogKey = "catalog.json.gz"
 
-// copier writes the catalog copy of an index just before the index is
-// published (indexer.Config.BeforeSwitch), so that a gateway that sees the
-// new pointer finds the copy for it. A copy that cannot be written is
+// CatalogWriter writes the catalog copy of an index just before the index
+// is published (indexer.Config.BeforeSwitch), so that a gateway that sees
+// the new pointer finds the copy for it. A copy that cannot be written is
 // logged and reported, and the index is published anyway: gateways then
 // read the tools table.
-type copier struct {
-	tools  catalog.Reader
-	bucket indexpub.Bucket
-	prefix string
-	log    *slog.Logger
+type CatalogWriter struct {
+	Tools  catalog.Reader
+	Bucket Bucket
+	Prefix string
+	Log    *slog.Logger
 
 	mu   sync.Mutex
 	done bool  // a copy was written, or failed, since reset
 	err  error // why it was not written
 }
 
-func (c *copier) beforeSwitch(ctx context.Context, next indexpub.Pointer) error {
-	c.record(next.SHA256, publishCatalogCopy(ctx, c.tools, c.bucket, c.prefix, next.SHA256))
+// BeforeSwitch writes the copy of the index about to be published.
+func (c *CatalogWriter) BeforeSwitch(ctx context.Context, next Pointer) error {
+	c.record(next.SHA256, PublishCatalog(ctx, c.Tools, c.Bucket, c.Prefix, next.SHA256))
 	return nil
 }
 
-// refresh writes the copy of the published index unless one was written
+// Refresh writes the copy of the published index unless one was written
 // (or failed) since reset: a sync that published nothing may still have
 // changed the table (stale marks, a build that failed).
-func (c *copier) refresh(ctx context.Context) {
+func (c *CatalogWriter) Refresh(ctx context.Context) {
 	c.mu.Lock()
 	done := c.done
 	c.mu.Unlock()
 	if done {
 		return
 	}
-	ptr, err := indexpub.ReadPointer(ctx, c.bucket, c.prefix)
+	ptr, err := ReadPointer(ctx, c.Bucket, c.Prefix)
 	switch {
-	case errors.Is(err, indexpub.ErrNotExist):
+	case errors.Is(err, ErrNotExist):
 	case err != nil:
 		c.record("", fmt.Errorf("read the index pointer: %w", err))
 	default:
-		c.record(ptr.SHA256, publishCatalogCopy(ctx, c.tools, c.bucket, c.prefix, ptr.SHA256))
+		c.record(ptr.SHA256, PublishCatalog(ctx, c.Tools, c.Bucket, c.Prefix, ptr.SHA256))
 	}
 }
 
-func (c *copier) record(sha string, err error) {
+func (c *CatalogWriter) record(sha string, err error) {
 	if err != nil {
-		c.log.Warn("catalog copy not written; gateways read the tools table instead", "index", sha, "error", err)
+		c.Log.Warn("catalog copy not written; gateways read the tools table instead", "index", sha, "error", err)
 	}
 	c.mu.Lock()
 	c.done, c.err = true, err
 	c.mu.Unlock()
 }
 
-// reset forgets the last copy written.
-func (c *copier) reset() {
+// Reset forgets the last copy written.
+func (c *CatalogWriter) Reset() {
 	c.mu.Lock()
 	c.done, c.err = false, nil
 	c.mu.Unlock()
 }
 
-// lastErr says why the last copy since reset was not written.
-func (c *copier) lastErr() error {
+// Err says why the last copy since reset was not written.
+func (c *CatalogWriter) Err() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.err
 }
 
-// catalogCopy is the content of CatalogKey (gzip-compressed JSON).
-type catalogCopy struct {
+// CatalogCopy is the content of CatalogKey (gzip-compressed JSON).
+type CatalogCopy struct {
 	IndexSHA256 string           `json:"index_sha256"` // the index published with it
 	WrittenAt   time.Time        `json:"written_at"`
 	Tools       []catalog.Tool   `json:"tools"`
 	Servers     []catalog.Server `json:"servers"`
 }
 
-// publishCatalogCopy reads the tools table and stores it as the catalog
+// PublishCatalog reads the tools table and stores it as the catalog
 // copy of the index with hash indexSHA.
-func publishCatalogCopy(ctx context.Context, tools catalog.Reader, b indexpub.Bucket, prefix, indexSHA string) error {
+func PublishCatalog(ctx context.Context, tools catalog.Reader, b Bucket, prefix, indexSHA string) error {
 	c := catalog.NewCopy(tools)
 	if err := c.Load(ctx); err != nil {
 		return err
 	}
 	t, s, _ := c.Content()
-	return writeCatalogCopy(ctx, b, prefix, indexSHA, t, s)
+	return WriteCatalog(ctx, b, prefix, indexSHA, t, s)
 }
 
-// writeCatalogCopy stores the catalog copy for the index with the given
+// WriteCatalog stores the catalog copy for the index with the given
 // hash.
-func writeCatalogCopy(ctx context.Context, b indexpub.Bucket, prefix, indexSHA string, tools []catalog.Tool, servers []catalog.Server) error {
+func WriteCatalog(ctx context.Context, b Bucket, prefix, indexSHA string, tools []catalog.Tool, servers []catalog.Server) error {
 	var buf bytes.Buffer
 	zw, _ := gzip.NewWriterLevel(&buf, gzip.BestSpeed)
-	if err := json.NewEncoder(zw).Encode(catalogCopy{IndexSHA256: indexSHA, WrittenAt: time.Now().UTC(), Tools: tools, Servers: servers}); err != nil {
+	if err := json.NewEncoder(zw).Encode(CatalogCopy{IndexSHA256: indexSHA, WrittenAt: time.Now().UTC(), Tools: tools, Servers: servers}); err != nil {
 		return fmt.Errorf("encode the catalog copy: %w", err)
 	}
 	if err := zw.Close(); err != nil {
 		return fmt.Errorf("encode the catalog copy: %w", err)
 	}
-	if _, err := b.Put(ctx, prefix+CatalogKey, buf.Bytes(), indexpub.Cond{}); err != nil {
+	if _, err := b.Put(ctx, prefix+CatalogKey, buf.Bytes(), Cond{}); err != nil {
 		return fmt.Errorf("write the catalog copy: %w", err)
 	}
 	return nil
 }
 
-// readCatalogCopy returns the catalog copy and its ETag if it was written
+// ReadCatalog returns the catalog copy and its ETag if it was written
 // for the index with hash indexSHA; ok is false otherwise (missing, another
 // index, unreadable, or unchanged since ifNoneMatch: an error wrapping
-// indexpub.ErrNotModified), and err says why.
-func readCatalogCopy(ctx context.Context, b indexpub.Bucket, prefix, indexSHA, ifNoneMatch string) (c catalogCopy, etag string, ok bool, err error) {
+// ErrNotModified), and err says why.
+func ReadCatalog(ctx context.Context, b Bucket, prefix, indexSHA, ifNoneMatch string) (c CatalogCopy, etag string, ok bool, err error) {
 	body, etag, err := b.Get(ctx, prefix+CatalogKey, ifNoneMatch)
 	if err != nil {
 		return c, "", false, err
