@@ -16,7 +16,6 @@ import (
 	"log/slog"
 	"net/url"
 	"os"
-	"strconv"
 	"strings"
 	"time"
 
@@ -158,74 +157,43 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	if err != nil {
 		return Config{}, err
 	}
-	get := func(k string) string { return strings.TrimSpace(getenv(k)) }
-	var errs []string
-	seconds := func(name string, def time.Duration) time.Duration {
-		v := get(name)
-		if v == "" {
-			return def
-		}
-		f, err := strconv.ParseFloat(v, 64)
-		if err != nil || f < 0 {
-			errs = append(errs, fmt.Sprintf("%s=%q must be a non-negative number of seconds", name, v))
-			return def
-		}
-		return time.Duration(f * float64(time.Second))
-	}
+	v := config.NewVars(getenv)
 	cfg := Config{
 		Env:                    env,
 		Tables:                 dynamo.TablesFromEnv(getenv),
-		Bucket:                 get("TOOL_RAG_INDEX_BUCKET"),
-		Prefix:                 get("TOOL_RAG_INDEX_PREFIX"),
-		SyncFunction:           get("TOOL_RAG_SYNC_FUNCTION"),
-		IndexRefresh:           seconds("TOOL_RAG_INDEX_REFRESH", DefaultIndexRefresh),
-		KeyCacheTTL:            seconds("TOOL_RAG_KEY_CACHE_TTL", DefaultKeyCacheTTL),
-		HealthCacheTTL:         seconds("TOOL_RAG_HEALTH_CACHE_TTL", DefaultHealthCacheTTL),
-		CatalogMaxAge:          seconds("TOOL_RAG_CATALOG_REFRESH", DefaultCatalogMaxAge),
-		UpstreamListTimeout:    seconds("TOOL_RAG_UPSTREAM_LIST_TIMEOUT", DefaultUpstreamListTimeout),
-		InitWait:               seconds("TOOL_RAG_INIT_WAIT", defaultInitWait(get("AWS_LAMBDA_INITIALIZATION_TYPE"))),
-		SecretsPrefix:          get("TOOL_RAG_SECRETS_PREFIX"),
-		SecretsStore:           strings.ToLower(get("TOOL_RAG_SECRETS_STORE")),
-		SecretsTTL:             seconds("TOOL_RAG_SECRETS_TTL", secrets.DefaultTTL),
+		Bucket:                 v.Str("TOOL_RAG_INDEX_BUCKET", ""),
+		Prefix:                 v.Str("TOOL_RAG_INDEX_PREFIX", DefaultPrefix),
+		SyncFunction:           v.Str("TOOL_RAG_SYNC_FUNCTION", ""),
+		ReindexInPlace:         v.Bool("TOOL_RAG_REINDEX_INPLACE", false),
+		IndexRefresh:           v.Seconds("TOOL_RAG_INDEX_REFRESH", DefaultIndexRefresh),
+		KeyCacheTTL:            v.Seconds("TOOL_RAG_KEY_CACHE_TTL", DefaultKeyCacheTTL),
+		HealthCacheTTL:         v.Seconds("TOOL_RAG_HEALTH_CACHE_TTL", DefaultHealthCacheTTL),
+		CatalogMaxAge:          v.Seconds("TOOL_RAG_CATALOG_REFRESH", DefaultCatalogMaxAge),
+		UpstreamListTimeout:    v.Seconds("TOOL_RAG_UPSTREAM_LIST_TIMEOUT", DefaultUpstreamListTimeout),
+		InitWait:               v.Seconds("TOOL_RAG_INIT_WAIT", defaultInitWait(v.Str("AWS_LAMBDA_INITIALIZATION_TYPE", ""))),
+		HealthParallel:         v.Int("TOOL_RAG_HEALTH_PARALLEL", 0, 1, 1024),
+		SecretsPrefix:          v.Str("TOOL_RAG_SECRETS_PREFIX", ""),
+		SecretsStore:           strings.ToLower(v.Str("TOOL_RAG_SECRETS_STORE", "")),
+		SecretsTTL:             v.Seconds("TOOL_RAG_SECRETS_TTL", secrets.DefaultTTL),
 		DynamoDBEndpoint:       dynamo.Endpoint(getenv),
 		S3Endpoint:             firstSet(getenv, "TOOL_RAG_S3_ENDPOINT", "AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL"),
 		LambdaEndpoint:         firstSet(getenv, "TOOL_RAG_LAMBDA_ENDPOINT", "AWS_ENDPOINT_URL_LAMBDA", "AWS_ENDPOINT_URL"),
 		SSMEndpoint:            firstSet(getenv, "TOOL_RAG_SSM_ENDPOINT", "AWS_ENDPOINT_URL_SSM", "AWS_ENDPOINT_URL"),
 		SecretsManagerEndpoint: firstSet(getenv, "TOOL_RAG_SECRETSMANAGER_ENDPOINT", "AWS_ENDPOINT_URL_SECRETS_MANAGER", "AWS_ENDPOINT_URL"),
 	}
-	if cfg.Prefix == "" {
-		cfg.Prefix = DefaultPrefix
-	}
-	switch v := strings.ToLower(get("TOOL_RAG_REINDEX_INPLACE")); v {
-	case "", "0", "false", "no", "off":
-	case "1", "true", "yes", "on":
-		cfg.ReindexInPlace = true
-	default:
-		errs = append(errs, fmt.Sprintf("TOOL_RAG_REINDEX_INPLACE=%q must be 1 or 0", v))
-	}
-	if v := get("TOOL_RAG_HEALTH_PARALLEL"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > 1024 {
-			errs = append(errs, fmt.Sprintf("TOOL_RAG_HEALTH_PARALLEL=%q must be an integer from 1 to 1024", v))
-		}
-		cfg.HealthParallel = n
-	}
 	if cfg.Embed, err = embed.ConfigFromEnv(getenv); err != nil {
-		errs = append(errs, err.Error())
+		v.Fail("%s", err)
 	}
 	if cfg.Rerank, err = rerank.ConfigFromEnv(getenv); err != nil {
-		errs = append(errs, err.Error())
+		v.Fail("%s", err)
 	}
 	for _, ep := range []struct{ name, v string }{{"S3", cfg.S3Endpoint}, {"Lambda", cfg.LambdaEndpoint}, {"DynamoDB", cfg.DynamoDBEndpoint}, {"SSM", cfg.SSMEndpoint}, {"Secrets Manager", cfg.SecretsManagerEndpoint}} {
-		if ep.v == "" {
-			continue
-		}
-		if u, err := url.Parse(ep.v); err != nil || u.Scheme == "" || u.Host == "" {
-			errs = append(errs, fmt.Sprintf("%s endpoint %q is not a URL like http://127.0.0.1:4566", ep.name, ep.v))
+		if u, err := url.Parse(ep.v); ep.v != "" && (err != nil || u.Scheme == "" || u.Host == "") {
+			v.Fail("%s endpoint %q is not a URL like http://127.0.0.1:4566", ep.name, ep.v)
 		}
 	}
-	if len(errs) > 0 {
-		return Config{}, fmt.Errorf("invalid environment: %s", strings.Join(errs, "; "))
+	if err := v.Err(); err != nil {
+		return Config{}, err
 	}
 	return cfg, nil
 }
