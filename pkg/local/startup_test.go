@@ -152,6 +152,17 @@ func TestStartupWithEmptyCatalog(t *testing.T) {
 		up.hold()
 		defer up.release()
 		base := serveGateway(t, configDir(t), time.Second)
+		// app.ServeWhileLoading: GET /health answers at once, saying so.
+		resp, err := http.Get(base + "/health")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var h map[string]any
+		err = json.NewDecoder(resp.Body).Decode(&h)
+		resp.Body.Close()
+		if err != nil || resp.StatusCode != http.StatusOK || h["status"] != "loading" || h["ready"] != false || h["runtime"] != "local" {
+			t.Fatalf("GET /health during the first sync: %d %v %v, want 200 with status loading", resp.StatusCode, h, err)
+		}
 		var wg sync.WaitGroup
 		wg.Add(2)
 		go func() {
