@@ -1,20 +1,16 @@
 package embed
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"math/rand/v2"
 	"net/http"
-	"net/url"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/toolrag/mcp-gateway/internal/redact"
+	"github.com/toolrag/mcp-gateway/pkg/jsonhttp"
 )
 
 // Defaults of the url embedder.
@@ -55,9 +51,7 @@ type URLConfig struct {
 type urlEmbedder struct {
 	cfg    URLConfig
 	dim    int
-	client *http.Client
-	// sleep waits between retries; tests replace it to record the delays.
-	sleep func(ctx context.Context, d time.Duration) error
+	client *jsonhttp.Client
 }
 
 // NewURL returns an embedder for an OpenAI-shaped embeddings endpoint. When
@@ -81,19 +75,12 @@ func NewURL(ctx context.Context, cfg URLConfig) (Embedder, error) {
 	}
 	if cfg.MaxRetries == 0 {
 		cfg.MaxRetries = 4
-	} else if cfg.MaxRetries < 0 {
-		cfg.MaxRetries = 0
 	}
-	if cfg.RetryBaseDelay <= 0 {
-		cfg.RetryBaseDelay = 500 * time.Millisecond
-	}
-	if cfg.MaxRetryDelay <= 0 {
-		cfg.MaxRetryDelay = 20 * time.Second
-	}
-	e := &urlEmbedder{cfg: cfg, dim: cfg.Dim, client: cfg.HTTPClient, sleep: sleepCtx}
-	if e.client == nil {
-		e.client = &http.Client{}
-	}
+	e := &urlEmbedder{cfg: cfg, dim: cfg.Dim, client: jsonhttp.New(jsonhttp.Config{
+		Name: "embed", URL: cfg.Endpoint, APIKey: cfg.APIKey, Timeout: cfg.Timeout, MaxRetries: cfg.MaxRetries,
+		RetryBaseDelay: cfg.RetryBaseDelay, MaxRetryDelay: cfg.MaxRetryDelay, MaxResponseBytes: 256 << 20,
+		HTTPClient: cfg.HTTPClient,
+	})}
 	if e.dim == 0 {
 		vecs, err := e.request(ctx, []string{"dimension probe"})
 		if err != nil {
@@ -172,156 +159,42 @@ type embeddingsResponse struct {
 	} `json:"data"`
 }
 
-// request embeds one batch with retries and returns unit vectors in input
-// order.
+// request embeds one batch (with the client's retries) and returns unit
+// vectors in input order. A malformed answer is not retried.
 func (e *urlEmbedder) request(ctx context.Context, texts []string) ([][]float32, error) {
 	body, err := json.Marshal(embeddingsRequest{Model: e.cfg.Model, Input: texts})
 	if err != nil {
 		return nil, fmt.Errorf("embed: encoding the request: %w", err)
 	}
-	for attempt := 0; ; attempt++ {
-		vecs, retryAfter, err := e.attempt(ctx, body, len(texts))
-		if err == nil {
-			return vecs, nil
-		}
-		var re *retryableError
-		if !errors.As(err, &re) || attempt >= e.cfg.MaxRetries || ctx.Err() != nil {
-			if re != nil && attempt > 0 {
-				return nil, fmt.Errorf("%w (gave up after %d attempts)", err, attempt+1)
-			}
-			return nil, err
-		}
-		delay := retryAfter
-		if delay < 0 {
-			delay = backoff(e.cfg.RetryBaseDelay, attempt)
-		}
-		if delay > e.cfg.MaxRetryDelay {
-			delay = e.cfg.MaxRetryDelay
-		}
-		if err := e.sleep(ctx, delay); err != nil {
-			return nil, err
-		}
-	}
-}
-
-// retryableError marks failures worth another attempt.
-type retryableError struct{ err error }
-
-func (r *retryableError) Error() string { return r.err.Error() }
-func (r *retryableError) Unwrap() error { return r.err }
-
-// attempt makes one HTTP call. retryAfter is the server's Retry-After, or
-// -1 when absent.
-func (e *urlEmbedder) attempt(ctx context.Context, body []byte, n int) (vecs [][]float32, retryAfter time.Duration, err error) {
-	retryAfter = -1
-	actx, cancel := context.WithTimeout(ctx, e.cfg.Timeout)
-	defer cancel()
-	req, err := http.NewRequestWithContext(actx, http.MethodPost, e.cfg.Endpoint, bytes.NewReader(body))
+	raw, err := e.client.Post(ctx, body)
 	if err != nil {
-		return nil, retryAfter, fmt.Errorf("embed: building the request for %s: %w", e.cfg.Endpoint, err)
+		return nil, err
 	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json")
-	if e.cfg.APIKey != "" {
-		req.Header.Set("Authorization", "Bearer "+e.cfg.APIKey)
-	}
-	resp, err := e.client.Do(req)
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, retryAfter, fmt.Errorf("embed: %s: %w", e.cfg.Endpoint, ctx.Err())
-		}
-		if actx.Err() != nil {
-			return nil, retryAfter, &retryableError{fmt.Errorf("embed: %s did not answer within %s", e.cfg.Endpoint, e.cfg.Timeout)}
-		}
-		return nil, retryAfter, &retryableError{fmt.Errorf("embed: calling %s: %w", e.cfg.Endpoint, scrubErr(err))}
-	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, 256<<20))
-	if err != nil {
-		if actx.Err() != nil && ctx.Err() == nil {
-			return nil, retryAfter, &retryableError{fmt.Errorf("embed: %s did not finish its answer within %s", e.cfg.Endpoint, e.cfg.Timeout)}
-		}
-		return nil, retryAfter, &retryableError{fmt.Errorf("embed: reading the answer of %s: %w", e.cfg.Endpoint, err)}
-	}
-	if resp.StatusCode != http.StatusOK {
-		err := fmt.Errorf("embed: %s answered %s: %s", e.cfg.Endpoint, resp.Status, redact.Snippet(raw, e.cfg.APIKey))
-		if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusRequestTimeout || resp.StatusCode >= 500 {
-			return nil, parseRetryAfter(resp.Header.Get("Retry-After")), &retryableError{err}
-		}
-		return nil, retryAfter, err
-	}
+	n := len(texts)
 	var parsed embeddingsResponse
 	if err := json.Unmarshal(raw, &parsed); err != nil {
-		return nil, retryAfter, fmt.Errorf("embed: %s answered with malformed JSON (%v): %s", e.cfg.Endpoint, err, redact.Snippet(raw, e.cfg.APIKey))
+		return nil, fmt.Errorf("embed: %s answered with malformed JSON (%v): %s", e.cfg.Endpoint, err, redact.Snippet(raw, e.cfg.APIKey))
 	}
 	if len(parsed.Data) != n {
-		return nil, retryAfter, fmt.Errorf("embed: %s returned %d embeddings for %d inputs", e.cfg.Endpoint, len(parsed.Data), n)
+		return nil, fmt.Errorf("embed: %s returned %d embeddings for %d inputs", e.cfg.Endpoint, len(parsed.Data), n)
 	}
-	vecs = make([][]float32, n)
+	vecs := make([][]float32, n)
 	for i, d := range parsed.Data {
 		idx := i
 		if d.Index != nil {
 			idx = *d.Index
 		}
 		if idx < 0 || idx >= n || vecs[idx] != nil {
-			return nil, retryAfter, fmt.Errorf("embed: %s returned an invalid or repeated index %d for %d inputs", e.cfg.Endpoint, idx, n)
+			return nil, fmt.Errorf("embed: %s returned an invalid or repeated index %d for %d inputs", e.cfg.Endpoint, idx, n)
 		}
 		if len(d.Embedding) == 0 {
-			return nil, retryAfter, fmt.Errorf("embed: %s returned an empty embedding at index %d", e.cfg.Endpoint, idx)
+			return nil, fmt.Errorf("embed: %s returned an empty embedding at index %d", e.cfg.Endpoint, idx)
 		}
 		if len(d.Embedding) != len(parsed.Data[0].Embedding) {
-			return nil, retryAfter, fmt.Errorf("embed: %s returned vectors of different lengths (%d and %d)", e.cfg.Endpoint, len(parsed.Data[0].Embedding), len(d.Embedding))
+			return nil, fmt.Errorf("embed: %s returned vectors of different lengths (%d and %d)", e.cfg.Endpoint, len(parsed.Data[0].Embedding), len(d.Embedding))
 		}
 		normalize(d.Embedding)
 		vecs[idx] = d.Embedding
 	}
-	return vecs, retryAfter, nil
-}
-
-// backoff is base·2^attempt with equal jitter (between half and all of it).
-func backoff(base time.Duration, attempt int) time.Duration {
-	d := base << min(attempt, 16)
-	return d/2 + time.Duration(rand.Int64N(int64(d/2)+1))
-}
-
-// parseRetryAfter reads seconds or an HTTP date; -1 when absent or invalid.
-func parseRetryAfter(v string) time.Duration {
-	v = strings.TrimSpace(v)
-	if v == "" {
-		return -1
-	}
-	if s, err := strconv.ParseFloat(v, 64); err == nil && s >= 0 {
-		return time.Duration(s * float64(time.Second))
-	}
-	if t, err := http.ParseTime(v); err == nil {
-		if d := time.Until(t); d > 0 {
-			return d
-		}
-		return 0
-	}
-	return -1
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
-}
-
-// scrubErr drops the URL (which may carry credentials in userinfo) from
-// net/http errors; the caller names the endpoint itself.
-func scrubErr(err error) error {
-	var ue *url.Error
-	if errors.As(err, &ue) && ue.Err != nil {
-		return ue.Err
-	}
-	return err
+	return vecs, nil
 }

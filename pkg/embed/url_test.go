@@ -119,7 +119,7 @@ func newURLTest(t *testing.T, f *fakeEmbeddings, cfg URLConfig) (*urlEmbedder, *
 	}
 	ue := e.(*urlEmbedder)
 	var sleeps []time.Duration
-	ue.sleep = func(ctx context.Context, d time.Duration) error { sleeps = append(sleeps, d); return ctx.Err() }
+	ue.client.SetSleep(func(ctx context.Context, d time.Duration) error { sleeps = append(sleeps, d); return ctx.Err() })
 	return ue, &sleeps
 }
 
@@ -397,20 +397,6 @@ func TestURLMissingIndexUsesPosition(t *testing.T) {
 	}
 	if v[0][0] != 1 || v[1][1] != 1 {
 		t.Errorf("got %v", v)
-	}
-}
-
-func TestParseRetryAfter(t *testing.T) {
-	tests := map[string]time.Duration{"": -1, "junk": -1, "0": 0, "1.5": 1500 * time.Millisecond, "120": 2 * time.Minute,
-		"Mon, 02 Jan 2006 15:04:05 GMT": 0}
-	for in, want := range tests {
-		if got := parseRetryAfter(in); got != want {
-			t.Errorf("parseRetryAfter(%q) = %v, want %v", in, got, want)
-		}
-	}
-	future := time.Now().Add(time.Hour).UTC().Format(http.TimeFormat)
-	if got := parseRetryAfter(future); got < 59*time.Minute {
-		t.Errorf("parseRetryAfter(future date) = %v", got)
 	}
 }
 

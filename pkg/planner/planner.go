@@ -10,14 +10,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
-	"net/url"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/toolrag/mcp-gateway/internal/redact"
+	"github.com/toolrag/mcp-gateway/pkg/jsonhttp"
 )
 
 // Config configures the planner.
@@ -144,7 +143,7 @@ type Plan struct {
 // Planner calls the chat model. It is safe for concurrent use.
 type Planner struct {
 	cfg    Config
-	client *http.Client
+	client *jsonhttp.Client
 }
 
 // New returns a planner for cfg (cfg.Enabled is not consulted).
@@ -158,11 +157,10 @@ func New(cfg Config) (*Planner, error) {
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = 60 * time.Second
 	}
-	p := &Planner{cfg: cfg, client: cfg.HTTPClient}
-	if p.client == nil {
-		p.client = &http.Client{}
-	}
-	return p, nil
+	// No retries: a chat completion is long, and Timeout bounds the whole
+	// call; the agent can ask for the plan again.
+	return &Planner{cfg: cfg, client: jsonhttp.New(jsonhttp.Config{Name: "planner", URL: cfg.URL, APIKey: cfg.APIKey,
+		Timeout: cfg.Timeout, MaxResponseBytes: 8 << 20, HTTPClient: cfg.HTTPClient})}, nil
 }
 
 const systemPrompt = `You plan tool calls for an AI agent. You receive a task and a list of available tools (call_name, description, tool_type, input_schema). Reply with one JSON object and nothing else:
@@ -303,41 +301,9 @@ func (p *Planner) complete(ctx context.Context, user string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("planner: encoding the request: %w", err)
 	}
-	cctx, cancel := context.WithTimeout(ctx, p.cfg.Timeout)
-	defer cancel()
-	hreq, err := http.NewRequestWithContext(cctx, http.MethodPost, p.cfg.URL, bytes.NewReader(body))
+	raw, err := p.client.Post(ctx, body)
 	if err != nil {
-		return "", fmt.Errorf("planner: building the request for %s: %w", p.cfg.URL, err)
-	}
-	hreq.Header.Set("Content-Type", "application/json")
-	hreq.Header.Set("Accept", "application/json")
-	if p.cfg.APIKey != "" {
-		hreq.Header.Set("Authorization", "Bearer "+p.cfg.APIKey)
-	}
-	resp, err := p.client.Do(hreq)
-	if err != nil {
-		if ctx.Err() != nil {
-			return "", fmt.Errorf("planner: %s: %w", p.cfg.URL, ctx.Err())
-		}
-		if cctx.Err() != nil {
-			return "", fmt.Errorf("planner: %s did not answer within %s", p.cfg.URL, p.cfg.Timeout)
-		}
-		var ue *url.Error
-		if errors.As(err, &ue) {
-			err = ue.Err
-		}
-		return "", fmt.Errorf("planner: calling %s: %w", p.cfg.URL, err)
-	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, 8<<20))
-	if err != nil {
-		if cctx.Err() != nil && ctx.Err() == nil {
-			return "", fmt.Errorf("planner: %s did not finish its answer within %s", p.cfg.URL, p.cfg.Timeout)
-		}
-		return "", fmt.Errorf("planner: reading the answer of %s: %w", p.cfg.URL, err)
-	}
-	if resp.StatusCode != http.StatusOK {
-		return "", fmt.Errorf("planner: %s answered %s: %s", p.cfg.URL, resp.Status, redact.Snippet(raw, p.cfg.APIKey))
+		return "", err
 	}
 	var cr chatResponse
 	if err := json.Unmarshal(raw, &cr); err != nil {

@@ -6,24 +6,21 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
-	"net/url"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
 
 	"github.com/toolrag/mcp-gateway/internal/redact"
+	"github.com/toolrag/mcp-gateway/pkg/jsonhttp"
 )
 
 type urlReranker struct {
 	cfg    Config
-	client *http.Client
+	client *jsonhttp.Client
 	// format is the detected or pinned wire format (FormatCohere/FormatTEI,
 	// or "" until detected).
 	format atomic.Value
-	sleep  func(ctx context.Context, d time.Duration) error
 }
 
 // NewURL returns a reranker for a Cohere-shaped (Cohere, Jina, vLLM,
@@ -42,7 +39,10 @@ func NewURL(cfg Config) (Reranker, error) {
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = 10 * time.Second
 	}
-	r := &urlReranker{cfg: cfg, client: &http.Client{}, sleep: sleepCtx}
+	// Two retries, from 200ms, at most 2s apart: a reranker is on the
+	// path of every find_tools.
+	r := &urlReranker{cfg: cfg, client: jsonhttp.New(jsonhttp.Config{Name: "rerank", URL: cfg.URL, APIKey: cfg.APIKey,
+		Timeout: cfg.Timeout, MaxRetries: 2, RetryBaseDelay: 200 * time.Millisecond, MaxRetryDelay: 2 * time.Second})}
 	r.format.Store(cfg.Format)
 	return r, nil
 }
@@ -91,18 +91,16 @@ func (r *urlReranker) Rerank(ctx context.Context, query string, docs []string) (
 	if try == FormatAuto {
 		try = FormatCohere
 	}
-	status, raw, err := r.post(ctx, r.body(try, query, sent))
-	if err == nil && format == FormatAuto && (status == http.StatusBadRequest || status == http.StatusUnprocessableEntity) {
+	raw, err := r.client.Post(ctx, r.body(try, query, sent))
+	var se *jsonhttp.StatusError
+	if format == FormatAuto && errors.As(err, &se) && (se.Code == http.StatusBadRequest || se.Code == http.StatusUnprocessableEntity) {
 		// A TEI server answers the Cohere shape with 422 (missing "texts").
-		if st2, raw2, err2 := r.post(ctx, r.body(FormatTEI, query, sent)); err2 == nil && st2 == http.StatusOK {
-			try, status, raw = FormatTEI, st2, raw2
+		if raw2, err2 := r.client.Post(ctx, r.body(FormatTEI, query, sent)); err2 == nil {
+			try, raw, err = FormatTEI, raw2, nil
 		}
 	}
 	if err != nil {
 		return nil, err
-	}
-	if status != http.StatusOK {
-		return nil, fmt.Errorf("rerank: %s answered %d %s: %s", r.cfg.URL, status, http.StatusText(status), redact.Snippet(raw, r.cfg.APIKey))
 	}
 	results, err := parseResults(raw)
 	if err != nil {
@@ -172,76 +170,4 @@ func (r *urlReranker) body(format, query string, docs []string) []byte {
 	}
 	b, _ := json.Marshal(v) // strings only: cannot fail
 	return b
-}
-
-// post sends one request, retrying twice on 429, 502–504, network errors
-// and timeouts. It returns the final status and body.
-func (r *urlReranker) post(ctx context.Context, body []byte) (int, []byte, error) {
-	const maxRetries = 2
-	for attempt := 0; ; attempt++ {
-		status, raw, retryAfter, err := r.attempt(ctx, body)
-		retry := err != nil || status == http.StatusTooManyRequests || status == http.StatusBadGateway ||
-			status == http.StatusServiceUnavailable || status == http.StatusGatewayTimeout
-		if !retry || attempt == maxRetries || ctx.Err() != nil {
-			return status, raw, err
-		}
-		d := time.Duration(200<<attempt) * time.Millisecond
-		if retryAfter >= 0 {
-			d = min(retryAfter, 2*time.Second)
-		}
-		if err := r.sleep(ctx, d); err != nil {
-			return 0, nil, err
-		}
-	}
-}
-
-func (r *urlReranker) attempt(ctx context.Context, body []byte) (status int, raw []byte, retryAfter time.Duration, err error) {
-	retryAfter = -1
-	actx, cancel := context.WithTimeout(ctx, r.cfg.Timeout)
-	defer cancel()
-	req, err := http.NewRequestWithContext(actx, http.MethodPost, r.cfg.URL, bytes.NewReader(body))
-	if err != nil {
-		return 0, nil, retryAfter, fmt.Errorf("rerank: building the request for %s: %w", r.cfg.URL, err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json")
-	if r.cfg.APIKey != "" {
-		req.Header.Set("Authorization", "Bearer "+r.cfg.APIKey)
-	}
-	resp, err := r.client.Do(req)
-	if err != nil {
-		if ctx.Err() != nil {
-			return 0, nil, retryAfter, fmt.Errorf("rerank: %s: %w", r.cfg.URL, ctx.Err())
-		}
-		if actx.Err() != nil {
-			return 0, nil, retryAfter, fmt.Errorf("rerank: %s did not answer within %s", r.cfg.URL, r.cfg.Timeout)
-		}
-		var ue *url.Error
-		if errors.As(err, &ue) {
-			err = ue.Err
-		}
-		return 0, nil, retryAfter, fmt.Errorf("rerank: calling %s: %w", r.cfg.URL, err)
-	}
-	defer resp.Body.Close()
-	raw, err = io.ReadAll(io.LimitReader(resp.Body, 16<<20))
-	if err != nil {
-		return 0, nil, retryAfter, fmt.Errorf("rerank: reading the answer of %s: %w", r.cfg.URL, err)
-	}
-	if s := resp.Header.Get("Retry-After"); s != "" {
-		if secs, perr := strconv.ParseFloat(s, 64); perr == nil && secs >= 0 {
-			retryAfter = time.Duration(secs * float64(time.Second))
-		}
-	}
-	return resp.StatusCode, raw, retryAfter, nil
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }

@@ -197,7 +197,7 @@ func TestURLErrors(t *testing.T) {
 		{"repeated index", 200, `[{"index":0,"score":0.5},{"index":0,"score":0.4}]`, "repeated index 0", 1},
 		{"no score", 200, `[{"index":0}]`, "without a score", 1},
 		{"no index", 200, `[{"score":1}]`, "without an index", 1},
-		{"server error with key echoed", 500, `internal error for key sk-9`, "500 Internal Server Error: internal error for key [redacted]", 1},
+		{"server error with key echoed", 500, `internal error for key sk-9`, "500 Internal Server Error: internal error for key [redacted]", 3},
 		{"overloaded is retried", 503, `busy`, "503", 3},
 		{"unauthorized", 401, `{"message":"invalid api token"}`, "invalid api token", 1},
 	}
@@ -211,7 +211,7 @@ func TestURLErrors(t *testing.T) {
 			}))
 			defer srv.Close()
 			r, _ := NewURL(Config{URL: srv.URL + "/rerank", APIKey: "sk-9", Format: FormatCohere})
-			r.(*urlReranker).sleep = func(ctx context.Context, d time.Duration) error { return nil }
+			r.(*urlReranker).client.SetSleep(func(ctx context.Context, d time.Duration) error { return nil })
 			_, err := r.Rerank(context.Background(), "q", []string{"a", "b"})
 			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 				t.Errorf("err = %v, want it to contain %q", err, tc.wantErr)
@@ -271,12 +271,14 @@ func TestURLTimeout(t *testing.T) {
 	defer close(release) // before srv.Close: unblock the handlers
 	r, _ := NewURL(Config{URL: srv.URL + "/rerank", Format: FormatTEI, Timeout: 30 * time.Millisecond})
 	var slept []time.Duration
-	r.(*urlReranker).sleep = func(ctx context.Context, d time.Duration) error { slept = append(slept, d); return nil }
+	r.(*urlReranker).client.SetSleep(func(ctx context.Context, d time.Duration) error { slept = append(slept, d); return nil })
 	_, err := r.Rerank(context.Background(), "q", []string{"a"})
 	if err == nil || !strings.Contains(err.Error(), "did not answer within 30ms") {
 		t.Errorf("err = %v", err)
 	}
-	if !reflect.DeepEqual(slept, []time.Duration{200 * time.Millisecond, 400 * time.Millisecond}) {
-		t.Errorf("backoff %v, want [200ms 400ms]", slept)
+	// Backoff from 200ms with equal jitter: [100ms, 200ms], then [200ms, 400ms].
+	if len(slept) != 2 || slept[0] < 100*time.Millisecond || slept[0] > 200*time.Millisecond ||
+		slept[1] < 200*time.Millisecond || slept[1] > 400*time.Millisecond {
+		t.Errorf("backoff %v, want two waits in [100ms, 200ms] and [200ms, 400ms]", slept)
 	}
 }
