@@ -29,7 +29,9 @@ func (v *Vars) Int(name string, def, min, max int) int { return v.p.int(name, de
 func (v *Vars) Bool(name string, def bool) bool { return v.p.bool(name, def) }
 
 // Fail records an invalid value found by the caller.
-func (v *Vars) Fail(format string, args ...any) { v.p.errs = append(v.p.errs, fmt.Sprintf(format, args...)) }
+func (v *Vars) Fail(format string, args ...any) {
+	v.p.errs = append(v.p.errs, fmt.Sprintf(format, args...))
+}
 
 // Err names every invalid value, or is nil.
 func (v *Vars) Err() error {

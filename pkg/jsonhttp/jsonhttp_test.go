@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -23,7 +24,6 @@ func TestParseRetryAfter(t *testing.T) {
 		t.Errorf("ParseRetryAfter(future date) = %v", got)
 	}
 }
-
 
 // One set of retry rules for every caller: what is retried, how long it
 // waits, what the error says.
@@ -98,10 +98,10 @@ func TestPost(t *testing.T) {
 
 // Each attempt has its own timeout; a timed-out attempt is retried.
 func TestPostTimeout(t *testing.T) {
-	calls := 0
+	var calls atomic.Int32
 	release := make(chan struct{})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		calls++
+		calls.Add(1)
 		select {
 		case <-r.Context().Done():
 		case <-release:
@@ -112,7 +112,7 @@ func TestPostTimeout(t *testing.T) {
 	c := New(Config{Name: "test", URL: srv.URL, Timeout: 30 * time.Millisecond, MaxRetries: 1,
 		Sleep: func(ctx context.Context, d time.Duration) error { return nil }})
 	_, err := c.Post(context.Background(), []byte(`{}`))
-	if err == nil || !strings.Contains(err.Error(), "did not answer within 30ms") || calls != 2 {
-		t.Errorf("err = %v after %d calls, want a timeout after 2", err, calls)
+	if err == nil || !strings.Contains(err.Error(), "did not answer within 30ms") || calls.Load() != 2 {
+		t.Errorf("err = %v after %d calls, want a timeout after 2", err, calls.Load())
 	}
 }
