@@ -4,7 +4,6 @@ import (
 	"context"
 	"net/http"
 	"sort"
-	"time"
 
 	"github.com/toolrag/mcp-gateway/pkg/auth"
 	"github.com/toolrag/mcp-gateway/pkg/catalog"
@@ -100,13 +99,4 @@ func mountConsole(mux *http.ServeMux, c *console.Console, authCfg auth.Config) {
 	mux.Handle(c.Path(), c.App())
 	mux.Handle(c.Path()+"/", c.App())
 	mux.Handle(c.AdminPrefix()+"/", auth.Middleware(authCfg, c.Admin()))
-}
-
-// recordCall feeds a tool call into the usage statistics.
-func (g *Gateway) recordCall(keyID, tool, outcome string, d time.Duration) {
-	server, _, ok := catalog.SplitToolID(tool)
-	if !ok {
-		server = ""
-	}
-	g.Usage.Call(keyID, server, outcome, d)
 }

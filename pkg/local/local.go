@@ -172,7 +172,7 @@ func New(ctx context.Context, o Options) (*Gateway, error) {
 		Unprefixed: unprefixed,
 		Version:    Version, Catalog: g.Store, Upstreams: g.Upstreams, Retriever: startupRetriever{g},
 		Sessions: sessions, Planner: pl, MaxParallel: env.MaxParallel,
-		ShortlistDescChars: env.ShortlistDescChars, Logger: log, OnCall: g.recordCall,
+		ShortlistDescChars: env.ShortlistDescChars, Logger: log, OnCall: g.Usage.ToolCall,
 	})
 	if err != nil {
 		return nil, err

@@ -10,6 +10,8 @@ import (
 	"sort"
 	"sync"
 	"time"
+
+	"github.com/toolrag/mcp-gateway/pkg/catalog"
 )
 
 // Outcomes a call can have (the audit line's vocabulary). Any outcome
@@ -174,6 +176,16 @@ func (r *Recorder) serverEntry(server string) *Stats {
 		return nil
 	}
 	return entry(r.servers, server)
+}
+
+// ToolCall records one tool call by its call name (server__tool; the
+// server of an unprefixed name is not known here and is not counted).
+func (r *Recorder) ToolCall(keyID, callName, outcome string, d time.Duration) {
+	server, _, ok := catalog.SplitToolID(callName)
+	if !ok {
+		server = ""
+	}
+	r.Call(keyID, server, outcome, d)
 }
 
 // RateLimitedRequest records a request of key refused by its rate limit
