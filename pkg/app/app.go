@@ -24,16 +24,19 @@ import (
 	"github.com/toolrag/mcp-gateway/pkg/auth"
 	"github.com/toolrag/mcp-gateway/pkg/catalog"
 	"github.com/toolrag/mcp-gateway/pkg/config"
+	"github.com/toolrag/mcp-gateway/pkg/console"
 	"github.com/toolrag/mcp-gateway/pkg/embed"
 	"github.com/toolrag/mcp-gateway/pkg/gateway"
 	"github.com/toolrag/mcp-gateway/pkg/health"
 	"github.com/toolrag/mcp-gateway/pkg/indexer"
 	"github.com/toolrag/mcp-gateway/pkg/indexpub"
 	"github.com/toolrag/mcp-gateway/pkg/metrics"
+	"github.com/toolrag/mcp-gateway/pkg/policy"
 	"github.com/toolrag/mcp-gateway/pkg/ragapi"
 	"github.com/toolrag/mcp-gateway/pkg/retrieve"
 	"github.com/toolrag/mcp-gateway/pkg/session"
 	"github.com/toolrag/mcp-gateway/pkg/upstream"
+	"github.com/toolrag/mcp-gateway/pkg/usage"
 )
 
 // Version is reported in initialize and /health (set with -ldflags
@@ -68,6 +71,10 @@ type Backend struct {
 	Planner   gateway.Planner   // optional: enables the plan meta-tool
 	// Reindexer serves POST /tool-rag/reindex.
 	Reindexer ragapi.Reindexer
+	// KeyList lists the API keys for the operator console (nil: none).
+	KeyList func(ctx context.Context) ([]policy.Key, error)
+	// Sync runs the console's "sync now" (nil: not offered).
+	Sync func(ctx context.Context) (any, error)
 	// Details adds the runtime's own fields to GET /tool-rag/health.
 	Details func(ctx context.Context) map[string]any
 	// Metrics registers the runtime's own metrics next to the App's.
@@ -88,6 +95,9 @@ type Options struct {
 	// ServeWhileLoading (default 20s).
 	WhileLoading WhileLoading
 	StartupWait  time.Duration
+	// ConsolePoll is how often the console's servers page refreshes
+	// (0: the console's default).
+	ConsolePoll time.Duration
 	// MCPOptions are extra mcp-go transport options.
 	MCPOptions []server.StreamableHTTPOption
 	Logger     *slog.Logger
@@ -102,6 +112,9 @@ type App struct {
 	Retriever *retrieve.Retriever
 	MCP       *gateway.Gateway
 	Metrics   *metrics.Registry
+	// Usage is this process's per-key and per-server call statistics
+	// (the operator console's usage page).
+	Usage *usage.Recorder
 	// Handler serves GET /health, the MCP endpoint (Env.MCPPath) and
 	// /tool-rag/*, the last two behind authentication.
 	Handler http.Handler
@@ -139,7 +152,7 @@ func New(b Backend, o Options) (*App, error) {
 		o.StartupWait = DefaultStartupWait
 	}
 	a := &App{b: b, o: o, log: o.Logger, started: time.Now().UTC(), loaded: make(chan struct{}),
-		Catalog: catalog.NewCopy(b.Catalog), Metrics: metrics.New()}
+		Catalog: catalog.NewCopy(b.Catalog), Metrics: metrics.New(), Usage: usage.New()}
 	var err error
 	a.Indexer, err = indexer.New(indexer.Config{Catalog: a.Catalog, Embedder: b.Embedder, Bucket: b.Index,
 		Prefix: b.IndexPrefix, BeforeSwitch: b.BeforeSwitch, Logger: a.log})
@@ -156,23 +169,27 @@ func New(b Backend, o Options) (*App, error) {
 		Version: Version, Catalog: a.Catalog, Upstreams: b.Upstreams, Retriever: retrieval{a},
 		Sessions: b.Sessions, Planner: b.Planner, MaxParallel: env.MaxParallel,
 		ShortlistDescChars: env.ShortlistDescChars, Unprefixed: o.Unprefixed,
-		UpstreamListTimeout: o.UpstreamListTimeout, Logger: a.log,
+		UpstreamListTimeout: o.UpstreamListTimeout, Logger: a.log, OnCall: a.Usage.ToolCall,
 	})
 	if err != nil {
 		return nil, err
 	}
 	a.registerMetrics()
-	a.Handler = a.routes()
+	con, err := a.newConsole()
+	if err != nil {
+		return nil, err
+	}
+	a.Handler = a.routes(con)
 	return a, nil
 }
 
 // routes is the one HTTP surface: /health without authentication, the MCP
-// endpoint and the REST API behind it. Authentication does not wait for
+// endpoint, the REST API and the console's admin endpoints behind it. Authentication does not wait for
 // the catalog: a caller learns that the gateway is still loading only
 // after its key is accepted.
-func (a *App) routes() http.Handler {
+func (a *App) routes(con *console.Console) http.Handler {
 	env := a.o.Env
-	authCfg := auth.Config{Keys: a.b.Keys, Disabled: env.WithoutAuth, Counters: &a.authC}
+	authCfg := auth.Config{Keys: a.b.Keys, Disabled: env.WithoutAuth, Counters: &a.authC, OnRateLimited: a.Usage.RateLimitedRequest}
 	ids := session.NewIDManager(a.b.Sessions, env.SessionTTL)
 	ids.OnError = a.b.SessionErrors
 	api := ragapi.New(ragapi.Config{Retriever: retrieval{a}, Tools: a.Catalog, Reindexer: a.b.Reindexer,
@@ -188,6 +205,7 @@ func (a *App) routes() http.Handler {
 	mux.HandleFunc("GET /health", a.serveHealth)
 	mux.Handle(env.MCPPath, auth.Middleware(authCfg, a.gate(mcp)))
 	mux.Handle("/tool-rag/", auth.Middleware(authCfg, a.gate(api.Handler())))
+	a.mountConsole(mux, con, authCfg)
 	return mux
 }
 

@@ -134,7 +134,9 @@ func NewGateway(ctx context.Context, cfg Config) (*Gateway, error) {
 		Sessions: g.Sessions, SessionErrors: func(err error) { log.Warn("session store", "error", err) },
 		Index: g.bucket, IndexPrefix: cfg.Prefix, BeforeSwitch: copies.BeforeSwitch,
 		Upstreams: g.Upstreams, Health: g.health, Embedder: emb, Reranker: rr,
-		Reindexer: reindexer{g}, Details: g.details, Metrics: g.registerMetrics,
+		Reindexer: reindexer{g}, Details: g.details, Metrics: g.registerMetrics, KeyList: g.Keys.List,
+		// "Sync now" invokes the sync function, as /tool-rag/reindex does.
+		Sync: func(ctx context.Context) (any, error) { return reindexer{g}.Reindex(ctx, "incremental") },
 	}, app.Options{
 		Env: cfg.Env, UpstreamListTimeout: cfg.UpstreamListTimeout, WhileLoading: app.RejectWhileLoading, Logger: log,
 		MCPOptions: []server.StreamableHTTPOption{server.WithSessionIdleTTL(sessionStateIdle)},

@@ -24,6 +24,7 @@ import (
 	"github.com/toolrag/mcp-gateway/pkg/httpserve"
 	"github.com/toolrag/mcp-gateway/pkg/indexer"
 	"github.com/toolrag/mcp-gateway/pkg/indexpub"
+	"github.com/toolrag/mcp-gateway/pkg/policy"
 	"github.com/toolrag/mcp-gateway/pkg/rerank"
 	"github.com/toolrag/mcp-gateway/pkg/session"
 	"github.com/toolrag/mcp-gateway/pkg/store"
@@ -76,12 +77,13 @@ func New(ctx context.Context, o Options) (*Gateway, error) {
 		return nil, err
 	}
 	var keys auth.KeyLookup
+	var keyList []policy.Key
 	if !env.WithoutAuth {
 		list, err := config.LoadKeys(env.KeysPath)
 		if err != nil {
 			return nil, fmt.Errorf("%w (copy config/keys.example.yaml, or set TOOL_RAG_WITHOUT_AUTH=1 on a trusted network)", err)
 		}
-		keys = auth.NewStaticKeys(list)
+		keys, keyList = auth.NewStaticKeys(list), list
 	}
 	g := &Gateway{Env: env, log: log, Health: health.NewTracker()}
 	g.Upstreams = upstream.NewManager(env.UpstreamOptions(log))
@@ -96,7 +98,9 @@ func New(ctx context.Context, o Options) (*Gateway, error) {
 	}
 	b := app.Backend{Runtime: "local", Catalog: g.Store, Keys: keys, Sessions: session.NewMemory(),
 		Index: indexpub.NewDirBucket(env.IndexDir), Upstreams: g.Upstreams, Health: g.Health,
-		Embedder: o.Embedder, Reindexer: reindexer{g}, Details: g.details}
+		Embedder: o.Embedder, Reindexer: reindexer{g}, Details: g.details,
+		KeyList: func(context.Context) ([]policy.Key, error) { return keyList, nil },
+		Sync:    func(ctx context.Context) (any, error) { return g.Sync(ctx, indexer.ModeIncremental) }}
 	if b.Embedder == nil {
 		ecfg, err := embed.ConfigFromEnv(o.Getenv)
 		if err != nil {
@@ -123,7 +127,7 @@ func New(ctx context.Context, o Options) (*Gateway, error) {
 		}
 	}
 	g.App, err = app.New(b, app.Options{Env: env, Unprefixed: unprefixed, WhileLoading: app.ServeWhileLoading,
-		StartupWait: o.StartupWait, Logger: log})
+		StartupWait: o.StartupWait, ConsolePoll: min(max(env.HealthInterval, 2*time.Second), 30*time.Second), Logger: log})
 	if err != nil {
 		g.Store.Close()
 		return nil, err
