@@ -99,19 +99,17 @@ func (c *Cached) LookupKey(ctx context.Context, secretHash string) (policy.Key, 
 	return k, err
 }
 
-type ctxKey struct{}
-
 // WithPolicy returns ctx carrying p.
+//
+// Deprecated: use policy.NewContext.
 func WithPolicy(ctx context.Context, p policy.Policy) context.Context {
-	return context.WithValue(ctx, ctxKey{}, p)
+	return policy.NewContext(ctx, p)
 }
 
-// PolicyFrom returns the policy attached by the middleware. ok is false for
-// an unauthenticated context, which must be treated as "grants nothing".
-func PolicyFrom(ctx context.Context) (policy.Policy, bool) {
-	p, ok := ctx.Value(ctxKey{}).(policy.Policy)
-	return p, ok
-}
+// PolicyFrom returns the policy attached by the middleware.
+//
+// Deprecated: use policy.FromContext.
+func PolicyFrom(ctx context.Context) (policy.Policy, bool) { return policy.FromContext(ctx) }
 
 // Counters are the middleware's metrics. Middlewares built with the same
 // Counters also share one set of rate-limit buckets, so a key's rate_limit
@@ -159,7 +157,7 @@ func Middleware(cfg Config, next http.Handler) http.Handler {
 	limiter := cfg.Counters.limiter()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if cfg.Disabled {
-			next.ServeHTTP(w, r.WithContext(WithPolicy(r.Context(), policy.Unrestricted())))
+			next.ServeHTTP(w, r.WithContext(policy.NewContext(r.Context(), policy.Unrestricted())))
 			return
 		}
 		secret, ok := bearer(r.Header.Get("Authorization"))
@@ -200,7 +198,7 @@ func Middleware(cfg Config, next http.Handler) http.Handler {
 			return
 		}
 		cfg.Counters.Authenticated.Add(1)
-		next.ServeHTTP(w, r.WithContext(WithPolicy(r.Context(), policy.For(key))))
+		next.ServeHTTP(w, r.WithContext(policy.NewContext(r.Context(), policy.For(key))))
 	})
 }
 

@@ -27,7 +27,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/toolrag/mcp-gateway/pkg/auth"
 	"github.com/toolrag/mcp-gateway/pkg/catalog"
 	"github.com/toolrag/mcp-gateway/pkg/policy"
 	"github.com/toolrag/mcp-gateway/pkg/retrieve"
@@ -224,7 +223,7 @@ func (c *Console) Admin() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Cache-Control", "no-store")
 		w.Header().Set("X-Content-Type-Options", "nosniff")
-		pol, ok := auth.PolicyFrom(r.Context())
+		pol, ok := policy.FromContext(r.Context())
 		if !ok {
 			writeError(w, http.StatusUnauthorized, "not authenticated")
 			return
@@ -245,7 +244,7 @@ func IsAdmin(p policy.Policy) bool {
 }
 
 func (c *Console) whoami(w http.ResponseWriter, r *http.Request) {
-	pol, _ := auth.PolicyFrom(r.Context())
+	pol, _ := policy.FromContext(r.Context())
 	writeJSON(w, http.StatusOK, map[string]any{"key_id": pol.KeyID, "admin": true})
 }
 
@@ -439,7 +438,7 @@ func (c *Console) search(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, fmt.Sprintf("field \"top_k\" must be between 1 and %d", c.cfg.MaxTopK))
 		return
 	}
-	pol, _ := auth.PolicyFrom(r.Context())
+	pol, _ := policy.FromContext(r.Context())
 	if req.KeyID != "" && req.KeyID != pol.KeyID {
 		keys, err := c.cfg.Source.Keys(r.Context())
 		if err != nil {

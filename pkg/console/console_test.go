@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/toolrag/mcp-gateway/pkg/auth"
 	"github.com/toolrag/mcp-gateway/pkg/catalog"
 	"github.com/toolrag/mcp-gateway/pkg/policy"
 	"github.com/toolrag/mcp-gateway/pkg/retrieve"
@@ -74,7 +73,7 @@ func do(t *testing.T, h http.Handler, pol *policy.Policy, method, path, body str
 	t.Helper()
 	req := httptest.NewRequest(method, path, strings.NewReader(body))
 	if pol != nil {
-		req = req.WithContext(auth.WithPolicy(req.Context(), *pol))
+		req = req.WithContext(policy.NewContext(req.Context(), *pol))
 	}
 	w := httptest.NewRecorder()
 	h.ServeHTTP(w, req)

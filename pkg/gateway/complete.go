@@ -8,7 +8,6 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
-	"github.com/toolrag/mcp-gateway/pkg/auth"
 	"github.com/toolrag/mcp-gateway/pkg/policy"
 )
 
@@ -31,7 +30,7 @@ var (
 )
 
 func (c completions) CompletePromptArgument(ctx context.Context, name string, arg mcp.CompleteArgument, cctx mcp.CompleteContext) (*mcp.Completion, error) {
-	pol, ok := auth.PolicyFrom(ctx)
+	pol, ok := policy.FromContext(ctx)
 	o, known := c.g.surfNames.Load().prompts[name]
 	if !ok || !known || !pol.AllowsPrompt(o.server, o.name) {
 		return nil, fmt.Errorf("prompt %q not found", name)
@@ -40,7 +39,7 @@ func (c completions) CompletePromptArgument(ctx context.Context, name string, ar
 }
 
 func (c completions) CompleteResourceArgument(ctx context.Context, uri string, arg mcp.CompleteArgument, cctx mcp.CompleteContext) (*mcp.Completion, error) {
-	pol, ok := auth.PolicyFrom(ctx)
+	pol, ok := policy.FromContext(ctx)
 	srv, orig, known := c.g.resolveRef(uri)
 	if !ok || !known || !allowsRef(pol, srv, orig) {
 		return nil, fmt.Errorf("%w: %s", server.ErrResourceNotFound, uri)

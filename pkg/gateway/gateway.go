@@ -21,8 +21,8 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
-	"github.com/toolrag/mcp-gateway/pkg/auth"
 	"github.com/toolrag/mcp-gateway/pkg/catalog"
+	"github.com/toolrag/mcp-gateway/pkg/policy"
 	"github.com/toolrag/mcp-gateway/pkg/retrieve"
 )
 
@@ -222,7 +222,7 @@ func New(cfg Config) (*Gateway, error) {
 
 	hooks := &server.Hooks{}
 	hooks.AddAfterInitialize(func(ctx context.Context, _ any, _ *mcp.InitializeRequest, res *mcp.InitializeResult) {
-		if p, ok := auth.PolicyFrom(ctx); ok && p.Admin {
+		if p, ok := policy.FromContext(ctx); ok && p.Admin {
 			res.Instructions = instructionsAdmin
 		}
 	})

@@ -15,8 +15,8 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 	"github.com/yosida95/uritemplate/v3"
 
-	"github.com/toolrag/mcp-gateway/pkg/auth"
 	"github.com/toolrag/mcp-gateway/pkg/catalog"
+	"github.com/toolrag/mcp-gateway/pkg/policy"
 	"github.com/toolrag/mcp-gateway/pkg/retrieve"
 	"github.com/toolrag/mcp-gateway/pkg/upstream"
 )
@@ -96,7 +96,7 @@ func (g *Gateway) metaTools() []server.ServerTool {
 // ---- filters (policy on listing and at call time) ----
 
 func (g *Gateway) filterTools(ctx context.Context, tools []mcp.Tool) []mcp.Tool {
-	pol, ok := auth.PolicyFrom(ctx)
+	pol, ok := policy.FromContext(ctx)
 	if !ok {
 		return nil
 	}
@@ -135,7 +135,7 @@ func (g *Gateway) filterTools(ctx context.Context, tools []mcp.Tool) []mcp.Tool 
 }
 
 func (g *Gateway) filterPrompts(ctx context.Context, prompts []mcp.Prompt) []mcp.Prompt {
-	pol, ok := auth.PolicyFrom(ctx)
+	pol, ok := policy.FromContext(ctx)
 	if !ok {
 		return nil
 	}
@@ -150,7 +150,7 @@ func (g *Gateway) filterPrompts(ctx context.Context, prompts []mcp.Prompt) []mcp
 }
 
 func (g *Gateway) filterResources(ctx context.Context, rs []mcp.Resource) []mcp.Resource {
-	pol, ok := auth.PolicyFrom(ctx)
+	pol, ok := policy.FromContext(ctx)
 	out := make([]mcp.Resource, 0, len(rs))
 	if !ok {
 		return out
@@ -164,7 +164,7 @@ func (g *Gateway) filterResources(ctx context.Context, rs []mcp.Resource) []mcp.
 }
 
 func (g *Gateway) filterTemplates(ctx context.Context, ts []mcp.ResourceTemplate) []mcp.ResourceTemplate {
-	pol, ok := auth.PolicyFrom(ctx)
+	pol, ok := policy.FromContext(ctx)
 	out := make([]mcp.ResourceTemplate, 0, len(ts))
 	if !ok {
 		return out
@@ -227,7 +227,7 @@ func notFound(callName string) *mcp.CallToolResult {
 // agent. Every call is logged (see logCall).
 func (g *Gateway) call(ctx context.Context, callName string, args map[string]any) *mcp.CallToolResult {
 	start := time.Now()
-	pol, ok := auth.PolicyFrom(ctx)
+	pol, ok := policy.FromContext(ctx)
 	set := g.tools.Load()
 	id, _ := set.resolve(callName)
 	srv, name, split := catalog.SplitToolID(id)
@@ -424,7 +424,7 @@ func (g *Gateway) handleFind(ctx context.Context, req mcp.CallToolRequest) (*mcp
 	if err != nil {
 		return mcp.NewToolResultError(err.Error()), nil
 	}
-	pol, _ := auth.PolicyFrom(ctx)
+	pol, _ := policy.FromContext(ctx)
 	g.Metrics.Finds.Add(1)
 	want := topK
 	if maxTokens > 0 {
@@ -492,7 +492,7 @@ func (g *Gateway) handleDescribe(ctx context.Context, req mcp.CallToolRequest) (
 	if err != nil {
 		return mcp.NewToolResultError(err.Error()), nil
 	}
-	pol, _ := auth.PolicyFrom(ctx)
+	pol, _ := policy.FromContext(ctx)
 	set := g.tools.Load()
 	id, _ := set.resolve(callName)
 	srv, name, ok := catalog.SplitToolID(id)
@@ -525,7 +525,7 @@ func (g *Gateway) handlePlan(ctx context.Context, req mcp.CallToolRequest) (*mcp
 	if err != nil {
 		return mcp.NewToolResultError(err.Error()), nil
 	}
-	pol, _ := auth.PolicyFrom(ctx)
+	pol, _ := policy.FromContext(ctx)
 	resp, err := g.cfg.Retriever.Retrieve(ctx, retrieve.Request{Query: query, TopK: topK, Policy: pol})
 	if err != nil {
 		return mcp.NewToolResultErrorf("plan failed: %v", err), nil
@@ -556,7 +556,7 @@ func (g *Gateway) registerForSession(ctx context.Context, ids []string) {
 	if sid == "" || len(ids) == 0 {
 		return
 	}
-	if pol, _ := auth.PolicyFrom(ctx); pol.Admin {
+	if pol, _ := policy.FromContext(ctx); pol.Admin {
 		return // admins already see the whole catalog
 	}
 	before, _ := g.cfg.Sessions.Tools(ctx, sid)
@@ -586,7 +586,7 @@ func (g *Gateway) registerForSession(ctx context.Context, ids []string) {
 
 func (g *Gateway) promptHandler(srv, name string) server.PromptHandlerFunc {
 	return func(ctx context.Context, req mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
-		pol, ok := auth.PolicyFrom(ctx)
+		pol, ok := policy.FromContext(ctx)
 		if !ok || !pol.AllowsPrompt(srv, name) {
 			return nil, fmt.Errorf("prompt %q not found", req.Params.Name)
 		}
@@ -601,7 +601,7 @@ func (g *Gateway) promptHandler(srv, name string) server.PromptHandlerFunc {
 func (g *Gateway) resourceHandler() server.ResourceHandlerFunc {
 	return func(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
 		srv, orig, ok := g.resolveURI(req.Params.URI)
-		pol, authed := auth.PolicyFrom(ctx)
+		pol, authed := policy.FromContext(ctx)
 		if !ok || !authed || !pol.AllowsURI(srv, orig) {
 			return nil, fmt.Errorf("%w: %s", server.ErrResourceNotFound, req.Params.URI)
 		}

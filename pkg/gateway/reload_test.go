@@ -14,7 +14,6 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 
-	"github.com/toolrag/mcp-gateway/pkg/auth"
 	"github.com/toolrag/mcp-gateway/pkg/catalog"
 	"github.com/toolrag/mcp-gateway/pkg/policy"
 	"github.com/toolrag/mcp-gateway/pkg/retrieve"
@@ -69,7 +68,7 @@ func TestReloadSurvivesInvalidHeaderAnnotations(t *testing.T) {
 	if _, ok := listed["srv__good"]; !ok {
 		t.Error("the valid tool was not registered")
 	}
-	actx := auth.WithPolicy(ctx, policy.Unrestricted())
+	actx := policy.NewContext(ctx, policy.Unrestricted())
 	if res := g.call(actx, "srv__bad", map[string]any{}); res.IsError || up.calls != 1 {
 		t.Errorf("run_tool path to the unlisted tool: %+v (calls %d)", res, up.calls)
 	}
@@ -135,7 +134,7 @@ func TestReloadRegistersOnlyChanges(t *testing.T) {
 	}
 	h := g.Handler(HTTPOptions{})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		h.ServeHTTP(w, r.WithContext(auth.WithPolicy(r.Context(), policy.Unrestricted())))
+		h.ServeHTTP(w, r.WithContext(policy.NewContext(r.Context(), policy.Unrestricted())))
 	}))
 	defer srv.Close()
 	tr, err := transport.NewStreamableHTTP(srv.URL, transport.WithContinuousListening(), transport.WithHTTPLogger(slog.New(slog.DiscardHandler)))

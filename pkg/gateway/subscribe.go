@@ -10,7 +10,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
-	"github.com/toolrag/mcp-gateway/pkg/auth"
+	"github.com/toolrag/mcp-gateway/pkg/policy"
 	"github.com/toolrag/mcp-gateway/pkg/upstream"
 )
 
@@ -62,7 +62,7 @@ func (g *Gateway) subscribeHook(ctx context.Context, _ any, message any) error {
 		return nil
 	}
 	uri := head.Params.URI
-	pol, authed := auth.PolicyFrom(ctx)
+	pol, authed := policy.FromContext(ctx)
 	srv, orig, known := g.resolveSubscription(uri)
 	if !authed || !known || !pol.AllowsURI(srv, orig) {
 		return fmt.Errorf("resource not found: %s", uri)

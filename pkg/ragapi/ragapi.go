@@ -15,9 +15,9 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/toolrag/mcp-gateway/pkg/auth"
 	"github.com/toolrag/mcp-gateway/pkg/catalog"
 	"github.com/toolrag/mcp-gateway/pkg/metrics"
+	"github.com/toolrag/mcp-gateway/pkg/policy"
 	"github.com/toolrag/mcp-gateway/pkg/retrieve"
 )
 
@@ -192,7 +192,7 @@ func jsonKind(goType string) string {
 }
 
 func (a *API) retrieve(w http.ResponseWriter, r *http.Request) int {
-	pol, ok := auth.PolicyFrom(r.Context())
+	pol, ok := policy.FromContext(r.Context())
 	if !ok {
 		return writeError(w, http.StatusUnauthorized, "not authenticated")
 	}
@@ -254,7 +254,7 @@ func (a *API) retrieve(w http.ResponseWriter, r *http.Request) int {
 const LoadingMessage = "the gateway is still loading its tool catalog (the first sync of its upstream servers is in progress); retry in a few seconds"
 
 func (a *API) tool(w http.ResponseWriter, r *http.Request) int {
-	pol, ok := auth.PolicyFrom(r.Context())
+	pol, ok := policy.FromContext(r.Context())
 	id := r.PathValue("id")
 	srv, name, split := catalog.SplitToolID(id)
 	notFound := func() int { return writeError(w, http.StatusNotFound, fmt.Sprintf("tool %q not found", id)) }
@@ -276,7 +276,7 @@ func (a *API) tool(w http.ResponseWriter, r *http.Request) int {
 }
 
 func (a *API) reindex(w http.ResponseWriter, r *http.Request) int {
-	pol, ok := auth.PolicyFrom(r.Context())
+	pol, ok := policy.FromContext(r.Context())
 	if !ok || !(pol.Admin || isUnrestricted(pol)) {
 		return writeError(w, http.StatusForbidden, "reindex needs an admin key")
 	}
