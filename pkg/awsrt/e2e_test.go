@@ -284,7 +284,7 @@ func TestConcurrentSyncs(t *testing.T) {
 		wg.Add(1)
 		go func(i int) {
 			defer wg.Done()
-			reps[i], errs[i] = Sync(context.Background(), e.config(t), "full")
+			reps[i], errs[i] = runSync(context.Background(), e.config(t), "full")
 		}(i)
 	}
 	wg.Wait()
@@ -464,7 +464,7 @@ func TestHealthFunction(t *testing.T) {
 		t.Fatal("echo2 tools missing before any probe")
 	}
 
-	rep, err := ProbeHealth(context.Background(), e.config(t))
+	rep, err := probeHealth(context.Background(), e.config(t))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -351,7 +351,7 @@ func TestPeriodicCatalogRefreshReadsCopy(t *testing.T) {
 	e.register(t, "echo2", startEcho(t))
 	cfg := e.config(t)
 	cfg.Embedder = failingEmbedder{e.emb}
-	if rep, err := Sync(context.Background(), cfg, "incremental"); err == nil || rep.CatalogCopyErr != "" {
+	if rep, err := runSync(context.Background(), cfg, "incremental"); err == nil || rep.CatalogCopyErr != "" {
 		t.Fatalf("sync with a failing embedder: %v %+v; want a build error and the copy written", err, rep)
 	}
 	e.clock.Advance(g.cfg.CatalogMaxAge)
@@ -388,7 +388,7 @@ func TestSyncReadsTableOnce(t *testing.T) {
 	})
 	cfg := e.config(t)
 	cfg.DynamoDB = client
-	rep, err := Sync(context.Background(), cfg, "full")
+	rep, err := runSync(context.Background(), cfg, "full")
 	if err != nil || rep.CatalogCopyErr != "" || rep.Index.Tools == 0 {
 		t.Fatalf("sync: %v %+v", err, rep)
 	}

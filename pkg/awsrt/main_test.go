@@ -24,6 +24,7 @@ import (
 	"github.com/toolrag/mcp-gateway/pkg/config"
 	"github.com/toolrag/mcp-gateway/pkg/dynamo"
 	"github.com/toolrag/mcp-gateway/pkg/embed"
+	"github.com/toolrag/mcp-gateway/pkg/indexer"
 	"github.com/toolrag/mcp-gateway/pkg/policy"
 	"github.com/toolrag/mcp-gateway/pkg/s3bucket/s3test"
 	"github.com/toolrag/mcp-gateway/pkg/upstream"
@@ -432,4 +433,24 @@ func (f found) names() []string {
 
 func findToolsBody(id int, query string, extra string) string {
 	return fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"find_tools","arguments":{"query":%q,"top_k":5%s}}}`, id, query, extra)
+}
+
+// runSync runs one sync with a fresh Syncer (the Lambda keeps one warm).
+func runSync(ctx context.Context, cfg Config, mode indexer.Mode) (SyncReport, error) {
+	s, err := NewSyncer(ctx, cfg)
+	if err != nil {
+		return SyncReport{}, err
+	}
+	defer s.Close()
+	return s.Run(ctx, mode)
+}
+
+// probeHealth runs one probe round with a fresh Prober.
+func probeHealth(ctx context.Context, cfg Config) (HealthReport, error) {
+	p, err := NewProber(ctx, cfg)
+	if err != nil {
+		return HealthReport{}, err
+	}
+	defer p.Close()
+	return p.Run(ctx)
 }

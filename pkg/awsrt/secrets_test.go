@@ -122,7 +122,7 @@ func runSecretsCase(t *testing.T, echo, token string, tc secretsCase) {
 		}
 		hc := e.config(t)
 		tc.set(&hc)
-		hr, err := ProbeHealth(context.Background(), hc)
+		hr, err := probeHealth(context.Background(), hc)
 		if err != nil || len(hr.Up) != 1 || len(hr.Down) != 0 {
 			t.Fatalf("health: %+v %v", hr, err)
 		}
@@ -135,7 +135,7 @@ func runSecretsCase(t *testing.T, echo, token string, tc secretsCase) {
 		}
 		hc := e.config(t)
 		tc.set(&hc)
-		hr, err := ProbeHealth(context.Background(), hc)
+		hr, err := probeHealth(context.Background(), hc)
 		if err != nil || !strings.Contains(hr.Down["echo"], tc.wantStale[0]) {
 			t.Fatalf("health: %+v %v; want echo down with %q", hr, err, tc.wantStale[0])
 		}

@@ -185,17 +185,6 @@ func (s *Syncer) Run(ctx context.Context, mode indexer.Mode) (SyncReport, error)
 	return rep, nil
 }
 
-// Sync runs one sync with a fresh Syncer (for tools and tests; the Lambda
-// keeps a Syncer warm instead).
-func Sync(ctx context.Context, cfg Config, mode indexer.Mode) (SyncReport, error) {
-	s, err := NewSyncer(ctx, cfg)
-	if err != nil {
-		return SyncReport{}, err
-	}
-	defer s.Close()
-	return s.Run(ctx, mode)
-}
-
 // HealthReport is what one probe round found.
 type HealthReport struct {
 	Up       []string          `json:"up"`
@@ -289,14 +278,4 @@ func (p *Prober) Run(ctx context.Context) (HealthReport, error) {
 		p.log.Warn("upstreams down", "down", rep.Down)
 	}
 	return rep, errors.Join(errs...)
-}
-
-// ProbeHealth runs one probe round with a fresh Prober.
-func ProbeHealth(ctx context.Context, cfg Config) (HealthReport, error) {
-	p, err := NewProber(ctx, cfg)
-	if err != nil {
-		return HealthReport{}, err
-	}
-	defer p.Close()
-	return p.Run(ctx)
 }

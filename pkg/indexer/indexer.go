@@ -128,7 +128,7 @@ type Indexer struct {
 	stats   Stats
 }
 
-// New returns an Indexer with no index; call Build (or Start).
+// New returns an Indexer with no index; call Build or Refresh.
 func New(cfg Config) (*Indexer, error) {
 	if cfg.Catalog == nil {
 		return nil, errors.New("indexer: Config.Catalog is required")
@@ -219,17 +219,6 @@ func (x *Indexer) load(ctx context.Context) (*current, error) {
 		return nil, fmt.Errorf("the persisted vector index does not match its meta (%w); retrieval uses the keyword scan until the index is rebuilt", err)
 	}
 	return &current{ix: ix, meta: meta}, nil
-}
-
-// Start prepares the index at process start according to mode: ModeOff
-// loads the persisted index as it is, ModeIncremental updates it and
-// ModeFull rebuilds from scratch. A persisted index built with another model
-// or dimension is always rebuilt in full. With ModeOff, a missing or
-// unreadable index leaves the indexer without one (keyword fallback) and
-// the error, if any, is returned and logged.
-func (x *Indexer) Start(ctx context.Context, mode Mode) error {
-	_, err := x.Build(ctx, mode)
-	return err
 }
 
 // BuildResult describes one build.
