@@ -387,6 +387,23 @@ func (c *Config) secretSource(ctx context.Context) error {
 	return nil
 }
 
+// prepare fills the defaults and builds what the gateway and the sync
+// function both need: the clients, the secret source and the embedder.
+func (c Config) prepare(ctx context.Context, m *dynamo.Metrics, needLambda bool) (Config, embed.Embedder, error) {
+	c, err := c.withDefaults()
+	if err != nil {
+		return c, nil, err
+	}
+	if err := c.clients(ctx, m, needLambda); err != nil {
+		return c, nil, err
+	}
+	if err := c.secretSource(ctx); err != nil {
+		return c, nil, err
+	}
+	emb, err := c.embedder(ctx)
+	return c, emb, err
+}
+
 func (c *Config) embedder(ctx context.Context) (embed.Embedder, error) {
 	if c.Embedder != nil {
 		return c.Embedder, nil

@@ -93,18 +93,8 @@ type ColdStart struct {
 // catalog until a good index is published).
 func NewGateway(ctx context.Context, cfg Config) (*Gateway, error) {
 	start := time.Now()
-	cfg, err := cfg.withDefaults()
-	if err != nil {
-		return nil, err
-	}
 	dm := &dynamo.Metrics{}
-	if err := cfg.clients(ctx, dm, true); err != nil {
-		return nil, err
-	}
-	if err := cfg.secretSource(ctx); err != nil {
-		return nil, err
-	}
-	emb, err := cfg.embedder(ctx)
+	cfg, emb, err := cfg.prepare(ctx, dm, true)
 	if err != nil {
 		return nil, err
 	}

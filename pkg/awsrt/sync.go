@@ -82,18 +82,8 @@ type Syncer struct {
 
 // NewSyncer builds the sync function's parts.
 func NewSyncer(ctx context.Context, cfg Config) (*Syncer, error) {
-	cfg, err := cfg.withDefaults()
-	if err != nil {
-		return nil, err
-	}
 	dm := &dynamo.Metrics{}
-	if err := cfg.clients(ctx, dm, false); err != nil {
-		return nil, err
-	}
-	if err := cfg.secretSource(ctx); err != nil {
-		return nil, err
-	}
-	emb, err := cfg.embedder(ctx)
+	cfg, emb, err := cfg.prepare(ctx, dm, false)
 	if err != nil {
 		return nil, err
 	}
