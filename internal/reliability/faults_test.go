@@ -64,10 +64,10 @@ func healthyLoad(t *testing.T, c *client.Client, workers, n int) (wait func()) {
 				if (w+i)%2 == 1 {
 					name, want = "other__reverse", reverse(word)
 				}
-				res, err := callTool(c, 30*time.Second, "run_tool", map[string]any{"call_name": name, "arguments": map[string]any{"text": word}})
-				if err != nil || res.IsError || text(res) != want {
+				res, err := testenv.CallTool(c, 30*time.Second, "run_tool", map[string]any{"call_name": name, "arguments": map[string]any{"text": word}})
+				if err != nil || res.IsError || testenv.Text(res) != want {
 					failures.Add(1)
-					t.Errorf("healthy upstream call %s(%q) during a fault: err=%v result=%q", name, word, err, text(res))
+					t.Errorf("healthy upstream call %s(%q) during a fault: err=%v result=%q", name, word, err, testenv.Text(res))
 				}
 			}
 		}(w)
@@ -141,8 +141,8 @@ func TestUpstreamFaults(t *testing.T) {
 			}
 			ch := make(chan answer, 1)
 			go func() {
-				res, err := callTool(c, tc.within, "run_tool", map[string]any{"call_name": tc.call, "arguments": tc.args})
-				ch <- answer{text(res), res != nil && res.IsError, err}
+				res, err := testenv.CallTool(c, tc.within, "run_tool", map[string]any{"call_name": tc.call, "arguments": tc.args})
+				ch <- answer{testenv.Text(res), res != nil && res.IsError, err}
 			}()
 			if tc.killDuring != nil {
 				killWhenBusy(t, tc.killDuring, ch)
@@ -210,9 +210,9 @@ func TestRunToolsIsolatesFailures(t *testing.T) {
 		map[string]any{"id": "ok2", "call_name": "other__reverse", "arguments": map[string]any{"text": "abc"}},
 		map[string]any{"id": "ok3", "call_name": "web__add", "arguments": map[string]any{"a": 2, "b": 3}},
 	}
-	res, err := callTool(c, 30*time.Second, "run_tools", map[string]any{"calls": calls})
+	res, err := testenv.CallTool(c, 30*time.Second, "run_tools", map[string]any{"calls": calls})
 	if err != nil || res.IsError {
-		t.Fatalf("run_tools: %v %q", err, text(res))
+		t.Fatalf("run_tools: %v %q", err, testenv.Text(res))
 	}
 	b := parseBatch(t, res)
 	want := map[string]string{ // id → "" for success with that text prefix "=..." or the error substring
@@ -256,8 +256,8 @@ func TestRestartUnderLoad(t *testing.T) {
 	g, _, _ := faultGateway(t)
 	c := connect(t, g.url, "s-fault-admin", false, nil)
 	const marker = "-huge-bytes=4343"
-	if res, err := callTool(c, 30*time.Second, "run_tool", map[string]any{"call_name": "churn__echo", "arguments": map[string]any{"text": "warm"}}); err != nil || res.IsError {
-		t.Fatalf("warm-up: %v %q", err, text(res))
+	if res, err := testenv.CallTool(c, 30*time.Second, "run_tool", map[string]any{"call_name": "churn__echo", "arguments": map[string]any{"text": "warm"}}); err != nil || res.IsError {
+		t.Fatalf("warm-up: %v %q", err, testenv.Text(res))
 	}
 	first := childPIDs(t, marker)
 	if len(first) == 0 {
@@ -278,23 +278,23 @@ func TestRestartUnderLoad(t *testing.T) {
 				default:
 				}
 				word := fmt.Sprintf("w%d-%d", w, i)
-				res, err := callTool(c, 30*time.Second, "run_tool", map[string]any{"call_name": "churn__sleep", "arguments": map[string]any{"ms": 5}})
+				res, err := testenv.CallTool(c, 30*time.Second, "run_tool", map[string]any{"call_name": "churn__sleep", "arguments": map[string]any{"ms": 5}})
 				switch {
 				case err != nil:
 					failed.Add(1)
 					t.Errorf("churn call: protocol error %v", err)
 				case !res.IsError:
 					ok.Add(1)
-				case strings.Contains(text(res), `upstream "churn"`):
+				case strings.Contains(testenv.Text(res), `upstream "churn"`):
 					failed.Add(1)
 				default:
 					failed.Add(1)
-					t.Errorf("churn call failed without naming the upstream: %q", text(res))
+					t.Errorf("churn call failed without naming the upstream: %q", testenv.Text(res))
 				}
-				res, err = callTool(c, 30*time.Second, "run_tool", map[string]any{"call_name": "other__echo", "arguments": map[string]any{"text": word}})
-				if err != nil || res.IsError || text(res) != word {
+				res, err = testenv.CallTool(c, 30*time.Second, "run_tool", map[string]any{"call_name": "other__echo", "arguments": map[string]any{"text": word}})
+				if err != nil || res.IsError || testenv.Text(res) != word {
 					otherFailed.Add(1)
-					t.Errorf("other upstream failed while churn restarted: %v %q", err, text(res))
+					t.Errorf("other upstream failed while churn restarted: %v %q", err, testenv.Text(res))
 				}
 			}
 		}(w)
@@ -328,9 +328,9 @@ func TestRestartUnderLoad(t *testing.T) {
 	if rounds < 3 {
 		t.Errorf("only %d rounds of kills happened (%d processes)", rounds, killed)
 	}
-	res, err := callTool(c, 30*time.Second, "run_tool", map[string]any{"call_name": "churn__echo", "arguments": map[string]any{"text": "back"}})
-	if err != nil || res.IsError || text(res) != "back" {
-		t.Fatalf("churn did not come back after the restarts: %v %q", err, text(res))
+	res, err := testenv.CallTool(c, 30*time.Second, "run_tool", map[string]any{"call_name": "churn__echo", "arguments": map[string]any{"text": "back"}})
+	if err != nil || res.IsError || testenv.Text(res) != "back" {
+		t.Fatalf("churn did not come back after the restarts: %v %q", err, testenv.Text(res))
 	}
 	for _, p := range childPIDs(t, marker) {
 		for _, old := range first {

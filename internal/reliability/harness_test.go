@@ -205,31 +205,6 @@ func dial(url, key string, legacy bool, rec *recorder) (*client.Client, error) {
 	return c, nil
 }
 
-// callTool calls a tool with a deadline; the error is a protocol error, a
-// tool failure is res.IsError.
-func callTool(c *client.Client, timeout time.Duration, name string, args map[string]any) (*mcp.CallToolResult, error) {
-	req := mcp.CallToolRequest{}
-	req.Params.Name = name
-	req.Params.Arguments = args
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-	return c.CallTool(ctx, req)
-}
-
-// text joins the text content of a result.
-func text(r *mcp.CallToolResult) string {
-	if r == nil {
-		return ""
-	}
-	var b strings.Builder
-	for _, c := range r.Content {
-		if tc, ok := c.(mcp.TextContent); ok {
-			b.WriteString(tc.Text)
-		}
-	}
-	return b.String()
-}
-
 // batchResult is the structured answer of run_tools.
 type batchResult struct {
 	Results []struct {
@@ -250,8 +225,8 @@ type batchResult struct {
 func parseBatch(t testing.TB, res *mcp.CallToolResult) batchResult {
 	t.Helper()
 	var b batchResult
-	if err := json.Unmarshal([]byte(text(res)), &b); err != nil {
-		t.Fatalf("run_tools answer is not JSON: %v: %s", err, text(res))
+	if err := json.Unmarshal([]byte(testenv.Text(res)), &b); err != nil {
+		t.Fatalf("run_tools answer is not JSON: %v: %s", err, testenv.Text(res))
 	}
 	return b
 }

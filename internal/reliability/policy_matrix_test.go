@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/toolrag/mcp-gateway/internal/testenv"
 	"net/http"
 	"net/http/httptest"
 	"sort"
@@ -207,7 +208,7 @@ var surfaces = []surface{
 
 	{name: "tools/list (session, after find_tools)", check: func(t *testing.T, m *matrix, k keyCase) {
 		c := m.legacy[k.name]
-		if _, err := callTool(c, 30*time.Second, "find_tools", map[string]any{"query": "text numbers echo add reverse sleep fail", "top_k": 50}); err != nil {
+		if _, err := testenv.CallTool(c, 30*time.Second, "find_tools", map[string]any{"query": "text numbers echo add reverse sleep fail", "top_k": 50}); err != nil {
 			t.Fatal(err)
 		}
 		want := append(append([]string{}, metaTools...), k.tools...)
@@ -222,11 +223,11 @@ var surfaces = []surface{
 		c := m.clients[k.name]
 		answer := func(id string) (string, bool) {
 			args, _, _ := probeFor(id)
-			res, err := callTool(c, 30*time.Second, id, args)
+			res, err := testenv.CallTool(c, 30*time.Second, id, args)
 			if err != nil {
 				return "protocol error: " + err.Error(), false
 			}
-			return text(res), !res.IsError
+			return testenv.Text(res), !res.IsError
 		}
 		missTool, _ := answer(missingTool)
 		missServer, _ := answer(missingServer)
@@ -251,11 +252,11 @@ var surfaces = []surface{
 		c := m.clients[k.name]
 		answer := func(id string) (string, bool) {
 			args, _, _ := probeFor(id)
-			res, err := callTool(c, 30*time.Second, "run_tool", map[string]any{"call_name": id, "arguments": args})
+			res, err := testenv.CallTool(c, 30*time.Second, "run_tool", map[string]any{"call_name": id, "arguments": args})
 			if err != nil {
 				t.Fatalf("run_tool %s: %v", id, err)
 			}
-			return text(res), !res.IsError
+			return testenv.Text(res), !res.IsError
 		}
 		missTool, _ := answer(missingTool)
 		missServer, _ := answer(missingServer)
@@ -283,9 +284,9 @@ var surfaces = []surface{
 			args, _, _ := probeFor(id)
 			calls = append(calls, map[string]any{"call_name": id, "arguments": args, "id": id})
 		}
-		res, err := callTool(m.clients[k.name], 30*time.Second, "run_tools", map[string]any{"calls": calls})
+		res, err := testenv.CallTool(m.clients[k.name], 30*time.Second, "run_tools", map[string]any{"calls": calls})
 		if err != nil || res.IsError {
-			t.Fatalf("run_tools: %v %q", err, text(res))
+			t.Fatalf("run_tools: %v %q", err, testenv.Text(res))
 		}
 		b := parseBatch(t, res)
 		if len(b.Results) != len(ids) {
@@ -320,11 +321,11 @@ var surfaces = []surface{
 	{name: "describe_tool", check: func(t *testing.T, m *matrix, k keyCase) {
 		c := m.clients[k.name]
 		answer := func(id string) (string, bool) {
-			res, err := callTool(c, 30*time.Second, "describe_tool", map[string]any{"call_name": id})
+			res, err := testenv.CallTool(c, 30*time.Second, "describe_tool", map[string]any{"call_name": id})
 			if err != nil {
 				t.Fatalf("describe_tool %s: %v", id, err)
 			}
-			return text(res), !res.IsError
+			return testenv.Text(res), !res.IsError
 		}
 		miss, _ := answer(missingTool)
 		for _, id := range allTools {
@@ -358,7 +359,7 @@ var surfaces = []surface{
 		// The planner model (greedyPlanner) proposes a step for every tool
 		// of the catalog; the gateway must keep exactly the granted ones
 		// and report the rest as missing without revealing them as tools.
-		res, err := callTool(m.clients[k.name], 30*time.Second, "plan", map[string]any{"query": "text numbers echo add reverse sleep fail", "top_k": 50})
+		res, err := testenv.CallTool(m.clients[k.name], 30*time.Second, "plan", map[string]any{"query": "text numbers echo add reverse sleep fail", "top_k": 50})
 		if err != nil || res.IsError {
 			t.Fatalf("plan: %v %+v", err, res)
 		}
@@ -367,7 +368,7 @@ var surfaces = []surface{
 				CallName string `json:"call_name"`
 			} `json:"steps"`
 		}
-		if err := json.Unmarshal([]byte(text(res)), &plan); err != nil {
+		if err := json.Unmarshal([]byte(testenv.Text(res)), &plan); err != nil {
 			t.Fatal(err)
 		}
 		var ids []string
@@ -715,34 +716,34 @@ func TestRequestLimits(t *testing.T) {
 		for i := 0; i < 33; i++ {
 			calls = append(calls, map[string]any{"call_name": "echo__echo", "arguments": map[string]any{"text": "x"}})
 		}
-		res, err := callTool(c, 30*time.Second, "run_tools", map[string]any{"calls": calls})
-		if err != nil || !res.IsError || !strings.Contains(text(res), "33 exceeds the run_tools batch limit of 32") {
-			t.Errorf("%v %q", err, text(res))
+		res, err := testenv.CallTool(c, 30*time.Second, "run_tools", map[string]any{"calls": calls})
+		if err != nil || !res.IsError || !strings.Contains(testenv.Text(res), "33 exceeds the run_tools batch limit of 32") {
+			t.Errorf("%v %q", err, testenv.Text(res))
 		}
-		res, err = callTool(c, 30*time.Second, "run_tools", map[string]any{"calls": calls[:32]})
+		res, err = testenv.CallTool(c, 30*time.Second, "run_tools", map[string]any{"calls": calls[:32]})
 		if err != nil || res.IsError || parseBatch(t, res).Succeeded != 32 {
-			t.Errorf("a batch of exactly 32: %v %q", err, text(res))
+			t.Errorf("a batch of exactly 32: %v %q", err, testenv.Text(res))
 		}
 	})
 	t.Run("query length", func(t *testing.T) {
 		long := strings.Repeat("é", 2001)
-		res, err := callTool(c, 30*time.Second, "find_tools", map[string]any{"query": long})
-		if err != nil || !res.IsError || !strings.Contains(text(res), "query is 2001 characters; the limit is 2000") {
-			t.Errorf("find_tools: %v %q", err, text(res))
+		res, err := testenv.CallTool(c, 30*time.Second, "find_tools", map[string]any{"query": long})
+		if err != nil || !res.IsError || !strings.Contains(testenv.Text(res), "query is 2001 characters; the limit is 2000") {
+			t.Errorf("find_tools: %v %q", err, testenv.Text(res))
 		}
 		code, _, out := httpDo(t, nil, "POST", m.g.base+"/tool-rag/retrieve", key, `{"query":"`+long+`"}`, nil)
 		if code != 400 || !strings.Contains(out, "is 2001 characters; the limit is 2000") {
 			t.Errorf("retrieve: %d %s", code, out)
 		}
-		if res, err := callTool(c, 30*time.Second, "find_tools", map[string]any{"query": long[:2000*2]}); err != nil || res.IsError {
-			t.Errorf("a query of exactly 2000 characters: %v %q", err, text(res))
+		if res, err := testenv.CallTool(c, 30*time.Second, "find_tools", map[string]any{"query": long[:2000*2]}); err != nil || res.IsError {
+			t.Errorf("a query of exactly 2000 characters: %v %q", err, testenv.Text(res))
 		}
 	})
 	t.Run("top_k", func(t *testing.T) {
 		for _, k := range []int{0, 51} {
-			res, err := callTool(c, 30*time.Second, "find_tools", map[string]any{"query": "echo", "top_k": k})
-			if err != nil || !res.IsError || !strings.Contains(text(res), "top_k must be between 1 and 50") {
-				t.Errorf("find_tools top_k %d: %v %q", k, err, text(res))
+			res, err := testenv.CallTool(c, 30*time.Second, "find_tools", map[string]any{"query": "echo", "top_k": k})
+			if err != nil || !res.IsError || !strings.Contains(testenv.Text(res), "top_k must be between 1 and 50") {
+				t.Errorf("find_tools top_k %d: %v %q", k, err, testenv.Text(res))
 			}
 			code, _, out := httpDo(t, nil, "POST", m.g.base+"/tool-rag/retrieve", key, fmt.Sprintf(`{"query":"echo","top_k":%d}`, k), nil)
 			if code != 400 || !strings.Contains(out, `\"top_k\" must be between 1 and 50`) {

@@ -74,9 +74,9 @@ func has(list []string, s string) bool {
 // findIDs runs find_tools and returns the call_names found.
 func findIDs(t testing.TB, c *client.Client, query string, topK int) (ids []string, fallback bool) {
 	t.Helper()
-	res, err := callTool(c, 30*time.Second, "find_tools", map[string]any{"query": query, "top_k": topK, "include_schema": false})
+	res, err := testenv.CallTool(c, 30*time.Second, "find_tools", map[string]any{"query": query, "top_k": topK, "include_schema": false})
 	if err != nil || res.IsError {
-		t.Fatalf("find_tools %q: %v %q", query, err, text(res))
+		t.Fatalf("find_tools %q: %v %q", query, err, testenv.Text(res))
 	}
 	var out struct {
 		Results []struct {
@@ -85,7 +85,7 @@ func findIDs(t testing.TB, c *client.Client, query string, topK int) (ids []stri
 		} `json:"results"`
 		FallbackUsed bool `json:"fallback_used"`
 	}
-	if err := json.Unmarshal([]byte(text(res)), &out); err != nil {
+	if err := json.Unmarshal([]byte(testenv.Text(res)), &out); err != nil {
 		t.Fatal(err)
 	}
 	for _, r := range out.Results {
@@ -131,13 +131,13 @@ func TestSyncUpstreamDown(t *testing.T) {
 	if ids, _ := findIDs(t, c, "reverse the characters of a text", 50); !has(ids, "web__reverse") {
 		t.Errorf("find_tools lost the stale server's tools: %v", ids)
 	}
-	res, err := callTool(c, 30*time.Second, "describe_tool", map[string]any{"call_name": "web__echo"})
-	if err != nil || res.IsError || !strings.Contains(text(res), `"status":"stale"`) {
-		t.Errorf("describe_tool of a stale tool: %v %q", err, text(res))
+	res, err := testenv.CallTool(c, 30*time.Second, "describe_tool", map[string]any{"call_name": "web__echo"})
+	if err != nil || res.IsError || !strings.Contains(testenv.Text(res), `"status":"stale"`) {
+		t.Errorf("describe_tool of a stale tool: %v %q", err, testenv.Text(res))
 	}
-	res, err = callTool(c, 30*time.Second, "run_tool", map[string]any{"call_name": "web__echo", "arguments": map[string]any{"text": "x"}})
-	if err != nil || !res.IsError || !strings.Contains(text(res), `upstream "web"`) || strings.Contains(text(res), "not found") {
-		t.Errorf("a stale tool's call must be attempted and fail on the upstream: %v %q", err, text(res))
+	res, err = testenv.CallTool(c, 30*time.Second, "run_tool", map[string]any{"call_name": "web__echo", "arguments": map[string]any{"text": "x"}})
+	if err != nil || !res.IsError || !strings.Contains(testenv.Text(res), `upstream "web"`) || strings.Contains(testenv.Text(res), "not found") {
+		t.Errorf("a stale tool's call must be attempted and fail on the upstream: %v %q", err, testenv.Text(res))
 	}
 
 	testenv.StartEchoAt(t, strings.TrimSuffix(strings.TrimPrefix(url, "http://"), "/mcp")) // back on the same address
@@ -150,9 +150,9 @@ func TestSyncUpstreamDown(t *testing.T) {
 			t.Errorf("%s: status %q after the upstream came back", id, s)
 		}
 	}
-	res, err = callTool(c, 30*time.Second, "run_tool", map[string]any{"call_name": "web__echo", "arguments": map[string]any{"text": "back"}})
-	if err != nil || res.IsError || text(res) != "back" {
-		t.Errorf("call after the upstream came back: %v %q", err, text(res))
+	res, err = testenv.CallTool(c, 30*time.Second, "run_tool", map[string]any{"call_name": "web__echo", "arguments": map[string]any{"text": "back"}})
+	if err != nil || res.IsError || testenv.Text(res) != "back" {
+		t.Errorf("call after the upstream came back: %v %q", err, testenv.Text(res))
 	}
 }
 
@@ -194,9 +194,9 @@ func TestSyncPurgesRemovedServer(t *testing.T) {
 	if ids, _ := findIDs(t, c, "reverse the characters of a text", 50); len(ids) != 5 {
 		t.Errorf("find_tools: %v, want only the 5 echo tools", ids)
 	}
-	res, err := callTool(c, 30*time.Second, "run_tool", map[string]any{"call_name": "other__echo", "arguments": map[string]any{"text": "x"}})
-	if err != nil || !res.IsError || !strings.Contains(text(res), "not found") {
-		t.Errorf("call of a purged tool: %v %q", err, text(res))
+	res, err := testenv.CallTool(c, 30*time.Second, "run_tool", map[string]any{"call_name": "other__echo", "arguments": map[string]any{"text": "x"}})
+	if err != nil || !res.IsError || !strings.Contains(testenv.Text(res), "not found") {
+		t.Errorf("call of a purged tool: %v %q", err, testenv.Text(res))
 	}
 	if code, _, body := httpDo(t, nil, "GET", second.base+"/tool-rag/tool/other__echo", "s-sync-admin", "", nil); code != 404 {
 		t.Errorf("GET purged tool: %d %s", code, body)

@@ -142,11 +142,11 @@ func TestConsoleInBrowser(t *testing.T) {
 	// Some traffic for the usage page.
 	c, _ := connect(t, e.url, "k-agent", false)
 	for range 3 {
-		if _, err := callTool(t, c, "run_tool", map[string]any{"call_name": "echo__echo", "arguments": map[string]any{"text": "hi"}}); err != nil {
+		if _, err := testenv.CallTool(c, 30*time.Second, "run_tool", map[string]any{"call_name": "echo__echo", "arguments": map[string]any{"text": "hi"}}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	_, _ = callTool(t, c, "run_tool", map[string]any{"call_name": "echo__fail", "arguments": map[string]any{}})
+	_, _ = testenv.CallTool(c, 30*time.Second, "run_tool", map[string]any{"call_name": "echo__fail", "arguments": map[string]any{}})
 
 	ctx, logged := browser(t)
 	base := e.srv.URL + "/console/"

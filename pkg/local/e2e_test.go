@@ -145,26 +145,6 @@ func toolNames(t *testing.T, c *client.Client) []string {
 	return names
 }
 
-func callTool(t *testing.T, c *client.Client, name string, args map[string]any) (*mcp.CallToolResult, error) {
-	t.Helper()
-	req := mcp.CallToolRequest{}
-	req.Params.Name = name
-	req.Params.Arguments = args
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	return c.CallTool(ctx, req)
-}
-
-func text(r *mcp.CallToolResult) string {
-	var b strings.Builder
-	for _, c := range r.Content {
-		if tc, ok := c.(mcp.TextContent); ok {
-			b.WriteString(tc.Text)
-		}
-	}
-	return b.String()
-}
-
 func contains(list []string, s string) bool {
 	for _, x := range list {
 		if x == s {
@@ -208,7 +188,7 @@ func TestEndToEnd(t *testing.T) {
 			if len(names) != 4 || !contains(names, "find_tools") || !contains(names, "run_tool") || !contains(names, "run_tools") || !contains(names, "describe_tool") {
 				t.Fatalf("agent tools/list = %v, want only the four meta-tools", names)
 			}
-			res, err := callTool(t, c, "find_tools", map[string]any{"query": "reverse the characters of a text", "top_k": 3})
+			res, err := testenv.CallTool(c, 30*time.Second, "find_tools", map[string]any{"query": "reverse the characters of a text", "top_k": 3})
 			if err != nil || res.IsError {
 				t.Fatalf("find_tools: %v %v", err, res)
 			}
@@ -219,7 +199,7 @@ func TestEndToEnd(t *testing.T) {
 				} `json:"results"`
 				FallbackUsed bool `json:"fallback_used"`
 			}
-			if err := json.Unmarshal([]byte(text(res)), &found); err != nil {
+			if err := json.Unmarshal([]byte(testenv.Text(res)), &found); err != nil {
 				t.Fatal(err)
 			}
 			if len(found.Results) == 0 || found.Results[0].CallName != "echo__reverse" || len(found.Results[0].InputSchema) == 0 {
@@ -244,20 +224,20 @@ func TestEndToEnd(t *testing.T) {
 				t.Errorf("stateless client: tools/list = %v", after)
 			}
 			// Direct call by call_name works for any granted tool, listed or not.
-			res, err = callTool(t, c, "echo__add", map[string]any{"a": 2, "b": 3})
-			if err != nil || res.IsError || text(res) != "5" {
+			res, err = testenv.CallTool(c, 30*time.Second, "echo__add", map[string]any{"a": 2, "b": 3})
+			if err != nil || res.IsError || testenv.Text(res) != "5" {
 				t.Fatalf("direct echo__add: %v %+v", err, res)
 			}
-			res, err = callTool(t, c, "run_tool", map[string]any{"call_name": "echo__echo", "arguments": map[string]any{"text": "hi"}})
-			if err != nil || res.IsError || text(res) != "hi" {
+			res, err = testenv.CallTool(c, 30*time.Second, "run_tool", map[string]any{"call_name": "echo__echo", "arguments": map[string]any{"text": "hi"}})
+			if err != nil || res.IsError || testenv.Text(res) != "hi" {
 				t.Fatalf("run_tool echo: %v %+v", err, res)
 			}
 			// Arguments are validated before they reach the upstream.
-			res, err = callTool(t, c, "run_tool", map[string]any{"call_name": "echo__add", "arguments": map[string]any{"a": "two"}})
-			if err != nil || !res.IsError || !strings.Contains(text(res), "invalid arguments") {
+			res, err = testenv.CallTool(c, 30*time.Second, "run_tool", map[string]any{"call_name": "echo__add", "arguments": map[string]any{"a": "two"}})
+			if err != nil || !res.IsError || !strings.Contains(testenv.Text(res), "invalid arguments") {
 				t.Fatalf("invalid arguments: %v %+v", err, res)
 			}
-			res, err = callTool(t, c, "run_tools", map[string]any{"calls": []any{
+			res, err = testenv.CallTool(c, 30*time.Second, "run_tools", map[string]any{"calls": []any{
 				map[string]any{"call_name": "echo__reverse", "arguments": map[string]any{"text": "abc"}, "id": "r"},
 				map[string]any{"call_name": "echo__nope", "id": "missing"},
 				map[string]any{"call_name": "echo__fail", "arguments": map[string]any{"message": "boom"}, "id": "f"},
@@ -273,7 +253,7 @@ func TestEndToEnd(t *testing.T) {
 				} `json:"results"`
 				Succeeded, Failed int
 			}
-			if err := json.Unmarshal([]byte(text(res)), &batch); err != nil {
+			if err := json.Unmarshal([]byte(testenv.Text(res)), &batch); err != nil {
 				t.Fatal(err)
 			}
 			if len(batch.Results) != 3 || !batch.Results[0].OK || batch.Results[1].OK || batch.Results[2].OK ||
@@ -327,22 +307,22 @@ func TestEndToEnd(t *testing.T) {
 
 	t.Run("narrow grant", func(t *testing.T) {
 		c, _ := connect(t, e.url, "k-narrow", true)
-		res, err := callTool(t, c, "find_tools", map[string]any{"query": "reverse text", "top_k": 10})
+		res, err := testenv.CallTool(c, 30*time.Second, "find_tools", map[string]any{"query": "reverse text", "top_k": 10})
 		if err != nil || res.IsError {
 			t.Fatal(err, res)
 		}
-		if s := text(res); strings.Contains(s, "echo__reverse") || strings.Contains(s, "echo__sleep") {
+		if s := testenv.Text(res); strings.Contains(s, "echo__reverse") || strings.Contains(s, "echo__sleep") {
 			t.Errorf("find_tools leaks ungranted tools: %s", s)
 		}
-		forbidden, _ := callTool(t, c, "run_tool", map[string]any{"call_name": "echo__reverse", "arguments": map[string]any{"text": "x"}})
-		missing, _ := callTool(t, c, "run_tool", map[string]any{"call_name": "echo__doesnotexist", "arguments": map[string]any{}})
-		if !forbidden.IsError || strings.ReplaceAll(text(forbidden), "reverse", "X") != strings.ReplaceAll(text(missing), "doesnotexist", "X") {
-			t.Errorf("forbidden vs missing differ: %q / %q", text(forbidden), text(missing))
+		forbidden, _ := testenv.CallTool(c, 30*time.Second, "run_tool", map[string]any{"call_name": "echo__reverse", "arguments": map[string]any{"text": "x"}})
+		missing, _ := testenv.CallTool(c, 30*time.Second, "run_tool", map[string]any{"call_name": "echo__doesnotexist", "arguments": map[string]any{}})
+		if !forbidden.IsError || strings.ReplaceAll(testenv.Text(forbidden), "reverse", "X") != strings.ReplaceAll(testenv.Text(missing), "doesnotexist", "X") {
+			t.Errorf("forbidden vs missing differ: %q / %q", testenv.Text(forbidden), testenv.Text(missing))
 		}
-		if _, err := callTool(t, c, "echo__reverse", map[string]any{"text": "x"}); err == nil {
+		if _, err := testenv.CallTool(c, 30*time.Second, "echo__reverse", map[string]any{"text": "x"}); err == nil {
 			t.Error("direct call of an ungranted tool succeeded")
 		}
-		if r, err := callTool(t, c, "echo__echo", map[string]any{"text": "ok"}); err != nil || text(r) != "ok" {
+		if r, err := testenv.CallTool(c, 30*time.Second, "echo__echo", map[string]any{"text": "ok"}); err != nil || testenv.Text(r) != "ok" {
 			t.Errorf("granted direct call: %v %v", err, r)
 		}
 		ctx := context.Background()
@@ -372,8 +352,8 @@ func TestEndToEnd(t *testing.T) {
 
 	t.Run("no grant", func(t *testing.T) {
 		c, _ := connect(t, e.url, "k-nogrant", false)
-		res, err := callTool(t, c, "find_tools", map[string]any{"query": "reverse text"})
-		if err != nil || res.IsError || !strings.Contains(text(res), `"results":[]`) || !strings.Contains(text(res), "granted no upstream server") {
+		res, err := testenv.CallTool(c, 30*time.Second, "find_tools", map[string]any{"query": "reverse text"})
+		if err != nil || res.IsError || !strings.Contains(testenv.Text(res), `"results":[]`) || !strings.Contains(testenv.Text(res), "granted no upstream server") {
 			t.Errorf("find_tools for a key granted nothing must say why it finds nothing: %v %+v", err, res)
 		}
 	})
@@ -450,7 +430,7 @@ func TestEndToEnd(t *testing.T) {
 		// Make what the counters below must show, so that this subtest
 		// does not depend on the ones before it.
 		mc, _ := connect(t, e.url, "k-agent", false)
-		if _, err := callTool(t, mc, "echo__echo", map[string]any{"text": "counted"}); err != nil {
+		if _, err := testenv.CallTool(mc, 30*time.Second, "echo__echo", map[string]any{"text": "counted"}); err != nil {
 			t.Fatal(err)
 		}
 		for range 3 {
@@ -500,7 +480,7 @@ func TestPlanMetaTool(t *testing.T) {
 	if names := toolNames(t, c); !contains(names, "plan") || len(names) != 5 {
 		t.Fatalf("tools/list with the planner on = %v", names)
 	}
-	res, err := callTool(t, c, "plan", map[string]any{"query": "reverse abc then get the weather"})
+	res, err := testenv.CallTool(c, 30*time.Second, "plan", map[string]any{"query": "reverse abc then get the weather"})
 	if err != nil || res.IsError {
 		t.Fatalf("plan: %v %+v", err, res)
 	}
@@ -510,7 +490,7 @@ func TestPlanMetaTool(t *testing.T) {
 		} `json:"steps"`
 		Missing []string `json:"missing"`
 	}
-	if err := json.Unmarshal([]byte(text(res)), &plan); err != nil {
+	if err := json.Unmarshal([]byte(testenv.Text(res)), &plan); err != nil {
 		t.Fatal(err)
 	}
 	if gotModel != "test-model" || len(plan.Steps) != 1 || plan.Steps[0].CallName != "echo__reverse" || !strings.Contains(strings.Join(plan.Missing, " "), "weather__forecast") {
@@ -553,27 +533,27 @@ func TestUnprefixedServer(t *testing.T) {
 	}
 
 	user, _ := connect(t, e.url, "k-plain", true)
-	if r, err := callTool(t, user, "reverse", map[string]any{"text": "ab"}); err != nil || text(r) != "ba" {
+	if r, err := testenv.CallTool(user, 30*time.Second, "reverse", map[string]any{"text": "ab"}); err != nil || testenv.Text(r) != "ba" {
 		t.Fatalf("direct unprefixed call: %v %v", err, r)
 	}
 	for _, name := range []string{"reverse", "plain__reverse"} {
-		if r, _ := callTool(t, user, "run_tool", map[string]any{"call_name": name, "arguments": map[string]any{"text": "ab"}}); r == nil || r.IsError || text(r) != "ba" {
+		if r, _ := testenv.CallTool(user, 30*time.Second, "run_tool", map[string]any{"call_name": name, "arguments": map[string]any{"text": "ab"}}); r == nil || r.IsError || testenv.Text(r) != "ba" {
 			t.Errorf("run_tool %s: %+v", name, r)
 		}
 	}
-	if _, err := callTool(t, user, "echo", map[string]any{"text": "x"}); err == nil {
+	if _, err := testenv.CallTool(user, 30*time.Second, "echo", map[string]any{"text": "x"}); err == nil {
 		t.Error("call outside tool_prefixes succeeded")
 	}
-	if _, err := callTool(t, user, "echo__reverse", map[string]any{"text": "x"}); err == nil {
+	if _, err := testenv.CallTool(user, 30*time.Second, "echo__reverse", map[string]any{"text": "x"}); err == nil {
 		t.Error("call on an ungranted server succeeded")
 	}
 	rr.Params.URI = "echo://info"
 	if _, err := user.ReadResource(ctx, rr); err == nil {
 		t.Error("read outside uri_prefixes succeeded")
 	}
-	found, err := callTool(t, user, "find_tools", map[string]any{"query": "reverse text"})
-	if err != nil || !strings.Contains(text(found), `"call_name":"reverse"`) {
-		t.Errorf("find_tools call_name for an unprefixed tool: %v %s", err, text(found))
+	found, err := testenv.CallTool(user, 30*time.Second, "find_tools", map[string]any{"query": "reverse text"})
+	if err != nil || !strings.Contains(testenv.Text(found), `"call_name":"reverse"`) {
+		t.Errorf("find_tools call_name for an unprefixed tool: %v %s", err, testenv.Text(found))
 	}
 }
 
@@ -626,18 +606,18 @@ func TestServerEverythingUpstream(t *testing.T) {
 	e := startGateway(t, reg, nil)
 	c, _ := connect(t, e.url, "k-everything", true)
 	for _, srv := range []string{"evstdio", "evhttp", "evsse"} {
-		res, err := callTool(t, c, "run_tool", map[string]any{"call_name": srv + "__echo", "arguments": map[string]any{"message": "hi " + srv}})
-		if err != nil || res.IsError || !strings.Contains(text(res), "hi "+srv) {
+		res, err := testenv.CallTool(c, 30*time.Second, "run_tool", map[string]any{"call_name": srv + "__echo", "arguments": map[string]any{"message": "hi " + srv}})
+		if err != nil || res.IsError || !strings.Contains(testenv.Text(res), "hi "+srv) {
 			t.Errorf("%s echo through the gateway: %v %+v", srv, err, res)
 		}
-		res, err = callTool(t, c, srv+"__get-sum", map[string]any{"a": 2, "b": 40})
-		if err != nil || res.IsError || !strings.Contains(text(res), "42") {
+		res, err = testenv.CallTool(c, 30*time.Second, srv+"__get-sum", map[string]any{"a": 2, "b": 40})
+		if err != nil || res.IsError || !strings.Contains(testenv.Text(res), "42") {
 			t.Errorf("%s get-sum direct call: %v %+v", srv, err, res)
 		}
 	}
-	res, err := callTool(t, c, "find_tools", map[string]any{"query": "add two numbers together", "top_k": 4})
-	if err != nil || !strings.Contains(text(res), "__get-sum") {
-		t.Errorf("find_tools over server-everything: %v %s", err, text(res))
+	res, err := testenv.CallTool(c, 30*time.Second, "find_tools", map[string]any{"query": "add two numbers together", "top_k": 4})
+	if err != nil || !strings.Contains(testenv.Text(res), "__get-sum") {
+		t.Errorf("find_tools over server-everything: %v %s", err, testenv.Text(res))
 	}
 	ctx := context.Background()
 	rl, err := c.ListResources(ctx, mcp.ListResourcesRequest{})

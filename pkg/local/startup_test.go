@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/toolrag/mcp-gateway/internal/testenv"
 	"io"
 	"log/slog"
 	"net"
@@ -175,8 +176,8 @@ func TestStartupWithEmptyCatalog(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			c, _ := connect(t, base+"/mcp", "k-agent", false)
-			res, err := callTool(t, c, "find_tools", map[string]any{"query": query})
-			if err != nil || !res.IsError || !strings.Contains(text(res), "still loading") {
+			res, err := testenv.CallTool(c, 30*time.Second, "find_tools", map[string]any{"query": query})
+			if err != nil || !res.IsError || !strings.Contains(testenv.Text(res), "still loading") {
 				t.Errorf("find_tools during the first sync: %v %+v, want a tool error saying the catalog is loading", err, res)
 			}
 		}()
@@ -212,13 +213,13 @@ func TestStartupWithEmptyCatalog(t *testing.T) {
 			t.Fatalf("retrieve on restart: %d %v, want the stored tool at once", code, out)
 		}
 		c, _ := connect(t, base+"/mcp", "k-agent", false)
-		res, err := callTool(t, c, "describe_tool", map[string]any{"call_name": "weather__forecast"})
+		res, err := testenv.CallTool(c, 30*time.Second, "describe_tool", map[string]any{"call_name": "weather__forecast"})
 		if err != nil || res.IsError {
 			t.Fatalf("describe_tool of a stored tool on restart: %v %+v", err, res)
 		}
 		up.release()
-		res, err = callTool(t, c, "run_tool", map[string]any{"call_name": "weather__forecast", "arguments": map[string]any{"city": "Paris"}})
-		if err != nil || res.IsError || !strings.Contains(text(res), "sunny in Paris") {
+		res, err = testenv.CallTool(c, 30*time.Second, "run_tool", map[string]any{"call_name": "weather__forecast", "arguments": map[string]any{"city": "Paris"}})
+		if err != nil || res.IsError || !strings.Contains(testenv.Text(res), "sunny in Paris") {
 			t.Fatalf("run_tool of a stored tool on restart: %v %+v", err, res)
 		}
 	})
