@@ -115,6 +115,7 @@ func New(ctx context.Context, o Options) (*Gateway, error) {
 	g.Upstreams = upstream.NewManager(upstream.Options{
 		CallTimeout: env.CallTimeout, ConnectTimeout: env.ConnectTimeout, IdleTimeout: env.IdleTimeout,
 		StdioPoolSize: env.StdioPoolSize, MaxResultBytes: env.MaxResultBytes, Logger: log,
+		MaxListTools: env.MaxTools, MaxListPages: env.MaxToolPages,
 	})
 	g.Upstreams.SetServers(servers)
 
@@ -205,7 +206,7 @@ func (g *Gateway) Sync(ctx context.Context, mode indexer.Mode) (syncer.Report, e
 	defer g.syncMu.Unlock()
 	rep, err := syncer.Run(ctx, syncer.Config{
 		Upstreams: g.Upstreams, Store: g.Store, Parallel: g.Env.SyncParallel,
-		Timeout: g.Env.SyncTimeout, Logger: g.log,
+		Timeout: g.Env.SyncTimeout, Logger: g.log, MaxTools: g.Env.MaxTools,
 	})
 	if err != nil {
 		return rep, err
