@@ -136,7 +136,7 @@ func TestParseKeys(t *testing.T) {
 		{"keys:\n  - id: a\n    secret: s\n    servers: {\"bad id\": {}}\n", "must match"},
 		{"keys: {a: 1}\n", "must be a list"},
 		{"keys:\n  - id: a\n    secret: s\n    servers: {evil_: {}}\n", `must not start or end with "_"`},
-		{"keys:\n  - id: a\n    secret: s\n    servers:\n      ev: {uri_prefixes: [\"demo://x/%zz\"]}\n", `k.yaml:2: key "a": server "ev": uri_prefixes: invalid identity: malformed percent-encoding`},
+		{"keys:\n  - id: a\n    secret: s\n    servers:\n      ev: {uri_prefixes: [\"demo://x/%zz\"]}\n", `k.yaml:2: key "a": server "ev": uri_prefixes: malformed percent-encoding`},
 		{"keys:\n  - id: a\n    secret: s\n    servers:\n      ev: {uri_prefixes: [\"no-scheme\"]}\n", "is not an absolute URI"},
 		{"keys:\n  - id: a\n    secret: s\n    servers:\n      ev:\n", `k.yaml:5: key "a": server "ev": the rule is empty`},
 		{"keys:\n  - id: a\n    secret: s\n    servers:\n      ev: all\n", `k.yaml:5: key "a": server "ev": the rule must be {} or "*"`},

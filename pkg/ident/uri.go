@@ -21,8 +21,14 @@ const MaxURIBytes = 8192
 // answers it with JSON-RPC invalid params.
 var ErrInvalid = errors.New("invalid identity")
 
+// invalidError is an ErrInvalid worded for the caller.
+type invalidError struct{ msg string }
+
+func (e *invalidError) Error() string        { return e.msg }
+func (e *invalidError) Is(target error) bool { return target == ErrInvalid }
+
 func invalid(format string, args ...any) error {
-	return fmt.Errorf("%w: %s", ErrInvalid, fmt.Sprintf(format, args...))
+	return &invalidError{msg: fmt.Sprintf(format, args...)}
 }
 
 // CanonicalURI returns the syntax-based normal form of an absolute URI

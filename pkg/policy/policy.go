@@ -9,6 +9,7 @@ import (
 	"crypto/subtle"
 	"encoding/hex"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -181,7 +182,7 @@ func (p Policy) MayAllowURIPrefix(server, prefix string) bool {
 	if !ok {
 		return false
 	}
-	if rule.Whole() {
+	if rule.Whole() || slices.Contains(rule.URIPrefixes, Wildcard) {
 		return true
 	}
 	canon, err := ident.CanonicalURIPrefix(prefix)
