@@ -91,6 +91,9 @@ func (g *Gateway) metaTools() []server.ServerTool {
 			Annotations: ro,
 		}, Handler: g.handlePlan})
 	}
+	for i := range tools {
+		tools[i] = strictArgs(tools[i])
+	}
 	return tools
 }
 
