@@ -55,6 +55,7 @@ func main() {
 	misbehave := flag.String("misbehave", "", "test-only fault mode: crash-on-call, hang, garbage, badframe, huge, flood-tools or exit-at-start")
 	hugeBytes := flag.Int("huge-bytes", 10<<20, "size of the text result in -misbehave=huge mode")
 	floodPage := flag.Int("flood-page", 5000, "tools per tools/list page in -misbehave=flood-tools mode")
+	alias := flag.String("alias", "", "also offer the echo tool under this name (tests of hostile tool names)")
 	httpAddr := flag.String("http", "", "serve Streamable HTTP at this address (path /mcp) instead of stdio")
 	flag.Parse()
 
@@ -69,6 +70,14 @@ func main() {
 	}
 
 	s := newServer()
+	if *alias != "" {
+		s.AddTool(mcp.NewTool(*alias,
+			mcp.WithDescription("Return the given text unchanged (an alias of echo)."),
+			mcp.WithString("text", mcp.Required(), mcp.Description("Text to return.")),
+		), func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return mcp.NewToolResultText("alias " + *alias + ": " + req.GetString("text", "")), nil
+		})
+	}
 	if *httpAddr != "" {
 		// Listen first, then say where: with port 0 the line names the
 		// port the system picked (tests read it).
