@@ -99,6 +99,9 @@ func runKeys(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		if err != nil {
 			return err
 		}
+		if err := awsrt.CheckGrants(ctx, dynamo.NewRegistryStore(c, tables.Registry), k); err != nil {
+			return err
+		}
 		secret, err := awsrt.CreateKey(ctx, dynamo.NewKeyStore(c, tables.Keys), k)
 		if err != nil {
 			return err

@@ -97,3 +97,26 @@ func RegistryDocs(servers map[string]upstream.ServerConfig, allowStdio bool) (ma
 	}
 	return out, nil
 }
+
+// CheckGrants refuses a key that grants a server the registry table does
+// not have, naming the key and the ids (`toolrag keys create` runs it
+// before storing a key): a typo would otherwise silently grant nothing.
+func CheckGrants(ctx context.Context, reg *dynamo.RegistryStore, k policy.Key) error {
+	servers, err := reg.ListServers(ctx)
+	if err != nil {
+		return fmt.Errorf("read the registry to check the key's grants: %w", err)
+	}
+	unknown := policy.UnknownServers(k, func(id string) bool { _, ok := servers[id]; return ok })
+	if len(unknown) > 0 {
+		return fmt.Errorf("key %q grants %s, not in the registry table (push it first with `toolrag registry push`, or fix the id)", k.ID, strings.Join(quoted(unknown), ", "))
+	}
+	return nil
+}
+
+func quoted(ids []string) []string {
+	out := make([]string, len(ids))
+	for i, id := range ids {
+		out[i] = fmt.Sprintf("server %q", id)
+	}
+	return out
+}

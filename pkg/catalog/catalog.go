@@ -52,6 +52,16 @@ func ValidServerID(id string) error {
 	return nil
 }
 
+// StoredServerID accepts the ids a store may hold from before the rule on
+// "_" at the ends: such a server can be deleted (the sync purges it), never
+// written.
+func StoredServerID(id string) error {
+	if err := ValidServerID(id); err == nil || (serverIDPattern.MatchString(id) && !strings.Contains(id, Separator)) {
+		return nil
+	}
+	return ValidServerID(id)
+}
+
 func strconvQuote(s string) string { b, _ := json.Marshal(s); return string(b) }
 
 // ToolID returns the merged id of a tool: "server__name".

@@ -40,15 +40,15 @@ type Config struct {
 	// upstream.DefaultMaxListTools); a server over it is reported in
 	// Report.Degraded and only its first MaxTools tools are kept.
 	MaxTools int
-	Logger    *slog.Logger
-	Now       func() time.Time
+	Logger   *slog.Logger
+	Now      func() time.Time
 }
 
 // Report says what a sync changed.
 type Report struct {
-	Servers  int               `json:"servers"`
-	Synced   int               `json:"synced"`
-	Stale    map[string]string `json:"stale,omitempty"` // server → error
+	Servers int               `json:"servers"`
+	Synced  int               `json:"synced"`
+	Stale   map[string]string `json:"stale,omitempty"` // server → error
 	// Degraded servers synced, but not all of their tools are served:
 	// their tools/list went over the gateway's limits (server → reason).
 	Degraded map[string]string `json:"degraded,omitempty"`
@@ -56,7 +56,7 @@ type Report struct {
 	// whose id is invalid, or tools whose names are invalid, whose id would
 	// not split back into the same (server, name), or whose id another
 	// server's tool already has.
-	Refused map[string]string `json:"refused,omitempty"`
+	Refused  map[string]string `json:"refused,omitempty"`
 	Removed  []string          `json:"removed,omitempty"`
 	Changed  int               `json:"changed"`
 	Deleted  int               `json:"deleted"`
