@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/toolrag/mcp-gateway/pkg/policy"
 )
 
 func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
@@ -219,4 +221,42 @@ func FuzzParseRegistry(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestExampleKeys: config/keys.example.yaml (what `make run` copies) parses
+// and means what its comments say under the explicit grant model.
+func TestExampleKeys(t *testing.T) {
+	keys, err := LoadKeys(filepath.Join("..", "..", "config", "keys.example.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	byID := map[string]policy.Policy{}
+	for _, k := range keys {
+		byID[k.ID] = policy.For(k)
+	}
+	full, restricted := byID["dev-full"], byID["dev-restricted"]
+	checks := []struct {
+		name string
+		got  bool
+		want bool
+	}{
+		{"full: any tool", full.AllowsTool("echo", "reverse"), true},
+		{"full: any prompt", full.AllowsPrompt("echo", "greeting"), true},
+		{"full: any resource", full.AllowsURI("echo", "echo://items/1"), true},
+		{"restricted: echo tool", restricted.AllowsTool("echo", "echo"), true},
+		{"restricted: reverse tool", restricted.AllowsTool("echo", "reverse"), false},
+		{"restricted: echo://info", restricted.AllowsURI("echo", "echo://info"), true},
+		{"restricted: echo://items/1", restricted.AllowsURI("echo", "echo://items/1"), false},
+		{"restricted: no prompt", restricted.AllowsPrompt("echo", "greeting"), false},
+	}
+	for _, c := range checks {
+		if c.got != c.want {
+			t.Errorf("%s: got %v, want %v", c.name, c.got, c.want)
+		}
+	}
+	for _, k := range keys {
+		if lines := policy.ChangedMeaning(k); len(lines) > 0 {
+			t.Errorf("the example key %q triggers a changed-meaning warning: %q", k.ID, lines)
+		}
+	}
 }

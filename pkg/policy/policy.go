@@ -234,11 +234,12 @@ func (p Policy) Narrow(servers []string) Policy {
 	return out
 }
 
-// ChangedMeaning describes, one line per list, where k's grant differs
-// from what the same rules granted before the explicit model (when a list
-// not named or empty granted everything of its kind). The gateway logs
-// these once at start, so that an operator upgrading sees which keys lost
-// prompts or resources and how to keep them.
+// ChangedMeaning describes, one line per list, where k's grant is
+// narrower than what the same rule granted before the explicit model,
+// when a list the rule did not name granted everything of its kind. The
+// gateway logs these once at start, so that an operator upgrading sees
+// which keys lost prompts or resources and how to keep them; writing the
+// list explicitly (`[]` for none, `["*"]` for all) silences the line.
 func ChangedMeaning(k Key) []string {
 	var out []string
 	ids := make([]string, 0, len(k.Servers))
@@ -255,14 +256,10 @@ func ChangedMeaning(k Key) []string {
 			field, kind string
 			list        []string
 		}{{"tool_prefixes", "tools", r.ToolPrefixes}, {"uri_prefixes", "resources", r.URIPrefixes}, {"prompt_prefixes", "prompts", r.PromptPrefixes}} {
-			if len(l.list) > 0 {
+			if l.list != nil {
 				continue
 			}
-			how := "does not name " + l.field
-			if l.list != nil {
-				how = "has an empty " + l.field
-			}
-			out = append(out, fmt.Sprintf("key %q, server %q: the rule %s, so it now grants no %s of that server (before, it granted all); write %s: [\"*\"] to grant them all, or the server as {} to grant everything", k.ID, id, how, l.kind, l.field))
+			out = append(out, fmt.Sprintf("key %q, server %q: the rule does not name %s, so it now grants no %s of that server (before, it granted all); write %s: [\"*\"] to grant them all, or %s: [] to confirm none", k.ID, id, l.field, l.kind, l.field, l.field))
 		}
 	}
 	return out
