@@ -153,3 +153,20 @@ func TestChangedMeaningAndUnknownServers(t *testing.T) {
 		t.Errorf("UnknownServers = %v", unknown)
 	}
 }
+
+// BenchmarkAllowsURI: the cost of one resource policy check (the URI is
+// made canonical on every check).
+func BenchmarkAllowsURI(b *testing.B) {
+	p := For(Key{ID: "k", Servers: map[string]Rule{"ev": {URIPrefixes: []string{"demo://resource/dynamic/", "file:///srv/pub/", "https://example.com/docs/"}}}})
+	for _, uri := range []string{
+		"demo://resource/dynamic/text/12345",
+		"demo://resource/dynamic/%2e%2e/static/document/instructions.md",
+	} {
+		b.Run(uri[len(uri)-12:], func(b *testing.B) {
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				p.AllowsURI("ev", uri)
+			}
+		})
+	}
+}
