@@ -188,7 +188,7 @@ func (s *Syncer) Run(ctx context.Context, mode indexer.Mode) (SyncReport, error)
 	}
 	rep.Duration = time.Since(start)
 	s.log.Info("sync done", "servers", rep.Sync.Servers, "synced", rep.Sync.Synced, "stale", len(rep.Sync.Stale),
-		"changed", rep.Sync.Changed, "index_mode", string(rep.Index.Mode), "tools", rep.Index.Tools,
+		"degraded", len(rep.Sync.Degraded), "refused", len(rep.Sync.Refused), "changed", rep.Sync.Changed, "index_mode", string(rep.Index.Mode), "tools", rep.Index.Tools,
 		"embedded", rep.Index.Embedded, "reused", rep.Index.Reused, "took", rep.Duration.Round(time.Millisecond))
 	return rep, nil
 }
