@@ -83,6 +83,7 @@ func CanonicalURI(s string) (string, error) {
 		path = rest
 	}
 
+	origAuthority, origPath, origQuery, origFragment := authority, path, query, fragment
 	var err error
 	if authority, err = normalizePercent(authority, true); err != nil {
 		return "", err
@@ -102,6 +103,9 @@ func CanonicalURI(s string) (string, error) {
 		return "", err
 	}
 
+	if scheme == s[:colon] && authority == origAuthority && path == origPath && query == origQuery && fragment == origFragment {
+		return s, nil // already canonical: no copy
+	}
 	var b strings.Builder
 	b.Grow(len(s))
 	b.WriteString(scheme)
@@ -229,6 +233,9 @@ func normalizePercent(s string, strict bool) (string, error) {
 // userinfo keeps its case. Percent-encodings are already upper case and
 // stay so.
 func lowerHost(a string) string {
+	if strings.IndexFunc(a, func(r rune) bool { return r >= 'A' && r <= 'Z' }) < 0 {
+		return a
+	}
 	host := a
 	prefix := ""
 	if i := strings.LastIndexByte(a, '@'); i >= 0 {
