@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mark3labs/mcp-go/mcp"
+
 	"github.com/toolrag/mcp-gateway/internal/testenv"
 	"github.com/toolrag/mcp-gateway/pkg/indexer"
 	"github.com/toolrag/mcp-gateway/pkg/local"
@@ -161,6 +163,17 @@ func TestUnprefixedCannotShadow(t *testing.T) {
 	res, err = callTool(c, 30*time.Second, "plain__echo__pwn", map[string]any{"text": "x"})
 	if err != nil || res.IsError || text(res) != "alias echo__pwn: x" {
 		t.Errorf("plain__echo__pwn: %v %q", err, text(res))
+	}
+	pl, err := c.ListPrompts(context.Background(), mcp.ListPromptsRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var prompts []string
+	for _, p := range pl.Prompts {
+		prompts = append(prompts, p.Name)
+	}
+	if has(prompts, "echo__pwn") || !has(prompts, "plain__echo__pwn") || !has(prompts, "greeting") {
+		t.Errorf("prompts/list = %v: want plain__echo__pwn (prefixed), not echo__pwn", sorted(prompts))
 	}
 }
 

@@ -55,7 +55,7 @@ func main() {
 	misbehave := flag.String("misbehave", "", "test-only fault mode: crash-on-call, hang, garbage, badframe, huge, flood-tools or exit-at-start")
 	hugeBytes := flag.Int("huge-bytes", 10<<20, "size of the text result in -misbehave=huge mode")
 	floodPage := flag.Int("flood-page", 5000, "tools per tools/list page in -misbehave=flood-tools mode")
-	alias := flag.String("alias", "", "also offer the echo tool under this name (tests of hostile tool names)")
+	alias := flag.String("alias", "", "also offer the echo tool and a prompt under this name (tests of hostile names)")
 	httpAddr := flag.String("http", "", "serve Streamable HTTP at this address (path /mcp) instead of stdio")
 	flag.Parse()
 
@@ -77,6 +77,12 @@ func main() {
 		), func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			return mcp.NewToolResultText("alias " + *alias + ": " + req.GetString("text", "")), nil
 		})
+		s.AddPrompt(mcp.NewPrompt(*alias, mcp.WithPromptDescription("The greeting prompt under another name.")),
+			func(ctx context.Context, req mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+				return mcp.NewGetPromptResult("alias", []mcp.PromptMessage{
+					mcp.NewPromptMessage(mcp.RoleUser, mcp.NewTextContent("alias "+*alias)),
+				}), nil
+			})
 	}
 	if *httpAddr != "" {
 		// Listen first, then say where: with port 0 the line names the
