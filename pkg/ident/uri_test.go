@@ -95,3 +95,53 @@ func TestCheckName(t *testing.T) {
 		}
 	}
 }
+
+// FuzzCanonicalURI: whatever the input, a canonical URI is its own
+// canonical form, has no "." or ".." path segment (raw or encoded), no
+// encoded "/", and grants under a prefix only on a segment boundary.
+func FuzzCanonicalURI(f *testing.F) {
+	for _, s := range []string{
+		"demo://resource/dynamic/../static/document/instructions.md", "demo://resource/dynamic/%2e%2e/x",
+		"file:///pub/a%2fb", "HTTPS://User@Host:1/%7e/./a?b#c", "x:a/../../b", "urn:isbn:1", "a:", "a://",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		out, err := CanonicalURI(in)
+		if err != nil {
+			if !errors.Is(err, ErrInvalid) {
+				t.Fatalf("error %v is not ErrInvalid", err)
+			}
+			return
+		}
+		again, err := CanonicalURI(out)
+		if err != nil || again != out {
+			t.Fatalf("not idempotent: %q → %q → %q, %v", in, out, again, err)
+		}
+		path := out
+		if i := strings.IndexAny(path, "?#"); i >= 0 {
+			path = path[:i]
+		}
+		if i := strings.Index(path, "://"); i >= 0 {
+			path = path[i+3:]
+			if j := strings.IndexByte(path, '/'); j >= 0 {
+				path = path[j:] // the authority is not a path segment
+			} else {
+				path = ""
+			}
+		} else if i := strings.IndexByte(path, ':'); i >= 0 {
+			path = path[i+1:]
+		}
+		for _, seg := range strings.Split(path, "/") {
+			if seg == "." || seg == ".." {
+				t.Fatalf("%q → %q keeps a dot segment", in, out)
+			}
+		}
+		if strings.Contains(strings.ToUpper(path), "%2F") || strings.Contains(strings.ToUpper(path), "%2E") {
+			t.Fatalf("%q → %q keeps an encoded / or .", in, out)
+		}
+		if !MatchURIPrefix(out, out) {
+			t.Fatalf("%q does not match itself", out)
+		}
+	})
+}
