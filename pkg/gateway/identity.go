@@ -19,6 +19,12 @@ import (
 // exists. The handlers resolve the same identities again through
 // resolveURI, so what they check and forward is the canonical form.
 func invalidIdentity(method string, body []byte) (id json.RawMessage, why string) {
+	switch mcp.MCPMethod(method) {
+	case mcp.MethodResourcesRead, mcp.MethodResourcesSubscribe, mcp.MethodResourcesUnsubscribe,
+		mcp.MethodPromptsGet, mcp.MethodToolsCall, mcp.MethodCompletionComplete:
+	default:
+		return nil, "" // names no identity: not parsed again
+	}
 	var req struct {
 		ID     json.RawMessage `json:"id"`
 		Params struct {
