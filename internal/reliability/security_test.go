@@ -29,16 +29,18 @@ import (
 func TestHostileToolList(t *testing.T) {
 	cases := []struct {
 		name      string
+		mode      string
 		page      string
 		wantTools int
 		reason    string
 	}{
-		{"50k tools in one page", "50000", 2000, "lists more than 2000 tools (TOOL_RAG_MAX_TOOLS_PER_SERVER)"},
-		{"endless pages", "10", 1000, "has more than 100 pages (TOOL_RAG_MAX_TOOL_PAGES)"},
+		{"50k tools in one page", "flood-tools", "50000", 2000, "lists more than 2000 tools (TOOL_RAG_MAX_TOOLS_PER_SERVER)"},
+		{"endless pages", "flood-tools", "10", 1000, "has more than 100 pages (TOOL_RAG_MAX_TOOL_PAGES)"},
+		{"cursor loop", "loop-tools", "10", 20, "pagination repeats a cursor after 2 pages"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			reg := "servers:\n" + stdioEntry(t, "echo", "") + stdioEntry(t, "flood", "", "-misbehave=flood-tools", "-flood-page="+tc.page)
+			reg := "servers:\n" + stdioEntry(t, "echo", "") + stdioEntry(t, "flood", "", "-misbehave="+tc.mode, "-flood-page="+tc.page)
 			keys := "keys:\n  - id: admin\n    secret: \"s-flood-admin\"\n    admin: true\n    servers: {echo: {}, flood: {}}\n"
 			g := startGateway(t, gwOpts{Registry: reg, Keys: keys, NoSync: true, Env: map[string]string{"TOOL_RAG_SYNC_TIMEOUT": "20"}})
 			var before, after runtime.MemStats
@@ -66,7 +68,7 @@ func TestHostileToolList(t *testing.T) {
 				t.Errorf("flood tools in the catalog: %d, want %d", n, tc.wantTools)
 			}
 			code, _, body := httpDo(t, nil, "GET", g.base+"/tool-rag/health", "s-flood-admin", "", nil)
-			if code != 200 || !strings.Contains(body, `"degraded"`) || !strings.Contains(body, "TOOL_RAG_") {
+			if code != 200 || !strings.Contains(body, `"degraded"`) || !strings.Contains(body, tc.reason) {
 				t.Errorf("health does not report the degraded server: %d %s", code, body)
 			}
 			grew := int64(after.HeapAlloc) - int64(before.HeapAlloc)

@@ -22,6 +22,8 @@
 //	exit-at-start   writes an error to stderr and exits with status 2
 //	flood-tools     answers every tools/list with -flood-page generated tools
 //	                and a new nextCursor, so its tool list never ends
+//	loop-tools      like flood-tools, but the second page's nextCursor
+//	                points back at itself (a pagination loop)
 package main
 
 import (
@@ -52,7 +54,7 @@ const version = "1.0.0"
 const maxSleep = 10 * time.Minute
 
 func main() {
-	misbehave := flag.String("misbehave", "", "test-only fault mode: crash-on-call, hang, garbage, badframe, huge, flood-tools or exit-at-start")
+	misbehave := flag.String("misbehave", "", "test-only fault mode: crash-on-call, hang, garbage, badframe, huge, flood-tools, loop-tools or exit-at-start")
 	hugeBytes := flag.Int("huge-bytes", 10<<20, "size of the text result in -misbehave=huge mode")
 	floodPage := flag.Int("flood-page", 5000, "tools per tools/list page in -misbehave=flood-tools mode")
 	alias := flag.String("alias", "", "also offer the echo tool and a prompt under this name (tests of hostile names)")
@@ -60,7 +62,7 @@ func main() {
 	flag.Parse()
 
 	switch *misbehave {
-	case "", "crash-on-call", "hang", "garbage", "badframe", "huge", "flood-tools":
+	case "", "crash-on-call", "hang", "garbage", "badframe", "huge", "flood-tools", "loop-tools":
 	case "exit-at-start":
 		fmt.Fprintln(os.Stderr, "echo: cannot start: ECHO_REQUIRED_SETTING is not set (-misbehave=exit-at-start)")
 		os.Exit(2)
@@ -288,8 +290,8 @@ func misbehave(line []byte, out io.Writer, mode string, hugeBytes, floodPage int
 	if json.Unmarshal(line, &msg) != nil {
 		return false
 	}
-	if mode == "flood-tools" && msg.Method == "tools/list" {
-		io.WriteString(out, floodTools(msg.ID, msg.Params.Cursor, floodPage))
+	if (mode == "flood-tools" || mode == "loop-tools") && msg.Method == "tools/list" {
+		io.WriteString(out, floodTools(msg.ID, msg.Params.Cursor, floodPage, mode == "loop-tools"))
 		return true
 	}
 	if msg.Method != "tools/call" {
@@ -322,8 +324,9 @@ func misbehave(line []byte, out io.Writer, mode string, hugeBytes, floodPage int
 }
 
 // floodTools is one tools/list page of -misbehave=flood-tools: n tools
-// named after the page, and a cursor to a next page that always exists.
-func floodTools(id json.RawMessage, cursor string, n int) string {
+// named after the page, and a cursor to a next page that always exists
+// (with loop, page 1 again after page 1).
+func floodTools(id json.RawMessage, cursor string, n int, loop bool) string {
 	page := 0
 	fmt.Sscanf(cursor, "page-%d", &page)
 	var b strings.Builder
@@ -336,6 +339,10 @@ func floodTools(id json.RawMessage, cursor string, n int) string {
 		}
 		fmt.Fprintf(&b, `{"name":"flood_%d_%d","description":"Generated tool %d of page %d.","inputSchema":{"type":"object"}}`, page, i, i, page)
 	}
-	fmt.Fprintf(&b, `],"nextCursor":"page-%d"}}`+"\n", page+1)
+	next := page + 1
+	if loop {
+		next = 1
+	}
+	fmt.Fprintf(&b, `],"nextCursor":"page-%d"}}`+"\n", next)
 	return b.String()
 }
