@@ -107,7 +107,7 @@ func NewGateway(ctx context.Context, cfg Config) (*Gateway, error) {
 	g.Tools = dynamo.NewToolStore(cfg.DynamoDB, cfg.Tables.Tools)
 	g.Tools.Metrics = dm
 	g.Keys = dynamo.NewKeyStore(cfg.DynamoDB, cfg.Tables.Keys)
-	g.Keys.Metrics = dm
+	g.Keys.Metrics, g.Keys.Log = dm, log
 	g.Registry = dynamo.NewRegistryStore(cfg.DynamoDB, cfg.Tables.Registry)
 	g.Registry.Metrics = dm
 	g.Sessions = dynamo.NewSessionStore(cfg.DynamoDB, cfg.Tables.Sessions)

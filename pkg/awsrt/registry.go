@@ -6,6 +6,7 @@ import (
 	"os"
 	"sort"
 
+	"github.com/toolrag/mcp-gateway/pkg/catalog"
 	"github.com/toolrag/mcp-gateway/pkg/config"
 	"github.com/toolrag/mcp-gateway/pkg/dynamo"
 	"github.com/toolrag/mcp-gateway/pkg/upstream"
@@ -31,6 +32,13 @@ func loadServers(ctx context.Context, reg *dynamo.RegistryStore, secret config.S
 	}
 	sort.Strings(ids)
 	for _, id := range ids {
+		if err := catalog.ValidServerID(id); err != nil {
+			// Written before the id rules tightened (e.g. "evil_", which
+			// makes tool ids ambiguous): left out, so the sync purges its
+			// tools.
+			log.Error("registry entry ignored: its server id is invalid; remove it with `toolrag registry push`", "server", id, "error", err)
+			continue
+		}
 		cfg, err := config.DecodeServerConfigWith(ctx, raw[id], secret)
 		if err != nil {
 			log.Error("registry entry is unusable; its calls fail until it is fixed", "server", id, "error", err)

@@ -12,5 +12,6 @@ func (e Env) UpstreamOptions(log *slog.Logger) upstream.Options {
 	return upstream.Options{
 		CallTimeout: e.CallTimeout, ConnectTimeout: e.ConnectTimeout, IdleTimeout: e.IdleTimeout,
 		StdioPoolSize: e.StdioPoolSize, MaxResultBytes: e.MaxResultBytes, Logger: log,
+		MaxListTools: e.MaxTools, MaxListPages: e.MaxToolPages,
 	}
 }

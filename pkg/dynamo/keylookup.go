@@ -11,11 +11,18 @@ import (
 )
 
 // LookupKey implements auth.KeyLookup over the keys table: an unknown key
-// is auth.ErrUnknownKey, a revoked one wraps auth.ErrDisabledKey.
+// is auth.ErrUnknownKey, a revoked one wraps auth.ErrDisabledKey. The first
+// lookup of a key whose grants changed meaning (policy.ChangedMeaning) is
+// logged to s.Log.
 func (s *KeyStore) LookupKey(ctx context.Context, secretHash string) (policy.Key, error) {
 	key, err := s.Lookup(ctx, secretHash)
 	switch {
 	case err == nil:
+		if _, done := s.warned.LoadOrStore(key.ID, true); !done && s.Log != nil {
+			for _, line := range policy.ChangedMeaning(key) {
+				s.Log.Warn("key grant changed meaning: "+line, "key", key.ID)
+			}
+		}
 		return key, nil
 	case errors.Is(err, catalog.ErrNotFound):
 		return policy.Key{}, auth.ErrUnknownKey

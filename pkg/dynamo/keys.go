@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -33,6 +35,11 @@ const markerPrefix = "keyid#"
 // secret. Secrets themselves are never stored.
 type KeyStore struct {
 	Metrics *Metrics
+	// Log, when set, is told once per key whose grants changed meaning
+	// (LookupKey).
+	Log *slog.Logger
+
+	warned sync.Map // key id → true once logged
 
 	client   *dynamodb.Client
 	table    string

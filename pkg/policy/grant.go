@@ -11,7 +11,8 @@ import (
 
 // ParseGrant parses one --server value of `toolrag keys create`: "id"
 // grants every tool, prompt and resource of the server; "id:p1,p2" grants
-// only the tools whose names start with one of the prefixes.
+// only the tools whose names start with one of the prefixes (and, as the
+// rule names no other list, no prompt or resource).
 func ParseGrant(s string) (id string, rule Rule, err error) {
 	id, prefixes, hasPrefixes := strings.Cut(strings.TrimSpace(s), ":")
 	if err := catalog.ValidServerID(id); err != nil {
