@@ -57,25 +57,6 @@ type Catalog interface {
 	ListServers(ctx context.Context) ([]catalog.Server, error)
 }
 
-// Persister publishes built indexes and loads the latest published one.
-// Publish returns the meta as published (with IndexSHA256 filled in). Load
-// returns an error wrapping ErrNoIndex when nothing was published yet.
-// NewBucketPersister implements it over an indexpub.Bucket (a directory or
-// S3).
-type Persister interface {
-	Publish(ctx context.Context, ix *vindex.Index, meta vindex.Meta) (vindex.Meta, error)
-	Load(ctx context.Context) (*vindex.Index, vindex.Meta, error)
-}
-
-// Refresher is implemented by Persisters that can tell cheaply whether the
-// published index changed since the last Load or Refresh.
-type Refresher interface {
-	Refresh(ctx context.Context) (ix *vindex.Index, meta vindex.Meta, changed bool, err error)
-}
-
-// ErrNoIndex is what a Persister's Load wraps when no index was published.
-var ErrNoIndex = errors.New("no index has been published")
-
 // DefaultBatchSize bounds how many documents go to the embedder per call.
 const DefaultBatchSize = 64
 
@@ -84,15 +65,13 @@ type Config struct {
 	Catalog  Catalog
 	Embedder embed.Embedder
 	// Bucket and Prefix say where the index is published (indexpub
-	// layout); nil Bucket keeps the index in memory only. Persist, when
-	// set, is used instead.
+	// layout); nil Bucket keeps the index in memory only.
 	Bucket indexpub.Bucket
 	Prefix string
 	// BeforeSwitch, with Bucket, is called before a built index becomes
 	// the published one (indexpub.Publisher.BeforeSwitch): what it writes
 	// is there for every reader that sees the new pointer.
 	BeforeSwitch func(ctx context.Context, next indexpub.Pointer) error
-	Persist      Persister
 	BatchSize    int // documents per EmbedDocuments call (default 64)
 	Logger       *slog.Logger
 }
@@ -118,8 +97,10 @@ type current struct {
 // Indexer builds and serves the vector index. It is safe for concurrent use;
 // builds are serialised.
 type Indexer struct {
-	cfg Config
-	log *slog.Logger
+	cfg    Config
+	log    *slog.Logger
+	pub    *indexpub.Publisher // nil without a Bucket
+	loader *indexpub.Loader
 
 	cur     atomic.Pointer[current]
 	buildMu sync.Mutex
@@ -139,16 +120,17 @@ func New(cfg Config) (*Indexer, error) {
 	if cfg.BatchSize <= 0 {
 		cfg.BatchSize = DefaultBatchSize
 	}
-	if cfg.Persist == nil && cfg.Bucket != nil {
-		p := newBucketPersister(cfg.Bucket, cfg.Prefix)
-		p.pub.BeforeSwitch = cfg.BeforeSwitch
-		cfg.Persist = p
+	x := &Indexer{cfg: cfg}
+	if cfg.Bucket != nil {
+		x.pub, x.loader = indexpub.NewPublisher(cfg.Bucket, cfg.Prefix), indexpub.NewLoader(cfg.Bucket, cfg.Prefix)
+		x.pub.BeforeSwitch = cfg.BeforeSwitch
 	}
 	log := cfg.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Indexer{cfg: cfg, log: log}, nil
+	x.log = log
+	return x, nil
 }
 
 // Current returns the index readers should search and its meta; ok is false
@@ -202,11 +184,11 @@ func (x *Indexer) incompatibility(ix *vindex.Index, meta vindex.Meta) string {
 // load reads the persisted index. It returns (nil, nil) when none was
 // published and a descriptive error when it is unreadable or inconsistent.
 func (x *Indexer) load(ctx context.Context) (*current, error) {
-	if x.cfg.Persist == nil {
+	if x.loader == nil {
 		return nil, nil
 	}
-	ix, meta, err := x.cfg.Persist.Load(ctx)
-	if errors.Is(err, ErrNoIndex) {
+	ix, meta, err := x.loader.Load(ctx)
+	if errors.Is(err, indexpub.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
@@ -284,8 +266,8 @@ func (x *Indexer) Build(ctx context.Context, mode Mode) (BuildResult, error) {
 		return res, err
 	}
 	var pubErr error
-	if x.cfg.Persist != nil {
-		published, err := x.cfg.Persist.Publish(ctx, next.ix, next.meta)
+	if x.pub != nil {
+		published, err := x.publish(ctx, next.ix, next.meta)
 		switch {
 		case errors.Is(err, indexpub.ErrStale):
 			x.log.Info("vector index built but not published: another process published a newer one", "error", err)
@@ -420,30 +402,19 @@ func (x *Indexer) build(ctx context.Context, mode Mode, base *current) (BuildRes
 // reports whether the index changed. An index built with another model is
 // not used.
 func (x *Indexer) Refresh(ctx context.Context) (bool, error) {
-	if x.cfg.Persist == nil {
+	if x.loader == nil {
 		return false, nil
 	}
-	var loaded *current
-	if rf, ok := x.cfg.Persist.(Refresher); ok {
-		ix, meta, changed, err := rf.Refresh(ctx)
-		switch {
-		case errors.Is(err, ErrNoIndex):
-			return false, nil
-		case err != nil:
-			return false, fmt.Errorf("indexer: the published vector index cannot be read (%w); the current one stays in use", err)
-		case !changed && x.cur.Load() != nil:
-			return false, nil
-		}
-		loaded = &current{ix: ix, meta: meta}
-	} else {
-		var err error
-		if loaded, err = x.load(ctx); err != nil {
-			return false, fmt.Errorf("indexer: %w", err)
-		}
-		if loaded == nil {
-			return false, nil
-		}
+	ix, meta, changed, err := x.loader.Refresh(ctx)
+	switch {
+	case errors.Is(err, indexpub.ErrNotExist):
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("indexer: the published vector index cannot be read (%w); the current one stays in use", err)
+	case !changed && x.cur.Load() != nil:
+		return false, nil
 	}
+	loaded := &current{ix: ix, meta: meta}
 	if why := x.incompatibility(loaded.ix, loaded.meta); why != "" {
 		return false, fmt.Errorf("indexer: the published index is not used: %s; rebuild it", why)
 	}
@@ -462,43 +433,14 @@ func sameBuild(a, b vindex.Meta) bool {
 	return a.ModelID == b.ModelID && a.Count == b.Count && a.BuiltAt.Equal(b.BuiltAt)
 }
 
-// bucketPersister publishes through indexpub.
-type bucketPersister struct {
-	pub    *indexpub.Publisher
-	loader *indexpub.Loader
-}
-
-// NewBucketPersister returns a Persister over an indexpub bucket and prefix.
-func NewBucketPersister(b indexpub.Bucket, prefix string) Persister {
-	return newBucketPersister(b, prefix)
-}
-
-func newBucketPersister(b indexpub.Bucket, prefix string) *bucketPersister {
-	return &bucketPersister{pub: indexpub.NewPublisher(b, prefix), loader: indexpub.NewLoader(b, prefix)}
-}
-
-func (p *bucketPersister) Publish(ctx context.Context, ix *vindex.Index, meta vindex.Meta) (vindex.Meta, error) {
-	ptr, err := p.pub.Publish(ctx, ix, meta)
+// publish publishes ix through indexpub and returns its meta as published
+// (with IndexSHA256, Dim and Count filled in).
+func (x *Indexer) publish(ctx context.Context, ix *vindex.Index, meta vindex.Meta) (vindex.Meta, error) {
+	ptr, err := x.pub.Publish(ctx, ix, meta)
 	if err != nil {
 		return meta, err
 	}
 	meta.IndexSHA256 = ptr.SHA256
 	meta.Dim, meta.Count = ix.Dim(), ix.Len()
 	return meta, nil
-}
-
-func (p *bucketPersister) Load(ctx context.Context) (*vindex.Index, vindex.Meta, error) {
-	ix, meta, err := p.loader.Load(ctx)
-	if errors.Is(err, indexpub.ErrNotExist) {
-		return nil, meta, fmt.Errorf("%w: %w", ErrNoIndex, err)
-	}
-	return ix, meta, err
-}
-
-func (p *bucketPersister) Refresh(ctx context.Context) (*vindex.Index, vindex.Meta, bool, error) {
-	ix, meta, changed, err := p.loader.Refresh(ctx)
-	if errors.Is(err, indexpub.ErrNotExist) {
-		return nil, meta, false, fmt.Errorf("%w: %w", ErrNoIndex, err)
-	}
-	return ix, meta, changed, err
 }

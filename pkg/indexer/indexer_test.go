@@ -72,14 +72,13 @@ func (c *counting) ModelID() string {
 	return c.Embedder.ModelID()
 }
 
-// dirPersister publishes through indexpub into a local directory.
-func dirPersister(dir string) indexer.Persister {
-	return indexer.NewBucketPersister(indexpub.NewDirBucket(dir), "idx/")
-}
+// dirPersister is a local directory to publish the index to, through
+// indexpub.
+func dirPersister(dir string) indexpub.Bucket { return indexpub.NewDirBucket(dir) }
 
-func newIndexer(t *testing.T, c indexer.Catalog, e embed.Embedder, p indexer.Persister) *indexer.Indexer {
+func newIndexer(t *testing.T, c indexer.Catalog, e embed.Embedder, b indexpub.Bucket) *indexer.Indexer {
 	t.Helper()
-	x, err := indexer.New(indexer.Config{Catalog: c, Embedder: e, Persist: p, BatchSize: 16})
+	x, err := indexer.New(indexer.Config{Catalog: c, Embedder: e, Bucket: b, Prefix: "idx/", BatchSize: 16})
 	if err != nil {
 		t.Fatal(err)
 	}
