@@ -20,7 +20,8 @@ func runBenchPeers(ctx context.Context, args []string, stdout, stderr io.Writer)
 	fs := flag.NewFlagSet("bench-peers", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	tools := fs.String("tools", ".tools/peers", "directory where scripts/peers.sh installed supergateway, mcp-proxy and server-everything")
-	targets := fs.String("targets", strings.Join(peerbench.AllTargets, ","), "comma-separated targets to measure")
+	targets := fs.String("targets", "", "comma-separated targets to measure (default: all; with --baseline also its bridge and serve): "+strings.Join(peerbench.AllTargets, ", "))
+	baseline := fs.String("baseline", "", "another toolrag binary whose bridge and serve are measured in the same rounds (before/after figures)")
 	rounds := fs.Int("rounds", 3, "interleaved rounds")
 	serial := fs.Int("serial", 1000, "serial calls per round")
 	sessions := fs.Int("sessions", 32, "concurrent sessions")
@@ -36,6 +37,7 @@ func runBenchPeers(ctx context.Context, args []string, stdout, stderr io.Writer)
 	cfg := peerbench.Config{
 		NodeModules: filepath.Join(*tools, "node_modules"),
 		Toolrag:     self,
+		Baseline:    *baseline,
 		Rounds:      *rounds, SerialCalls: *serial, Sessions: *sessions, Duration: *duration,
 		Protocol: *protocol,
 		Progress: func(s string) { fmt.Fprintln(stderr, s) },

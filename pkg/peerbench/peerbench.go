@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -31,6 +32,9 @@ type Config struct {
 	NodeModules string
 	// Toolrag is the toolrag binary for the bridge and serve targets.
 	Toolrag string
+	// Baseline is another toolrag binary (an older build, say) whose
+	// bridge and serve are measured in the same rounds ("" = none).
+	Baseline string
 	// Targets to measure (default AllTargets).
 	Targets []string
 	// Rounds of every target, interleaved (default 3).
@@ -52,6 +56,9 @@ type Config struct {
 func (c Config) withDefaults() Config {
 	if len(c.Targets) == 0 {
 		c.Targets = AllTargets
+		if c.Baseline != "" {
+			c.Targets = append(slices.Clone(AllTargets), BridgeBaseline, ServeBaseline)
+		}
 	}
 	if c.Rounds <= 0 {
 		c.Rounds = 3

@@ -71,6 +71,16 @@ func Write(w io.Writer, results []*Result, cfg Config) {
 			float64(r.PeakRSS)/1e6, r.Procs, errs)
 	}
 	fmt.Fprintln(w)
+	for _, pair := range [][2]string{{Bridge, BridgeBaseline}, {Serve, ServeBaseline}} {
+		n, o := byName[pair[0]], byName[pair[1]]
+		if n == nil || o == nil || len(n.Rounds) == 0 || len(o.Rounds) == 0 {
+			continue
+		}
+		fmt.Fprintf(w, "- %s ÷ its baseline: %.2f× the ops/s, %.2f× the CPU per serial call, %.2f× per concurrent call\n", pair[0],
+			medOps(n.Rounds)/medOps(o.Rounds),
+			float64(medDur(n.Rounds, func(x Round) time.Duration { return x.SerialCPU }))/float64(medDur(o.Rounds, func(x Round) time.Duration { return x.SerialCPU })),
+			float64(medDur(n.Rounds, func(x Round) time.Duration { return x.ConcCPU }))/float64(medDur(o.Rounds, func(x Round) time.Duration { return x.ConcCPU })))
+	}
 	for _, ours := range []string{Bridge, Serve} {
 		o := byName[ours]
 		if o == nil || len(o.Rounds) == 0 {

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -117,6 +118,15 @@ const (
 // AllTargets lists every target name.
 var AllTargets = []string{StdioDirect, Upstream, Bridge, Serve, Supergateway, MCPProxy}
 
+// Baseline targets run the bridge and serve of another toolrag binary
+// (Config.Baseline), for before/after figures in the same rounds.
+const baselineSuffix = " (baseline)"
+
+var (
+	BridgeBaseline = Bridge + baselineSuffix
+	ServeBaseline  = Serve + baselineSuffix
+)
+
 // newTarget starts the named target on a free loopback port.
 func newTarget(ctx context.Context, name string, cfg Config, work string) (*target, error) {
 	everything := filepath.Join(cfg.NodeModules, ".bin", "mcp-server-everything")
@@ -129,6 +139,10 @@ func newTarget(ctx context.Context, name string, cfg Config, work string) (*targ
 	}
 	addr := "127.0.0.1:" + strconv.Itoa(port)
 	t := &target{name: name, url: "http://" + addr + "/mcp", tool: "echo"}
+	toolrag := cfg.Toolrag
+	if base, ok := strings.CutSuffix(name, baselineSuffix); ok && cfg.Baseline != "" {
+		name, toolrag = base, cfg.Baseline
+	}
 	switch name {
 	case StdioDirect:
 		t.url, t.stdio = "", []string{everything, "stdio"}
@@ -139,16 +153,16 @@ func newTarget(ctx context.Context, name string, cfg Config, work string) (*targ
 		err = t.start([]string{everything, "streamableHttp"}, []string{"PORT=" + strconv.Itoa(port)})
 	case Bridge:
 		t.note = "toolrag bridge -- server-everything stdio"
-		err = t.start([]string{cfg.Toolrag, "bridge", "--addr", addr, "--", everything, "stdio"}, nil)
+		err = t.start([]string{toolrag, "bridge", "--addr", addr, "--", everything, "stdio"}, nil)
 	case Serve:
 		t.note = "toolrag serve, admin key, ev__echo → server-everything stdio (pool)"
 		t.tool = "ev__echo"
 		t.headers = map[string]string{"Authorization": "Bearer " + benchKey}
-		env, e := serveConfig(work, everything, addr)
+		env, e := serveConfig(filepath.Join(work, t.name), everything, addr)
 		if e != nil {
 			return nil, e
 		}
-		err = t.start([]string{cfg.Toolrag, "serve"}, env)
+		err = t.start([]string{toolrag, "serve"}, env)
 	case Supergateway:
 		t.note = "supergateway --stdio --outputTransport streamableHttp --stateful (a server process per session)"
 		err = t.start([]string{filepath.Join(cfg.NodeModules, ".bin", "supergateway"), "--stdio", everything + " stdio",
@@ -172,7 +186,7 @@ const benchKey = "bench-peers-admin-key"
 // serveConfig writes a registry with server-everything over stdio and one
 // admin key into work, and returns the environment of `toolrag serve`.
 func serveConfig(work, everything, addr string) ([]string, error) {
-	dir := filepath.Join(work, "serve")
+	dir := work
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("serve config: %w", err)
 	}
