@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 
@@ -15,6 +16,7 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/toolrag/mcp-gateway/internal/testenv"
 	"github.com/toolrag/mcp-gateway/pkg/bridge"
 	"github.com/toolrag/mcp-gateway/pkg/indexer"
 	"github.com/toolrag/mcp-gateway/pkg/upstream"
@@ -32,26 +34,28 @@ import (
 // gateway or bridge; the upstream process is not counted). Both servers
 // log at info level into io.Discard, as text, so the audit line is paid.
 func BenchmarkPerCall(b *testing.B) {
-	for _, proto := range []string{mcp.LATEST_LEGACY_PROTOCOL_VERSION, mcp.LATEST_PROTOCOL_VERSION} {
-		for _, path := range []string{"direct", "bridge", "serve"} {
-			b.Run("client="+proto+"/path="+path, func(b *testing.B) {
-				call := perCallTarget(b, path, proto)
-				ctx := context.Background()
-				for range 20 {
-					if err := call(ctx); err != nil {
-						b.Fatal(err)
+	for _, up := range []string{"echo", "everything"} {
+		for _, proto := range []string{mcp.LATEST_LEGACY_PROTOCOL_VERSION, mcp.LATEST_PROTOCOL_VERSION} {
+			for _, path := range []string{"direct", "bridge", "serve"} {
+				b.Run("upstream="+up+"/client="+proto+"/path="+path, func(b *testing.B) {
+					call := perCallTarget(b, up, path, proto)
+					ctx := context.Background()
+					for range 20 {
+						if err := call(ctx); err != nil {
+							b.Fatal(err)
+						}
 					}
-				}
-				cpu0 := processCPU()
-				b.ResetTimer()
-				for b.Loop() {
-					if err := call(ctx); err != nil {
-						b.Fatal(err)
+					cpu0 := processCPU()
+					b.ResetTimer()
+					for b.Loop() {
+						if err := call(ctx); err != nil {
+							b.Fatal(err)
+						}
 					}
-				}
-				b.StopTimer()
-				b.ReportMetric(float64(processCPU()-cpu0)/1e3/float64(b.N), "cpu-µs/op")
-			})
+					b.StopTimer()
+					b.ReportMetric(float64(processCPU()-cpu0)/1e3/float64(b.N), "cpu-µs/op")
+				})
+			}
 		}
 	}
 }
@@ -70,20 +74,22 @@ func infoLogger() *slog.Logger {
 }
 
 // perCallTarget returns a function making one echo call along path.
-func perCallTarget(b *testing.B, path, proto string) func(context.Context) error {
-	echo := echoServer(b)
-	args := map[string]any{"text": "hello"}
+func perCallTarget(b *testing.B, up, path, proto string) func(context.Context) error {
+	echo, cmdArgs, args := echoServer(b), []string(nil), map[string]any{"text": "hello"}
+	if up == "everything" {
+		echo, cmdArgs, args = testenv.NPMBin(b, "mcp-server-everything"), []string{"stdio"}, map[string]any{"message": "hello"}
+	}
 	switch path {
 	case "direct":
 		m := upstream.NewManager(upstream.Options{Logger: infoLogger(), IdleTimeout: -1})
 		b.Cleanup(func() { m.Close() })
-		m.SetServers(map[string]upstream.ServerConfig{"echo": {Transport: upstream.TransportStdio, Command: echo}})
+		m.SetServers(map[string]upstream.ServerConfig{"echo": {Transport: upstream.TransportStdio, Command: echo, Args: cmdArgs}})
 		return func(ctx context.Context) error {
 			_, err := m.CallTool(ctx, "echo", "echo", args)
 			return err
 		}
 	case "bridge":
-		br, err := bridge.New(context.Background(), bridge.Config{Command: echo, Logger: infoLogger()})
+		br, err := bridge.New(context.Background(), bridge.Config{Command: echo, Args: cmdArgs, Logger: infoLogger()})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -93,6 +99,9 @@ func perCallTarget(b *testing.B, path, proto string) func(context.Context) error
 	case "serve":
 		dir := b.TempDir()
 		registry := fmt.Sprintf("servers:\n  echo:\n    transport: stdio\n    command: %q\n", echo)
+		if len(cmdArgs) > 0 {
+			registry += fmt.Sprintf("    args: [%q]\n", strings.Join(cmdArgs, ""))
+		}
 		if err := os.WriteFile(filepath.Join(dir, "registry.yaml"), []byte(registry), 0o644); err != nil {
 			b.Fatal(err)
 		}

@@ -82,9 +82,11 @@ func (c Config) withDefaults() Config {
 type Round struct {
 	SerialP50, SerialP99 time.Duration
 	SerialCPU            time.Duration // CPU time of the target's tree per serial call
+	SerialOwnCPU         time.Duration // of its root process alone (the proxy without the servers it runs)
 	Ops                  float64       // concurrent calls per second
 	ConcP50, ConcP99     time.Duration
 	ConcCPU              time.Duration // CPU time of the target's tree per concurrent call
+	ConcOwnCPU           time.Duration // of its root process alone
 	Errors               int
 }
 
@@ -305,7 +307,7 @@ func measure(ctx context.Context, t *target, res *Result, cfg Config) (Round, er
 			return r, err
 		}
 	}
-	cpu0 := tree(rootPID()).cpuNanos
+	u0 := tree(rootPID())
 	lat := make([]time.Duration, 0, cfg.SerialCalls)
 	for range cfg.SerialCalls {
 		d, err := s.call(ctx)
@@ -316,7 +318,9 @@ func measure(ctx context.Context, t *target, res *Result, cfg Config) (Round, er
 		}
 		lat = append(lat, d)
 	}
-	r.SerialCPU = time.Duration((tree(rootPID()).cpuNanos - cpu0) / int64(cfg.SerialCalls))
+	u1 := tree(rootPID())
+	r.SerialCPU = time.Duration((u1.cpuNanos - u0.cpuNanos) / int64(cfg.SerialCalls))
+	r.SerialOwnCPU = time.Duration((u1.ownNanos - u0.ownNanos) / int64(cfg.SerialCalls))
 	r.SerialP50, r.SerialP99 = percentile(lat, 0.50), percentile(lat, 0.99)
 
 	// Concurrent phase. The direct stdio baseline multiplexes every
@@ -341,7 +345,7 @@ func measure(ctx context.Context, t *target, res *Result, cfg Config) (Round, er
 			return r, err
 		}
 	}
-	cpu0 = tree(rootPID()).cpuNanos
+	u0 = tree(rootPID())
 	var (
 		mu      sync.Mutex
 		all     []time.Duration
@@ -374,7 +378,7 @@ func measure(ctx context.Context, t *target, res *Result, cfg Config) (Round, er
 	}
 	wg.Wait()
 	elapsed := time.Since(start)
-	cpu := tree(rootPID()).cpuNanos - cpu0
+	u1 = tree(rootPID())
 	sm.end()
 	for _, cs := range sessions {
 		if cs != s {
@@ -387,7 +391,8 @@ func measure(ctx context.Context, t *target, res *Result, cfg Config) (Round, er
 	}
 	r.Ops = float64(len(all)) / elapsed.Seconds()
 	r.ConcP50, r.ConcP99 = percentile(all, 0.50), percentile(all, 0.99)
-	r.ConcCPU = time.Duration(cpu / int64(len(all)))
+	r.ConcCPU = time.Duration((u1.cpuNanos - u0.cpuNanos) / int64(len(all)))
+	r.ConcOwnCPU = time.Duration((u1.ownNanos - u0.ownNanos) / int64(len(all)))
 	r.Errors = errs
 	return r, ctx.Err()
 }

@@ -10,6 +10,7 @@ import (
 type procStat struct {
 	pid, ppid int
 	cpuTicks  int64 // utime + stime + cutime + cstime (reaped children)
+	ownTicks  int64 // utime + stime
 	rssPages  int64
 }
 
@@ -31,13 +32,14 @@ func readStat(pid int) (procStat, bool) {
 		return procStat{}, false
 	}
 	n := func(k int) int64 { v, _ := strconv.ParseInt(f[k], 10, 64); return v }
-	return procStat{pid: pid, ppid: int(n(1)), cpuTicks: n(11) + n(12) + n(13) + n(14), rssPages: n(21)}, true
+	return procStat{pid: pid, ppid: int(n(1)), cpuTicks: n(11) + n(12) + n(13) + n(14), ownTicks: n(11) + n(12), rssPages: n(21)}, true
 }
 
 // treeUsage sums CPU time and resident memory over root and every process
 // descended from it (a snapshot of /proc).
 type treeUsage struct {
 	cpuNanos int64
+	ownNanos int64 // the root process alone (its own threads, not its children)
 	rssBytes int64
 	procs    int
 }
@@ -68,8 +70,9 @@ func tree(root int) treeUsage {
 	if !found {
 		return treeUsage{}
 	}
+	u0 := rootStat.ownTicks * (1e9 / clockTick)
 	page := int64(os.Getpagesize())
-	var u treeUsage
+	u := treeUsage{ownNanos: u0}
 	stack := []procStat{rootStat}
 	for len(stack) > 0 {
 		st := stack[len(stack)-1]

@@ -44,9 +44,9 @@ func opsSpan(rs []Round) span {
 // bridge and serve to each peer and what each adds over direct stdio.
 func Write(w io.Writer, results []*Result, cfg Config) {
 	cfg = cfg.withDefaults()
-	fmt.Fprintf(w, "%d interleaved rounds; serial: %d calls on one session; concurrent: %d sessions for %s; medians over rounds (ops/s: lowest–highest); CPU: the process tree's user+system time per call (/proc); RSS: the tree's highest sampled total.\n\n",
+	fmt.Fprintf(w, "%d interleaved rounds; serial: %d calls on one session; concurrent: %d sessions for %s; medians over rounds (ops/s: lowest–highest); CPU: the process tree's user+system time per call (/proc), and in brackets its root process's own (the proxy without the servers it runs); RSS: the tree's highest sampled total.\n\n",
 		cfg.Rounds, cfg.SerialCalls, cfg.Sessions, cfg.Duration)
-	fmt.Fprintln(w, "| target | protocol | serial p50 / p99 | serial CPU/call | concurrent ops/s | concurrent p50 / p99 | concurrent CPU/call | peak RSS (processes) | errors |")
+	fmt.Fprintln(w, "| target | protocol | serial p50 / p99 | serial CPU/call (own) | concurrent ops/s | concurrent p50 / p99 | concurrent CPU/call (own) | peak RSS (processes) | errors |")
 	fmt.Fprintln(w, "|---|---|---:|---:|---:|---:|---:|---:|---:|")
 	byName := map[string]*Result{}
 	for _, r := range results {
@@ -59,15 +59,17 @@ func Write(w io.Writer, results []*Result, cfg Config) {
 			errs += x.Errors
 		}
 		s := opsSpan(r.Rounds)
-		fmt.Fprintf(w, "| %s | %s | %.2f / %.2f ms | %d µs | %.0f (%.0f–%.0f) | %.1f / %.1f ms | %d µs | %.0f MB (%d) | %d |\n",
+		fmt.Fprintf(w, "| %s | %s | %.2f / %.2f ms | %d µs (%d) | %.0f (%.0f–%.0f) | %.1f / %.1f ms | %d µs (%d) | %.0f MB (%d) | %d |\n",
 			r.Name, r.Protocol,
 			ms(medDur(r.Rounds, func(x Round) time.Duration { return x.SerialP50 })),
 			ms(medDur(r.Rounds, func(x Round) time.Duration { return x.SerialP99 })),
 			medDur(r.Rounds, func(x Round) time.Duration { return x.SerialCPU }).Microseconds(),
+			medDur(r.Rounds, func(x Round) time.Duration { return x.SerialOwnCPU }).Microseconds(),
 			medOps(r.Rounds), s.lo, s.hi,
 			ms(medDur(r.Rounds, func(x Round) time.Duration { return x.ConcP50 })),
 			ms(medDur(r.Rounds, func(x Round) time.Duration { return x.ConcP99 })),
 			medDur(r.Rounds, func(x Round) time.Duration { return x.ConcCPU }).Microseconds(),
+			medDur(r.Rounds, func(x Round) time.Duration { return x.ConcOwnCPU }).Microseconds(),
 			float64(r.PeakRSS)/1e6, r.Procs, errs)
 	}
 	fmt.Fprintln(w)
