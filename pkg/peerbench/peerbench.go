@@ -147,7 +147,7 @@ func Run(ctx context.Context, cfg Config) ([]*Result, error) {
 // ready waits until the target answers a call and returns its result
 // record with the negotiated protocol.
 func ready(ctx context.Context, t *target, cfg Config) (*Result, error) {
-	deadline := time.Now().Add(90 * time.Second)
+	deadline := time.Now().Add(180 * time.Second)
 	var last error
 	for time.Now().Before(deadline) {
 		if err := t.exited(); err != nil {
@@ -169,7 +169,7 @@ func ready(ctx context.Context, t *target, cfg Config) (*Result, error) {
 		case <-time.After(300 * time.Millisecond):
 		}
 	}
-	return nil, fmt.Errorf("%s did not answer a call within 90s: %v; its output: %s", t.name, last, t.out.String())
+	return nil, fmt.Errorf("%s did not answer a call within 180s: %v; its output: %s", t.name, last, t.out.String())
 }
 
 // session is one MCP client connection.

@@ -153,7 +153,7 @@ func newTarget(ctx context.Context, name string, cfg Config, work string) (*targ
 		err = t.start([]string{everything, "streamableHttp"}, []string{"PORT=" + strconv.Itoa(port)})
 	case Bridge:
 		t.note = "toolrag bridge -- server-everything stdio"
-		err = t.start([]string{toolrag, "bridge", "--addr", addr, "--", everything, "stdio"}, nil)
+		err = t.start([]string{toolrag, "bridge", "--addr", addr, "--connect-timeout", "120s", "--", everything, "stdio"}, nil)
 	case Serve:
 		t.note = "toolrag serve, admin key, ev__echo → server-everything stdio (pool)"
 		t.tool = "ev__echo"
@@ -205,5 +205,7 @@ func serveConfig(work, everything, addr string) ([]string, error) {
 		"MCP_GATEWAY_HOST=" + host,
 		"MCP_GATEWAY_PORT=" + port,
 		"TOOL_RAG_DB=" + filepath.Join(dir, "catalog.db"),
+		// node takes its time to start on a busy machine
+		"MCP_GATEWAY_UPSTREAM_CONNECT_TIMEOUT=120",
 	}, nil
 }
