@@ -26,6 +26,7 @@ func runBenchPeers(ctx context.Context, args []string, stdout, stderr io.Writer)
 	serial := fs.Int("serial", 1000, "serial calls per round")
 	sessions := fs.Int("sessions", 32, "concurrent sessions")
 	duration := fs.Duration("duration", 0, "concurrent phase per round (default 5s)")
+	goEcho := fs.String("go-echo", "", "a servers/echo binary (go build ./servers/echo): also measure serve in front of it, an mcp-go upstream on protocol 2026-07-28")
 	protocol := fs.String("protocol", "2025-11-25", `MCP protocol version the driver asks for ("" lets mcp-go negotiate: 2026-07-28 where served)`)
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -38,6 +39,7 @@ func runBenchPeers(ctx context.Context, args []string, stdout, stderr io.Writer)
 		NodeModules: filepath.Join(*tools, "node_modules"),
 		Toolrag:     self,
 		Baseline:    *baseline,
+		GoEcho:      *goEcho,
 		Rounds:      *rounds, SerialCalls: *serial, Sessions: *sessions, Duration: *duration,
 		Protocol: *protocol,
 		Progress: func(s string) { fmt.Fprintln(stderr, s) },

@@ -35,6 +35,9 @@ type Config struct {
 	// Baseline is another toolrag binary (an older build, say) whose
 	// bridge and serve are measured in the same rounds ("" = none).
 	Baseline string
+	// GoEcho is a servers/echo binary: serve is also measured in front of
+	// it (ServeGo), an mcp-go upstream on protocol 2026-07-28 ("" = not).
+	GoEcho string
 	// Targets to measure (default AllTargets).
 	Targets []string
 	// Rounds of every target, interleaved (default 3).
@@ -56,8 +59,14 @@ type Config struct {
 func (c Config) withDefaults() Config {
 	if len(c.Targets) == 0 {
 		c.Targets = AllTargets
+		if c.GoEcho != "" {
+			c.Targets = append(slices.Clone(c.Targets), ServeGo)
+		}
 		if c.Baseline != "" {
-			c.Targets = append(slices.Clone(AllTargets), BridgeBaseline, ServeBaseline)
+			c.Targets = append(slices.Clone(c.Targets), BridgeBaseline, ServeBaseline)
+			if c.GoEcho != "" {
+				c.Targets = append(c.Targets, ServeGoBaseline)
+			}
 		}
 	}
 	if c.Rounds <= 0 {
@@ -229,7 +238,7 @@ func openSession(ctx context.Context, t *target, cfg Config) (*session, error) {
 func (s *session) call(ctx context.Context) (time.Duration, error) {
 	req := mcp.CallToolRequest{}
 	req.Params.Name = s.t.tool
-	req.Params.Arguments = map[string]any{"message": "hello"}
+	req.Params.Arguments = s.t.args
 	start := time.Now()
 	res, err := s.c.CallTool(ctx, req)
 	d := time.Since(start)

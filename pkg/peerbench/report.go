@@ -73,7 +73,7 @@ func Write(w io.Writer, results []*Result, cfg Config) {
 			float64(r.PeakRSS)/1e6, r.Procs, errs)
 	}
 	fmt.Fprintln(w)
-	for _, pair := range [][2]string{{Bridge, BridgeBaseline}, {Serve, ServeBaseline}} {
+	for _, pair := range [][2]string{{Bridge, BridgeBaseline}, {Serve, ServeBaseline}, {ServeGo, ServeGoBaseline}} {
 		n, o := byName[pair[0]], byName[pair[1]]
 		if n == nil || o == nil || len(n.Rounds) == 0 || len(o.Rounds) == 0 {
 			continue

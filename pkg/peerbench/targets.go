@@ -22,6 +22,7 @@ type target struct {
 	url     string // Streamable HTTP endpoint; "" for stdio
 	stdio   []string
 	tool    string
+	args    map[string]any
 	headers map[string]string
 	cmd     *exec.Cmd
 	out     *tailBuffer
@@ -118,13 +119,18 @@ const (
 // AllTargets lists every target name.
 var AllTargets = []string{StdioDirect, Upstream, Bridge, Serve, Supergateway, MCPProxy}
 
+// ServeGo is serve in front of servers/echo, an mcp-go stdio server (the
+// gateway speaks 2026-07-28 with it), when Config.GoEcho is set.
+const ServeGo = "toolrag serve → servers/echo"
+
 // Baseline targets run the bridge and serve of another toolrag binary
 // (Config.Baseline), for before/after figures in the same rounds.
 const baselineSuffix = " (baseline)"
 
 var (
-	BridgeBaseline = Bridge + baselineSuffix
-	ServeBaseline  = Serve + baselineSuffix
+	BridgeBaseline  = Bridge + baselineSuffix
+	ServeBaseline   = Serve + baselineSuffix
+	ServeGoBaseline = ServeGo + baselineSuffix
 )
 
 // newTarget starts the named target on a free loopback port.
@@ -138,7 +144,7 @@ func newTarget(ctx context.Context, name string, cfg Config, work string) (*targ
 		return nil, err
 	}
 	addr := "127.0.0.1:" + strconv.Itoa(port)
-	t := &target{name: name, url: "http://" + addr + "/mcp", tool: "echo"}
+	t := &target{name: name, url: "http://" + addr + "/mcp", tool: "echo", args: map[string]any{"message": "hello"}}
 	toolrag := cfg.Toolrag
 	if base, ok := strings.CutSuffix(name, baselineSuffix); ok && cfg.Baseline != "" {
 		name, toolrag = base, cfg.Baseline
@@ -158,7 +164,19 @@ func newTarget(ctx context.Context, name string, cfg Config, work string) (*targ
 		t.note = "toolrag serve, admin key, ev__echo → server-everything stdio (pool)"
 		t.tool = "ev__echo"
 		t.headers = map[string]string{"Authorization": "Bearer " + benchKey}
-		env, e := serveConfig(filepath.Join(work, t.name), everything, addr)
+		env, e := serveConfig(filepath.Join(work, t.name), everything, []string{"stdio"}, addr)
+		if e != nil {
+			return nil, e
+		}
+		err = t.start([]string{toolrag, "serve"}, env)
+	case ServeGo:
+		if cfg.GoEcho == "" {
+			return nil, fmt.Errorf("%s needs the servers/echo binary (--go-echo)", name)
+		}
+		t.note = "toolrag serve, admin key, ev__echo → servers/echo stdio (mcp-go, 2026-07-28)"
+		t.tool, t.args = "ev__echo", map[string]any{"text": "hello"}
+		t.headers = map[string]string{"Authorization": "Bearer " + benchKey}
+		env, e := serveConfig(filepath.Join(work, t.name), cfg.GoEcho, nil, addr)
 		if e != nil {
 			return nil, e
 		}
@@ -185,12 +203,15 @@ const benchKey = "bench-peers-admin-key"
 
 // serveConfig writes a registry with server-everything over stdio and one
 // admin key into work, and returns the environment of `toolrag serve`.
-func serveConfig(work, everything, addr string) ([]string, error) {
+func serveConfig(work, command string, args []string, addr string) ([]string, error) {
 	dir := work
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("serve config: %w", err)
 	}
-	registry := fmt.Sprintf("servers:\n  ev:\n    transport: stdio\n    command: %q\n    args: [\"stdio\"]\n", everything)
+	registry := fmt.Sprintf("servers:\n  ev:\n    transport: stdio\n    command: %q\n", command)
+	if len(args) > 0 {
+		registry += fmt.Sprintf("    args: [%q]\n", strings.Join(args, `", "`))
+	}
 	keys := "keys:\n  - id: bench-admin\n    secret: \"" + benchKey + "\"\n    admin: true\n    servers:\n      ev: {}\n"
 	if err := errors.Join(
 		os.WriteFile(filepath.Join(dir, "registry.yaml"), []byte(registry), 0o600),
