@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -125,6 +126,9 @@ func (s *statelessCaller) callTool(ctx context.Context, c *client.Client, req mc
 			s.cancel(ctx, id)
 		}
 		return nil, transport.NewError(err)
+	}
+	if resp == nil {
+		return nil, transport.NewError(io.ErrUnexpectedEOF)
 	}
 	if resp.Error != nil {
 		return nil, resp.Error.AsError()
