@@ -61,6 +61,7 @@ type kdoc struct {
 	key     string // content hash + server fingerprint: unchanged key, no re-index
 	terms   map[string]*[numFields]uint16
 	lens    [numFields]float32
+	shape   toolShape // action family and object words of the name
 	removed bool // taken out of the index (set under the write lock)
 }
 
@@ -242,6 +243,7 @@ func (d *kdoc) analyze(c stemCache, serverTerms []string) {
 	fields[FieldParams] = params
 	fields[FieldServer] = serverTerms
 	fields[FieldTags] = c.terms(strings.Join(t.Tags, " "))
+	d.shape = shapeOf(t.Name, c)
 	d.terms = map[string]*[numFields]uint16{}
 	for f, terms := range fields {
 		d.lens[f] = float32(len(terms))
@@ -548,6 +550,9 @@ func (s *snapshot) scoreWeighted(order []string, weights map[string]float64) *kw
 
 // df returns the number of visible tools containing term.
 func (s *snapshot) df(term string) int {
+	if s.all {
+		return len(s.ix.post[term])
+	}
 	n := 0
 	for _, e := range s.ix.post[term] {
 		if s.allowed[e.d.slot] {
