@@ -247,6 +247,12 @@ func (d *kdoc) analyze(c stemCache, serverTerms []string) {
 	d.terms = map[string]*[numFields]uint16{}
 	for f, terms := range fields {
 		d.lens[f] = float32(len(terms))
+		if Field(f) == FieldName {
+			// Adjacent name words also count joined ("screen_shot" holds
+			// "screenshot"), so a query's compound finds a split name;
+			// they do not count in the field's length.
+			terms = append(terms, nameJoins(t.Name, c)...)
+		}
 		for _, term := range terms {
 			tf := d.terms[term]
 			if tf == nil {

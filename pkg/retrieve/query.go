@@ -89,7 +89,7 @@ func (r *Retriever) addCompounds(snap *snapshot, query string, q *kwQuery) {
 		if i+1 < len(words) && !hasCJK(words[i+1]) {
 			j := stem(w + words[i+1])
 			if len(w)+len(words[i+1]) >= 5 && snap.visible(j) {
-				q.add(j, 1, termOf(w), termOf(words[i+1]))
+				q.add(j, 2, termOf(w), termOf(words[i+1])) // it stands for both words
 			}
 		}
 		// Split a word no visible tool holds: "screenshot" → "screen shot".
@@ -114,4 +114,19 @@ func (r *Retriever) addCompounds(snap *snapshot, query string, q *kwQuery) {
 			q.add(stem(w[best:]), compoundSplitWeight, t)
 		}
 	}
+}
+
+// nameJoins returns the joined adjacent words of a tool name
+// ("screen_shot_diff" → "screenshot", "shotdiff"), stemmed.
+func nameJoins(name string, c stemCache) []string {
+	words := catalog.SplitName(name)
+	var out []string
+	for i := 0; i+1 < len(words); i++ {
+		a, b := words[i], words[i+1]
+		if len(a)+len(b) < 5 || hasCJK(a) || hasCJK(b) || isDigits(a) || isDigits(b) {
+			continue
+		}
+		out = append(out, c.stem(a+b))
+	}
+	return out
 }
