@@ -62,7 +62,7 @@ type kdoc struct {
 	terms   map[string]*[numFields]uint16
 	lens    [numFields]float32
 	shape   toolShape // action family and object words of the name
-	removed bool // taken out of the index (set under the write lock)
+	removed bool      // taken out of the index (set under the write lock)
 }
 
 // posting is one tool holding a term, with the term's field frequencies.

@@ -91,9 +91,9 @@ const (
 	// DefaultVerbWeight is the weight of the action-verb agreement
 	// feature, chosen on the DEV sets (docs/retrieval.md).
 	DefaultVerbWeight = 0.1
-	rrfK                 = 60.0
-	maxSubQueries        = 6
-	maxQueryBytes        = 8192
+	rrfK              = 60.0
+	maxSubQueries     = 6
+	maxQueryBytes     = 8192
 )
 
 // Config configures a Retriever. Tools is required; everything else is
@@ -321,8 +321,8 @@ func (r *Retriever) Tool(ctx context.Context, id string) (catalog.Tool, error) {
 type candidate struct {
 	d        *kdoc
 	q        *kwQuery // the keyword query it was ranked for
-	semantic float64 // cosine, or its normalised value (SemanticNorm)
-	cosine   float64 // the cosine, for the reason
+	semantic float64  // cosine, or its normalised value (SemanticNorm)
+	cosine   float64  // the cosine, for the reason
 	hasSem   bool
 	keyword  float64   // normalised to [0,1]
 	kw       *kwResult // for the matched terms
