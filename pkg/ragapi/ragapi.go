@@ -179,7 +179,7 @@ func DecodeRetrieveRequest(body []byte, maxTopK, maxQueryChars int) (RetrieveReq
 		}
 	} else {
 		if strings.TrimSpace(req.Query) == "" {
-			return req, errors.New("field \"query\" (or \"queries\") is required and must not be empty")
+			return req, errors.New("field \"query\" is required (or \"queries\") and must not be empty")
 		}
 		if n := utf8.RuneCountInString(req.Query); n > maxQueryChars {
 			return req, fmt.Errorf("field \"query\" is %d characters; the limit is %d", n, maxQueryChars)
