@@ -1,0 +1,106 @@
+package eval
+
+import (
+	"context"
+	"flag"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/toolrag/mcp-gateway/pkg/retrieve"
+)
+
+var realMCP = flag.Bool("eval.realmcp", false, "run the task-mode ablation and agent mode on the real-MCP DEV set (testdata/realmcp over ../shared/train)")
+
+// AgentConfigs are the configurations compared in agent mode and on the
+// real-MCP DEV set (docs/retrieval.md).
+func AgentConfigs() []Config {
+	return []Config{
+		{Name: "plain-bm25", PlainBM25: true},
+		{Name: "bm25f", NoDense: true},
+		{Name: "bm25f-base", NoDense: true, NoCompounds: true, VerbWeight: -1},
+		{Name: "hybrid"},
+		{Name: "hybrid-base", NoCompounds: true, VerbWeight: -1},
+		{Name: "hybrid-nocompounds", NoCompounds: true},
+		{Name: "hybrid-noverb", VerbWeight: -1},
+		{Name: "hybrid-verb0.2", VerbWeight: 0.2},
+		{Name: "hybrid-sem0.5", Weights: retrieve.Weights{Semantic: 0.5, Keyword: 1, Metadata: 0.15}},
+	}
+}
+
+func realMCPDir(t *testing.T) string {
+	t.Helper()
+	train := filepath.Join("..", "..", "..", "shared", "train")
+	if _, err := os.Stat(filepath.Join(train, "docker_mcp_registry", "tools.jsonl")); err != nil {
+		t.Skipf("../shared/train is not available: %v", err)
+	}
+	dir := filepath.Join(t.TempDir(), "realmcp")
+	if err := WriteRealMCPDev(train, filepath.Join("testdata", "realmcp"), dir); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// TestRealMCPDevSet checks the DEV set loads (every relevant tool exists)
+// and, with -eval.realmcp, prints the task-mode and agent-mode tables.
+func TestRealMCPDevSet(t *testing.T) {
+	dir := realMCPDir(t)
+	ds, err := LoadDataset(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tasks, err := LoadTasks(filepath.Join(dir, "tasks.jsonl"), ds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ds.Tools) != 813 || len(ds.Queries) < 200 || len(tasks) < 40 {
+		t.Fatalf("DEV set: %d tools, %d queries, %d tasks", len(ds.Tools), len(ds.Queries), len(tasks))
+	}
+	if !*realMCP {
+		return
+	}
+	ctx := context.Background()
+	configs := selectedAgentConfigs(t)
+	if _, err := Ablation(ctx, Options{Dataset: dir, TopK: 10}, configs, os.Stdout); err != nil {
+		t.Fatal(err)
+	}
+	var singles []Query
+	for _, q := range ds.Queries {
+		if q.Set == "docker_mcp_registry" {
+			singles = append(singles, q)
+		}
+	}
+	all := append(SingleTasks(singles), tasks...)
+	if _, err := RunAgent(ctx, Options{Dataset: dir, TopK: 5}, all, configs, os.Stdout); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func selectedAgentConfigs(t *testing.T) []Config {
+	saved := *benchConfigs
+	defer func() { *benchConfigs = saved }()
+	var out []Config
+	for _, c := range AgentConfigs() {
+		if *benchConfigs == "" || contains(*benchConfigs, c.Name) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+func contains(list, name string) bool {
+	for _, x := range filepath.SplitList(list) {
+		_ = x
+	}
+	for start := 0; start <= len(list); {
+		end := start
+		for end < len(list) && list[end] != ',' {
+			end++
+		}
+		if list[start:end] == name {
+			return true
+		}
+		start = end + 1
+	}
+	return false
+}
