@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/toolrag/mcp-gateway/pkg/catalog"
 )
@@ -177,16 +180,40 @@ func (r *Retriever) rankAll(ctx context.Context, snap *snapshot, dense *denseSta
 	if err != nil {
 		return nil, err
 	}
+	// The (sub-)queries are ranked in parallel: everything they share is
+	// read only (the server statistics are computed first).
+	ranked := make([][]*candidate, len(flat))
+	errs := make([]error, len(flat))
+	if r.cfg.ServerWeight > 0 {
+		snap.servers()
+	}
+	workers := min(runtime.GOMAXPROCS(0), len(flat))
+	if workers <= 1 {
+		for j := range flat {
+			ranked[j], errs[j] = r.rank(ctx, snap, dense, pre[j], flat[j], req, want)
+		}
+	} else {
+		var next atomic.Int64
+		var wg sync.WaitGroup
+		for range workers {
+			wg.Go(func() {
+				for {
+					j := int(next.Add(1)) - 1
+					if j >= len(flat) {
+						return
+					}
+					ranked[j], errs[j] = r.rank(ctx, snap, dense, pre[j], flat[j], req, want)
+				}
+			})
+		}
+		wg.Wait()
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
 	out := make([][]*candidate, len(queries))
 	for i, sp := range spans {
-		var lists [][]*candidate
-		for j := sp[0]; j < sp[1]; j++ {
-			cands, err := r.rank(ctx, snap, dense, pre[j], flat[j], req, want)
-			if err != nil {
-				return nil, err
-			}
-			lists = append(lists, cands)
-		}
+		lists := ranked[sp[0]:sp[1]]
 		out[i] = lists[0]
 		if len(lists) > 1 {
 			out[i] = r.merge(lists, want)

@@ -454,6 +454,10 @@ type kwHit struct {
 // kwResult is the BM25F result for one query.
 type kwResult struct {
 	hits  []kwHit
+	// bySlot / maskBySlot: each tool's score and mask by slot (nil when
+	// nothing is visible).
+	bySlot     []float64
+	maskBySlot []uint64
 	terms []string // distinct query terms, in query order
 	max   float64
 }
@@ -546,6 +550,7 @@ func (s *snapshot) scoreWeighted(order []string, weights map[string]float64) *kw
 			}
 		}
 	}
+	res.bySlot, res.maskBySlot = acc, masks
 	res.hits = make([]kwHit, 0, len(touched))
 	for _, slot := range touched {
 		res.hits = append(res.hits, kwHit{d: s.ix.slots[slot], score: acc[slot], mask: masks[slot]})

@@ -423,14 +423,30 @@ func (r *Retriever) rank(ctx context.Context, snap *snapshot, dense *denseState,
 		c := cands[d]
 		if c == nil {
 			c = &candidate{d: d, q: kwq}
+			if kws.bySlot != nil {
+				if v := kws.bySlot[d.slot]; v > 0 {
+					c.keyword = v / kws.max
+					c.kw, c.kwMask = kws, kws.maskBySlot[d.slot]
+				}
+			}
 			cands[d] = c
 		}
 		return c
 	}
-	for _, h := range kws.hits {
-		c := get(h.d)
-		c.keyword = h.score / kws.max
-		c.kw, c.kwMask = kws, h.mask
+	hits := kws.hits
+	if dense != nil && !r.cfg.PRF && len(hits) > r.cfg.Candidates {
+		// Only the best keyword matches are nominated; a dense candidate
+		// still gets its exact keyword signal (get).
+		selectTop(hits, r.cfg.Candidates, func(a, b kwHit) bool {
+			if a.score != b.score {
+				return a.score > b.score
+			}
+			return a.d.tool.ID < b.d.tool.ID
+		})
+		hits = hits[:r.cfg.Candidates]
+	}
+	for _, h := range hits {
+		get(h.d)
 	}
 	if r.cfg.PRF && len(kws.hits) > 0 {
 		r.feedback(snap, cands, qterms)
@@ -445,9 +461,9 @@ func (r *Retriever) rank(ctx context.Context, snap *snapshot, dense *denseState,
 			pre = pres[0]
 		}
 		byKey := r.keyMap(dense)
-		vecs, hits := pre.vecs, pre.hits
+		vecs, dhits := pre.vecs, pre.hits
 		qv := vecs[0]
-		for _, h := range hits[0] {
+		for _, h := range dhits[0] {
 			d := byKey[h.ID]
 			if d == nil || !snap.allowed[d.slot] {
 				continue
@@ -479,7 +495,7 @@ func (r *Retriever) rank(ctx context.Context, snap *snapshot, dense *denseState,
 			}
 		}
 		if len(vecs) > 1 {
-			stepSimilarity(dense, byKey, snap, vecs, hits[1:], cands, get)
+			stepSimilarity(dense, byKey, snap, vecs, dhits[1:], cands, get)
 		}
 		normalizeSemantic(cands, r.cfg.SemanticNorm)
 	}
