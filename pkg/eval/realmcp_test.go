@@ -2,11 +2,14 @@ package eval
 
 import (
 	"context"
+	"encoding/json"
 	"flag"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
+	"github.com/toolrag/mcp-gateway/pkg/policy"
 	"github.com/toolrag/mcp-gateway/pkg/retrieve"
 )
 
@@ -103,4 +106,82 @@ func contains(list, name string) bool {
 		start = end + 1
 	}
 	return false
+}
+
+var calibDump = flag.String("eval.calibdump", "", "with -eval.realmcp: write the match signals of every agent-mode result (default configuration) to this JSONL file")
+
+// TestDumpMatchSignals writes, for the calibration of retrieve.Calibration,
+// the signals of the top-5 results of every capability query of the DEV
+// set and whether the task needed the tool.
+func TestDumpMatchSignals(t *testing.T) {
+	if *calibDump == "" {
+		t.Skip("set -eval.calibdump")
+	}
+	dir := realMCPDir(t)
+	ds, err := LoadDataset(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tasks, err := LoadTasks(filepath.Join(dir, "tasks.jsonl"), ds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var singles []Query
+	for _, q := range ds.Queries {
+		if q.Set == "docker_mcp_registry" {
+			singles = append(singles, q)
+		}
+	}
+	all := append(SingleTasks(singles), tasks...)
+	ctx := context.Background()
+	e, err := open(ctx, Options{Dataset: dir, TopK: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.close()
+	s, _, err := e.searcher(ctx, Config{Name: "hybrid"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Create(*calibDump)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	enc := json.NewEncoder(f)
+	for _, tk := range all {
+		rel := map[string]bool{}
+		for _, id := range tk.Relevant {
+			rel[id] = true
+		}
+		resp, err := retrieve.RetrieveGroups(ctx, s, retrieve.Request{TopK: 5, Policy: policy.Unrestricted()}, tk.Queries)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The same queries for a key that lacks the servers of the needed
+		// tools: nothing should look like a match ("negative").
+		hidden := map[string]bool{}
+		for id := range rel {
+			srv, _, _ := strings.Cut(id, "__")
+			hidden[srv] = true
+		}
+		rules := map[string]policy.Rule{}
+		for _, sv := range ds.Servers {
+			if !hidden[sv.ID] {
+				rules[sv.ID] = policy.Rule{}
+			}
+		}
+		neg, err := retrieve.RetrieveGroups(ctx, s, retrieve.Request{TopK: 5, Policy: policy.For(policy.Key{ID: "neg", Servers: rules})}, tk.Queries)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for kind, resp := range map[string]retrieve.GroupResponse{"positive": resp, "negative": neg} {
+			for _, g := range resp.Groups {
+				for rank, r := range g.Results {
+					enc.Encode(map[string]any{"kind": kind, "task": tk.ID, "query": g.Query, "rank": rank, "tool": r.Tool.ID, "relevant": rel[r.Tool.ID],
+						"coverage": r.Signals.Coverage, "name": r.Signals.NameCoverage, "cosine": r.Signals.Cosine})
+				}
+			}
+		}
+	}
 }

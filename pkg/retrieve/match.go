@@ -46,10 +46,10 @@ type Calibration struct {
 // DefaultCalibration is the calibration chosen on the DEV sets.
 var DefaultCalibration = Calibration{
 	StrongCoverage:  0.75,
-	StrongName:      0.4,
-	StrongCosine:    0.6,
-	PartialCoverage: 0.5,
-	PartialCosine:   0.5,
+	StrongName:      0.6,
+	StrongCosine:    0.5,
+	PartialCoverage: 0.6,
+	PartialCosine:   0.45,
 }
 
 // Level returns the match level of s.
