@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/toolrag/mcp-gateway/internal/testenv"
 	"github.com/toolrag/mcp-gateway/pkg/policy"
 	"github.com/toolrag/mcp-gateway/pkg/retrieve"
 )
@@ -182,6 +183,36 @@ func TestDumpMatchSignals(t *testing.T) {
 						"coverage": r.Signals.Coverage, "name": r.Signals.NameCoverage, "cosine": r.Signals.Cosine})
 				}
 			}
+		}
+	}
+}
+
+var benchAgent = flag.Bool("eval.benchagent", false, "run task mode and agent mode (queries split by retrieve.Decompose) on ../shared/bench with AgentConfigs (measurement only)")
+
+// TestBenchAgent prints, for the shared benchmark sets (measurement only,
+// nothing is chosen on them), the task-mode table and agent mode with
+// each query split into capability queries by retrieve.Decompose (a
+// mechanical stand-in for an agent; the sets have no agent queries).
+//
+//	go test ./pkg/eval -run TestBenchAgent -v -timeout 60m -args -eval.benchagent -eval.configs=plain-bm25,bm25f,hybrid
+func TestBenchAgent(t *testing.T) {
+	if !*benchAgent {
+		t.Skip("pass -args -eval.benchagent")
+	}
+	shared := testenv.SharedDir(t)
+	configs := selectedAgentConfigs(t)
+	ctx := context.Background()
+	for _, name := range strings.Split(*benchNames, ",") {
+		dir := filepath.Join(shared, "bench", name)
+		if _, err := Ablation(ctx, Options{Dataset: dir}, configs, os.Stdout); err != nil {
+			t.Fatal(err)
+		}
+		ds, err := LoadDataset(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := RunAgent(ctx, Options{Dataset: dir, TopK: 5}, DecomposedTasks(ds.Queries), configs, os.Stdout); err != nil {
+			t.Fatal(err)
 		}
 	}
 }
