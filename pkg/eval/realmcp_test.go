@@ -29,7 +29,15 @@ func AgentConfigs() []Config {
 		{Name: "hybrid-noverb", VerbWeight: -1},
 		{Name: "hybrid-verb0.2", VerbWeight: 0.2},
 		{Name: "hybrid-sem0.5", Weights: retrieve.Weights{Semantic: 0.5, Keyword: 1, Metadata: 0.15}},
+		{Name: "hybrid-serverfield1.2", FieldWeights: serverField(1.2)},
+		{Name: "hybrid-nocompounds-noverb-flat", NoCompounds: true, VerbWeight: -1, ServerWeight: -1},
 	}
+}
+
+func serverField(w float64) retrieve.FieldWeights {
+	f := retrieve.DefaultFieldWeights
+	f[retrieve.FieldServer] = w
+	return f
 }
 
 func realMCPDir(t *testing.T) string {
