@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -219,8 +220,38 @@ func TestBenchAgent(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		fmt.Println("agent mode, queries split by retrieve.Decompose:")
 		if _, err := RunAgent(ctx, Options{Dataset: dir, TopK: 5}, DecomposedTasks(ds.Queries), configs, os.Stdout); err != nil {
 			t.Fatal(err)
 		}
+		if tasks := handWrittenTasks(t, name, ds); tasks != nil {
+			fmt.Println("agent mode, hand-written agent queries (testdata/benchagent):")
+			if _, err := RunAgent(ctx, Options{Dataset: dir, TopK: 5}, tasks, configs, os.Stdout); err != nil {
+				t.Fatal(err)
+			}
+		}
 	}
+}
+
+// handWrittenTasks returns the tasks of a benchmark set with the agent
+// queries of testdata/benchagent/<set>.json (keyed by the first 8
+// characters of the query id), or nil when there are none.
+func handWrittenTasks(t *testing.T, set string, ds *Dataset) []Task {
+	b, err := os.ReadFile(filepath.Join("testdata", "benchagent", set+".json"))
+	if err != nil {
+		return nil
+	}
+	var byID map[string][]string
+	if err := json.Unmarshal(b, &byID); err != nil {
+		t.Fatal(err)
+	}
+	var out []Task
+	for _, q := range ds.Queries {
+		qs := byID[q.ID[:min(8, len(q.ID))]]
+		if len(qs) == 0 {
+			t.Fatalf("no agent queries for %s", q.ID)
+		}
+		out = append(out, Task{ID: q.ID, Task: q.Query, Queries: qs, Relevant: q.Relevant})
+	}
+	return out
 }
