@@ -20,7 +20,10 @@ type Task struct {
 	Task     string   `json:"task"`
 	Queries  []string `json:"queries"`
 	Relevant []string `json:"relevant"`
-	Set      string   `json:"set,omitempty"`
+	// Groups, when set, are alternatives for each needed tool (group
+	// recall counts a group found when any member is returned).
+	Groups [][]string `json:"relevant_groups,omitempty"`
+	Set    string     `json:"set,omitempty"`
 }
 
 // LoadTasks reads a tasks.jsonl file; every relevant id must be a tool of
@@ -74,7 +77,7 @@ func DecomposedTasks(qs []Query) []Task {
 		if len(parts) > retrieve.MaxQueries {
 			parts = parts[:retrieve.MaxQueries]
 		}
-		out[i] = Task{ID: q.ID, Task: q.Query, Queries: parts, Relevant: q.Relevant, Set: q.Set}
+		out[i] = Task{ID: q.ID, Task: q.Query, Queries: parts, Relevant: q.Relevant, Groups: q.Groups, Set: q.Set}
 	}
 	return out
 }
@@ -92,6 +95,11 @@ type AgentMetrics struct {
 	// AllFound / AllFoundRelated: share of tasks with every needed tool.
 	AllFound        float64 `json:"all_found"`
 	AllFoundRelated float64 `json:"all_found_related"`
+	// GroupRecall / GroupRelated: agent-mode recall over the tasks'
+	// groups (tasks with groups only; GroupTasks of them).
+	GroupTasks   int     `json:"group_tasks"`
+	GroupRecall  float64 `json:"group_recall"`
+	GroupRelated float64 `json:"group_recall_related"`
 	// Returned / ReturnedRelated: mean tools handed to the agent.
 	Returned        float64 `json:"returned"`
 	ReturnedRelated float64 `json:"returned_related"`
@@ -131,6 +139,10 @@ func (a *agentAcc) add(task, agent, related float64, all, allRel bool, n, nRel i
 
 func (a *agentAcc) result() AgentMetrics {
 	m := a.m
+	if n := float64(m.GroupTasks); n > 0 {
+		m.GroupRecall /= n
+		m.GroupRelated /= n
+	}
 	if n := float64(m.Tasks); n > 0 {
 		m.TaskRecall /= n
 		m.AgentRecall /= n
@@ -226,6 +238,18 @@ func (e *env) runAgent(ctx context.Context, c Config, tasks []Task) (AgentReport
 		ar, all := share(union)
 		rr, allRel := share(withRel)
 		acc.add(taskRecall, ar, rr, all, allRel, len(union), len(withRel))
+		if len(t.Groups) > 0 {
+			keys := func(m map[string]bool) []string {
+				var out []string
+				for k := range m {
+					out = append(out, k)
+				}
+				return out
+			}
+			acc.m.GroupTasks++
+			acc.m.GroupRecall += groupRecallAt(keys(union), t.Groups, len(union))
+			acc.m.GroupRelated += groupRecallAt(keys(withRel), t.Groups, len(withRel))
+		}
 		if t.Set != "" {
 			a := bySet[t.Set]
 			if a == nil {
@@ -249,9 +273,13 @@ func (e *env) runAgent(ctx context.Context, c Config, tasks []Task) (AgentReport
 // all tasks).
 func PrintAgentReports(w io.Writer, reps []AgentReport) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, strings.Join([]string{"dataset", "set", "config", "tasks", "task R@k", "agent R@k", "+related", "all found", "+related", "returned", "+related", ""}, "\t"))
+	fmt.Fprintln(tw, strings.Join([]string{"dataset", "set", "config", "tasks", "task R@k", "agent R@k", "+related", "agent gR", "+related", "all found", "+related", "returned", "+related", ""}, "\t"))
 	row := func(ds, set, cfg string, m AgentMetrics) {
-		fmt.Fprintln(tw, strings.Join([]string{ds, set, cfg, fmt.Sprint(m.Tasks), f3(m.TaskRecall), f3(m.AgentRecall), f3(m.AgentRelated),
+		g, gr := "-", "-"
+		if m.GroupTasks > 0 {
+			g, gr = f3(m.GroupRecall), f3(m.GroupRelated)
+		}
+		fmt.Fprintln(tw, strings.Join([]string{ds, set, cfg, fmt.Sprint(m.Tasks), f3(m.TaskRecall), f3(m.AgentRecall), f3(m.AgentRelated), g, gr,
 			f3(m.AllFound), f3(m.AllFoundRelated), fmt.Sprintf("%.1f", m.Returned), fmt.Sprintf("%.1f", m.ReturnedRelated), ""}, "\t"))
 	}
 	for _, r := range reps {

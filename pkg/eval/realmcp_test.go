@@ -251,7 +251,7 @@ func handWrittenTasks(t *testing.T, set string, ds *Dataset) []Task {
 		if len(qs) == 0 {
 			t.Fatalf("no agent queries for %s", q.ID)
 		}
-		out = append(out, Task{ID: q.ID, Task: q.Query, Queries: qs, Relevant: q.Relevant})
+		out = append(out, Task{ID: q.ID, Task: q.Query, Queries: qs, Relevant: q.Relevant, Groups: q.Groups})
 	}
 	return out
 }
