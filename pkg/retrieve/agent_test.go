@@ -284,3 +284,26 @@ func TestRelated(t *testing.T) {
 		}
 	}
 }
+
+// TestCompoundSplit: a query word no visible tool holds is split into two
+// catalog words ("screenshot" → "screen" + "shot").
+func TestCompoundSplit(t *testing.T) {
+	c := &memCatalog{servers: []catalog.Server{{ID: "cam", Status: catalog.StatusActive}}}
+	for _, x := range [][2]string{
+		{"capture", "Capture the screen as a shot image."},
+		{"record_audio", "Record audio from the microphone and take notes."},
+		{"take_photo", "Take a photo with the camera."},
+	} {
+		tl := catalog.Tool{Server: "cam", Name: x[0], Description: x[1]}
+		catalog.Finalize(&tl)
+		c.tools = append(c.tools, tl)
+	}
+	on := newRetriever(t, retrieve.Config{Tools: c})
+	off := newRetriever(t, retrieve.Config{Tools: c, NoCompounds: true})
+	if got := top(t, on, "take a screenshot", 3); len(got) == 0 || got[0] != "cam__capture" {
+		t.Errorf("with compounds: %v, want cam__capture first", got)
+	}
+	if got := top(t, off, "take a screenshot", 3); len(got) > 0 && got[0] == "cam__capture" {
+		t.Errorf("without compounds: %v already has cam__capture first: the case proves nothing", got)
+	}
+}
