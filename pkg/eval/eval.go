@@ -46,7 +46,7 @@ type Config struct {
 	SynonymWeight     float64
 	SemanticWholeOnly bool
 	Reranker          retrieve.Reranker
-	NoCompounds       bool
+	Compounds         bool
 	VerbWeight        float64 // 0: the retriever's default; negative: off
 	// PlainBM25 ranks with the textbook single-field BM25 baseline
 	// instead of the retriever (all other settings are ignored).
@@ -216,7 +216,7 @@ func (e *env) searcher(ctx context.Context, c Config) (retrieve.Searcher, time.D
 	rc := retrieve.Config{
 		Tools: e.st, Weights: c.Weights, Fusion: c.Fusion, SemanticNorm: c.SemanticNorm, FieldWeights: c.FieldWeights,
 		ServerWeight: c.ServerWeight, Decompose: c.Decompose, Merge: c.Merge, PRF: c.PRF, Synonyms: c.Synonyms, SynonymWeight: c.SynonymWeight, SemanticWholeOnly: c.SemanticWholeOnly,
-		Reranker: c.Reranker, NoCompounds: c.NoCompounds, VerbWeight: c.VerbWeight,
+		Reranker: c.Reranker, Compounds: c.Compounds, VerbWeight: c.VerbWeight,
 	}
 	var buildTime time.Duration
 	if !c.NoDense {

@@ -23,15 +23,15 @@ func AgentConfigs() []Config {
 	return []Config{
 		{Name: "plain-bm25", PlainBM25: true},
 		{Name: "bm25f", NoDense: true},
-		{Name: "bm25f-base", NoDense: true, NoCompounds: true, VerbWeight: -1},
+		{Name: "bm25f-base", NoDense: true, VerbWeight: -1},
 		{Name: "hybrid"},
-		{Name: "hybrid-base", NoCompounds: true, VerbWeight: -1},
-		{Name: "hybrid-nocompounds", NoCompounds: true},
+		{Name: "hybrid-base", VerbWeight: -1},
+		{Name: "hybrid+compounds", Compounds: true},
 		{Name: "hybrid-noverb", VerbWeight: -1},
 		{Name: "hybrid-verb0.2", VerbWeight: 0.2},
 		{Name: "hybrid-sem0.5", Weights: retrieve.Weights{Semantic: 0.5, Keyword: 1, Metadata: 0.15}},
 		{Name: "hybrid-serverfield1.2", FieldWeights: serverField(1.2)},
-		{Name: "hybrid-nocompounds-noverb-flat", NoCompounds: true, VerbWeight: -1, ServerWeight: -1},
+		{Name: "hybrid-noverb-flat", VerbWeight: -1, ServerWeight: -1},
 	}
 }
 

@@ -71,15 +71,15 @@ func top(t *testing.T, r *retrieve.Retriever, q string, k int) []string {
 func TestCompoundWords(t *testing.T) {
 	cases := []struct {
 		query, want string
-		queryOnly   bool // decided at query time (NoCompounds turns it off)
+		queryOnly   bool // decided at query time (Config.Compounds)
 	}{
 		{"roll back a worker deployment", "workers__version_rollback", true}, // query split, tool joined
 		// Query joined, tool name split: the index holds the name's joined
-		// words, so this holds with NoCompounds too.
+		// words, so this holds without Config.Compounds too.
 		{"compare a screenshot", "files__screen_shot_diff", false},
 	}
-	on := keywordRetriever(t, retrieve.Config{})
-	off := keywordRetriever(t, retrieve.Config{NoCompounds: true})
+	on := keywordRetriever(t, retrieve.Config{Compounds: true})
+	off := keywordRetriever(t, retrieve.Config{})
 	for _, c := range cases {
 		if got := top(t, on, c.query, 3); len(got) == 0 || got[0] != c.want {
 			t.Errorf("%q with compounds: top %v, want %s first", c.query, got, c.want)
@@ -298,8 +298,8 @@ func TestCompoundSplit(t *testing.T) {
 		catalog.Finalize(&tl)
 		c.tools = append(c.tools, tl)
 	}
-	on := newRetriever(t, retrieve.Config{Tools: c})
-	off := newRetriever(t, retrieve.Config{Tools: c, NoCompounds: true})
+	on := newRetriever(t, retrieve.Config{Tools: c, Compounds: true})
+	off := newRetriever(t, retrieve.Config{Tools: c})
 	if got := top(t, on, "take a screenshot", 3); len(got) == 0 || got[0] != "cam__capture" {
 		t.Errorf("with compounds: %v, want cam__capture first", got)
 	}

@@ -453,13 +453,13 @@ type kwHit struct {
 
 // kwResult is the BM25F result for one query.
 type kwResult struct {
-	hits  []kwHit
+	hits []kwHit
 	// bySlot / maskBySlot: each tool's score and mask by slot (nil when
 	// nothing is visible).
 	bySlot     []float64
 	maskBySlot []uint64
-	terms []string // distinct query terms, in query order
-	max   float64
+	terms      []string // distinct query terms, in query order
+	max        float64
 }
 
 // matched lists the query terms whose bits are set in mask.

@@ -20,11 +20,11 @@ type kwQuery struct {
 // into two catalog words ("screenshot" → "screen", "shot").
 const compoundSplitWeight = 0.5
 
-// keywordQuery builds the keyword query. With compounds on, two adjacent
-// query words whose concatenation is a catalog term add that term ("roll
-// back" → "rollback", "sign up" → "signup"), and a query word that no
-// visible tool holds is split into two catalog terms ("screenshot" →
-// "screen" + "shot"). Both are decided against the visible vocabulary
+// keywordQuery builds the keyword query. With Config.Compounds, two adjacent
+// query words whose concatenation is a word of a tool name add that term
+// ("roll back" → "rollback", "sign up" → "signup"), and a query word of 8
+// or more letters that no visible tool holds is split into two catalog
+// terms of 4 or more letters ("screenshot" → "screen" + "shot"). Both are decided against the visible vocabulary
 // only, so they carry no catalog-specific rules.
 func (r *Retriever) keywordQuery(snap *snapshot, query string) *kwQuery {
 	terms := Terms(query)
@@ -42,7 +42,7 @@ func (r *Retriever) keywordQuery(snap *snapshot, query string) *kwQuery {
 	if r.cfg.Synonyms {
 		q.order, q.weights = expandSynonyms(query, terms, r.cfg.SynonymWeight)
 	}
-	if !r.cfg.NoCompounds {
+	if r.cfg.Compounds {
 		r.addCompounds(snap, query, q)
 	}
 	return q
@@ -73,6 +73,17 @@ func (s *snapshot) visible(term string) bool {
 	return false
 }
 
+// visibleInName reports whether some visible tool's name or title holds
+// term.
+func (s *snapshot) visibleInName(term string) bool {
+	for _, e := range s.ix.post[term] {
+		if s.allowed[e.d.slot] && (e.tf[FieldName] > 0 || e.tf[FieldTitle] > 0) {
+			return true
+		}
+	}
+	return false
+}
+
 func (r *Retriever) addCompounds(snap *snapshot, query string, q *kwQuery) {
 	words := catalog.SplitName(query)
 	termOf := func(w string) string {
@@ -88,17 +99,17 @@ func (r *Retriever) addCompounds(snap *snapshot, query string, q *kwQuery) {
 		// Join with the next word: "roll back" → "rollback".
 		if i+1 < len(words) && !hasCJK(words[i+1]) {
 			j := stem(w + words[i+1])
-			if len(w)+len(words[i+1]) >= 5 && snap.visible(j) {
+			if len(w)+len(words[i+1]) >= 5 && snap.visibleInName(j) {
 				q.add(j, 2, termOf(w), termOf(words[i+1])) // it stands for both words
 			}
 		}
 		// Split a word no visible tool holds: "screenshot" → "screen shot".
 		t := termOf(w)
-		if t == "" || len(w) < 6 || isDigits(w) || snap.visible(t) {
+		if t == "" || len(w) < 8 || isDigits(w) || snap.visible(t) {
 			continue
 		}
 		best := -1
-		for k := 3; k <= len(w)-3; k++ {
+		for k := 4; k <= len(w)-4; k++ {
 			a, b := w[:k], w[k:]
 			if stopWords[a] || stopWords[b] {
 				continue

@@ -139,10 +139,13 @@ type Config struct {
 	Synonyms      bool
 	SynonymWeight float64
 
-	// NoCompounds turns off matching compound and split words both ways
-	// ("roll back" ↔ "rollback", "screenshot" ↔ "screen shot"), decided
-	// against the visible vocabulary.
-	NoCompounds bool
+	// Compounds matches a query's split and joined words against the
+	// catalog ("roll back" → "rollback", "screenshot" → "screen shot"),
+	// decided against the visible vocabulary. Off by default: neutral on
+	// the real-MCP DEV set and lower R@1/MRR on ID-DEV (docs/retrieval.md).
+	// Tool names' joined words ("screen_shot" holds "screenshot") are
+	// always indexed.
+	Compounds bool
 	// VerbWeight scales the action-verb agreement feature (+1 when the
 	// query's action family — create, read, update, delete, start, stop,
 	// send — is the tool's, -1 when they differ). Zero means
