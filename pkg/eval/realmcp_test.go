@@ -98,6 +98,11 @@ func selectedAgentConfigs(t *testing.T) []Config {
 			out = append(out, c)
 		}
 	}
+	if *extraConfigs != "" {
+		// Only the -eval.json rows of selectedConfigs.
+		*benchConfigs = "\x00"
+		out = append(out, selectedConfigs(t)...)
+	}
 	return out
 }
 
