@@ -219,7 +219,7 @@ func TestGroupsDense(t *testing.T) {
 	r := newRetriever(t, retrieve.Config{Tools: c, Index: buildIndex(t, c, emb), Embedder: emb})
 	ctx := context.Background()
 	pol := policy.Unrestricted()
-	queries := []string{"open a web page", "record a video of the browser", "refund a payment"}
+	queries := []string{"open a web page", "record a video of the browser", "refund a payment", "write a file to disk", "roll back a worker"} // 5 vectors: the parallel scan
 	resp, err := retrieve.RetrieveGroups(ctx, r, retrieve.Request{TopK: 1, Policy: pol}, queries)
 	if err != nil {
 		t.Fatal(err)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -615,13 +616,34 @@ func (r *Retriever) denseQueries(ctx context.Context, dense *denseState, snap *s
 	// Candidates: the dense shortlist plus the best keyword matches, each
 	// with both signals computed exactly (rank).
 	k := min(snap.nVisible, r.cfg.Candidates)
-	hits := dense.ix.SearchMulti(all, k, allow)
+	hits := searchParallel(dense.ix, all, k, allow)
 	n := 0
 	for _, dq := range out {
 		dq.hits = hits[n : n+len(dq.vecs)]
 		n += len(dq.vecs)
 	}
 	return out, nil
+}
+
+// searchParallel is ix.SearchMulti with the query vectors split over up
+// to GOMAXPROCS goroutines when there are several (a grouped request):
+// each goroutine scans the index once for its share of the vectors.
+func searchParallel(ix *vindex.Index, qs [][]float32, k int, allow func(int64) bool) [][]vindex.Hit {
+	workers := min(runtime.GOMAXPROCS(0), len(qs))
+	if workers <= 1 || len(qs) < 4 {
+		return ix.SearchMulti(qs, k, allow)
+	}
+	out := make([][]vindex.Hit, len(qs))
+	per := (len(qs) + workers - 1) / workers
+	var wg sync.WaitGroup
+	for start := 0; start < len(qs); start += per {
+		end := min(start+per, len(qs))
+		wg.Go(func() {
+			copy(out[start:end], ix.SearchMulti(qs[start:end], k, allow))
+		})
+	}
+	wg.Wait()
+	return out
 }
 
 // stepVectors embeds the steps of a multi-step request (nil when
