@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -43,10 +44,7 @@ func serverField(w float64) retrieve.FieldWeights {
 
 func realMCPDir(t *testing.T) string {
 	t.Helper()
-	train := filepath.Join("..", "..", "..", "shared", "train")
-	if _, err := os.Stat(filepath.Join(train, "docker_mcp_registry", "tools.jsonl")); err != nil {
-		t.Skipf("../shared/train is not available: %v", err)
-	}
+	train := filepath.Join(testenv.SharedDir(t), "train")
 	dir := filepath.Join(t.TempDir(), "realmcp")
 	if err := WriteRealMCPDev(train, filepath.Join("testdata", "realmcp"), dir); err != nil {
 		t.Fatal(err)
@@ -107,20 +105,7 @@ func selectedAgentConfigs(t *testing.T) []Config {
 }
 
 func contains(list, name string) bool {
-	for _, x := range filepath.SplitList(list) {
-		_ = x
-	}
-	for start := 0; start <= len(list); {
-		end := start
-		for end < len(list) && list[end] != ',' {
-			end++
-		}
-		if list[start:end] == name {
-			return true
-		}
-		start = end + 1
-	}
-	return false
+	return slices.Contains(strings.Split(list, ","), name)
 }
 
 var calibDump = flag.String("eval.calibdump", "", "with -eval.realmcp: write the match signals of every agent-mode result (default configuration) to this JSONL file")
