@@ -81,6 +81,12 @@ func TestFindToolsQueries(t *testing.T) {
 	names := map[string]bool{}
 	for _, tl := range list.Tools {
 		names[tl.Name] = true
+		if tl.Name == "find_tools" {
+			schema, _ := json.Marshal(tl)
+			if !strings.Contains(tl.Description, "one capability per query") || !strings.Contains(string(schema), `"queries"`) {
+				t.Errorf("find_tools does not tell the agent about queries: %q %s", tl.Description, schema)
+			}
+		}
 	}
 	for name := range seen {
 		if !names[name] {
