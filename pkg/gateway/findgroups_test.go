@@ -111,6 +111,12 @@ func TestFindToolsQueries(t *testing.T) {
 		t.Errorf("no-match query: hint %q", h)
 	}
 
+	// query and queries together: query first, duplicates asked once.
+	both := decode(agent.call(t, "find_tools", map[string]any{"query": "add two numbers", "queries": []any{"Add  two numbers", "echo text back"}, "top_k": 1}))
+	if len(both.Groups) != 2 || both.Groups[0].Query != "add two numbers" || both.Groups[1].Query != "echo text back" {
+		t.Errorf("query + queries: %+v, want two groups, query first", both.Groups)
+	}
+
 	// Bad input gets a clear error.
 	for _, args := range []map[string]any{
 		{},
