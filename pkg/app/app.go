@@ -196,10 +196,7 @@ func (a *App) routes(con *console.Console) http.Handler {
 		Metrics: a.Metrics, Health: a.details})
 	mcp := a.MCP.Handler(gateway.HTTPOptions{
 		SessionIDs: ids, MaxBodyBytes: env.MaxBodyBytes, Options: a.o.MCPOptions,
-		Observe: func(method string, d time.Duration) {
-			a.Metrics.Counter("mcp_requests_total", "method="+method).Add(1)
-			a.Metrics.Histogram("mcp_request_duration_seconds", "method="+method).Observe(d)
-		},
+		Observe: newRequestMetrics(a.Metrics).observe,
 	})
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /health", a.serveHealth)
