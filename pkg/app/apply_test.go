@@ -2,6 +2,7 @@ package app_test
 
 import (
 	"context"
+	"log/slog"
 	"path/filepath"
 	"sync/atomic"
 	"testing"
@@ -67,7 +68,7 @@ func TestApplyReadsTheStoreOnce(t *testing.T) {
 	defer up.Close()
 	a, err := app.New(app.Backend{Runtime: "test", Catalog: st, Sessions: session.NewMemory(), Upstreams: up,
 		Embedder: embed.NewBuiltin(), Index: indexpub.NewDirBucket(filepath.Join(dir, "index"))},
-		app.Options{Env: env})
+		app.Options{Env: env, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}

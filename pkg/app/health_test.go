@@ -132,7 +132,7 @@ func TestHealthSameInEveryRuntime(t *testing.T) {
 			t.Errorf("%s: GET /health has %d fields, want the 8 of app.Health: %s", rt.name, len(fields), rec.Body)
 		}
 		if h.Runtime != rt.name || h.Status != "ok" || !h.Ready || h.Version != app.Version ||
-			h.CatalogSize == 0 || h.IndexSize != h.CatalogSize || h.Fallback || time.Since(h.StartedAt) > time.Minute {
+			h.CatalogSize == 0 || h.IndexSize != h.CatalogSize || h.Fallback || h.StartedAt.IsZero() || h.StartedAt.After(time.Now()) {
 			t.Errorf("%s: GET /health = %+v", rt.name, h)
 		}
 		h.Runtime, h.StartedAt = "", time.Time{}
