@@ -83,7 +83,7 @@ func New(ctx context.Context, o Options) (*Gateway, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%w (copy config/keys.example.yaml, or set TOOL_RAG_WITHOUT_AUTH=1 on a trusted network)", err)
 		}
-		if err := checkKeyGrants(env.KeysPath, list, servers, log); err != nil {
+		if err := config.CheckKeyGrants(env.KeysPath, list, servers, log); err != nil {
 			return nil, err
 		}
 		keys, keyList = auth.NewStaticKeys(list), list

@@ -1,4 +1,4 @@
-package local
+package config
 
 import (
 	"fmt"
@@ -9,11 +9,11 @@ import (
 	"github.com/toolrag/mcp-gateway/pkg/upstream"
 )
 
-// checkKeyGrants refuses keys that grant a server the registry does not
+// CheckKeyGrants refuses keys (read from path) that grant a server the registry does not
 // have (a typo or a stale key would otherwise silently grant nothing), and
 // logs once, at start, each key whose rules mean something else under the
 // explicit grant model (a list not named or empty grants nothing).
-func checkKeyGrants(path string, keys []policy.Key, servers map[string]upstream.ServerConfig, log *slog.Logger) error {
+func CheckKeyGrants(path string, keys []policy.Key, servers map[string]upstream.ServerConfig, log *slog.Logger) error {
 	var bad []string
 	for _, k := range keys {
 		if unknown := policy.UnknownServers(k, func(id string) bool { _, ok := servers[id]; return ok }); len(unknown) > 0 {
