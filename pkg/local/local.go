@@ -28,6 +28,7 @@ import (
 	"github.com/toolrag/mcp-gateway/pkg/indexpub"
 	"github.com/toolrag/mcp-gateway/pkg/metrics"
 	"github.com/toolrag/mcp-gateway/pkg/planner"
+	"github.com/toolrag/mcp-gateway/pkg/policy"
 	"github.com/toolrag/mcp-gateway/pkg/ragapi"
 	"github.com/toolrag/mcp-gateway/pkg/rerank"
 	"github.com/toolrag/mcp-gateway/pkg/retrieve"
@@ -96,12 +97,18 @@ func New(ctx context.Context, o Options) (*Gateway, error) {
 		return nil, err
 	}
 	var keys auth.KeyLookup
+	var keyList []policy.Key
 	if !env.WithoutAuth {
 		list, err := config.LoadKeys(env.KeysPath)
 		if err != nil {
 			return nil, fmt.Errorf("%w (copy config/keys.example.yaml, or set TOOL_RAG_WITHOUT_AUTH=1 on a trusted network)", err)
 		}
 		keys = auth.NewStaticKeys(list)
+		keyList = list
+	}
+	resource, err := oauthResource(ctx, env, o.Getenv, keyList, log)
+	if err != nil {
+		return nil, err
 	}
 
 	g := &Gateway{Env: env, log: log, Health: health.NewTracker(), Metrics: metrics.New(), started: time.Now().UTC(),
@@ -179,8 +186,10 @@ func New(ctx context.Context, o Options) (*Gateway, error) {
 		Retriever: startupRetriever{g}, Tools: g.Store, Reindexer: reindexer{g}, Metrics: g.Metrics,
 		Health: g.healthFields,
 	})
-	authCfg := auth.Config{Keys: keys, Disabled: env.WithoutAuth, Counters: &g.authC}
+	authCfg := auth.Config{Keys: keys, Disabled: env.WithoutAuth, Counters: &g.authC,
+		Tokens: resource.Tokens(), Challenge: resource.Challenge()}
 	mux := http.NewServeMux()
+	resource.Routes(mux)
 	mux.HandleFunc("GET /health", g.serveHealth)
 	mux.Handle(env.MCPPath, auth.Middleware(authCfg, g.MCP.Handler(gateway.HTTPOptions{
 		SessionIDs:   session.NewIDManager(sessions, env.SessionTTL),

@@ -190,8 +190,12 @@ func (c Config) withDefaults() (Config, error) {
 		bad("rate_limit values must not be negative")
 	}
 	if in := c.Introspection; in != nil {
-		if err := checkURL(in.URL); err != nil {
-			bad("introspection.url: %v", err)
+		if in.URL != "" {
+			if err := checkURL(in.URL); err != nil {
+				bad("introspection.url: %v", err)
+			}
+		} else if c.JWKSURL != "" {
+			bad("introspection.url is required with jwks_url (there is no discovery to find it)")
 		}
 		if in.ClientID == "" {
 			bad("introspection.client_id is required")

@@ -31,6 +31,9 @@ func (v *Validator) IntrospectToken(ctx context.Context, token string) (policy.K
 	if _, err := v.setup(ctx); err != nil {
 		return policy.Key{}, err
 	}
+	if v.introURL == "" {
+		return policy.Key{}, fmt.Errorf("%w: the authorization server's metadata names no introspection_endpoint; set oauth.introspection.url", auth.ErrTokenCheckUnavailable)
+	}
 	c, err := v.introspect(ctx, token)
 	if err != nil {
 		return policy.Key{}, err // transient: not cached

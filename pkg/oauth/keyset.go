@@ -33,12 +33,16 @@ type keySet struct {
 	keys      []jose.JSONWebKey
 	fetchedAt time.Time // last fetch attempt that succeeded
 	triedAt   time.Time // last fetch attempt
+	kidAt     time.Time // last fetch caused by an unknown kid
 	lastErr   error
 
 	fetchMu    sync.Mutex // one fetch at a time
 	refreshing atomic.Bool
 	fetches    atomic.Int64
 }
+
+// refreshKid asks refetch for a background refresh.
+const refreshKid = "\x00refresh"
 
 // maxJWKSBytes bounds a JWKS response.
 const maxJWKSBytes = 1 << 20
@@ -117,7 +121,7 @@ func (k *keySet) current(ctx context.Context) ([]jose.JSONWebKey, error) {
 			defer k.refreshing.Store(false)
 			fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 			defer cancel()
-			k.refetch(fctx, "\x00refresh")
+			k.refetch(fctx, refreshKid)
 		}()
 	}
 	return keys, nil
@@ -129,23 +133,34 @@ func (k *keySet) refetch(ctx context.Context, kid string) ([]jose.JSONWebKey, er
 	k.fetchMu.Lock()
 	defer k.fetchMu.Unlock()
 	k.mu.RLock()
-	keys, tried, lastErr, have := k.keys, k.triedAt, k.lastErr, !k.fetchedAt.IsZero()
+	keys, tried, kidAt, lastErr, have := k.keys, k.triedAt, k.kidAt, k.lastErr, !k.fetchedAt.IsZero()
 	k.mu.RUnlock()
-	if kid != "" {
-		if _, ok := find(keys, kid); ok && have {
-			return keys, nil // another request fetched it meanwhile
-		}
-	}
-	if !tried.IsZero() && k.now().Sub(tried) < k.refetchInterval {
-		if !have {
+	now := k.now()
+	switch {
+	case !have:
+		// First load: retried at most once per interval while it fails.
+		if !tried.IsZero() && now.Sub(tried) < k.refetchInterval {
 			return nil, fmt.Errorf("%w: %v", auth.ErrTokenCheckUnavailable, lastErr)
 		}
+	case kid == "":
 		return keys, nil
+	case kid == refreshKid:
+		// background refresh of an old set
+	default:
+		if _, ok := find(keys, kid); ok {
+			return keys, nil // another request fetched it meanwhile
+		}
+		if !kidAt.IsZero() && now.Sub(kidAt) < k.refetchInterval {
+			return keys, nil // rate-limited: the kid stays unknown
+		}
+		k.mu.Lock()
+		k.kidAt = now
+		k.mu.Unlock()
 	}
 	fresh, err := k.fetch(ctx)
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	k.triedAt = k.now()
+	k.triedAt = now
 	if err != nil {
 		k.lastErr = err
 		if !have {
