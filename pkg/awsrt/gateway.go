@@ -23,6 +23,7 @@ import (
 	"github.com/toolrag/mcp-gateway/pkg/indexer"
 	"github.com/toolrag/mcp-gateway/pkg/indexpub"
 	"github.com/toolrag/mcp-gateway/pkg/metrics"
+	"github.com/toolrag/mcp-gateway/pkg/oauth"
 	"github.com/toolrag/mcp-gateway/pkg/policy"
 	"github.com/toolrag/mcp-gateway/pkg/ragapi"
 	"github.com/toolrag/mcp-gateway/pkg/rerank"
@@ -66,6 +67,7 @@ type Gateway struct {
 	// from (under refreshMu).
 	copySHA, copyETag string
 	authC             auth.Counters
+	oauth             *oauth.Validator // nil without OAuth
 	started           time.Time
 	initTime          time.Duration
 	cold              ColdStart // written before loaded is closed
@@ -163,7 +165,12 @@ func NewGateway(ctx context.Context, cfg Config) (*Gateway, error) {
 	if env.WithoutAuth {
 		log.Warn("TOOL_RAG_WITHOUT_AUTH is set: every caller is granted every server")
 	}
-	authCfg := auth.Config{Keys: keys, Disabled: env.WithoutAuth, Counters: &g.authC}
+	resource, err := g.oauthResource(ctx)
+	if err != nil {
+		return nil, err
+	}
+	authCfg := auth.Config{Keys: keys, Disabled: env.WithoutAuth, Counters: &g.authC,
+		Tokens: resource.Tokens(), Challenge: resource.Challenge()}
 	ids := session.NewIDManager(g.Sessions, env.SessionTTL)
 	ids.OnError = func(err error) { log.Warn("session store", "error", err) }
 	api := ragapi.New(ragapi.Config{
@@ -171,6 +178,7 @@ func NewGateway(ctx context.Context, cfg Config) (*Gateway, error) {
 	})
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /health", g.serveHealth)
+	resource.Routes(mux)
 	// Authentication does not need the catalog: a caller learns that the
 	// gateway is still loading only after its key is accepted.
 	mux.Handle(env.MCPPath, auth.Middleware(authCfg, g.afterLoad(g.MCP.Handler(gateway.HTTPOptions{
