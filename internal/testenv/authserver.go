@@ -138,9 +138,12 @@ func (a *AuthServer) call(t testing.TB, path string, in any, out any) {
 	}
 }
 
-// Rotate adds a new signing key with the id kid to the server's JWKS.
-func (a *AuthServer) Rotate(t testing.TB, kid string) {
-	a.call(t, "/rotate", map[string]string{"kid": kid}, nil)
+// Rotate adds a new RS256 signing key with the id kid to the server's JWKS.
+func (a *AuthServer) Rotate(t testing.TB, kid string) { a.RotateAlg(t, kid, "RS256") }
+
+// RotateAlg adds a new signing key for alg (RS256, ES256, EdDSA...).
+func (a *AuthServer) RotateAlg(t testing.TB, kid, alg string) {
+	a.call(t, "/rotate", map[string]string{"kid": kid, "alg": alg}, nil)
 }
 
 // Sign builds a token signed with the key kid carrying claims (iss, iat,

@@ -2,6 +2,7 @@ package oauth
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -48,7 +49,8 @@ type Validator struct {
 	keys      *keySet
 	introURL  string
 
-	intro *introCache
+	intro    *introCache
+	verified *introCache // tokens verified before, by SHA-256
 }
 
 // New checks cfg and returns a validator. It makes no network call; the
@@ -58,7 +60,7 @@ func New(cfg Config, o Options) (*Validator, error) {
 	if err != nil {
 		return nil, err
 	}
-	v := &Validator{cfg: cfg, client: o.HTTPClient, now: o.Now, log: o.Logger, intro: newIntroCache()}
+	v := &Validator{cfg: cfg, client: o.HTTPClient, now: o.Now, log: o.Logger, intro: newIntroCache(), verified: newIntroCache()}
 	if v.client == nil {
 		v.client = &http.Client{Timeout: 10 * time.Second}
 	}
@@ -231,6 +233,12 @@ func (v *Validator) ValidateToken(ctx context.Context, token string) (policy.Key
 		}
 		return policy.Key{}, fmt.Errorf("%w: the bearer is a JWT issued by %q; this gateway accepts access tokens from %q", auth.ErrNotAccessToken, iss, v.cfg.Issuer)
 	}
+	// A token verified before is not verified again until it expires (at
+	// most verifiedTTL): agents send the same token with every request.
+	sum := sha256.Sum256([]byte(token))
+	if e, ok := v.verified.get(sum, v.now()); ok {
+		return e.key, nil
+	}
 	ks, err := v.setup(ctx)
 	if err != nil {
 		return policy.Key{}, err
@@ -259,8 +267,21 @@ func (v *Validator) ValidateToken(ctx context.Context, token string) (policy.Key
 			c.Groups = append(c.Groups, g...)
 		}
 	}
-	return v.admit(c)
+	key, err := v.admit(c)
+	if err == nil {
+		until := tok.Expiry.Add(time.Duration(v.cfg.ClockSkew))
+		if limit := v.now().Add(verifiedTTL); limit.Before(until) {
+			until = limit
+		}
+		v.verified.put(sum, introEntry{key: key, until: until})
+	}
+	return key, err
 }
+
+// verifiedTTL bounds how long a verified token is trusted without
+// checking its signature again (a key the authorization server withdrew
+// stops being honoured within it).
+const verifiedTTL = 5 * time.Minute
 
 // callKeySet keeps the key set's own error for one verification: go-oidc
 // flattens it into text, and "keys unreachable" must stay a 503.

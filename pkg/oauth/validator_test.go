@@ -33,7 +33,9 @@ var (
 
 // authServer is one real authorization server shared by the package's
 // tests (started on first use, stopped when the process exits).
-func authServer(t *testing.T) *testenv.AuthServer {
+func authServer(t *testing.T) *testenv.AuthServer { return authServerB(t) }
+
+func authServerB(t testing.TB) *testenv.AuthServer {
 	t.Helper()
 	asOnce.Do(func() { asT = testenv.StartAuthServerShared(t) })
 	if asT == nil {
