@@ -363,3 +363,29 @@ func TestIntrospection(t *testing.T) {
 		t.Errorf("token for another audience: %v", err)
 	}
 }
+
+// TestVerifiedCacheHonoursExpiry: a token validated once (and cached) is
+// refused once it expires.
+func TestVerifiedCacheHonoursExpiry(t *testing.T) {
+	as := authServer(t)
+	now := time.Now()
+	var mu sync.Mutex
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	v, err := New(testConfig(as.Issuer), Options{Now: clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	token := as.Sign(t, "k1", map[string]any{"sub": "short", "aud": testAudience, "scope": "tools", "exp": now.Unix() + 60})
+	for range 2 {
+		if _, err := v.ValidateToken(ctx, token); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mu.Lock()
+	now = now.Add(2 * time.Minute)
+	mu.Unlock()
+	if _, err := v.ValidateToken(ctx, token); !errors.Is(err, auth.ErrInvalidToken) || !strings.Contains(err.Error(), "expired") {
+		t.Errorf("expired cached token: %v", err)
+	}
+}
