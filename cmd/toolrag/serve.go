@@ -14,6 +14,7 @@ func init() {
 	register("serve", "run the gateway (configured by MCP_GATEWAY_* and TOOL_RAG_* variables)", func(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 		fs.SetOutput(stderr)
+		fs.Usage = func() { serveUsage(stderr) }
 		if err := fs.Parse(args); err != nil {
 			return err
 		}
