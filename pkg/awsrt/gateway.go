@@ -175,6 +175,7 @@ func NewGateway(ctx context.Context, cfg Config) (*Gateway, error) {
 	ids.OnError = func(err error) { log.Warn("session store", "error", err) }
 	api := ragapi.New(ragapi.Config{
 		Retriever: g.Retriever, Tools: g.catalog, Reindexer: reindexer{g}, Metrics: g.Metrics, Health: g.healthFields,
+		MaxBodyBytes: env.MaxBodyBytes,
 	})
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /health", g.serveHealth)

@@ -184,7 +184,7 @@ func New(ctx context.Context, o Options) (*Gateway, error) {
 
 	api := ragapi.New(ragapi.Config{
 		Retriever: startupRetriever{g}, Tools: g.Store, Reindexer: reindexer{g}, Metrics: g.Metrics,
-		Health: g.healthFields,
+		Health: g.healthFields, MaxBodyBytes: env.MaxBodyBytes,
 	})
 	authCfg := auth.Config{Keys: keys, Disabled: env.WithoutAuth, Counters: &g.authC,
 		Tokens: resource.Tokens(), Challenge: resource.Challenge()}
