@@ -18,7 +18,7 @@ func init() {
 		if err := fs.Parse(args); err != nil {
 			return err
 		}
-		return local.Run(ctx, local.Options{})
+		return serve(ctx, stdout)
 	})
 	registerOneShot("sync", "pull tool lists from every upstream into the catalog and rebuild the index, then exit",
 		"incremental", "index rebuild mode: full, incremental or off",
