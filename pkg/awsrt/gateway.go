@@ -31,6 +31,7 @@ import (
 	"github.com/toolrag/mcp-gateway/pkg/s3bucket"
 	"github.com/toolrag/mcp-gateway/pkg/session"
 	"github.com/toolrag/mcp-gateway/pkg/upstream"
+	"github.com/toolrag/mcp-gateway/pkg/usage"
 )
 
 // Gateway is the gateway function: an http.Handler serving the MCP
@@ -54,6 +55,9 @@ type Gateway struct {
 	MCP           *gateway.Gateway
 	Metrics       *metrics.Registry
 	DynamoMetrics *dynamo.Metrics
+	// Usage is this instance's per-key and per-server call statistics
+	// (the console's usage page).
+	Usage *usage.Recorder
 
 	cfg     Config
 	log     *slog.Logger
@@ -119,7 +123,7 @@ func NewGateway(ctx context.Context, cfg Config) (*Gateway, error) {
 		return nil, err
 	}
 	log := cfg.Logger
-	g := &Gateway{cfg: cfg, log: log, Metrics: metrics.New(), DynamoMetrics: dm, started: time.Now().UTC(), loadedGen: -1}
+	g := &Gateway{cfg: cfg, log: log, Metrics: metrics.New(), DynamoMetrics: dm, Usage: usage.New(), started: time.Now().UTC(), loadedGen: -1}
 	g.down.Store(&map[string]bool{})
 	g.Tools = dynamo.NewToolStore(cfg.DynamoDB, cfg.Tables.Tools)
 	g.Tools.Metrics = dm
@@ -153,7 +157,7 @@ func NewGateway(ctx context.Context, cfg Config) (*Gateway, error) {
 	g.MCP, err = gateway.New(gateway.Config{
 		Version: Version, Catalog: g.catalog, Upstreams: g.Upstreams, Retriever: g.Retriever,
 		Sessions: g.Sessions, MaxParallel: env.MaxParallel, ShortlistDescChars: env.ShortlistDescChars,
-		UpstreamListTimeout: cfg.UpstreamListTimeout, Logger: log,
+		UpstreamListTimeout: cfg.UpstreamListTimeout, Logger: log, OnCall: g.Usage.ToolCall,
 	})
 	if err != nil {
 		return nil, err
@@ -161,7 +165,7 @@ func NewGateway(ctx context.Context, cfg Config) (*Gateway, error) {
 	g.initTime = time.Since(start)
 	g.registerMetrics()
 
-	var keys auth.KeyLookup = auth.NewCached(keyLookup{g.Keys}, cfg.KeyCacheTTL)
+	var keys auth.KeyLookup = auth.NewCached(keyLookup{keys: g.Keys, log: log, warned: &sync.Map{}}, cfg.KeyCacheTTL)
 	if env.WithoutAuth {
 		log.Warn("TOOL_RAG_WITHOUT_AUTH is set: every caller is granted every server")
 	}
@@ -169,8 +173,12 @@ func NewGateway(ctx context.Context, cfg Config) (*Gateway, error) {
 	if err != nil {
 		return nil, err
 	}
-	authCfg := auth.Config{Keys: keys, Disabled: env.WithoutAuth, Counters: &g.authC,
+	authCfg := auth.Config{Keys: keys, Disabled: env.WithoutAuth, Counters: &g.authC, OnRateLimited: g.Usage.RateLimitedRequest,
 		Tokens: resource.Tokens(), Challenge: resource.Challenge()}
+	con, err := g.newConsole()
+	if err != nil {
+		return nil, err
+	}
 	ids := session.NewIDManager(g.Sessions, env.SessionTTL)
 	ids.OnError = func(err error) { log.Warn("session store", "error", err) }
 	api := ragapi.New(ragapi.Config{
@@ -189,6 +197,7 @@ func NewGateway(ctx context.Context, cfg Config) (*Gateway, error) {
 		},
 	}))))
 	mux.Handle("/tool-rag/", auth.Middleware(authCfg, g.afterLoad(api.Handler())))
+	g.mountConsole(mux, con, authCfg)
 	g.handler = mux
 
 	// The first load runs on its own goroutine so that NewGateway can
@@ -592,12 +601,21 @@ func (g *Gateway) registerMetrics() {
 }
 
 // keyLookup adapts the keys table to auth.KeyLookup.
-type keyLookup struct{ keys *dynamo.KeyStore }
+type keyLookup struct {
+	keys   *dynamo.KeyStore
+	log    *slog.Logger
+	warned *sync.Map // key id → true once its changed grants were logged
+}
 
 func (k keyLookup) LookupKey(ctx context.Context, secretHash string) (policy.Key, error) {
 	key, err := k.keys.Lookup(ctx, secretHash)
 	switch {
 	case err == nil:
+		if _, done := k.warned.LoadOrStore(key.ID, true); !done && k.log != nil {
+			for _, line := range policy.ChangedMeaning(key) {
+				k.log.Warn("key grant changed meaning: "+line, "key", key.ID)
+			}
+		}
 		return key, nil
 	case errors.Is(err, catalog.ErrNotFound):
 		return policy.Key{}, auth.ErrUnknownKey

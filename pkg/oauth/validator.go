@@ -379,14 +379,21 @@ func (v *Validator) grant(p Principal) (policy.Key, error) {
 	return key, nil
 }
 
-// unionRule widens a rule by another: an empty prefix list already grants
-// everything of its kind.
+// unionRule is what two rules on one server grant together (policy.Rule
+// semantics): a rule that names no list is the whole server; otherwise
+// each kind's lists add up, and "*" in either grants all of that kind.
 func unionRule(a, b policy.Rule) policy.Rule {
+	if a.Whole() || b.Whole() {
+		return policy.Rule{}
+	}
 	u := func(x, y []string) []string {
-		if len(x) == 0 || len(y) == 0 {
+		if x == nil && y == nil {
 			return nil
 		}
-		out := slices.Clone(x)
+		if slices.Contains(x, policy.Wildcard) || slices.Contains(y, policy.Wildcard) {
+			return []string{policy.Wildcard}
+		}
+		out := append(make([]string, 0, len(x)+len(y)), x...)
 		for _, s := range y {
 			if !slices.Contains(out, s) {
 				out = append(out, s)

@@ -138,7 +138,7 @@ func TestRoutesAndSchedules(t *testing.T) {
 		}
 	}
 	sort.Strings(routes)
-	if got := strings.Join(routes, ","); got != "ANY /tool-rag/{proxy+},DELETE /mcp,GET /.well-known/oauth-protected-resource,GET /.well-known/oauth-protected-resource/mcp,GET /health,GET /mcp,POST /mcp,POST /register" {
+	if got := strings.Join(routes, ","); got != "ANY /tool-rag/{proxy+},DELETE /mcp,GET /.well-known/oauth-protected-resource,GET /.well-known/oauth-protected-resource/mcp,GET /console,GET /console/{proxy+},GET /health,GET /mcp,POST /mcp,POST /register" {
 		t.Errorf("routes %s", got)
 	}
 	for _, name := range []string{"sync", "health"} {
