@@ -30,6 +30,9 @@ Environment variables (all optional; defaults in brackets):
   TOOL_RAG_RESYNC_INTERVAL               seconds between background re-syncs, 0 = off [0]
   TOOL_RAG_SYNC_PARALLEL, TOOL_RAG_SYNC_TIMEOUT
                                          servers synced at once; seconds per server [16, 30]
+  TOOL_RAG_MAX_TOOLS_PER_SERVER, TOOL_RAG_MAX_TOOL_PAGES
+                                         tools kept and tools/list pages followed per upstream [2000, 100]
+  TOOL_RAG_CONSOLE_PATH                  operator console path, off = none [/console]
   TOOL_RAG_HEALTHCHECK_INTERVAL, TOOL_RAG_HEALTHCHECK_TIMEOUT
                                          upstream probes, seconds [30, 5]
   TOOL_RAG_SHORTLIST_DESC_CHARS          description cap in find_tools, 0 = full [300]
