@@ -14,7 +14,7 @@ FUZZTIME ?= 60s
 ## run: build, then start the gateway on 0.0.0.0:8765 with config/ (examples copied on first run)
 run: config
 	@echo "run: building bin/toolrag (the first build compiles every dependency: a minute or two)"
-	@set -o pipefail; $(GO) build -v -o bin/toolrag ./cmd/toolrag 2>&1 | awk '{ n++; printf "\r  compiled %d packages: %-60.60s", n, $$0; fflush() } END { if (n) printf "\n" }'
+	@set -o pipefail; $(GO) build -v -o bin/toolrag ./cmd/toolrag 2>&1 | awk '/^[^ #:]+$$/ { n++; p = 1; printf "\r  compiled %d packages: %-60.60s", n, $$0; fflush(); next } { if (p) printf "\n"; p = 0; print } END { if (p) printf "\n" }'
 	@TOOLRAG_FOREGROUND=1 TOOLRAG_READY_BANNER=1 bin/toolrag serve
 
 config:
