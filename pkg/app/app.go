@@ -31,6 +31,7 @@ import (
 	"github.com/toolrag/mcp-gateway/pkg/indexer"
 	"github.com/toolrag/mcp-gateway/pkg/indexpub"
 	"github.com/toolrag/mcp-gateway/pkg/metrics"
+	"github.com/toolrag/mcp-gateway/pkg/oauth"
 	"github.com/toolrag/mcp-gateway/pkg/policy"
 	"github.com/toolrag/mcp-gateway/pkg/ragapi"
 	"github.com/toolrag/mcp-gateway/pkg/retrieve"
@@ -53,6 +54,10 @@ type Backend struct {
 	Catalog catalog.Reader
 	// Keys looks up API keys; nil only with Env.WithoutAuth.
 	Keys auth.KeyLookup
+	// OAuth is the OAuth resource server: access tokens next to API keys,
+	// its metadata routes and WWW-Authenticate challenge (nil or no
+	// Validator: API keys only).
+	OAuth *oauth.Resource
 	// Sessions keeps legacy-protocol sessions and their registered tools.
 	Sessions session.Store
 	// SessionErrors, when set, is told about session-store failures.
@@ -189,16 +194,22 @@ func New(b Backend, o Options) (*App, error) {
 // after its key is accepted.
 func (a *App) routes(con *console.Console) http.Handler {
 	env := a.o.Env
-	authCfg := auth.Config{Keys: a.b.Keys, Disabled: env.WithoutAuth, Counters: &a.authC, OnRateLimited: a.Usage.RateLimitedRequest}
+	res := a.b.OAuth
+	if res == nil {
+		res = &oauth.Resource{MCPPath: env.MCPPath}
+	}
+	authCfg := auth.Config{Keys: a.b.Keys, Disabled: env.WithoutAuth, Counters: &a.authC, OnRateLimited: a.Usage.RateLimitedRequest,
+		Tokens: res.Tokens(), Challenge: res.Challenge()}
 	ids := session.NewIDManager(a.b.Sessions, env.SessionTTL)
 	ids.OnError = a.b.SessionErrors
 	api := ragapi.New(ragapi.Config{Retriever: retrieval{a}, Tools: a.Catalog, Reindexer: a.b.Reindexer,
-		Metrics: a.Metrics, Health: a.details})
+		Metrics: a.Metrics, Health: a.details, MaxBodyBytes: env.MaxBodyBytes})
 	mcp := a.MCP.Handler(gateway.HTTPOptions{
 		SessionIDs: ids, MaxBodyBytes: env.MaxBodyBytes, Options: a.o.MCPOptions,
 		Observe: newRequestMetrics(a.Metrics).observe,
 	})
 	mux := http.NewServeMux()
+	res.Routes(mux)
 	mux.HandleFunc("GET /health", a.serveHealth)
 	mux.Handle(env.MCPPath, auth.Middleware(authCfg, a.gate(mcp)))
 	mux.Handle("/tool-rag/", auth.Middleware(authCfg, a.gate(api.Handler())))

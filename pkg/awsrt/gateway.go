@@ -23,6 +23,7 @@ import (
 	"github.com/toolrag/mcp-gateway/pkg/indexer"
 	"github.com/toolrag/mcp-gateway/pkg/indexpub"
 	"github.com/toolrag/mcp-gateway/pkg/metrics"
+	"github.com/toolrag/mcp-gateway/pkg/oauth"
 	"github.com/toolrag/mcp-gateway/pkg/rerank"
 	"github.com/toolrag/mcp-gateway/pkg/s3bucket"
 	"github.com/toolrag/mcp-gateway/pkg/upstream"
@@ -52,6 +53,7 @@ type Gateway struct {
 	log    *slog.Logger
 	bucket *timedBucket
 	health *health.Tracker
+	oauth  *oauth.Validator // nil without OAuth
 	// catalogSource says where the catalog copy came from: "s3" or "dynamodb".
 	catalogSource atomic.Pointer[string]
 	// copySHA and copyETag identify the catalog copy the catalog was read
@@ -116,11 +118,15 @@ func NewGateway(ctx context.Context, cfg Config) (*Gateway, error) {
 	if cfg.Env.WithoutAuth {
 		log.Warn("TOOL_RAG_WITHOUT_AUTH is set: every caller is granted every server")
 	}
+	resource, err := g.oauthResource(ctx)
+	if err != nil {
+		return nil, err
+	}
 	// With TOOL_RAG_REINDEX_INPLACE the gateway publishes too, with the
 	// catalog copy written first, like the sync function.
 	copies := &indexpub.CatalogWriter{Tools: g.Tools, Bucket: g.bucket, Prefix: cfg.Prefix, Log: log}
 	g.App, err = app.New(app.Backend{
-		Runtime: "aws-lambda", Catalog: g.Tools, Keys: auth.NewCached(g.Keys, cfg.KeyCacheTTL),
+		Runtime: "aws-lambda", Catalog: g.Tools, Keys: auth.NewCached(g.Keys, cfg.KeyCacheTTL), OAuth: resource,
 		Sessions: g.Sessions, SessionErrors: func(err error) { log.Warn("session store", "error", err) },
 		Index: g.bucket, IndexPrefix: cfg.Prefix, BeforeSwitch: copies.BeforeSwitch,
 		Upstreams: g.Upstreams, Health: g.health, Embedder: emb, Reranker: rr,

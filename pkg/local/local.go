@@ -88,6 +88,10 @@ func New(ctx context.Context, o Options) (*Gateway, error) {
 		}
 		keys, keyList = auth.NewStaticKeys(list), list
 	}
+	resource, err := oauthResource(ctx, env, o.Getenv, keyList, log)
+	if err != nil {
+		return nil, err
+	}
 	g := &Gateway{Env: env, log: log, Health: health.NewTracker()}
 	g.Upstreams = upstream.NewManager(env.UpstreamOptions(log))
 	g.Upstreams.SetServers(servers)
@@ -99,7 +103,7 @@ func New(ctx context.Context, o Options) (*Gateway, error) {
 	if g.Store, err = store.OpenSQLite(ctx, env.DBPath); err != nil {
 		return nil, err
 	}
-	b := app.Backend{Runtime: "local", Catalog: g.Store, Keys: keys, Sessions: session.NewMemory(),
+	b := app.Backend{Runtime: "local", Catalog: g.Store, Keys: keys, OAuth: resource, Sessions: session.NewMemory(),
 		Index: indexpub.NewDirBucket(env.IndexDir), Upstreams: g.Upstreams, Health: g.Health,
 		Embedder: o.Embedder, Reindexer: reindexer{g}, Details: g.details,
 		KeyList: func(context.Context) ([]policy.Key, error) { return keyList, nil },
