@@ -66,6 +66,7 @@ type Gateway struct {
 	// from (under refreshMu).
 	copySHA, copyETag string
 	authC             auth.Counters
+	sessionIDs        *session.IDManager
 	started           time.Time
 	initTime          time.Duration
 	cold              ColdStart // written before loaded is closed
@@ -159,13 +160,17 @@ func NewGateway(ctx context.Context, cfg Config) (*Gateway, error) {
 	g.initTime = time.Since(start)
 	g.registerMetrics()
 
-	var keys auth.KeyLookup = auth.NewCached(keyLookup{g.Keys}, cfg.KeyCacheTTL)
+	var keys auth.KeyLookup = auth.NewCached(keyLookup{keys: g.Keys, log: log}, cfg.KeyCacheTTL)
 	if env.WithoutAuth {
 		log.Warn("TOOL_RAG_WITHOUT_AUTH is set: every caller is granted every server")
 	}
 	authCfg := auth.Config{Keys: keys, Disabled: env.WithoutAuth, Counters: &g.authC}
 	ids := session.NewIDManager(g.Sessions, env.SessionTTL)
-	ids.OnError = func(err error) { log.Warn("session store", "error", err) }
+	ids.Timeout = sessionStoreTimeout
+	ids.OnError = func(err error) {
+		log.Error("session store unavailable; the request is answered 503 with Retry-After", "error", err)
+	}
+	g.sessionIDs = ids
 	api := ragapi.New(ragapi.Config{
 		Retriever: g.Retriever, Tools: g.catalog, Reindexer: reindexer{g}, Metrics: g.Metrics, Health: g.healthFields,
 	})
@@ -173,12 +178,12 @@ func NewGateway(ctx context.Context, cfg Config) (*Gateway, error) {
 	mux.HandleFunc("GET /health", g.serveHealth)
 	// Authentication does not need the catalog: a caller learns that the
 	// gateway is still loading only after its key is accepted.
-	mux.Handle(env.MCPPath, auth.Middleware(authCfg, g.afterLoad(g.MCP.Handler(gateway.HTTPOptions{
+	mux.Handle(env.MCPPath, auth.Middleware(authCfg, g.afterLoad(ids.Guard(g.MCP.Handler(gateway.HTTPOptions{
 		SessionIDs: ids, MaxBodyBytes: env.MaxBodyBytes,
 		Options: []server.StreamableHTTPOption{
 			server.WithSessionIdleTTL(sessionStateIdle),
 		},
-	}))))
+	})))))
 	mux.Handle("/tool-rag/", auth.Middleware(authCfg, g.afterLoad(api.Handler())))
 	g.handler = mux
 
@@ -249,6 +254,14 @@ func (g *Gateway) finishLoad(first <-chan loadResult, start time.Time) {
 
 // loadAttemptTimeout bounds one background retry of the first load.
 const loadAttemptTimeout = 5 * time.Minute
+
+// sessionStoreTimeout bounds one session-store call (the session id
+// manager's calls have no request context); keyLookupTimeout bounds one
+// key lookup. Both fail well inside the gateway's 29 s with a 503.
+const (
+	sessionStoreTimeout = 3 * time.Second
+	keyLookupTimeout    = 3 * time.Second
+)
 
 // answerMargin is the time a request waiting for the first load keeps to
 // answer 503 before its deadline.
@@ -580,12 +593,23 @@ func (g *Gateway) registerMetrics() {
 	m.CounterFunc("dynamodb_retries_total", dm.Retries.Load)
 	m.CounterFunc("dynamodb_throttles_total", dm.Throttles.Load)
 	m.CounterFunc("dynamodb_conflicts_total", dm.Conflicts.Load)
+	m.CounterFunc("session_store_errors_total", func() int64 {
+		if g.sessionIDs == nil {
+			return 0
+		}
+		return g.sessionIDs.StoreErrors()
+	})
 }
 
 // keyLookup adapts the keys table to auth.KeyLookup.
-type keyLookup struct{ keys *dynamo.KeyStore }
+type keyLookup struct {
+	keys *dynamo.KeyStore
+	log  *slog.Logger
+}
 
 func (k keyLookup) LookupKey(ctx context.Context, secretHash string) (policy.Key, error) {
+	ctx, cancel := context.WithTimeout(ctx, keyLookupTimeout)
+	defer cancel()
 	key, err := k.keys.Lookup(ctx, secretHash)
 	switch {
 	case err == nil:
@@ -594,6 +618,9 @@ func (k keyLookup) LookupKey(ctx context.Context, secretHash string) (policy.Key
 		return policy.Key{}, auth.ErrUnknownKey
 	case errors.Is(err, dynamo.ErrKeyDisabled):
 		return key, fmt.Errorf("API key %q: %w", key.ID, auth.ErrDisabledKey)
+	}
+	if k.log != nil {
+		k.log.Error("key store unavailable; the request is answered 503 with Retry-After", "error", err)
 	}
 	return policy.Key{}, err
 }

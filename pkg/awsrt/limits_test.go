@@ -1,0 +1,120 @@
+package awsrt
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/toolrag/mcp-gateway/internal/testenv"
+	"github.com/toolrag/mcp-gateway/pkg/dynamo"
+	"github.com/toolrag/mcp-gateway/pkg/policy"
+)
+
+// freezeTable makes the gate hold every request naming table (DynamoDB
+// not answering) until the returned function is called or the request
+// gives up.
+func freezeTable(g *gate, table string) (thaw func()) {
+	thawed := make(chan struct{})
+	g.fail.Store(&failure{match: func(r *http.Request) bool {
+		body, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		if bytes.Contains(body, []byte(`"`+table+`"`)) {
+			select {
+			case <-thawed:
+			case <-r.Context().Done():
+			}
+		}
+		return false
+	}})
+	return func() { close(thawed); g.fail.Store(nil) }
+}
+
+// With the sessions table not answering, a request of a live session is
+// answered 503 with Retry-After (the client retries and keeps its
+// session), not 404 "Invalid session ID" (the client drops it); the error
+// is logged and counted, and the session works again once DynamoDB does.
+// The old code answered 404 after 5 s.
+func TestSessionStoreDownIs503(t *testing.T) {
+	e := newTestEnv(t)
+	e.register(t, "echo", startEcho(t))
+	e.sync(t, "")
+	dg := newGate(t, testenv.DynamoDB(t), false)
+	client, err := dynamo.NewClient(context.Background(), dg.URL, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs := &testenv.Buffer{}
+	g := e.gateway(t, func(c *Config) {
+		c.DynamoDB = client
+		c.Logger = slog.New(slog.NewTextHandler(logs, nil))
+	})
+	h := Dispatch(g, LambdaOptions{})
+	sid := initialize(t, h, "http-api-initialize.json", devSecret)
+
+	thaw := freezeTable(dg, e.tables.Sessions)
+	list := `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`
+	r := invoke(t, h, event(t, "http-api-tools-list.json", request{auth: devSecret, session: sid, body: list}))
+	if r.status != http.StatusServiceUnavailable || r.header("Retry-After") == "" {
+		t.Fatalf("sessions table not answering: status %d Retry-After %q body %q; want 503 with Retry-After", r.status, r.header("Retry-After"), r.body)
+	}
+	if !strings.Contains(r.body, "session store is unavailable") {
+		t.Errorf("503 body %q does not say why", r.body)
+	}
+	// initialize cannot store its session either: 503, no session id.
+	r = invoke(t, h, event(t, "http-api-initialize.json", request{auth: devSecret}))
+	if r.status != http.StatusServiceUnavailable || r.header("Mcp-Session-Id") != "" {
+		t.Fatalf("initialize with the sessions table down: status %d session %q; want 503 without a session id", r.status, r.header("Mcp-Session-Id"))
+	}
+	if !strings.Contains(logs.String(), "session store unavailable") {
+		t.Errorf("the store errors were not logged: %s", logs.String())
+	}
+	if n := g.sessionIDs.StoreErrors(); n < 2 {
+		t.Errorf("session store errors counted: %d, want 2", n)
+	}
+	m := invoke(t, h, event(t, "http-api-health.json", request{auth: "k-admin", path: "/tool-rag/metrics", method: "GET"}))
+	if !strings.Contains(m.body, "session_store_errors_total") {
+		t.Errorf("/tool-rag/metrics lacks session_store_errors_total: %.300s", m.body)
+	}
+
+	thaw()
+	r = invoke(t, h, event(t, "http-api-tools-list.json", request{auth: devSecret, session: sid, body: list}))
+	if r.status != http.StatusOK {
+		t.Fatalf("after DynamoDB came back: status %d %q; the session should still work", r.status, r.body)
+	}
+	result(t, r, 2)
+}
+
+// With the keys table not answering, a key that is not cached gets 503
+// with Retry-After within the key lookup timeout.
+func TestKeyStoreDownIs503(t *testing.T) {
+	e := newTestEnv(t)
+	e.register(t, "echo", startEcho(t))
+	e.sync(t, "")
+	dg := newGate(t, testenv.DynamoDB(t), false)
+	client, err := dynamo.NewClient(context.Background(), dg.URL, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := e.gateway(t, func(c *Config) { c.DynamoDB = client })
+	h := Dispatch(g, LambdaOptions{})
+	initialize(t, h, "http-api-initialize.json", devSecret)
+	if err := e.keys.Create(context.Background(), policy.Key{ID: "late", SecretHash: policy.HashSecret("k-late"), Servers: map[string]policy.Rule{"echo": {}}}); err != nil {
+		t.Fatal(err)
+	}
+	thaw := freezeTable(dg, e.tables.Keys)
+	defer thaw()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	r := invokeCtx(t, ctx, h, event(t, "http-api-initialize.json", request{auth: "k-late"}))
+	if r.status != http.StatusServiceUnavailable || r.header("Retry-After") == "" {
+		t.Fatalf("keys table not answering: status %d Retry-After %q body %q; want 503 with Retry-After", r.status, r.header("Retry-After"), r.body)
+	}
+	if ctx.Err() != nil {
+		t.Fatal("the key lookup waited for the whole invocation instead of its own timeout")
+	}
+}
