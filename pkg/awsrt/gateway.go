@@ -22,6 +22,7 @@ import (
 	"github.com/toolrag/mcp-gateway/pkg/gateway"
 	"github.com/toolrag/mcp-gateway/pkg/indexer"
 	"github.com/toolrag/mcp-gateway/pkg/indexpub"
+	"github.com/toolrag/mcp-gateway/pkg/lambdalimits"
 	"github.com/toolrag/mcp-gateway/pkg/metrics"
 	"github.com/toolrag/mcp-gateway/pkg/policy"
 	"github.com/toolrag/mcp-gateway/pkg/ragapi"
@@ -150,7 +151,7 @@ func NewGateway(ctx context.Context, cfg Config) (*Gateway, error) {
 		return nil, err
 	}
 	g.MCP, err = gateway.New(gateway.Config{
-		Version: Version, Catalog: g.catalog, Upstreams: g.Upstreams, Retriever: g.Retriever,
+		Version: Version, Catalog: g.catalog, Upstreams: lambdalimits.Upstreams{Manager: g.Upstreams}, Retriever: g.Retriever,
 		Sessions: g.Sessions, MaxParallel: env.MaxParallel, ShortlistDescChars: env.ShortlistDescChars,
 		UpstreamListTimeout: cfg.UpstreamListTimeout, Logger: log,
 	})

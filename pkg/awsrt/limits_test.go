@@ -3,6 +3,8 @@ package awsrt
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -12,6 +14,7 @@ import (
 
 	"github.com/toolrag/mcp-gateway/internal/testenv"
 	"github.com/toolrag/mcp-gateway/pkg/dynamo"
+	"github.com/toolrag/mcp-gateway/pkg/lambdalimits"
 	"github.com/toolrag/mcp-gateway/pkg/policy"
 )
 
@@ -116,5 +119,76 @@ func TestKeyStoreDownIs503(t *testing.T) {
 	}
 	if ctx.Err() != nil {
 		t.Fatal("the key lookup waited for the whole invocation instead of its own timeout")
+	}
+}
+
+func runToolBody(id int, callName, args string) string {
+	return fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"run_tool","arguments":{"call_name":%q,"arguments":%s}}}`, id, callName, args)
+}
+
+// A tool result under MCP_GATEWAY_MAX_RESULT_BYTES whose encoded Lambda
+// response is over 6 MB ('<' is escaped as \u003c by the SSE JSON and its
+// backslash again by the Lambda payload: 1.2 MB of text, ~8.4 MB payload)
+// becomes a tool error that says so, and the payload stays under the
+// limit. The old code returned the 8 MB payload (on AWS:
+// Function.ResponseSizeTooLarge, and the instance exits).
+func TestResponseOverLambdaPayloadLimit(t *testing.T) {
+	e := newTestEnv(t)
+	e.register(t, "echo", startEcho(t))
+	e.sync(t, "")
+	g := e.gateway(t)
+	for _, sample := range []string{"http-api-run-tool.json", "rest-api-initialize.json"} {
+		t.Run(sample, func(t *testing.T) {
+			h := Dispatch(g, LambdaOptions{})
+			init := "http-api-initialize.json"
+			if strings.HasPrefix(sample, "rest") {
+				init = sample
+			}
+			sid := initialize(t, h, init, devSecret)
+			big := strings.Repeat("<", 1_200_000)
+			raw := event(t, sample, request{auth: devSecret, session: sid, body: runToolBody(4, "echo__echo", fmt.Sprintf(`{"text":%q}`, big))})
+			out, err := h(context.Background(), raw)
+			if err != nil {
+				t.Fatal(err)
+			}
+			payload, _ := json.Marshal(out)
+			if len(payload) > lambdalimits.PayloadLimit {
+				t.Fatalf("the Lambda response payload is %d bytes, over the 6 MB limit", len(payload))
+			}
+			r := invoke(t, h, raw)
+			text, isErr := toolText(t, result(t, r, 4))
+			if !isErr || !strings.Contains(text, "exceeds the 6 MB Lambda response limit") || !strings.Contains(text, "result of ") {
+				t.Fatalf("oversized result: isError=%v text %.300q", isErr, text)
+			}
+			// A result that fits is untouched.
+			r = invoke(t, h, event(t, sample, request{auth: devSecret, session: sid, body: runToolBody(5, "echo__echo", `{"text":"<small>"}`)}))
+			if text, isErr := toolText(t, result(t, r, 5)); isErr || !strings.Contains(text, "<small>") {
+				t.Fatalf("small result: isError=%v %q", isErr, text)
+			}
+		})
+	}
+}
+
+// An upstream call that would outlive the invocation stops DefaultMargin
+// before its deadline with a tool error that says why, and the answer is
+// returned before the deadline. The old code let the call run to the
+// deadline (on AWS: the function times out, API Gateway answers 503 and
+// the instance is restarted).
+func TestUpstreamCallBoundedByInvocationDeadline(t *testing.T) {
+	e := newTestEnv(t)
+	e.register(t, "echo", startEcho(t))
+	e.sync(t, "")
+	g := e.gateway(t)
+	h := Dispatch(g, LambdaOptions{})
+	sid := initialize(t, h, "http-api-initialize.json", devSecret)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	r := invokeCtx(t, ctx, h, event(t, "http-api-run-tool.json", request{auth: devSecret, session: sid, body: runToolBody(4, "echo__sleep", `{"ms":20000}`)}))
+	if ctx.Err() != nil {
+		t.Fatal("the answer came after the invocation deadline")
+	}
+	text, isErr := toolText(t, result(t, r, 4))
+	if !isErr || !strings.Contains(text, "AWS Lambda") || !strings.Contains(text, "Long-running tools") {
+		t.Fatalf("call past the deadline: isError=%v %q", isErr, text)
 	}
 }
