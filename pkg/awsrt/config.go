@@ -132,6 +132,10 @@ type Config struct {
 	// Now is the clock of the refresh checks; nil means time.Now.
 	Now func() time.Time
 
+	// frontTimeout is API Gateway's timeout (0: lambdalimits.FrontTimeout);
+	// tests shorten it.
+	frontTimeout time.Duration
+
 	// loadRetry is the first pause between background retries of the
 	// first load (0: one second); tests shorten it.
 	loadRetry time.Duration

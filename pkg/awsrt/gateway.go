@@ -67,6 +67,8 @@ type Gateway struct {
 	// from (under refreshMu).
 	copySHA, copyETag string
 	authC             auth.Counters
+	processStart      time.Time   // when NewGateway started
+	invoked           atomic.Bool // a request has reached afterLoad
 	sessionIDs        *session.IDManager
 	started           time.Time
 	initTime          time.Duration
@@ -119,7 +121,7 @@ func NewGateway(ctx context.Context, cfg Config) (*Gateway, error) {
 		return nil, err
 	}
 	log := cfg.Logger
-	g := &Gateway{cfg: cfg, log: log, Metrics: metrics.New(), DynamoMetrics: dm, started: time.Now().UTC(), loadedGen: -1}
+	g := &Gateway{cfg: cfg, log: log, Metrics: metrics.New(), DynamoMetrics: dm, started: time.Now().UTC(), loadedGen: -1, processStart: start}
 	g.down.Store(&map[string]bool{})
 	g.Tools = dynamo.NewToolStore(cfg.DynamoDB, cfg.Tables.Tools)
 	g.Tools.Metrics = dm
@@ -282,13 +284,20 @@ func (g *Gateway) isLoaded() bool {
 }
 
 // afterLoad makes requests wait for the first load, until answerMargin
-// before their deadline; then they are answered 503 with Retry-After.
+// before their deadline (and, for the request that caused the cold start,
+// before API Gateway's timeout counted from the process start); then they
+// are answered 503 with Retry-After.
 func (g *Gateway) afterLoad(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		first := !g.invoked.Swap(true)
 		if !g.isLoaded() {
 			var giveUp <-chan time.Time
-			if d, ok := r.Context().Deadline(); ok {
-				t := time.NewTimer(time.Until(d) - answerMargin)
+			front := g.cfg.frontTimeout
+			if front == 0 {
+				front = lambdalimits.FrontTimeout
+			}
+			if by := lambdalimits.AnswerBy(r.Context(), g.processStart, first, front, answerMargin); !by.IsZero() {
+				t := time.NewTimer(time.Until(by))
 				defer t.Stop()
 				giveUp = t.C
 			}

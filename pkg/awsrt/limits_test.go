@@ -192,3 +192,33 @@ func TestUpstreamCallBoundedByInvocationDeadline(t *testing.T) {
 		t.Fatalf("call past the deadline: isError=%v %q", isErr, text)
 	}
 }
+
+// The request that caused a cold start is on API Gateway's clock, which
+// started before the init phase: when the load outlasts init, it gets the
+// "still loading" 503 before API Gateway's timeout counted from the
+// process start, not just before its own (later) invocation deadline. The
+// old code waited until 1 s before the invocation deadline: with an 8 s
+// init and a 29 s function, 36 s in all, and the client got API Gateway's
+// own 503 instead.
+func TestStillLoadingWithinFrontTimeout(t *testing.T) {
+	e := newTestEnv(t)
+	e.register(t, "echo", startEcho(t))
+	e.sync(t, "")
+	s3gate := newGate(t, e.s3.URL, true) // S3 frozen
+	t.Cleanup(func() { close(s3gate.open) })
+	start := time.Now()
+	g := e.gateway(t, func(c *Config) {
+		c.S3, c.S3Endpoint, c.InitWait, c.frontTimeout = nil, s3gate.URL, time.Second, 4*time.Second
+	})
+	h := Dispatch(g, LambdaOptions{})
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second) // the invocation's own deadline
+	defer cancel()
+	r := invokeCtx(t, ctx, h, event(t, "http-api-find-tools.json", request{auth: agentSecret, body: `{"query":"reverse a text"}`, path: "/tool-rag/retrieve"}))
+	took := time.Since(start)
+	if r.status != http.StatusServiceUnavailable || r.header("Retry-After") == "" || !strings.Contains(r.body, "still loading") {
+		t.Fatalf("first request while loading: %d %q, want 503 with Retry-After", r.status, r.body)
+	}
+	if took > 10*time.Second {
+		t.Fatalf("the 503 came %s after the process started, past API Gateway's timeout (4 s here)", took.Round(time.Millisecond))
+	}
+}

@@ -115,3 +115,27 @@ func (u Upstreams) Complete(ctx context.Context, id string, req mcp.CompleteRequ
 	res, err := u.Manager.Complete(ctx, id, req)
 	return res, budgetError(ctx, u.margin(), left, err)
 }
+
+// FrontTimeout is API Gateway's integration timeout (29 s for a REST API,
+// 30 s for an HTTP API): the client gets 503 from API Gateway when the
+// answer takes longer, however long the function may still run. Its clock
+// starts when the request arrives, before the cold start it triggers.
+const FrontTimeout = 29 * time.Second
+
+// AnswerBy is when a request that waits (for the gateway's first load)
+// must stop waiting to answer in time: margin before the invocation
+// deadline, and, for the first invocation of a process (the request that
+// caused the cold start, whose clock started before the init phase),
+// margin before processStart + front. A zero time means no bound.
+func AnswerBy(ctx context.Context, processStart time.Time, first bool, front, margin time.Duration) time.Time {
+	var by time.Time
+	if d, ok := ctx.Deadline(); ok {
+		by = d.Add(-margin)
+	}
+	if first && front > 0 && !processStart.IsZero() {
+		if f := processStart.Add(front - margin); by.IsZero() || f.Before(by) {
+			by = f
+		}
+	}
+	return by
+}

@@ -86,3 +86,25 @@ func TestBudget(t *testing.T) {
 		t.Fatalf("an error not caused by the budget was rewritten: %v", err)
 	}
 }
+
+func TestAnswerBy(t *testing.T) {
+	start := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	deadline := start.Add(8*time.Second + 29*time.Second) // init took 8 s, then a 29 s invocation
+	ctx, cancel := context.WithDeadline(context.Background(), deadline)
+	defer cancel()
+	for _, c := range []struct {
+		name  string
+		ctx   context.Context
+		first bool
+		want  time.Time
+	}{
+		{"first invocation after a slow init: API Gateway's clock", ctx, true, start.Add(28 * time.Second)},
+		{"later invocation: its own deadline", ctx, false, deadline.Add(-time.Second)},
+		{"no deadline, first", context.Background(), true, start.Add(28 * time.Second)},
+		{"no deadline, later", context.Background(), false, time.Time{}},
+	} {
+		if got := AnswerBy(c.ctx, start, c.first, FrontTimeout, time.Second); !got.Equal(c.want) {
+			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+		}
+	}
+}
