@@ -70,6 +70,7 @@ type Gateway struct {
 	processStart      time.Time   // when NewGateway started
 	invoked           atomic.Bool // a request has reached afterLoad
 	sessionIDs        *session.IDManager
+	surfaces          *storedSurfaces // upstream prompts/resources stored by the sync function
 	started           time.Time
 	initTime          time.Duration
 	cold              ColdStart // written before loaded is closed
@@ -131,6 +132,7 @@ func NewGateway(ctx context.Context, cfg Config) (*Gateway, error) {
 	g.Registry.Metrics = dm
 	g.Sessions = dynamo.NewSessionStore(cfg.DynamoDB, cfg.Tables.Sessions)
 	g.catalog = &snapshot{store: g.Tools}
+	g.surfaces = &storedSurfaces{}
 	env := cfg.Env
 	g.Upstreams = newManager(cfg)
 	g.bucket = newWatchedBucket(s3bucket.New(cfg.S3, cfg.Bucket), cfg.Prefix)
@@ -155,7 +157,7 @@ func NewGateway(ctx context.Context, cfg Config) (*Gateway, error) {
 	g.MCP, err = gateway.New(gateway.Config{
 		Version: Version, Catalog: g.catalog, Upstreams: lambdalimits.Upstreams{Manager: g.Upstreams}, Retriever: g.Retriever,
 		Sessions: g.Sessions, MaxParallel: env.MaxParallel, ShortlistDescChars: env.ShortlistDescChars,
-		UpstreamListTimeout: cfg.UpstreamListTimeout, Logger: log,
+		UpstreamListTimeout: cfg.UpstreamListTimeout, Surfaces: g.surfaces, Logger: log,
 	})
 	if err != nil {
 		return nil, err
@@ -475,6 +477,10 @@ func (g *Gateway) reloadCatalog(ctx context.Context) (changed bool, err error) {
 		return false, fmt.Errorf("read the upstream registry: %w", err)
 	}
 	g.Upstreams.SetServers(servers)
+	surfChanged, err := g.surfaces.load(ctx, g.Registry, g.log)
+	if err != nil {
+		return false, err
+	}
 	if _, meta, ok := g.Indexer.Current(); ok && meta.IndexSHA256 != "" {
 		ifNoneMatch := ""
 		if g.CatalogSource() == "s3" && g.copySHA == meta.IndexSHA256 {
@@ -483,7 +489,7 @@ func (g *Gateway) reloadCatalog(ctx context.Context) (changed bool, err error) {
 		c, etag, ok, err := readCatalogCopy(ctx, g.bucket, g.cfg.Prefix, meta.IndexSHA256, ifNoneMatch)
 		switch {
 		case errors.Is(err, indexpub.ErrNotModified):
-			return false, nil
+			return surfChanged, nil
 		case ok:
 			g.catalog.set(c.Tools, c.Servers)
 			g.copySHA, g.copyETag = meta.IndexSHA256, etag

@@ -55,6 +55,9 @@ type SyncReport struct {
 	// CatalogCopyErr says why the catalog copy was not written (gateways
 	// then scan the tools table at cold start).
 	CatalogCopyErr string        `json:"catalog_copy_error,omitempty"`
+	// SurfaceErrors are the servers whose prompts and resources could
+	// not be listed (gateways keep the ones stored before), with why.
+	SurfaceErrors map[string]string `json:"surface_errors,omitempty"`
 	Trigger        string        `json:"trigger,omitempty"`
 	Duration       time.Duration `json:"duration_ns"`
 }
@@ -164,6 +167,15 @@ func (s *Syncer) Run(ctx context.Context, mode indexer.Mode) (SyncReport, error)
 		rep.Duration = time.Since(start)
 		return rep, err
 	}
+	// Prompts and resources, stored for the gateways (servers that just
+	// failed to list their tools are not waited on twice).
+	listable := make(map[string]upstream.ServerConfig, len(servers))
+	for id, c := range servers {
+		if _, stale := rep.Sync.Stale[id]; !stale {
+			listable[id] = c
+		}
+	}
+	rep.SurfaceErrors = syncSurfaces(ctx, s.Upstreams, s.Registry, listable, s.cfg.Env.SyncParallel, s.cfg.UpstreamListTimeout, s.log)
 	if err := s.catalog.load(ctx); err != nil {
 		rep.Duration = time.Since(start)
 		return rep, fmt.Errorf("sync: read the tool catalog: %w", err)
