@@ -54,12 +54,13 @@ type SyncReport struct {
 	IndexErr string              `json:"index_error,omitempty"`
 	// CatalogCopyErr says why the catalog copy was not written (gateways
 	// then scan the tools table at cold start).
-	CatalogCopyErr string `json:"catalog_copy_error,omitempty"`
+	CatalogCopyErr string        `json:"catalog_copy_error,omitempty"`
+	Trigger        string        `json:"trigger,omitempty"`
+	Duration       time.Duration `json:"duration_ns"`
+
 	// SurfaceErrors are the servers whose prompts and resources could
 	// not be listed (gateways keep the ones stored before), with why.
 	SurfaceErrors map[string]string `json:"surface_errors,omitempty"`
-	Trigger       string            `json:"trigger,omitempty"`
-	Duration      time.Duration     `json:"duration_ns"`
 }
 
 // Syncer is the sync function: registry table → upstream tool lists →
