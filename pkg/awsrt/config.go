@@ -13,6 +13,7 @@ package awsrt
 import (
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/url"
 	"os"
@@ -132,6 +133,15 @@ type Config struct {
 	// Now is the clock of the refresh checks; nil means time.Now.
 	Now func() time.Time
 
+	// MetricsNamespace is the CloudWatch namespace of the EMF metrics the
+	// functions write to stdout ("off": none; TOOL_RAG_METRICS_NAMESPACE,
+	// default ToolRAG). MetricsInterval is the gateway's interval between
+	// them (TOOL_RAG_METRICS_INTERVAL seconds, default 60).
+	MetricsNamespace string
+	MetricsInterval  time.Duration
+	// metricsOut receives the EMF lines (nil: stdout); tests set it.
+	metricsOut io.Writer
+
 	// frontTimeout is API Gateway's timeout (0: lambdalimits.FrontTimeout);
 	// tests shorten it.
 	frontTimeout time.Duration
@@ -191,6 +201,8 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 		CatalogMaxAge:          seconds("TOOL_RAG_CATALOG_REFRESH", DefaultCatalogMaxAge),
 		UpstreamListTimeout:    seconds("TOOL_RAG_UPSTREAM_LIST_TIMEOUT", DefaultUpstreamListTimeout),
 		InitWait:               seconds("TOOL_RAG_INIT_WAIT", defaultInitWait(get("AWS_LAMBDA_INITIALIZATION_TYPE"))),
+		MetricsNamespace:       get("TOOL_RAG_METRICS_NAMESPACE"),
+		MetricsInterval:        seconds("TOOL_RAG_METRICS_INTERVAL", DefaultMetricsInterval),
 		SecretsPrefix:          get("TOOL_RAG_SECRETS_PREFIX"),
 		SecretsStore:           strings.ToLower(get("TOOL_RAG_SECRETS_STORE")),
 		SecretsTTL:             seconds("TOOL_RAG_SECRETS_TTL", secrets.DefaultTTL),
@@ -285,6 +297,9 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.HealthParallel <= 0 {
 		c.HealthParallel = 16
+	}
+	if c.MetricsInterval <= 0 {
+		c.MetricsInterval = DefaultMetricsInterval
 	}
 	if c.Env.MCPPath == "" {
 		env, err := config.FromEnv(func(string) string { return "" })

@@ -71,6 +71,7 @@ type Gateway struct {
 	invoked           atomic.Bool // a request has reached afterLoad
 	sessionIDs        *session.IDManager
 	surfaces          *storedSurfaces // upstream prompts/resources stored by the sync function
+	emit              *emitter        // CloudWatch EMF lines; nil when off
 	started           time.Time
 	initTime          time.Duration
 	cold              ColdStart // written before loaded is closed
@@ -164,6 +165,7 @@ func NewGateway(ctx context.Context, cfg Config) (*Gateway, error) {
 	}
 	g.initTime = time.Since(start)
 	g.registerMetrics()
+	g.emit = newEmitter(g.Metrics, cfg.MetricsNamespace, cfg.MetricsInterval, cfg.metricsOut)
 
 	var keys auth.KeyLookup = auth.NewCached(keyLookup{keys: g.Keys, log: log}, cfg.KeyCacheTTL)
 	if env.WithoutAuth {
@@ -183,12 +185,12 @@ func NewGateway(ctx context.Context, cfg Config) (*Gateway, error) {
 	mux.HandleFunc("GET /health", g.serveHealth)
 	// Authentication does not need the catalog: a caller learns that the
 	// gateway is still loading only after its key is accepted.
-	mux.Handle(env.MCPPath, auth.Middleware(authCfg, g.afterLoad(ids.Guard(g.MCP.Handler(gateway.HTTPOptions{
+	mux.Handle(env.MCPPath, auth.Middleware(authCfg, g.afterLoad(observeTools(g.Metrics, ids.Guard(g.MCP.Handler(gateway.HTTPOptions{
 		SessionIDs: ids, MaxBodyBytes: env.MaxBodyBytes,
 		Options: []server.StreamableHTTPOption{
 			server.WithSessionIdleTTL(sessionStateIdle),
 		},
-	})))))
+	}))))))
 	mux.Handle("/tool-rag/", auth.Middleware(authCfg, g.afterLoad(api.Handler())))
 	g.handler = mux
 
@@ -360,6 +362,7 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		g.refreshMu.Unlock()
 	}
 	g.handler.ServeHTTP(w, r)
+	g.emit.maybe(time.Now())
 }
 
 // Refresh checks for a newer index and catalog now, regardless of
@@ -595,6 +598,12 @@ func (g *Gateway) registerMetrics() {
 			}
 		}
 		return float64(n)
+	})
+	m.Gauge("index_age_seconds", func() float64 {
+		if _, meta, ok := g.Indexer.Current(); ok && !meta.BuiltAt.IsZero() {
+			return time.Since(meta.BuiltAt).Seconds()
+		}
+		return 0
 	})
 	m.CounterFunc("auth_failures_total", g.authC.Failures.Load)
 	m.CounterFunc("auth_rate_limited_total", g.authC.RateLimited.Load)

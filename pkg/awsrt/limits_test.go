@@ -316,3 +316,78 @@ func TestColdStartContactsNoUpstream(t *testing.T) {
 		t.Fatalf("the gateway opened %d connections to upstreams nobody called (cold start and reload)", after-before)
 	}
 }
+
+// emfSums adds up the values of each metric over EMF lines (counters are
+// written as increases), checking each line's shape.
+func emfSums(t *testing.T, out string) map[string]float64 {
+	t.Helper()
+	sums := map[string]float64{}
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		var doc map[string]any
+		if err := json.Unmarshal([]byte(line), &doc); err != nil {
+			t.Fatalf("EMF line %q: %v", line, err)
+		}
+		aws, _ := doc["_aws"].(map[string]any)
+		cwm, _ := aws["CloudWatchMetrics"].([]any)
+		if len(cwm) != 1 || cwm[0].(map[string]any)["Namespace"] != DefaultMetricsNamespace {
+			t.Fatalf("EMF line without its directive: %.300s", line)
+		}
+		for _, m := range cwm[0].(map[string]any)["Metrics"].([]any) {
+			name := m.(map[string]any)["Name"].(string)
+			v, _ := doc[name].(float64)
+			sums[name] += v
+		}
+	}
+	return sums
+}
+
+// The gateway, sync and health functions write the /tool-rag/metrics
+// counters as CloudWatch EMF lines: find_tools and run_tool latency and
+// errors, auth failures, store errors, index age, catalog size.
+func TestEMFMetrics(t *testing.T) {
+	e := newTestEnv(t)
+	e.register(t, "echo", startEcho(t))
+	var syncOut testenv.Buffer
+	cfg := e.config(t)
+	cfg.metricsOut = &syncOut
+	s, err := NewSyncer(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Handle(context.Background(), json.RawMessage(`{}`)); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	if sums := emfSums(t, syncOut.String()); sums["sync_runs_total"] != 1 || sums["sync_successes_total"] != 1 || sums["sync_failures_total"] != 0 {
+		t.Fatalf("sync EMF: %v", sums)
+	}
+
+	var out testenv.Buffer
+	g := e.gateway(t, func(c *Config) { c.metricsOut, c.MetricsInterval = &out, time.Nanosecond })
+	h := Dispatch(g, LambdaOptions{})
+	sid := initialize(t, h, "http-api-initialize.json", devSecret)
+	findTools(t, h, devSecret, sid, "reverse a text")
+	invoke(t, h, event(t, "http-api-run-tool.json", request{auth: devSecret, session: sid, body: runToolBody(4, "echo__echo", `{"text":"hi"}`)}))
+	invoke(t, h, event(t, "http-api-run-tool.json", request{auth: devSecret, session: sid, body: runToolBody(5, "echo__fail", `{}`)}))
+	invoke(t, h, event(t, "http-api-initialize.json", request{auth: "wrong-key"}))
+	sums := emfSums(t, out.String())
+	for name, want := range map[string]float64{
+		"mcp_tool_requests_total{tool=find_tools}":        1,
+		"mcp_tool_duration_seconds_count{tool=find_tools}": 1,
+		"mcp_tool_requests_total{tool=run_tool}":           2,
+		"mcp_tool_errors_total{tool=run_tool}":             1,
+		"auth_failures_total":                              1,
+	} {
+		if sums[name] != want {
+			t.Errorf("%s: %v, want %v", name, sums[name], want)
+		}
+	}
+	for _, name := range []string{"tools_in_db", "index_age_seconds", "session_store_errors_total", "auth_lookup_errors_total", "auth_rate_limited_total", "dynamodb_throttles_total"} {
+		if _, ok := sums[name]; !ok {
+			t.Errorf("EMF lacks %s", name)
+		}
+	}
+	if sums["mcp_tool_duration_seconds_p99{tool=find_tools}"] <= 0 {
+		t.Errorf("no find_tools latency: %v", sums)
+	}
+}

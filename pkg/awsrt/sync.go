@@ -139,6 +139,7 @@ func (s *Syncer) Handle(ctx context.Context, payload json.RawMessage) (SyncRepor
 		return SyncReport{}, err
 	}
 	rep, err := s.Run(ctx, mode)
+	emitSyncMetrics(s.cfg, rep, err)
 	rep.Trigger = ev.Source
 	if ev.DetailType != "" {
 		rep.Trigger = ev.DetailType
@@ -265,7 +266,9 @@ func (p *Prober) Close() error { return p.Upstreams.Close() }
 // Handle is the Lambda entry point; the event (a scheduled event) is
 // ignored.
 func (p *Prober) Handle(ctx context.Context, _ json.RawMessage) (HealthReport, error) {
-	return p.Run(ctx)
+	rep, err := p.Run(ctx)
+	emitHealthMetrics(p.cfg, rep)
+	return rep, err
 }
 
 // Run probes every registered server (each within

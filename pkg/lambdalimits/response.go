@@ -34,8 +34,9 @@ const envelope = 1024
 // MCP tools/call becomes a tool error (isError: true), to another JSON-RPC
 // request a JSON-RPC error, and any other answer 502 with {"error": ...},
 // each saying "result of N bytes exceeds the 6 MB Lambda response limit".
-// The writer h sees implements http.Flusher (a Flush that does nothing),
-// so that mcp-go answers POSTs as an SSE body: it is returned whole.
+// When w is an http.Flusher, so is the writer h sees (with a Flush that
+// does nothing), so that mcp-go answers POSTs as an SSE body, returned
+// whole; otherwise it is not (mcp-go refuses a GET stream with 405).
 func Response(h http.Handler, limit int) http.Handler {
 	if limit <= 0 {
 		limit = PayloadLimit
@@ -52,7 +53,11 @@ func Response(h http.Handler, limit int) http.Handler {
 			r.Body = io.NopCloser(bytes.NewReader(b))
 		}
 		cw := &captureWriter{header: w.Header(), status: http.StatusOK}
-		h.ServeHTTP(cw, r)
+		var out http.ResponseWriter = cw
+		if _, ok := w.(http.Flusher); ok {
+			out = flushCaptureWriter{cw}
+		}
+		h.ServeHTTP(out, r)
 		size := EncodedSize(cw.header, cw.body.Bytes())
 		if size <= limit {
 			w.WriteHeader(cw.status)
@@ -169,5 +174,8 @@ func (c *captureWriter) Write(p []byte) (int, error) {
 	return c.body.Write(p)
 }
 
-// Flush does nothing: the answer is returned whole.
-func (c *captureWriter) Flush() {}
+// flushCaptureWriter is a captureWriter over a writer that can flush:
+// its Flush does nothing, the answer is returned whole.
+type flushCaptureWriter struct{ *captureWriter }
+
+func (flushCaptureWriter) Flush() {}

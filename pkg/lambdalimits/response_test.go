@@ -47,7 +47,7 @@ func TestResponse(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			rec := httptest.NewRecorder()
+			rec := httptest.NewRecorder() // an http.Flusher
 			h.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/mcp?"+c.query, strings.NewReader(c.body)))
 			if rec.Code != c.status || !strings.Contains(rec.Body.String(), c.want) {
 				t.Fatalf("status %d body %q; want %d containing %q", rec.Code, rec.Body.String(), c.status, c.want)
@@ -108,3 +108,16 @@ func TestAnswerBy(t *testing.T) {
 		}
 	}
 }
+
+// A writer that cannot flush stays one: mcp-go then refuses a GET stream
+// (405) instead of holding the invocation open.
+func TestResponseKeepsNoFlusher(t *testing.T) {
+	h := Response(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if _, ok := w.(http.Flusher); ok {
+			t.Error("the handler's writer is an http.Flusher over one that is not")
+		}
+	}), 0)
+	h.ServeHTTP(noFlush{httptest.NewRecorder()}, httptest.NewRequest(http.MethodGet, "/mcp", nil))
+}
+
+type noFlush struct{ http.ResponseWriter }
