@@ -372,7 +372,7 @@ func TestEMFMetrics(t *testing.T) {
 	invoke(t, h, event(t, "http-api-initialize.json", request{auth: "wrong-key"}))
 	sums := emfSums(t, out.String())
 	for name, want := range map[string]float64{
-		"mcp_tool_requests_total{tool=find_tools}":        1,
+		"mcp_tool_requests_total{tool=find_tools}":         1,
 		"mcp_tool_duration_seconds_count{tool=find_tools}": 1,
 		"mcp_tool_requests_total{tool=run_tool}":           2,
 		"mcp_tool_errors_total{tool=run_tool}":             1,
