@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/toolrag/mcp-gateway/pkg/session"
 )
 
 const root = "../.."
@@ -437,6 +439,11 @@ func TestEvents(t *testing.T) {
 		}
 		if c.tool == "find_tools" && r.Params.Arguments["query"] == nil {
 			t.Errorf("%s: find_tools without query", c.file)
+		}
+		// A session sample carries the fixture session that
+		// `toolrag dynamo seed-events` creates: a well-formed id.
+		if sid, ok := ev.Headers["mcp-session-id"]; ok && !session.ValidID(sid) {
+			t.Errorf("%s: mcp-session-id %q is not a session id the gateway issues (it would always get 404)", c.file, sid)
 		}
 	}
 	var health events.APIGatewayV2HTTPRequest
