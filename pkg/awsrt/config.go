@@ -139,6 +139,14 @@ type Config struct {
 	// them (TOOL_RAG_METRICS_INTERVAL seconds, default 60).
 	MetricsNamespace string
 	MetricsInterval  time.Duration
+	// RateLimit is where keys' rate limits are enforced: "instance" (each
+	// instance's memory, the default) or "exact" (also across instances,
+	// counted in DynamoDB; see ratelimit.go) (TOOL_RAG_RATE_LIMIT).
+	// RateLimitWindow is the exact limit's window
+	// (TOOL_RAG_RATE_LIMIT_WINDOW seconds, default 60).
+	RateLimit       string
+	RateLimitWindow time.Duration
+
 	// metricsOut receives the EMF lines (nil: stdout); tests set it.
 	metricsOut io.Writer
 
@@ -203,6 +211,8 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 		InitWait:               seconds("TOOL_RAG_INIT_WAIT", defaultInitWait(get("AWS_LAMBDA_INITIALIZATION_TYPE"))),
 		MetricsNamespace:       get("TOOL_RAG_METRICS_NAMESPACE"),
 		MetricsInterval:        seconds("TOOL_RAG_METRICS_INTERVAL", DefaultMetricsInterval),
+		RateLimit:              strings.ToLower(get("TOOL_RAG_RATE_LIMIT")),
+		RateLimitWindow:        seconds("TOOL_RAG_RATE_LIMIT_WINDOW", DefaultRateLimitWindow),
 		SecretsPrefix:          get("TOOL_RAG_SECRETS_PREFIX"),
 		SecretsStore:           strings.ToLower(get("TOOL_RAG_SECRETS_STORE")),
 		SecretsTTL:             seconds("TOOL_RAG_SECRETS_TTL", secrets.DefaultTTL),
@@ -300,6 +310,16 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.MetricsInterval <= 0 {
 		c.MetricsInterval = DefaultMetricsInterval
+	}
+	switch c.RateLimit {
+	case "":
+		c.RateLimit = RateLimitInstance
+	case RateLimitInstance, RateLimitExact:
+	default:
+		return c, fmt.Errorf("TOOL_RAG_RATE_LIMIT=%q must be instance or exact", c.RateLimit)
+	}
+	if c.RateLimitWindow <= 0 {
+		c.RateLimitWindow = DefaultRateLimitWindow
 	}
 	if c.Env.MCPPath == "" {
 		env, err := config.FromEnv(func(string) string { return "" })

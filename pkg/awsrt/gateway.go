@@ -72,6 +72,7 @@ type Gateway struct {
 	sessionIDs        *session.IDManager
 	surfaces          *storedSurfaces // upstream prompts/resources stored by the sync function
 	emit              *emitter        // CloudWatch EMF lines; nil when off
+	exact             *exactLimiter   // TOOL_RAG_RATE_LIMIT=exact; nil otherwise
 	started           time.Time
 	initTime          time.Duration
 	cold              ColdStart // written before loaded is closed
@@ -167,7 +168,13 @@ func NewGateway(ctx context.Context, cfg Config) (*Gateway, error) {
 	g.registerMetrics()
 	g.emit = newEmitter(g.Metrics, cfg.MetricsNamespace, cfg.MetricsInterval, cfg.metricsOut)
 
-	var keys auth.KeyLookup = auth.NewCached(keyLookup{keys: g.Keys, log: log}, cfg.KeyCacheTTL)
+	limits := &sync.Map{}
+	var keys auth.KeyLookup = auth.NewCached(keyLookup{keys: g.Keys, log: log, limits: limits}, cfg.KeyCacheTTL)
+	exact := func(h http.Handler) http.Handler { return h }
+	if cfg.RateLimit == RateLimitExact {
+		g.exact = &exactLimiter{counter: dynamo.NewRateCounter(cfg.DynamoDB, cfg.Tables.Sessions), window: cfg.RateLimitWindow, limits: limits, log: log}
+		exact = g.exact.middleware
+	}
 	if env.WithoutAuth {
 		log.Warn("TOOL_RAG_WITHOUT_AUTH is set: every caller is granted every server")
 	}
@@ -185,13 +192,13 @@ func NewGateway(ctx context.Context, cfg Config) (*Gateway, error) {
 	mux.HandleFunc("GET /health", g.serveHealth)
 	// Authentication does not need the catalog: a caller learns that the
 	// gateway is still loading only after its key is accepted.
-	mux.Handle(env.MCPPath, auth.Middleware(authCfg, g.afterLoad(observeTools(g.Metrics, ids.Guard(g.MCP.Handler(gateway.HTTPOptions{
+	mux.Handle(env.MCPPath, auth.Middleware(authCfg, exact(g.afterLoad(observeTools(g.Metrics, ids.Guard(g.MCP.Handler(gateway.HTTPOptions{
 		SessionIDs: ids, MaxBodyBytes: env.MaxBodyBytes,
 		Options: []server.StreamableHTTPOption{
 			server.WithSessionIdleTTL(sessionStateIdle),
 		},
-	}))))))
-	mux.Handle("/tool-rag/", auth.Middleware(authCfg, g.afterLoad(api.Handler())))
+	})))))))
+	mux.Handle("/tool-rag/", auth.Middleware(authCfg, exact(g.afterLoad(api.Handler()))))
 	g.handler = mux
 
 	// The first load runs on its own goroutine so that NewGateway can
@@ -618,6 +625,18 @@ func (g *Gateway) registerMetrics() {
 	m.CounterFunc("dynamodb_retries_total", dm.Retries.Load)
 	m.CounterFunc("dynamodb_throttles_total", dm.Throttles.Load)
 	m.CounterFunc("dynamodb_conflicts_total", dm.Conflicts.Load)
+	m.CounterFunc("rate_limited_exact_total", func() int64 {
+		if g.exact == nil {
+			return 0
+		}
+		return g.exact.limited.Load()
+	})
+	m.CounterFunc("rate_limit_store_errors_total", func() int64 {
+		if g.exact == nil {
+			return 0
+		}
+		return g.exact.storeErrors.Load()
+	})
 	m.CounterFunc("session_store_errors_total", func() int64 {
 		if g.sessionIDs == nil {
 			return 0
@@ -628,8 +647,9 @@ func (g *Gateway) registerMetrics() {
 
 // keyLookup adapts the keys table to auth.KeyLookup.
 type keyLookup struct {
-	keys *dynamo.KeyStore
-	log  *slog.Logger
+	keys   *dynamo.KeyStore
+	log    *slog.Logger
+	limits *sync.Map // key id → rate limit, for the exact rate limit
 }
 
 func (k keyLookup) LookupKey(ctx context.Context, secretHash string) (policy.Key, error) {
@@ -638,6 +658,9 @@ func (k keyLookup) LookupKey(ctx context.Context, secretHash string) (policy.Key
 	key, err := k.keys.Lookup(ctx, secretHash)
 	switch {
 	case err == nil:
+		if k.limits != nil {
+			k.limits.Store(key.ID, key.RateLimit)
+		}
 		return key, nil
 	case errors.Is(err, catalog.ErrNotFound):
 		return policy.Key{}, auth.ErrUnknownKey

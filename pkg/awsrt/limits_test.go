@@ -391,3 +391,45 @@ func TestEMFMetrics(t *testing.T) {
 		t.Errorf("no find_tools latency: %v", sums)
 	}
 }
+
+// Rate limits: per instance by default (two instances let a key through
+// twice as often); with TOOL_RAG_RATE_LIMIT=exact, across instances.
+func TestExactRateLimitAcrossInstances(t *testing.T) {
+	e := newTestEnv(t)
+	e.register(t, "echo", startEcho(t))
+	e.sync(t, "")
+	if err := e.keys.Create(context.Background(), policy.Key{ID: "limited", SecretHash: policy.HashSecret("k-limited"),
+		Servers: map[string]policy.Rule{"echo": {}}, RateLimit: policy.RateLimit{Rate: 3.0 / 86400, Burst: 3}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		mode string
+		want int
+	}{{RateLimitInstance, 6}, {RateLimitExact, 3}} {
+		t.Run(c.mode, func(t *testing.T) {
+			var hs []func(context.Context, json.RawMessage) (any, error)
+			for range 2 {
+				g := e.gateway(t, func(cfg *Config) { cfg.RateLimit, cfg.RateLimitWindow = c.mode, 24*time.Hour })
+				hs = append(hs, Dispatch(g, LambdaOptions{}))
+			}
+			passed := 0
+			var last response
+			for i := range 10 {
+				last = invoke(t, hs[i%2], event(t, "http-api-find-tools.json", request{auth: "k-limited", body: `{"query":"reverse"}`, path: "/tool-rag/retrieve"}))
+				switch last.status {
+				case http.StatusOK:
+					passed++
+				case http.StatusTooManyRequests:
+					if last.header("Retry-After") == "" {
+						t.Fatalf("429 without Retry-After: %q", last.body)
+					}
+				default:
+					t.Fatalf("status %d %q", last.status, last.body)
+				}
+			}
+			if passed != c.want {
+				t.Fatalf("%s: %d of 10 requests over two instances passed a limit of 3 per day; want %d (last: %q)", c.mode, passed, c.want, last.body)
+			}
+		})
+	}
+}

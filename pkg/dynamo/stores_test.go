@@ -12,7 +12,9 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"reflect"
+	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -421,5 +423,45 @@ func BenchmarkDynamoSessionAddTools(b *testing.B) {
 		if err := s.AddTools(ctx, id, []string{fmt.Sprintf("srv__t%d", i%50)}); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// The exact rate limit counts across callers: of 20 concurrent requests
+// with a limit of 7, exactly 7 pass; the next window starts afresh.
+func TestRateCounter(t *testing.T) {
+	c, tb := testTables(t, "sessions")
+	rc := NewRateCounter(c, tb.Sessions)
+	now := time.Date(2026, 12, 1, 10, 0, 30, 0, time.UTC)
+	var wg sync.WaitGroup
+	var passed atomic.Int64
+	for range 20 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ok, retry, err := rc.Take(context.Background(), "k1", 7, time.Minute, now)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			if ok {
+				passed.Add(1)
+			} else if retry != 30*time.Second {
+				t.Errorf("retry after %v, want the 30 s to the next window", retry)
+			}
+		}()
+	}
+	wg.Wait()
+	if passed.Load() != 7 {
+		t.Fatalf("%d of 20 passed a limit of 7", passed.Load())
+	}
+	if ok, _, _ := rc.Take(context.Background(), "k2", 7, time.Minute, now); !ok {
+		t.Error("another key shares the counter")
+	}
+	if ok, _, _ := rc.Take(context.Background(), "k1", 7, time.Minute, now.Add(time.Minute)); !ok {
+		t.Error("the next window did not start afresh")
+	}
+	// A counter item is never a session.
+	if ok, err := NewSessionStore(c, tb.Sessions).Exists(context.Background(), "ratelimit#k1#"+strconv.FormatInt(now.Truncate(time.Minute).Unix(), 10)); err != nil || ok {
+		t.Errorf("the counter item reads as a session: %v %v", ok, err)
 	}
 }
