@@ -192,12 +192,13 @@ func NewGateway(ctx context.Context, cfg Config) (*Gateway, error) {
 	mux.HandleFunc("GET /health", g.serveHealth)
 	// Authentication does not need the catalog: a caller learns that the
 	// gateway is still loading only after its key is accepted.
-	mux.Handle(env.MCPPath, auth.Middleware(authCfg, exact(g.afterLoad(observeTools(g.Metrics, ids.Guard(g.MCP.Handler(gateway.HTTPOptions{
+	mcpHandler := g.MCP.Handler(gateway.HTTPOptions{
 		SessionIDs: ids, MaxBodyBytes: env.MaxBodyBytes,
 		Options: []server.StreamableHTTPOption{
 			server.WithSessionIdleTTL(sessionStateIdle),
 		},
-	})))))))
+	})
+	mux.Handle(env.MCPPath, auth.Middleware(authCfg, exact(g.afterLoad(observeTools(g.Metrics, ids.Guard(mcpHandler))))))
 	mux.Handle("/tool-rag/", auth.Middleware(authCfg, exact(g.afterLoad(api.Handler()))))
 	g.handler = mux
 
