@@ -380,6 +380,7 @@ func (c *Config) clients(ctx context.Context, m *dynamo.Metrics, needLambda bool
 			// Ranged GETs carry no whole-object checksum; the index
 			// loader verifies the SHA-256 itself. Do not log each skip.
 			o.DisableLogOutputChecksumValidationSkipped = true
+			o.HTTPClient = s3HTTPClient()
 			if c.S3Endpoint != "" {
 				o.BaseEndpoint = aws.String(c.S3Endpoint)
 				o.UsePathStyle = true // emulators and LocalStack
@@ -392,6 +393,7 @@ func (c *Config) clients(ctx context.Context, m *dynamo.Metrics, needLambda bool
 			return err
 		}
 		c.Lambda = lambda.NewFromConfig(ac, func(o *lambda.Options) {
+			o.HTTPClient = lambdaHTTPClient()
 			if c.LambdaEndpoint != "" {
 				o.BaseEndpoint = aws.String(c.LambdaEndpoint)
 			}
