@@ -31,6 +31,7 @@ import (
 	"github.com/toolrag/mcp-gateway/pkg/s3bucket"
 	"github.com/toolrag/mcp-gateway/pkg/session"
 	"github.com/toolrag/mcp-gateway/pkg/upstream"
+	"github.com/toolrag/mcp-gateway/pkg/usage"
 )
 
 // Gateway is the gateway function: an http.Handler serving the MCP
@@ -54,6 +55,9 @@ type Gateway struct {
 	MCP           *gateway.Gateway
 	Metrics       *metrics.Registry
 	DynamoMetrics *dynamo.Metrics
+	// Usage is this instance's per-key and per-server call statistics
+	// (the console's usage page).
+	Usage *usage.Recorder
 
 	cfg     Config
 	log     *slog.Logger
@@ -124,7 +128,7 @@ func NewGateway(ctx context.Context, cfg Config) (*Gateway, error) {
 		return nil, err
 	}
 	log := cfg.Logger
-	g := &Gateway{cfg: cfg, log: log, Metrics: metrics.New(), DynamoMetrics: dm, started: time.Now().UTC(), loadedGen: -1, processStart: start}
+	g := &Gateway{cfg: cfg, log: log, Metrics: metrics.New(), DynamoMetrics: dm, Usage: usage.New(), started: time.Now().UTC(), loadedGen: -1, processStart: start}
 	g.down.Store(&map[string]bool{})
 	g.Tools = dynamo.NewToolStore(cfg.DynamoDB, cfg.Tables.Tools)
 	g.Tools.Metrics = dm
@@ -159,7 +163,7 @@ func NewGateway(ctx context.Context, cfg Config) (*Gateway, error) {
 	g.MCP, err = gateway.New(gateway.Config{
 		Version: Version, Catalog: g.catalog, Upstreams: lambdalimits.Upstreams{Manager: g.Upstreams}, Retriever: g.Retriever,
 		Sessions: g.Sessions, MaxParallel: env.MaxParallel, ShortlistDescChars: env.ShortlistDescChars,
-		UpstreamListTimeout: cfg.UpstreamListTimeout, Surfaces: g.surfaces, Logger: log,
+		UpstreamListTimeout: cfg.UpstreamListTimeout, Surfaces: g.surfaces, Logger: log, OnCall: g.Usage.ToolCall,
 	})
 	if err != nil {
 		return nil, err
@@ -169,7 +173,7 @@ func NewGateway(ctx context.Context, cfg Config) (*Gateway, error) {
 	g.emit = newEmitter(g.Metrics, cfg.MetricsNamespace, cfg.MetricsInterval, cfg.metricsOut)
 
 	limits := &sync.Map{}
-	var keys auth.KeyLookup = auth.NewCached(keyLookup{keys: g.Keys, log: log, limits: limits}, cfg.KeyCacheTTL)
+	var keys auth.KeyLookup = auth.NewCached(keyLookup{keys: g.Keys, log: log, warned: &sync.Map{}, limits: limits}, cfg.KeyCacheTTL)
 	exact := func(h http.Handler) http.Handler { return h }
 	if cfg.RateLimit == RateLimitExact {
 		g.exact = &exactLimiter{counter: dynamo.NewRateCounter(cfg.DynamoDB, cfg.Tables.Sessions), window: cfg.RateLimitWindow, limits: limits, log: log}
@@ -178,7 +182,11 @@ func NewGateway(ctx context.Context, cfg Config) (*Gateway, error) {
 	if env.WithoutAuth {
 		log.Warn("TOOL_RAG_WITHOUT_AUTH is set: every caller is granted every server")
 	}
-	authCfg := auth.Config{Keys: keys, Disabled: env.WithoutAuth, Counters: &g.authC}
+	authCfg := auth.Config{Keys: keys, Disabled: env.WithoutAuth, Counters: &g.authC, OnRateLimited: g.Usage.RateLimitedRequest}
+	con, err := g.newConsole()
+	if err != nil {
+		return nil, err
+	}
 	ids := session.NewIDManager(g.Sessions, env.SessionTTL)
 	ids.Timeout = sessionStoreTimeout
 	ids.OnError = func(err error) {
@@ -200,6 +208,7 @@ func NewGateway(ctx context.Context, cfg Config) (*Gateway, error) {
 	})
 	mux.Handle(env.MCPPath, auth.Middleware(authCfg, exact(g.afterLoad(observeTools(g.Metrics, ids.Guard(mcpHandler))))))
 	mux.Handle("/tool-rag/", auth.Middleware(authCfg, exact(g.afterLoad(api.Handler()))))
+	g.mountConsole(mux, con, authCfg)
 	g.handler = mux
 
 	// The first load runs on its own goroutine so that NewGateway can
@@ -650,6 +659,7 @@ func (g *Gateway) registerMetrics() {
 type keyLookup struct {
 	keys   *dynamo.KeyStore
 	log    *slog.Logger
+	warned *sync.Map // key id → true once its changed grants were logged
 	limits *sync.Map // key id → rate limit, for the exact rate limit
 }
 
@@ -661,6 +671,11 @@ func (k keyLookup) LookupKey(ctx context.Context, secretHash string) (policy.Key
 	case err == nil:
 		if k.limits != nil {
 			k.limits.Store(key.ID, key.RateLimit)
+		}
+		if _, done := k.warned.LoadOrStore(key.ID, true); !done && k.log != nil {
+			for _, line := range policy.ChangedMeaning(key) {
+				k.log.Warn("key grant changed meaning: "+line, "key", key.ID)
+			}
 		}
 		return key, nil
 	case errors.Is(err, catalog.ErrNotFound):
