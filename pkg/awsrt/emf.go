@@ -91,9 +91,11 @@ func observeTools(reg *metrics.Registry, h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		tool := ""
 		if r.Method == http.MethodPost && r.Body != nil {
-			body, err := io.ReadAll(r.Body)
-			if err == nil {
-				r.Body = io.NopCloser(bytes.NewReader(body))
+			// Only a body that fits observeMaxBody is parsed here; the
+			// handler behind enforces the real limit.
+			body, err := io.ReadAll(io.LimitReader(r.Body, observeMaxBody+1))
+			r.Body = readCloser{io.MultiReader(bytes.NewReader(body), r.Body), r.Body}
+			if err == nil && len(body) <= observeMaxBody {
 				var m struct {
 					Method string `json:"method"`
 					Params struct {
@@ -123,6 +125,17 @@ func observeTools(reg *metrics.Registry, h http.Handler) http.Handler {
 		}
 	})
 }
+
+// observeMaxBody is the largest request body observeTools parses.
+const observeMaxBody = 1 << 20
+
+// readCloser reads from r and closes c.
+type readCloser struct {
+	io.Reader
+	c io.Closer
+}
+
+func (rc readCloser) Close() error { return rc.c.Close() }
 
 // metaToolLabel bounds the label set: the meta-tools by name, anything
 // else (an admin's direct call of an upstream tool) as "direct".
