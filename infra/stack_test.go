@@ -185,7 +185,7 @@ func TestDefaultStack(t *testing.T) {
 		"AWS::S3::BucketPolicy":          1,
 		"AWS::Events::Rule":              2,
 		"AWS::ApiGatewayV2::Api":         1,
-		"AWS::ApiGatewayV2::Route":       5,
+		"AWS::ApiGatewayV2::Route":       7, // /mcp ×3, /tool-rag, /health, /console ×2
 		"AWS::ApiGatewayV2::Stage":       1,
 		"AWS::Logs::LogGroup":            4, // three functions, the API's access log
 		"AWS::ECS::Service":              0,
