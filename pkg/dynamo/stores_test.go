@@ -14,6 +14,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -425,10 +426,10 @@ func BenchmarkDynamoSessionAddTools(b *testing.B) {
 	}
 }
 
-// The exact rate limit counts across callers: of 20 requests with a
-// limit of 7, alternating between two clients (two gateway instances),
-// exactly 7 pass; the next window starts afresh. (The window is a real
-// one: DynamoDB Local deletes items whose TTL attribute has passed.)
+// The exact rate limit counts across callers: of 20 requests at once
+// with a limit of 7, from two clients (two gateway instances), exactly 7
+// pass; the next window starts afresh. (The window is a real one:
+// DynamoDB Local deletes items whose TTL attribute has passed.)
 func TestRateCounter(t *testing.T) {
 	c, tb := testTables(t, "sessions")
 	other, err := NewClient(context.Background(), testenv.DynamoDB(t), nil)
@@ -439,17 +440,24 @@ func TestRateCounter(t *testing.T) {
 	rc := rcs[0]
 	now := time.Now().Truncate(time.Minute).Add(30 * time.Second)
 	var passed atomic.Int64
+	var wg sync.WaitGroup
 	for i := range 20 {
-		ok, retry, err := rcs[i%2].Take(context.Background(), "k1", 7, time.Minute, now)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if ok {
-			passed.Add(1)
-		} else if retry != 30*time.Second {
-			t.Errorf("retry after %v, want the 30 s to the next window", retry)
-		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ok, retry, err := rcs[i%2].Take(context.Background(), "k1", 7, time.Minute, now)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			if ok {
+				passed.Add(1)
+			} else if retry != 30*time.Second {
+				t.Errorf("retry after %v, want the 30 s to the next window", retry)
+			}
+		}()
 	}
+	wg.Wait()
 	if passed.Load() != 7 {
 		t.Fatalf("%d of 20 passed a limit of 7", passed.Load())
 	}
