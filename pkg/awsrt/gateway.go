@@ -24,6 +24,7 @@ import (
 	"github.com/toolrag/mcp-gateway/pkg/indexpub"
 	"github.com/toolrag/mcp-gateway/pkg/lambdalimits"
 	"github.com/toolrag/mcp-gateway/pkg/metrics"
+	"github.com/toolrag/mcp-gateway/pkg/oauth"
 	"github.com/toolrag/mcp-gateway/pkg/policy"
 	"github.com/toolrag/mcp-gateway/pkg/ragapi"
 	"github.com/toolrag/mcp-gateway/pkg/rerank"
@@ -74,9 +75,10 @@ type Gateway struct {
 	processStart      time.Time   // when NewGateway started
 	invoked           atomic.Bool // a request has reached afterLoad
 	sessionIDs        *session.IDManager
-	surfaces          *storedSurfaces // upstream prompts/resources stored by the sync function
-	emit              *emitter        // CloudWatch EMF lines; nil when off
-	exact             *exactLimiter   // TOOL_RAG_RATE_LIMIT=exact; nil otherwise
+	surfaces          *storedSurfaces  // upstream prompts/resources stored by the sync function
+	emit              *emitter         // CloudWatch EMF lines; nil when off
+	exact             *exactLimiter    // TOOL_RAG_RATE_LIMIT=exact; nil otherwise
+	oauth             *oauth.Validator // nil without OAuth
 	started           time.Time
 	initTime          time.Duration
 	cold              ColdStart // written before loaded is closed
@@ -182,7 +184,12 @@ func NewGateway(ctx context.Context, cfg Config) (*Gateway, error) {
 	if env.WithoutAuth {
 		log.Warn("TOOL_RAG_WITHOUT_AUTH is set: every caller is granted every server")
 	}
-	authCfg := auth.Config{Keys: keys, Disabled: env.WithoutAuth, Counters: &g.authC, OnRateLimited: g.Usage.RateLimitedRequest}
+	resource, err := g.oauthResource(ctx)
+	if err != nil {
+		return nil, err
+	}
+	authCfg := auth.Config{Keys: keys, Disabled: env.WithoutAuth, Counters: &g.authC, OnRateLimited: g.Usage.RateLimitedRequest,
+		Tokens: resource.Tokens(), Challenge: resource.Challenge()}
 	con, err := g.newConsole()
 	if err != nil {
 		return nil, err
@@ -195,9 +202,11 @@ func NewGateway(ctx context.Context, cfg Config) (*Gateway, error) {
 	g.sessionIDs = ids
 	api := ragapi.New(ragapi.Config{
 		Retriever: g.Retriever, Tools: g.catalog, Reindexer: reindexer{g}, Metrics: g.Metrics, Health: g.healthFields,
+		MaxBodyBytes: env.MaxBodyBytes,
 	})
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /health", g.serveHealth)
+	resource.Routes(mux)
 	// Authentication does not need the catalog: a caller learns that the
 	// gateway is still loading only after its key is accepted.
 	mcpHandler := g.MCP.Handler(gateway.HTTPOptions{
