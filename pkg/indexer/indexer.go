@@ -493,7 +493,9 @@ func (p *bucketPersister) Publish(ctx context.Context, ix *vindex.Index, meta vi
 	if err != nil {
 		return meta, err
 	}
-	meta.IndexSHA256 = ptr.SHA256
+	// A rebuild of the published content publishes nothing: the pointer
+	// keeps the build time of the first build of it.
+	meta.IndexSHA256, meta.BuiltAt = ptr.SHA256, ptr.BuiltAt
 	meta.Dim, meta.Count = ix.Dim(), ix.Len()
 	return meta, nil
 }

@@ -243,3 +243,34 @@ func (b *DirBucket) Delete(ctx context.Context, key string) error {
 	}
 	return nil
 }
+
+// Head implements Header; the ETag costs a read of the file.
+func (b *DirBucket) Head(ctx context.Context, key string) (ObjectInfo, error) {
+	if err := ctx.Err(); err != nil {
+		return ObjectInfo{}, err
+	}
+	p, err := b.path(key)
+	if err != nil {
+		return ObjectInfo{}, err
+	}
+	f, err := os.Open(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return ObjectInfo{}, fmt.Errorf("%w: %s", ErrNotExist, p)
+	}
+	if err != nil {
+		return ObjectInfo{}, fmt.Errorf("indexpub: reading %s: %w", p, err)
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return ObjectInfo{}, fmt.Errorf("indexpub: reading %s: %w", p, err)
+	}
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return ObjectInfo{}, fmt.Errorf("indexpub: reading %s: %w", p, err)
+	}
+	return ObjectInfo{Key: key, Size: info.Size(), ModTime: info.ModTime(), ETag: hex.EncodeToString(h.Sum(nil))}, nil
+}
+
+// ETagOf implements Header: the ETag is the content's SHA-256.
+func (b *DirBucket) ETagOf(body []byte) string { return ETag(body) }
