@@ -244,7 +244,8 @@ func (b *DirBucket) Delete(ctx context.Context, key string) error {
 	return nil
 }
 
-// Head implements Header; the ETag costs a read of the file.
+// Head implements Header. The ETag costs a read of the file; files over
+// 16 MiB get none.
 func (b *DirBucket) Head(ctx context.Context, key string) (ObjectInfo, error) {
 	if err := ctx.Err(); err != nil {
 		return ObjectInfo{}, err
@@ -265,12 +266,20 @@ func (b *DirBucket) Head(ctx context.Context, key string) (ObjectInfo, error) {
 	if err != nil {
 		return ObjectInfo{}, fmt.Errorf("indexpub: reading %s: %w", p, err)
 	}
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return ObjectInfo{}, fmt.Errorf("indexpub: reading %s: %w", p, err)
+	out := ObjectInfo{Key: key, Size: info.Size(), ModTime: info.ModTime()}
+	if info.Size() <= headHashMax {
+		h := sha256.New()
+		if _, err := io.Copy(h, f); err != nil {
+			return ObjectInfo{}, fmt.Errorf("indexpub: reading %s: %w", p, err)
+		}
+		out.ETag = hex.EncodeToString(h.Sum(nil))
 	}
-	return ObjectInfo{Key: key, Size: info.Size(), ModTime: info.ModTime(), ETag: hex.EncodeToString(h.Sum(nil))}, nil
+	return out, nil
 }
+
+// headHashMax is the largest file whose ETag Head computes (it reads the
+// file); larger ones (index blobs) get none.
+const headHashMax = 16 << 20
 
 // ETagOf implements Header: the ETag is the content's SHA-256.
 func (b *DirBucket) ETagOf(body []byte) string { return ETag(body) }

@@ -135,8 +135,10 @@ func blobKeys(sha string) (index, meta string) {
 // Publishing what is already current (the same index bytes and the same
 // meta but for BuiltAt) writes nothing, not even the pointer: it returns
 // the current pointer, whose BuiltAt is the first build of that content,
-// after one read of the pointer. An index blob already stored (a bucket
-// that implements Header says so) is not uploaded again.
+// after one read of the pointer (and, on a bucket that implements Header,
+// a check that its blobs are stored: a missing blob, or an index blob of
+// the wrong size, is uploaded again). An index blob already stored is not
+// uploaded again.
 func (p *Publisher) Publish(ctx context.Context, ix *vindex.Index, meta vindex.Meta) (Pointer, error) {
 	prep, err := p.prepare(ctx, ix, meta)
 	if err != nil {
@@ -144,6 +146,13 @@ func (p *Publisher) Publish(ctx context.Context, ix *vindex.Index, meta vindex.M
 	}
 	switch cur, err := ReadPointer(ctx, p.b, p.prefix); {
 	case err == nil && cur.sameContent(prep.ptr):
+		// The blobs it names are repaired when they are missing or
+		// have the wrong size (a damaged upload), without a pointer write.
+		if !p.stored(ctx, prep) {
+			if err := p.store(ctx, prep); err != nil {
+				return Pointer{}, err
+			}
+		}
 		return cur, nil
 	case err != nil && !errors.Is(err, ErrNotExist) && !errors.Is(err, vindex.ErrCorrupt):
 		return Pointer{}, fmt.Errorf("indexpub: reading the pointer: %w", err)
@@ -170,6 +179,22 @@ type prepared struct {
 	size     int64                  // bytes of the index blob
 	upload   func(key string) error // uploads the index blob
 	metaBody []byte
+}
+
+// stored reports whether the bucket holds the index blob of prep (with its
+// size) and a meta blob for it; true when the bucket cannot tell (it does
+// not implement Header).
+func (p *Publisher) stored(ctx context.Context, prep prepared) bool {
+	h, ok := p.b.(Header)
+	if !ok {
+		return true
+	}
+	info, err := h.Head(ctx, p.prefix+prep.ptr.Index)
+	if err != nil || info.Size != prep.size {
+		return false
+	}
+	_, err = h.Head(ctx, p.prefix+prep.ptr.Meta)
+	return err == nil
 }
 
 // store writes the index blob, unless it is already stored, and the meta

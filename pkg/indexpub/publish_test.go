@@ -844,4 +844,26 @@ func TestRepublishSameContentWritesNothing(t *testing.T) {
 	if b.puts[first.Index] != 1 {
 		t.Fatalf("the stored index blob was uploaded %d times", b.puts[first.Index])
 	}
+
+	// A damaged (truncated) current blob is uploaded again by a publish
+	// of the same content, and the pointer stays.
+	cur, err := ReadPointer(ctx, b, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(b.Bucket.(*DirBucket).Dir(), filepath.FromSlash(cur.Index)), []byte("damaged"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ptrPuts := b.puts[PointerKey]
+	ix5, meta5 := build(t, 1, 5)
+	meta5.BuiltAt = t0.Add(2 * time.Hour)
+	if got, err := p.Publish(ctx, ix5, meta5); err != nil || got != cur {
+		t.Fatalf("republish over a damaged blob: %+v %v", got, err)
+	}
+	if b.puts[cur.Index] != 2 || b.puts[PointerKey] != ptrPuts {
+		t.Fatalf("damaged blob: puts %v; want the index uploaded again and no pointer write", b.puts)
+	}
+	if _, _, err := NewLoader(b, "").Load(ctx); err != nil {
+		t.Fatalf("after the repair: %v", err)
+	}
 }
