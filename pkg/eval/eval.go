@@ -33,6 +33,9 @@ type Config struct {
 	// NoDense leaves the vector index out: BM25F alone (the keyword
 	// fallback path).
 	NoDense bool
+	// FlatIndex keeps the index's vectors float32 (indexer.Config.Flat)
+	// instead of the default 8-bit codes.
+	FlatIndex bool
 	// The retriever settings (see retrieve.Config).
 	Weights           retrieve.Weights
 	Fusion            string
@@ -130,11 +133,15 @@ func (e *env) close() {
 	os.RemoveAll(e.dir)
 }
 
-func (e *env) index(ctx context.Context, emb embed.Embedder) (*built, error) {
-	if b, ok := e.indexes[emb.ModelID()]; ok {
+func (e *env) index(ctx context.Context, emb embed.Embedder, flat bool) (*built, error) {
+	key := emb.ModelID()
+	if flat {
+		key += " flat"
+	}
+	if b, ok := e.indexes[key]; ok {
 		return b, nil
 	}
-	ix, err := indexer.New(indexer.Config{Catalog: e.st, Embedder: emb})
+	ix, err := indexer.New(indexer.Config{Catalog: e.st, Embedder: emb, Flat: flat})
 	if err != nil {
 		return nil, err
 	}
@@ -143,7 +150,7 @@ func (e *env) index(ctx context.Context, emb embed.Embedder) (*built, error) {
 		return nil, err
 	}
 	b := &built{ix: ix, buildTime: res.Duration}
-	e.indexes[emb.ModelID()] = b
+	e.indexes[key] = b
 	return b, nil
 }
 
@@ -160,7 +167,7 @@ func (e *env) run(ctx context.Context, c Config) (Report, error) {
 	}
 	rep := Report{Dataset: e.ds.Name, Config: c.Name, Tools: len(e.ds.Tools)}
 	if !c.NoDense {
-		b, err := e.index(ctx, emb)
+		b, err := e.index(ctx, emb, c.FlatIndex)
 		if err != nil {
 			return rep, err
 		}

@@ -95,6 +95,12 @@ type Config struct {
 	Persist      Persister
 	BatchSize    int // documents per EmbedDocuments call (default 64)
 	Logger       *slog.Logger
+	// Flat keeps the built index's vectors as float32 (faiss
+	// IndexFlatIP, 4 bytes per component). By default a build is
+	// quantised to one byte per component (vindex.Index.Quantize; faiss
+	// IndexScalarQuantizer QT_8bit), keeping the previous index's ranges
+	// so that an unchanged catalog gives the same bytes.
+	Flat bool
 }
 
 // Stats are the indexer's figures for /metrics and /health.
@@ -418,6 +424,13 @@ func (x *Indexer) build(ctx context.Context, mode Mode, base *current) (BuildRes
 			}
 		}
 		res.Embedded += len(batch)
+	}
+	if !x.cfg.Flat {
+		var like *vindex.Index
+		if base != nil {
+			like = base.ix
+		}
+		next.ix = next.ix.Quantize(like)
 	}
 	next.meta.Count = next.ix.Len()
 	next.meta.BuiltAt = time.Now().UTC()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -161,8 +162,53 @@ func TestIncrementalReusesVectors(t *testing.T) {
 	if _, ok := meta.ToolID(vindex.ToolKey("s__tool_039")); ok {
 		t.Error("a deleted tool is still in the meta")
 	}
-	// A reused vector is identical to the one a full build computes.
+	// A reused vector is the one the previous build stored: the same
+	// codes, except in dimensions whose 8-bit range the new tools widened,
+	// where it moves by less than a step.
+	if !after.Quantized() || !before.Quantized() {
+		t.Fatal("the builds are not quantised (the default)")
+	}
 	key := vindex.ToolKey("s__tool_010")
+	v1, _ := after.Vector(key)
+	v0, _ := before.Vector(key)
+	same := 0
+	for j := range v0 {
+		if d := math.Abs(float64(v0[j] - v1[j])); d > 0.01 {
+			t.Fatalf("reused vector differs by %v in dimension %d", d, j)
+		} else if d == 0 {
+			same++
+		}
+	}
+	if same < len(v0)/2 {
+		t.Errorf("only %d of %d components of a reused vector kept their value", same, len(v0))
+	}
+}
+
+// With Flat the vectors stay float32, and a reused vector is bit for bit
+// the one the previous build computed.
+func TestFlatIncrementalReusesExactVectors(t *testing.T) {
+	c := newCatalog(10)
+	x, err := indexer.New(indexer.Config{Catalog: c, Embedder: embed.NewBuiltin(), Flat: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := x.Build(context.Background(), indexer.ModeFull); err != nil {
+		t.Fatal(err)
+	}
+	before, _, _ := x.Current()
+	c.mu.Lock()
+	extra := catalog.Tool{Server: "s", Name: "new_tool", Description: "Something else entirely."}
+	catalog.Finalize(&extra)
+	c.tools = append(c.tools, extra)
+	c.mu.Unlock()
+	if _, err := x.Build(context.Background(), indexer.ModeIncremental); err != nil {
+		t.Fatal(err)
+	}
+	after, _, _ := x.Current()
+	if after.Quantized() {
+		t.Fatal("Flat build is quantised")
+	}
+	key := vindex.ToolKey("s__tool_003")
 	v1, _ := after.Vector(key)
 	v0, _ := before.Vector(key)
 	if !equal(v0, v1) {
