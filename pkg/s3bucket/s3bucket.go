@@ -50,6 +50,7 @@ type Bucket struct {
 var (
 	_ indexpub.Bucket = (*Bucket)(nil)
 	_ indexpub.Lister = (*Bucket)(nil)
+	_ indexpub.Header = (*Bucket)(nil)
 )
 
 // New returns a Bucket on the named bucket.
