@@ -89,7 +89,8 @@ func (r *Retriever) feedback(snap *snapshot, cands map[*kdoc]*candidate, qterms 
 	n := float64(snap.nVisible)
 	gain := map[string]float64{}
 	for _, c := range top {
-		for term, tf := range c.d.terms {
+		for _, t := range c.d.terms {
+			term, tf := t.term, t.tf
 			if inQuery[term] {
 				continue
 			}
