@@ -59,7 +59,7 @@ const (
 type kdoc struct {
 	slot    int
 	tool    catalog.Tool
-	key     string // content hash + server fingerprint: unchanged key, no re-index
+	key     string     // content hash + server fingerprint: unchanged key, no re-index
 	terms   []termFreq // one per distinct term, in order of first occurrence
 	lens    [numFields]float32
 	removed bool // taken out of the index (set under the write lock)
