@@ -143,6 +143,9 @@ type Config struct {
 	Counters    *Counters
 	// Realm is reported in WWW-Authenticate.
 	Realm string
+	// OnRateLimited, when set, is told the key id of every request refused
+	// by its rate limit (usage statistics). It must not block.
+	OnRateLimited func(keyID string)
 }
 
 // Middleware authenticates every request before next.
@@ -189,6 +192,9 @@ func Middleware(cfg Config, next http.Handler) http.Handler {
 		}
 		if wait, ok := limiter.allow(key.ID, rl, time.Now()); !ok {
 			cfg.Counters.RateLimited.Add(1)
+			if cfg.OnRateLimited != nil {
+				cfg.OnRateLimited(key.ID)
+			}
 			w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(wait.Seconds()))))
 			writeError(w, http.StatusTooManyRequests, fmt.Sprintf("rate limit exceeded for key %q (%.3g requests/s, burst %d)", key.ID, rl.Rate, rl.Burst))
 			return

@@ -41,6 +41,8 @@ type Env struct {
 	SessionTTL     time.Duration // MCP_GATEWAY_SESSION_TTL (seconds), default 86400
 	SyncParallel   int           // TOOL_RAG_SYNC_PARALLEL, default 16
 	SyncTimeout    time.Duration // TOOL_RAG_SYNC_TIMEOUT (seconds per server), default 30
+
+	ConsolePath string // TOOL_RAG_CONSOLE_PATH, default /console; "off" (or "") turns the console off
 }
 
 // FromEnv reads Env through getenv (os.Getenv in production).
@@ -68,6 +70,7 @@ func FromEnv(getenv func(string) string) (Env, error) {
 		SessionTTL:         p.seconds("MCP_GATEWAY_SESSION_TTL", 86400),
 		SyncParallel:       p.int("TOOL_RAG_SYNC_PARALLEL", 16, 1, 1024),
 		SyncTimeout:        p.seconds("TOOL_RAG_SYNC_TIMEOUT", 30),
+		ConsolePath:        p.str("TOOL_RAG_CONSOLE_PATH", "/console"),
 	}
 	e.RegistryPath = p.path("MCP_GATEWAY_REGISTRY", filepath.Join(e.ConfigDir, "registry.yaml"))
 	e.GeneratedPath = p.path("MCP_GATEWAY_REGISTRY_GENERATED", filepath.Join(e.ConfigDir, "registry.generated.yaml"))
@@ -75,6 +78,11 @@ func FromEnv(getenv func(string) string) (Env, error) {
 	e.IndexDir = p.str("TOOL_RAG_INDEX_DIR", strings.TrimSuffix(e.DBPath, filepath.Ext(e.DBPath))+"_index")
 	if !strings.HasPrefix(e.MCPPath, "/") {
 		p.errs = append(p.errs, fmt.Sprintf("MCP_GATEWAY_MCP_PATH=%q must start with /", e.MCPPath))
+	}
+	if e.ConsolePath == "off" {
+		e.ConsolePath = ""
+	} else if !strings.HasPrefix(e.ConsolePath, "/") || strings.HasSuffix(e.ConsolePath, "/") || strings.HasPrefix(e.ConsolePath, "/tool-rag") || e.ConsolePath == e.MCPPath {
+		p.errs = append(p.errs, fmt.Sprintf("TOOL_RAG_CONSOLE_PATH=%q must be a path like /console (starting with /, not ending with /, not under /tool-rag nor the MCP path), or off", e.ConsolePath))
 	}
 	if len(p.errs) > 0 {
 		return Env{}, fmt.Errorf("invalid environment: %s", strings.Join(p.errs, "; "))
