@@ -552,3 +552,45 @@ func TestBeforeSwitchHook(t *testing.T) {
 		t.Fatalf("after the failed switch the published build is %v %s (%v), want the first (%v %s)", published.BuiltAt, published.IndexSHA256, err, meta.BuiltAt, meta.IndexSHA256)
 	}
 }
+
+// A float32 index published by an earlier version is reused by the first
+// incremental build (nothing re-embedded), which publishes it as 8-bit
+// once; the next incremental build of the unchanged catalog (a fresh
+// process, as a cold sync function) publishes nothing new.
+func TestFlatIndexMigratesToEightBitOnce(t *testing.T) {
+	ctx := context.Background()
+	c := newCatalog(30)
+	b := indexpub.NewDirBucket(t.TempDir())
+	old, err := indexer.New(indexer.Config{Catalog: c, Embedder: embed.NewBuiltin(), Bucket: b, Prefix: "ix/", Flat: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := old.Build(ctx, indexer.ModeFull); err != nil {
+		t.Fatal(err)
+	}
+	flatPtr, err := indexpub.ReadPointer(ctx, b, "ix/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var last indexpub.Pointer
+	for i, wantNew := range []bool{true, false, false} {
+		e := &counting{Embedder: embed.NewBuiltin()}
+		x, err := indexer.New(indexer.Config{Catalog: c, Embedder: e, Bucket: b, Prefix: "ix/"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := x.Build(ctx, indexer.ModeIncremental)
+		if err != nil || res.Reused != 30 || e.docs.Load() != 0 {
+			t.Fatalf("build %d: %+v, %v, %d embedded; want every vector reused", i, res, err, e.docs.Load())
+		}
+		ix, _, _ := x.Current()
+		ptr, err := indexpub.ReadPointer(ctx, b, "ix/")
+		if err != nil || !ix.Quantized() {
+			t.Fatalf("build %d: quantised %v, pointer %v", i, ix.Quantized(), err)
+		}
+		if changed := ptr != last; changed != wantNew || ptr.SHA256 == flatPtr.SHA256 {
+			t.Fatalf("build %d: pointer changed %v, want %v (%s, float32 %s)", i, changed, wantNew, ptr.SHA256, flatPtr.SHA256)
+		}
+		last = ptr
+	}
+}
