@@ -41,6 +41,8 @@ type Env struct {
 	SessionTTL     time.Duration // MCP_GATEWAY_SESSION_TTL (seconds), default 86400
 	SyncParallel   int           // TOOL_RAG_SYNC_PARALLEL, default 16
 	SyncTimeout    time.Duration // TOOL_RAG_SYNC_TIMEOUT (seconds per server), default 30
+	MaxTools       int           // TOOL_RAG_MAX_TOOLS_PER_SERVER, default 2000
+	MaxToolPages   int           // TOOL_RAG_MAX_TOOL_PAGES (tools/list pages per server), default 100
 
 	ConsolePath string // TOOL_RAG_CONSOLE_PATH, default /console; "off" (or "") turns the console off
 }
@@ -70,6 +72,8 @@ func FromEnv(getenv func(string) string) (Env, error) {
 		SessionTTL:         p.seconds("MCP_GATEWAY_SESSION_TTL", 86400),
 		SyncParallel:       p.int("TOOL_RAG_SYNC_PARALLEL", 16, 1, 1024),
 		SyncTimeout:        p.seconds("TOOL_RAG_SYNC_TIMEOUT", 30),
+		MaxTools:           p.int("TOOL_RAG_MAX_TOOLS_PER_SERVER", 2000, 1, 1<<20),
+		MaxToolPages:       p.int("TOOL_RAG_MAX_TOOL_PAGES", 100, 1, 1<<20),
 		ConsolePath:        p.str("TOOL_RAG_CONSOLE_PATH", "/console"),
 	}
 	e.RegistryPath = p.path("MCP_GATEWAY_REGISTRY", filepath.Join(e.ConfigDir, "registry.yaml"))
