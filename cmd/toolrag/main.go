@@ -32,7 +32,10 @@ func main() {
 	slog.SetDefault(config.NewLogger(os.Getenv, os.Stderr))
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
+	stopProfile := cpuProfile()
+	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stopProfile()
+	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			os.Exit(0)
 		}
@@ -69,3 +72,5 @@ func usage(w io.Writer) {
 	}
 	fmt.Fprintln(w, "\nrun `toolrag <command> -h` for a command's flags")
 }
+
+func isHelp(a string) bool { return a == "-h" || a == "--help" || a == "-help" || a == "help" }

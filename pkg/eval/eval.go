@@ -49,6 +49,11 @@ type Config struct {
 	SynonymWeight     float64
 	SemanticWholeOnly bool
 	Reranker          retrieve.Reranker
+	Compounds         bool
+	VerbWeight        float64 // 0: the retriever's default; negative: off
+	// PlainBM25 ranks with the textbook single-field BM25 baseline
+	// instead of the retriever (all other settings are ignored).
+	PlainBM25 bool
 }
 
 // Options configure Run and Ablation.
@@ -60,6 +65,9 @@ type Options struct {
 	Source Source
 	// Limit evaluates only the first Limit queries (0: all).
 	Limit int
+	// Progress, when set, receives a line per step of a long run
+	// (loading, each configuration, every 10 % of the queries).
+	Progress io.Writer
 }
 
 // Report is the outcome of one configuration on one dataset.
@@ -86,6 +94,8 @@ type env struct {
 	st      catalog.Store
 	topK    int
 	indexes map[string]*built // by embedder model id
+	// progress receives progress lines (nil: none).
+	progress io.Writer
 }
 
 type built struct {
@@ -104,6 +114,7 @@ func open(ctx context.Context, opts Options) (*env, error) {
 	if opts.Limit > 0 && opts.Limit < len(ds.Queries) {
 		ds.Queries = ds.Queries[:opts.Limit]
 	}
+	progress(opts.Progress, "%s: loading %d tools (%d queries)", ds.Name, len(ds.Tools), len(ds.Queries))
 	dir, err := os.MkdirTemp("", "toolrag-eval-*")
 	if err != nil {
 		return nil, fmt.Errorf("eval: %w", err)
@@ -117,7 +128,7 @@ func open(ctx context.Context, opts Options) (*env, error) {
 	if src == nil {
 		src = DirectSource{}
 	}
-	e := &env{ds: ds, dir: dir, st: st, topK: opts.TopK, indexes: map[string]*built{}}
+	e := &env{ds: ds, dir: dir, st: st, topK: opts.TopK, indexes: map[string]*built{}, progress: opts.Progress}
 	if e.topK <= 0 {
 		e.topK = 10
 	}
@@ -156,36 +167,21 @@ func (e *env) index(ctx context.Context, emb embed.Embedder, flat bool) (*built,
 
 // run evaluates one configuration.
 func (e *env) run(ctx context.Context, c Config) (Report, error) {
-	emb := c.Embedder
-	if emb == nil {
-		emb = embed.NewBuiltin()
-	}
-	rc := retrieve.Config{
-		Tools: e.st, Weights: c.Weights, Fusion: c.Fusion, SemanticNorm: c.SemanticNorm, FieldWeights: c.FieldWeights,
-		ServerWeight: c.ServerWeight, Decompose: c.Decompose, Merge: c.Merge, PRF: c.PRF, Synonyms: c.Synonyms, SynonymWeight: c.SynonymWeight, SemanticWholeOnly: c.SemanticWholeOnly,
-		Reranker: c.Reranker,
-	}
 	rep := Report{Dataset: e.ds.Name, Config: c.Name, Tools: len(e.ds.Tools)}
-	if !c.NoDense {
-		b, err := e.index(ctx, emb, c.FlatIndex)
-		if err != nil {
-			return rep, err
-		}
-		rc.Index, rc.Embedder = b.ix, emb
-		rep.BuildTime = b.buildTime
-	}
-	r, err := retrieve.New(rc)
+	r, buildTime, err := e.searcher(ctx, c)
 	if err != nil {
 		return rep, err
 	}
-	if err := r.Sync(ctx); err != nil {
-		return rep, err
-	}
+	rep.BuildTime = buildTime
 	var acc accumulator
 	bySet := map[string]*accumulator{}
 	lat := make([]time.Duration, 0, len(e.ds.Queries))
 	pol := policy.Unrestricted()
-	for _, q := range e.ds.Queries {
+	step := max(1, len(e.ds.Queries)/10)
+	for qi, q := range e.ds.Queries {
+		if qi > 0 && qi%step == 0 {
+			progress(e.progress, "%s: %s: %d/%d queries", e.ds.Name, c.Name, qi, len(e.ds.Queries))
+		}
 		start := time.Now()
 		resp, err := r.Retrieve(ctx, retrieve.Request{Query: q.Query, TopK: e.topK, Policy: pol})
 		lat = append(lat, time.Since(start))
@@ -223,6 +219,41 @@ func (e *env) run(ctx context.Context, c Config) (Report, error) {
 	return rep, nil
 }
 
+// searcher returns the ranking of configuration c over the loaded catalog
+// (a synced *retrieve.Retriever, or the plain BM25 baseline) and the
+// index build time.
+func (e *env) searcher(ctx context.Context, c Config) (retrieve.Searcher, time.Duration, error) {
+	if c.PlainBM25 {
+		return newPlainBM25(e.ds.Tools), 0, nil
+	}
+	emb := c.Embedder
+	if emb == nil {
+		emb = embed.NewBuiltin()
+	}
+	rc := retrieve.Config{
+		Tools: e.st, Weights: c.Weights, Fusion: c.Fusion, SemanticNorm: c.SemanticNorm, FieldWeights: c.FieldWeights,
+		ServerWeight: c.ServerWeight, Decompose: c.Decompose, Merge: c.Merge, PRF: c.PRF, Synonyms: c.Synonyms, SynonymWeight: c.SynonymWeight, SemanticWholeOnly: c.SemanticWholeOnly,
+		Reranker: c.Reranker, Compounds: c.Compounds, VerbWeight: c.VerbWeight,
+	}
+	var buildTime time.Duration
+	if !c.NoDense {
+		b, err := e.index(ctx, emb, c.FlatIndex)
+		if err != nil {
+			return nil, 0, err
+		}
+		rc.Index, rc.Embedder = b.ix, emb
+		buildTime = b.buildTime
+	}
+	r, err := retrieve.New(rc)
+	if err != nil {
+		return nil, 0, err
+	}
+	if err := r.Sync(ctx); err != nil {
+		return nil, 0, err
+	}
+	return r, buildTime, nil
+}
+
 // Run evaluates opts.Config on opts.Dataset and prints the report to w.
 func Run(ctx context.Context, opts Options, w io.Writer) (Report, error) {
 	e, err := open(ctx, opts)
@@ -256,7 +287,8 @@ func Ablation(ctx context.Context, opts Options, configs []Config, w io.Writer) 
 	}
 	defer e.close()
 	var out []Report
-	for _, c := range configs {
+	for i, c := range configs {
+		progress(opts.Progress, "%s: configuration %d/%d: %s", e.ds.Name, i+1, len(configs), c.Name)
 		rep, err := e.run(ctx, c)
 		if err != nil {
 			return out, fmt.Errorf("eval: configuration %q: %w", c.Name, err)
@@ -342,4 +374,11 @@ func f3(f float64) string { return fmt.Sprintf("%.3f", f) }
 
 func dur(d time.Duration) string {
 	return fmt.Sprintf("%.2fms", float64(d)/float64(time.Millisecond))
+}
+
+// progress writes one progress line to w (nil: nowhere).
+func progress(w io.Writer, format string, a ...any) {
+	if w != nil {
+		fmt.Fprintf(w, "eval: "+format+"\n", a...)
+	}
 }

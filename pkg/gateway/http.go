@@ -11,6 +11,8 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/toolrag/mcp-gateway/pkg/httpserve"
 )
 
 // HTTPOptions configures the Streamable HTTP endpoint.
@@ -65,6 +67,7 @@ func (g *Gateway) Handler(o HTTPOptions) http.Handler {
 		}
 		if int64(len(body)) > o.MaxBodyBytes {
 			g.Metrics.Rejected.Add(1)
+			httpserve.DiscardRest(w, r)
 			writeRPCError(w, http.StatusRequestEntityTooLarge, -32600,
 				fmt.Sprintf("request body exceeds the limit of %d bytes (MCP_GATEWAY_MAX_BODY_BYTES)", o.MaxBodyBytes))
 			return

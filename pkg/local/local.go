@@ -110,6 +110,10 @@ func New(ctx context.Context, o Options) (*Gateway, error) {
 		}
 		keys, keyList = auth.NewStaticKeys(list), list
 	}
+	resource, err := oauthResource(ctx, env, o.Getenv, keyList, log)
+	if err != nil {
+		return nil, err
+	}
 
 	g := &Gateway{Env: env, log: log, Health: health.NewTracker(), Metrics: metrics.New(), Usage: usage.New(), started: time.Now().UTC(),
 		startupWait: o.StartupWait}
@@ -185,22 +189,21 @@ func New(ctx context.Context, o Options) (*Gateway, error) {
 
 	api := ragapi.New(ragapi.Config{
 		Retriever: startupRetriever{g}, Tools: g.Store, Reindexer: reindexer{g}, Metrics: g.Metrics,
-		Health: g.healthFields,
+		Health: g.healthFields, MaxBodyBytes: env.MaxBodyBytes,
 	})
-	authCfg := auth.Config{Keys: keys, Disabled: env.WithoutAuth, Counters: &g.authC, OnRateLimited: g.Usage.RateLimitedRequest}
+	authCfg := auth.Config{Keys: keys, Disabled: env.WithoutAuth, Counters: &g.authC, OnRateLimited: g.Usage.RateLimitedRequest,
+		Tokens: resource.Tokens(), Challenge: resource.Challenge()}
 	con, err := g.newConsole(servers, keyList)
 	if err != nil {
 		return nil, err
 	}
 	mux := http.NewServeMux()
+	resource.Routes(mux)
 	mux.HandleFunc("GET /health", g.serveHealth)
 	mux.Handle(env.MCPPath, auth.Middleware(authCfg, g.MCP.Handler(gateway.HTTPOptions{
 		SessionIDs:   session.NewIDManager(sessions, env.SessionTTL),
 		MaxBodyBytes: env.MaxBodyBytes,
-		Observe: func(method string, d time.Duration) {
-			g.Metrics.Counter("mcp_requests_total", "method="+method).Add(1)
-			g.Metrics.Histogram("mcp_request_duration_seconds", "method="+method).Observe(d)
-		},
+		Observe:      newRequestMetrics(g.Metrics).observe,
 	})))
 	mux.Handle("/tool-rag/", auth.Middleware(authCfg, api.Handler()))
 	mountConsole(mux, con, authCfg)

@@ -89,8 +89,7 @@ func (r *Retriever) feedback(snap *snapshot, cands map[*kdoc]*candidate, qterms 
 	n := float64(snap.nVisible)
 	gain := map[string]float64{}
 	for _, c := range top {
-		for _, t := range c.d.terms {
-			term, tf := t.term, t.tf
+		for term, tf := range c.d.terms {
 			if inQuery[term] {
 				continue
 			}

@@ -3,7 +3,6 @@ package retrieve
 import (
 	"math"
 	"runtime"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -59,18 +58,11 @@ const (
 type kdoc struct {
 	slot    int
 	tool    catalog.Tool
-	key     string     // content hash + server fingerprint: unchanged key, no re-index
-	terms   []termFreq // one per distinct term, in order of first occurrence
+	key     string // content hash + server fingerprint: unchanged key, no re-index
+	terms   map[string]*[numFields]uint16
 	lens    [numFields]float32
-	removed bool // taken out of the index (set under the write lock)
-}
-
-// termFreq is a term of a tool with its frequency in each field. A slice
-// of them takes about half the memory of a map to pointers (at 100k tools
-// the difference is tens of MB).
-type termFreq struct {
-	term string
-	tf   [numFields]uint16
+	shape   toolShape // action family and object words of the name
+	removed bool      // taken out of the index (set under the write lock)
 }
 
 // posting is one tool holding a term, with the term's field frequencies.
@@ -251,27 +243,27 @@ func (d *kdoc) analyze(c stemCache, serverTerms []string) {
 	fields[FieldParams] = params
 	fields[FieldServer] = serverTerms
 	fields[FieldTags] = c.terms(strings.Join(t.Tags, " "))
-	n := 0
-	for _, terms := range fields {
-		n += len(terms)
-	}
-	at := make(map[string]int, n)
-	d.terms = make([]termFreq, 0, n)
+	d.shape = shapeOf(t.Name, c)
+	d.terms = map[string]*[numFields]uint16{}
 	for f, terms := range fields {
 		d.lens[f] = float32(len(terms))
+		if Field(f) == FieldName {
+			// Adjacent name words also count joined ("screen_shot" holds
+			// "screenshot"), so a query's compound finds a split name;
+			// they do not count in the field's length.
+			terms = append(terms, nameJoins(t.Name, c)...)
+		}
 		for _, term := range terms {
-			i, ok := at[term]
-			if !ok {
-				i = len(d.terms)
-				at[term] = i
-				d.terms = append(d.terms, termFreq{term: term})
+			tf := d.terms[term]
+			if tf == nil {
+				tf = new([numFields]uint16)
+				d.terms[term] = tf
 			}
-			if tf := &d.terms[i].tf; tf[f] < math.MaxUint16 {
+			if tf[f] < math.MaxUint16 {
 				tf[f]++
 			}
 		}
 	}
-	d.terms = slices.Clip(d.terms)
 }
 
 func (ix *KeywordIndex) add(d *kdoc) {
@@ -284,9 +276,8 @@ func (ix *KeywordIndex) add(d *kdoc) {
 		ix.slots = append(ix.slots, d)
 	}
 	ix.byID[d.tool.ID] = d
-	for i := range d.terms {
-		t := &d.terms[i]
-		ix.post[t.term] = append(ix.post[t.term], posting{d, &t.tf})
+	for term, tf := range d.terms {
+		ix.post[term] = append(ix.post[term], posting{d, tf})
 	}
 }
 
@@ -300,8 +291,8 @@ func (ix *KeywordIndex) removeAll(docs []*kdoc) {
 	terms := map[string]bool{}
 	for _, d := range docs {
 		d.removed = true
-		for _, t := range d.terms {
-			terms[t.term] = true
+		for term := range d.terms {
+			terms[term] = true
 		}
 		delete(ix.byID, d.tool.ID)
 		ix.slots[d.slot] = nil
@@ -462,9 +453,13 @@ type kwHit struct {
 
 // kwResult is the BM25F result for one query.
 type kwResult struct {
-	hits  []kwHit
-	terms []string // distinct query terms, in query order
-	max   float64
+	hits []kwHit
+	// bySlot / maskBySlot: each tool's score and mask by slot (nil when
+	// nothing is visible).
+	bySlot     []float64
+	maskBySlot []uint64
+	terms      []string // distinct query terms, in query order
+	max        float64
 }
 
 // matched lists the query terms whose bits are set in mask.
@@ -555,6 +550,7 @@ func (s *snapshot) scoreWeighted(order []string, weights map[string]float64) *kw
 			}
 		}
 	}
+	res.bySlot, res.maskBySlot = acc, masks
 	res.hits = make([]kwHit, 0, len(touched))
 	for _, slot := range touched {
 		res.hits = append(res.hits, kwHit{d: s.ix.slots[slot], score: acc[slot], mask: masks[slot]})
@@ -565,6 +561,9 @@ func (s *snapshot) scoreWeighted(order []string, weights map[string]float64) *kw
 
 // df returns the number of visible tools containing term.
 func (s *snapshot) df(term string) int {
+	if s.all {
+		return len(s.ix.post[term])
+	}
 	n := 0
 	for _, e := range s.ix.post[term] {
 		if s.allowed[e.d.slot] {
