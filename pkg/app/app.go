@@ -69,11 +69,17 @@ type Backend struct {
 	IndexPrefix  string
 	BeforeSwitch func(ctx context.Context, next indexpub.Pointer) error
 	// Upstreams reaches the upstream servers; Health says which are down.
+	// Calls, when set, is what the MCP server calls them through (a
+	// runtime's limits around Upstreams).
 	Upstreams *upstream.Manager
-	Health    *health.Tracker
-	Embedder  embed.Embedder
-	Reranker  retrieve.Reranker // optional
-	Planner   gateway.Planner   // optional: enables the plan meta-tool
+	Calls     gateway.Upstreams
+	// Surfaces, when set, supplies the upstreams' prompts and resources
+	// stored elsewhere, so that Apply contacts no upstream.
+	Surfaces gateway.SurfaceSource
+	Health   *health.Tracker
+	Embedder embed.Embedder
+	Reranker retrieve.Reranker // optional
+	Planner  gateway.Planner   // optional: enables the plan meta-tool
 	// Reindexer serves POST /tool-rag/reindex.
 	Reindexer ragapi.Reindexer
 	// KeyList lists the API keys for the operator console (nil: none).
@@ -103,6 +109,18 @@ type Options struct {
 	// ConsolePoll is how often the console's servers page refreshes
 	// (0: the console's default).
 	ConsolePoll time.Duration
+	// GiveUpAt, under RejectWhileLoading, is when a request waiting for
+	// the first catalog is answered 503 (first: it is the first request
+	// the process serves); nil: 1s before the request's deadline.
+	GiveUpAt func(ctx context.Context, first bool) time.Time
+	// Limit, when set, wraps the MCP endpoint and the REST API right after
+	// authentication (e.g. a rate limit shared across instances); WrapMCP
+	// wraps the MCP handler inside the readiness gate (e.g. per-tool
+	// metrics in the App's registry).
+	Limit   func(http.Handler) http.Handler
+	WrapMCP func(*metrics.Registry, http.Handler) http.Handler
+	// SessionTimeout bounds one session-store call (0: the default).
+	SessionTimeout time.Duration
 	// MCPOptions are extra mcp-go transport options.
 	MCPOptions []server.StreamableHTTPOption
 	Logger     *slog.Logger
@@ -117,6 +135,9 @@ type App struct {
 	Retriever *retrieve.Retriever
 	MCP       *gateway.Gateway
 	Metrics   *metrics.Registry
+	// SessionIDs issues and checks legacy session ids against
+	// Backend.Sessions (its StoreErrors count the store's failures).
+	SessionIDs *session.IDManager
 	// Usage is this process's per-key and per-server call statistics
 	// (the operator console's usage page).
 	Usage *usage.Recorder
@@ -133,6 +154,7 @@ type App struct {
 	applyMu sync.Mutex
 	ready   atomic.Bool
 	stored  atomic.Bool   // a non-empty stored catalog is served (Change.Stored)
+	invoked atomic.Bool   // a request has reached the readiness gate
 	loaded  chan struct{} // closed when the first full catalog is applied
 	once    sync.Once
 	// catalog counts for /metrics, recorded by Apply (not per scrape)
@@ -170,8 +192,12 @@ func New(b Backend, o Options) (*App, error) {
 		return nil, err
 	}
 	env := o.Env
+	var calls gateway.Upstreams = b.Upstreams
+	if b.Calls != nil {
+		calls = b.Calls
+	}
 	a.MCP, err = gateway.New(gateway.Config{
-		Version: Version, Catalog: a.Catalog, Upstreams: b.Upstreams, Retriever: retrieval{a},
+		Version: Version, Catalog: a.Catalog, Upstreams: calls, Retriever: retrieval{a}, Surfaces: b.Surfaces,
 		Sessions: b.Sessions, Planner: b.Planner, MaxParallel: env.MaxParallel,
 		ShortlistDescChars: env.ShortlistDescChars, Unprefixed: o.Unprefixed,
 		UpstreamListTimeout: o.UpstreamListTimeout, Logger: a.log, OnCall: a.Usage.ToolCall,
@@ -201,7 +227,11 @@ func (a *App) routes(con *console.Console) http.Handler {
 	authCfg := auth.Config{Keys: a.b.Keys, Disabled: env.WithoutAuth, Counters: &a.authC, OnRateLimited: a.Usage.RateLimitedRequest,
 		Tokens: res.Tokens(), Challenge: res.Challenge()}
 	ids := session.NewIDManager(a.b.Sessions, env.SessionTTL)
+	if a.o.SessionTimeout > 0 {
+		ids.Timeout = a.o.SessionTimeout
+	}
 	ids.OnError = a.b.SessionErrors
+	a.SessionIDs = ids
 	api := ragapi.New(ragapi.Config{Retriever: retrieval{a}, Tools: a.Catalog, Reindexer: a.b.Reindexer,
 		Metrics: a.Metrics, Health: a.details, MaxBodyBytes: env.MaxBodyBytes})
 	mcp := a.MCP.Handler(gateway.HTTPOptions{
@@ -211,8 +241,16 @@ func (a *App) routes(con *console.Console) http.Handler {
 	mux := http.NewServeMux()
 	res.Routes(mux)
 	mux.HandleFunc("GET /health", a.serveHealth)
-	mux.Handle(env.MCPPath, auth.Middleware(authCfg, a.gate(mcp)))
-	mux.Handle("/tool-rag/", auth.Middleware(authCfg, a.gate(api.Handler())))
+	limit := a.o.Limit
+	if limit == nil {
+		limit = func(h http.Handler) http.Handler { return h }
+	}
+	mcp = ids.Guard(mcp)
+	if a.o.WrapMCP != nil {
+		mcp = a.o.WrapMCP(a.Metrics, mcp)
+	}
+	mux.Handle(env.MCPPath, auth.Middleware(authCfg, limit(a.gate(mcp))))
+	mux.Handle("/tool-rag/", auth.Middleware(authCfg, limit(a.gate(api.Handler()))))
 	a.mountConsole(mux, con, authCfg)
 	return mux
 }

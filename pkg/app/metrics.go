@@ -1,5 +1,7 @@
 package app
 
+import "time"
+
 // registerMetrics registers the one metrics set of every runtime (and the
 // runtime's own, Backend.Metrics). The MCP request counters are added by
 // the MCP handler as methods are seen.
@@ -7,6 +9,12 @@ func (a *App) registerMetrics() {
 	m := a.Metrics
 	m.Gauge("tools_in_index", func() float64 { return float64(a.Indexer.Stats().ToolsInIndex) })
 	m.Gauge("tools_in_db", func() float64 { return float64(a.tools.Load()) })
+	m.Gauge("index_age_seconds", func() float64 {
+		if _, meta, ok := a.Indexer.Current(); ok && !meta.BuiltAt.IsZero() {
+			return time.Since(meta.BuiltAt).Seconds()
+		}
+		return 0
+	})
 	m.Gauge("stale_entries", func() float64 { return float64(a.stale.Load()) })
 	m.Gauge("active_servers", func() float64 {
 		n := 0

@@ -74,23 +74,41 @@ func (a *App) waitLoaded(ctx context.Context, max time.Duration) bool {
 	return a.serving()
 }
 
-// gate applies RejectWhileLoading to h.
+// gate applies RejectWhileLoading to h: a request waits for the first
+// catalog until Options.GiveUpAt (default: answerMargin before its
+// deadline), then is answered 503 with Retry-After.
 func (a *App) gate(h http.Handler) http.Handler {
 	if a.o.WhileLoading != RejectWhileLoading {
 		return h
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !a.waitLoaded(r.Context(), time.Duration(1<<62)) {
-			if r.Context().Err() != nil {
+		first := !a.invoked.Swap(true)
+		if !a.serving() {
+			var by time.Time
+			if a.o.GiveUpAt != nil {
+				by = a.o.GiveUpAt(r.Context(), first)
+			} else if d, ok := r.Context().Deadline(); ok {
+				by = d.Add(-answerMargin)
+			}
+			var giveUp <-chan time.Time
+			if !by.IsZero() {
+				t := time.NewTimer(time.Until(by))
+				defer t.Stop()
+				giveUp = t.C
+			}
+			select {
+			case <-a.loaded:
+			case <-r.Context().Done():
+				return
+			case <-giveUp:
+				w.Header().Set("Content-Type", "application/json")
+				w.Header().Set("Retry-After", "1")
+				w.WriteHeader(http.StatusServiceUnavailable)
+				_ = json.NewEncoder(w).Encode(map[string]string{"error": fmt.Sprintf(
+					"the gateway is still loading its tool catalog and index (started %s ago); retry shortly",
+					time.Since(a.started).Round(100*time.Millisecond))})
 				return
 			}
-			w.Header().Set("Content-Type", "application/json")
-			w.Header().Set("Retry-After", "1")
-			w.WriteHeader(http.StatusServiceUnavailable)
-			_ = json.NewEncoder(w).Encode(map[string]string{"error": fmt.Sprintf(
-				"the gateway is still loading its tool catalog and index (started %s ago); retry shortly",
-				time.Since(a.started).Round(100*time.Millisecond))})
-			return
 		}
 		h.ServeHTTP(w, r)
 	})

@@ -22,8 +22,10 @@ import (
 	"github.com/toolrag/mcp-gateway/pkg/health"
 	"github.com/toolrag/mcp-gateway/pkg/indexer"
 	"github.com/toolrag/mcp-gateway/pkg/indexpub"
+	"github.com/toolrag/mcp-gateway/pkg/lambdalimits"
 	"github.com/toolrag/mcp-gateway/pkg/metrics"
 	"github.com/toolrag/mcp-gateway/pkg/oauth"
+	"github.com/toolrag/mcp-gateway/pkg/policy"
 	"github.com/toolrag/mcp-gateway/pkg/rerank"
 	"github.com/toolrag/mcp-gateway/pkg/s3bucket"
 	"github.com/toolrag/mcp-gateway/pkg/upstream"
@@ -54,6 +56,12 @@ type Gateway struct {
 	bucket *timedBucket
 	health *health.Tracker
 	oauth  *oauth.Validator // nil without OAuth
+	// surfaces are the upstream prompts/resources stored by the sync
+	// function; emit writes CloudWatch EMF lines (nil: off); exact is
+	// TOOL_RAG_RATE_LIMIT=exact (nil otherwise).
+	surfaces *storedSurfaces
+	emit     *emitter
+	exact    *exactLimiter
 	// catalogSource says where the catalog copy came from: "s3" or "dynamodb".
 	catalogSource atomic.Pointer[string]
 	// copySHA and copyETag identify the catalog copy the catalog was read
@@ -105,7 +113,8 @@ func NewGateway(ctx context.Context, cfg Config) (*Gateway, error) {
 		return nil, err
 	}
 	log := cfg.Logger
-	g := &Gateway{cfg: cfg, log: log, DynamoMetrics: dm, health: health.NewTracker(), loaded: make(chan struct{})}
+	g := &Gateway{cfg: cfg, log: log, DynamoMetrics: dm, health: health.NewTracker(), loaded: make(chan struct{}),
+		surfaces: &storedSurfaces{}}
 	g.Tools = dynamo.NewToolStore(cfg.DynamoDB, cfg.Tables.Tools)
 	g.Tools.Metrics = dm
 	g.Keys = dynamo.NewKeyStore(cfg.DynamoDB, cfg.Tables.Keys)
@@ -125,9 +134,25 @@ func NewGateway(ctx context.Context, cfg Config) (*Gateway, error) {
 	// With TOOL_RAG_REINDEX_INPLACE the gateway publishes too, with the
 	// catalog copy written first, like the sync function.
 	copies := &indexpub.CatalogWriter{Tools: g.Tools, Bucket: g.bucket, Prefix: cfg.Prefix, Log: log}
+	// Key lookups remember each key's rate limit for the exact limiter.
+	limits := &sync.Map{}
+	if cfg.RateLimit == RateLimitExact {
+		g.exact = &exactLimiter{counter: dynamo.NewRateCounter(cfg.DynamoDB, cfg.Tables.Sessions), window: cfg.RateLimitWindow, limits: limits, log: log}
+	}
+	var exact func(http.Handler) http.Handler // nil: per-instance limits only
+	if g.exact != nil {
+		exact = g.exact.middleware
+	}
+	front := cfg.frontTimeout
+	if front == 0 {
+		front = lambdalimits.FrontTimeout
+	}
 	g.App, err = app.New(app.Backend{
-		Runtime: "aws-lambda", Catalog: g.Tools, Keys: auth.NewCached(g.Keys, cfg.KeyCacheTTL), OAuth: resource,
-		Sessions: g.Sessions, SessionErrors: func(err error) { log.Warn("session store", "error", err) },
+		Runtime: "aws-lambda", Catalog: g.Tools, Keys: auth.NewCached(keyLookup{keys: g.Keys, limits: limits, log: log}, cfg.KeyCacheTTL), OAuth: resource,
+		Sessions: g.Sessions, SessionErrors: func(err error) {
+			log.Error("session store unavailable; the request is answered 503 with Retry-After", "error", err)
+		},
+		Calls: lambdalimits.Upstreams{Manager: g.Upstreams}, Surfaces: g.surfaces,
 		Index: g.bucket, IndexPrefix: cfg.Prefix, BeforeSwitch: copies.BeforeSwitch,
 		Upstreams: g.Upstreams, Health: g.health, Embedder: emb, Reranker: rr,
 		Reindexer: reindexer{g}, Details: g.details, Metrics: g.registerMetrics, KeyList: g.Keys.List,
@@ -135,6 +160,13 @@ func NewGateway(ctx context.Context, cfg Config) (*Gateway, error) {
 		Sync: func(ctx context.Context) (any, error) { return reindexer{g}.Reindex(ctx, "incremental") },
 	}, app.Options{
 		Env: cfg.Env, UpstreamListTimeout: cfg.UpstreamListTimeout, WhileLoading: app.RejectWhileLoading, Logger: log,
+		// The request that caused the cold start answers before API
+		// Gateway's timeout counted from the process start.
+		GiveUpAt: func(ctx context.Context, first bool) time.Time {
+			return lambdalimits.AnswerBy(ctx, start, first, front, answerMargin)
+		},
+		Limit: exact, SessionTimeout: sessionStoreTimeout,
+		WrapMCP:    observeTools,
 		MCPOptions: []server.StreamableHTTPOption{server.WithSessionIdleTTL(sessionStateIdle)},
 	})
 	if err != nil {
@@ -142,6 +174,7 @@ func NewGateway(ctx context.Context, cfg Config) (*Gateway, error) {
 	}
 	copies.Tools = g.Catalog // an in-place build reads the copy Apply has just read
 	g.initTime = time.Since(start)
+	g.emit = newEmitter(g.Metrics, cfg.MetricsNamespace, cfg.MetricsInterval, cfg.metricsOut)
 
 	// The first load runs on its own goroutine so that NewGateway can
 	// return after InitWait while it goes on (see Config.InitWait).
@@ -215,6 +248,18 @@ func (g *Gateway) finishLoad(first <-chan loadResult, start time.Time) {
 // loadAttemptTimeout bounds one background retry of the first load.
 const loadAttemptTimeout = 5 * time.Minute
 
+// sessionStoreTimeout bounds one session-store call (the session id
+// manager's calls have no request context); keyLookupTimeout bounds one
+// key lookup. Both fail well inside the gateway's 29 s with a 503.
+const (
+	sessionStoreTimeout = 3 * time.Second
+	keyLookupTimeout    = 3 * time.Second
+)
+
+// answerMargin is the time a request waiting for the first load keeps to
+// answer 503 before its deadline.
+const answerMargin = time.Second
+
 // Loaded is closed when the gateway has loaded its catalog and index,
 // serves requests without waiting, and has recorded its cold start.
 func (g *Gateway) Loaded() <-chan struct{} { return g.loaded }
@@ -261,6 +306,7 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		g.refreshMu.Unlock()
 	}
 	g.Handler.ServeHTTP(w, r)
+	g.emit.maybe(time.Now())
 }
 
 // Refresh checks for a newer index and catalog now, regardless of
@@ -366,6 +412,10 @@ func (g *Gateway) reloadCatalog(ctx context.Context) (*app.Change, error) {
 		return nil, fmt.Errorf("read the upstream registry: %w", err)
 	}
 	g.Upstreams.SetServers(servers)
+	surfChanged, err := g.surfaces.load(ctx, g.Registry, g.log)
+	if err != nil {
+		return nil, err
+	}
 	if _, meta, ok := g.Indexer.Current(); ok && meta.IndexSHA256 != "" {
 		ifNoneMatch := ""
 		if g.CatalogSource() == "s3" && g.copySHA == meta.IndexSHA256 {
@@ -374,6 +424,10 @@ func (g *Gateway) reloadCatalog(ctx context.Context) (*app.Change, error) {
 		c, etag, ok, err := indexpub.ReadCatalog(ctx, g.bucket, g.cfg.Prefix, meta.IndexSHA256, ifNoneMatch)
 		switch {
 		case errors.Is(err, indexpub.ErrNotModified):
+			if surfChanged { // the same catalog, new stored prompts and resources
+				t, srv, _ := g.Catalog.Content()
+				return &app.Change{From: &app.Content{Tools: t, Servers: srv}}, nil
+			}
 			return nil, nil
 		case ok:
 			g.copySHA, g.copyETag = meta.IndexSHA256, etag
@@ -434,6 +488,46 @@ func (g *Gateway) registerMetrics(m *metrics.Registry) {
 	m.CounterFunc("dynamodb_retries_total", dm.Retries.Load)
 	m.CounterFunc("dynamodb_throttles_total", dm.Throttles.Load)
 	m.CounterFunc("dynamodb_conflicts_total", dm.Conflicts.Load)
+	m.CounterFunc("rate_limited_exact_total", func() int64 {
+		if g.exact == nil {
+			return 0
+		}
+		return g.exact.limited.Load()
+	})
+	m.CounterFunc("rate_limit_store_errors_total", func() int64 {
+		if g.exact == nil {
+			return 0
+		}
+		return g.exact.storeErrors.Load()
+	})
+	m.CounterFunc("session_store_errors_total", func() int64 {
+		if g.App == nil || g.SessionIDs == nil {
+			return 0
+		}
+		return g.SessionIDs.StoreErrors()
+	})
+}
+
+// keyLookup is the keys table as the gateway reads it: each lookup
+// bounded by keyLookupTimeout, a store failure logged, and each key's
+// rate limit remembered for the exact limiter.
+type keyLookup struct {
+	keys   *dynamo.KeyStore
+	limits *sync.Map // key id → policy.RateLimit
+	log    *slog.Logger
+}
+
+func (k keyLookup) LookupKey(ctx context.Context, secretHash string) (policy.Key, error) {
+	ctx, cancel := context.WithTimeout(ctx, keyLookupTimeout)
+	defer cancel()
+	key, err := k.keys.LookupKey(ctx, secretHash)
+	switch {
+	case err == nil:
+		k.limits.Store(key.ID, key.RateLimit)
+	case !errors.Is(err, auth.ErrUnknownKey) && !errors.Is(err, auth.ErrDisabledKey):
+		k.log.Error("key store unavailable; the request is answered 503 with Retry-After", "error", err)
+	}
+	return key, err
 }
 
 // reindexer serves POST /tool-rag/reindex: it starts the sync function

@@ -2,6 +2,8 @@ package awsrt
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"sync/atomic"
 	"time"
 
@@ -32,4 +34,21 @@ func (b *timedBucket) Get(ctx context.Context, key, ifNoneMatch string) ([]byte,
 		b.getBytes.Add(int64(len(body)))
 	}
 	return body, etag, err
+}
+
+// Head forwards to the bucket when it implements indexpub.Header (so a
+// publish from the gateway skips stored blobs).
+func (b *timedBucket) Head(ctx context.Context, key string) (indexpub.ObjectInfo, error) {
+	if h, ok := b.Bucket.(indexpub.Header); ok {
+		return h.Head(ctx, key)
+	}
+	return indexpub.ObjectInfo{}, fmt.Errorf("%T cannot read object attributes: %w", b.Bucket, errors.ErrUnsupported)
+}
+
+// ETagOf forwards to the bucket when it implements indexpub.Header.
+func (b *timedBucket) ETagOf(body []byte) string {
+	if h, ok := b.Bucket.(indexpub.Header); ok {
+		return h.ETagOf(body)
+	}
+	return ""
 }

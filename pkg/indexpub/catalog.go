@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -89,10 +90,12 @@ func (c *CatalogWriter) Err() error {
 	return c.err
 }
 
-// CatalogCopy is the content of CatalogKey (gzip-compressed JSON).
+// CatalogCopy is the content of CatalogKey (gzip-compressed JSON). It
+// holds no time of its own and no server's SyncedAt (set by every sync), so
+// that a sync that changed nothing produces the same bytes and does not
+// write them (copies written before that have a written_at, ignored).
 type CatalogCopy struct {
 	IndexSHA256 string           `json:"index_sha256"` // the index published with it
-	WrittenAt   time.Time        `json:"written_at"`
 	Tools       []catalog.Tool   `json:"tools"`
 	Servers     []catalog.Server `json:"servers"`
 }
@@ -109,15 +112,23 @@ func PublishCatalog(ctx context.Context, tools catalog.Reader, b Bucket, prefix,
 }
 
 // WriteCatalog stores the catalog copy for the index with the given
-// hash.
+// hash, unless the stored copy has the same bytes (Unchanged: one HEAD
+// request on S3).
 func WriteCatalog(ctx context.Context, b Bucket, prefix, indexSHA string, tools []catalog.Tool, servers []catalog.Server) error {
+	servers = slices.Clone(servers)
+	for i := range servers {
+		servers[i].SyncedAt = time.Time{}
+	}
 	var buf bytes.Buffer
-	zw, _ := gzip.NewWriterLevel(&buf, gzip.BestSpeed)
-	if err := json.NewEncoder(zw).Encode(CatalogCopy{IndexSHA256: indexSHA, WrittenAt: time.Now().UTC(), Tools: tools, Servers: servers}); err != nil {
+	zw, _ := gzip.NewWriterLevel(&buf, gzip.BestSpeed) // no name, no time: the same content gives the same bytes
+	if err := json.NewEncoder(zw).Encode(CatalogCopy{IndexSHA256: indexSHA, Tools: tools, Servers: servers}); err != nil {
 		return fmt.Errorf("encode the catalog copy: %w", err)
 	}
 	if err := zw.Close(); err != nil {
 		return fmt.Errorf("encode the catalog copy: %w", err)
+	}
+	if Unchanged(ctx, b, prefix+CatalogKey, buf.Bytes()) {
+		return nil
 	}
 	if _, err := b.Put(ctx, prefix+CatalogKey, buf.Bytes(), Cond{}); err != nil {
 		return fmt.Errorf("write the catalog copy: %w", err)

@@ -23,16 +23,27 @@ const DefaultTTL = 24 * time.Hour
 //	server.NewStreamableHTTPServer(mcpServer, server.WithSessionIdManager(session.NewIDManager(store, ttl)))
 //
 // The SessionIdManager methods take no context and Generate returns no
-// error, so each store call runs under Timeout, and a failed Create is
-// reported to OnError; the id is still returned and the client's next
-// request gets 404 and re-initializes, as the MCP spec prescribes.
+// error, so each store call runs under Timeout, and every store error is
+// reported to OnError and remembered for Guard, which answers that request
+// 503 with Retry-After (the client retries) instead of the 404 mcp-go
+// writes for any Validate error (the client would drop its session).
 type IDManager struct {
 	Store   Store
 	TTL     time.Duration
 	Timeout time.Duration // per store call; default 5s
-	// OnError, when set, receives store errors that the SessionIdManager
-	// interface cannot return (from Generate).
+	// OnError, when set, receives every store error (the SessionIdManager
+	// interface cannot return them all; Guard answers them 503).
 	OnError func(error)
+
+	failures storeFailures
+}
+
+// storeError records a store error for Guard and reports it.
+func (m *IDManager) storeError(id string, err error) {
+	m.failures.note(id, err)
+	if m.OnError != nil {
+		m.OnError(err)
+	}
 }
 
 // NewIDManager returns an IDManager over store; ttl <= 0 means DefaultTTL.
@@ -74,8 +85,8 @@ func (m *IDManager) Generate() string {
 	id := NewID()
 	ctx, cancel := m.ctx()
 	defer cancel()
-	if err := m.Store.Create(ctx, id, m.TTL); err != nil && m.OnError != nil {
-		m.OnError(fmt.Errorf("create session %s: %w", id, err))
+	if err := m.Store.Create(ctx, id, m.TTL); err != nil {
+		m.storeError(id, fmt.Errorf("create session %s: %w", id, err))
 	}
 	return id
 }
@@ -92,7 +103,9 @@ func (m *IDManager) Validate(sessionID string) (isTerminated bool, err error) {
 	defer cancel()
 	ok, err := m.Store.Exists(ctx, sessionID)
 	if err != nil {
-		return false, fmt.Errorf("look up session %s: %w", sessionID, err)
+		err = fmt.Errorf("look up session %s: %w", sessionID, err)
+		m.storeError(sessionID, err)
+		return false, err
 	}
 	if !ok {
 		return false, fmt.Errorf("session %s: %w", sessionID, ErrNotFound)
@@ -109,7 +122,9 @@ func (m *IDManager) Terminate(sessionID string) (isNotAllowed bool, err error) {
 	ctx, cancel := m.ctx()
 	defer cancel()
 	if err := m.Store.Delete(ctx, sessionID); err != nil {
-		return false, fmt.Errorf("delete session %s: %w", sessionID, err)
+		err = fmt.Errorf("delete session %s: %w", sessionID, err)
+		m.storeError(sessionID, err)
+		return false, err
 	}
 	return false, nil
 }
