@@ -281,7 +281,7 @@ func TestFunctionsUnderRIE(t *testing.T) {
 	}
 	// What `toolrag dynamo seed-events` does: the example key and the
 	// fixture session of the samples.
-	if _, err := awsrt.SeedEventFixtures(ctx, dynamo.NewKeyStore(ddb, tables.Keys), reg, dynamo.NewSessionStore(ddb, tables.Sessions), nil); err != nil {
+	if _, err := dynamo.SeedEventFixtures(ctx, dynamo.NewKeyStore(ddb, tables.Keys), reg, dynamo.NewSessionStore(ddb, tables.Sessions), nil); err != nil {
 		t.Fatal(err)
 	}
 

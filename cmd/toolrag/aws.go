@@ -14,7 +14,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/toolrag/mcp-gateway/pkg/awsrt"
 	"github.com/toolrag/mcp-gateway/pkg/config"
 	"github.com/toolrag/mcp-gateway/pkg/dynamo"
 	"github.com/toolrag/mcp-gateway/pkg/policy"
@@ -280,7 +279,7 @@ func seedEvents(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err != nil {
 		return err
 	}
-	did, err := awsrt.SeedEventFixtures(ctx, dynamo.NewKeyStore(c, tables.Keys), dynamo.NewRegistryStore(c, tables.Registry),
+	did, err := dynamo.SeedEventFixtures(ctx, dynamo.NewKeyStore(c, tables.Keys), dynamo.NewRegistryStore(c, tables.Registry),
 		dynamo.NewSessionStore(c, tables.Sessions), servers)
 	if err != nil {
 		return withTableHint(err)

@@ -1,4 +1,4 @@
-package awsrt
+package dynamo
 
 import (
 	"context"
@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/toolrag/mcp-gateway/pkg/dynamo"
 	"github.com/toolrag/mcp-gateway/pkg/policy"
 	"github.com/toolrag/mcp-gateway/pkg/session"
 )
@@ -31,7 +30,7 @@ const (
 // SeedEventFixtures creates the example key (granting every server in the
 // registry, or servers when given) and the fixture session (renewed when
 // it exists). It reports what it did.
-func SeedEventFixtures(ctx context.Context, keys *dynamo.KeyStore, reg *dynamo.RegistryStore, sessions *dynamo.SessionStore, servers []string) (string, error) {
+func SeedEventFixtures(ctx context.Context, keys *KeyStore, reg *RegistryStore, sessions *SessionStore, servers []string) (string, error) {
 	if len(servers) == 0 {
 		all, err := reg.ListServers(ctx)
 		if err != nil {
@@ -54,7 +53,7 @@ func SeedEventFixtures(ctx context.Context, keys *dynamo.KeyStore, reg *dynamo.R
 	switch {
 	case err == nil:
 		did = append(did, fmt.Sprintf("created key %q (Bearer %s) for %s", EventsKeyID, EventsKeySecret, strings.Join(servers, ", ")))
-	case errors.Is(err, dynamo.ErrExists):
+	case errors.Is(err, ErrExists):
 		did = append(did, fmt.Sprintf("key %q exists", EventsKeyID))
 	default:
 		return "", err
