@@ -156,7 +156,7 @@ func Middleware(cfg Config, next http.Handler) http.Handler {
 	limiter := cfg.Counters.limiter()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if cfg.Disabled {
-			next.ServeHTTP(w, r.WithContext(WithPolicy(r.Context(), policy.Unrestricted())))
+			next.ServeHTTP(w, r.WithContext(WithPrincipal(WithPolicy(r.Context(), policy.Unrestricted()), AnonymousPrincipal)))
 			return
 		}
 		secret, ok := bearer(r.Header.Get("Authorization"))
@@ -194,7 +194,7 @@ func Middleware(cfg Config, next http.Handler) http.Handler {
 			return
 		}
 		cfg.Counters.Authenticated.Add(1)
-		next.ServeHTTP(w, r.WithContext(WithPolicy(r.Context(), policy.For(key))))
+		next.ServeHTTP(w, r.WithContext(WithPrincipal(WithPolicy(r.Context(), policy.For(key)), KeyPrincipal(key))))
 	})
 }
 
