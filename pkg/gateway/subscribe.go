@@ -11,6 +11,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/toolrag/mcp-gateway/pkg/auth"
+	"github.com/toolrag/mcp-gateway/pkg/session"
 	"github.com/toolrag/mcp-gateway/pkg/upstream"
 )
 
@@ -151,7 +152,7 @@ func (g *Gateway) resourceUpdated(srv, uri string) {
 	for sid, exposed := range targets {
 		err := g.srv.SendNotificationToSpecificClient(sid, mcp.MethodNotificationResourceUpdated, map[string]any{"uri": exposed})
 		if err != nil {
-			g.log.Debug("resource update not delivered", "session", sid, "error", err)
+			g.log.Debug("resource update not delivered", "session", session.Ref(sid), "error", err)
 		}
 	}
 }

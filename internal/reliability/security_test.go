@@ -1,0 +1,111 @@
+package reliability
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/toolrag/mcp-gateway/pkg/session"
+)
+
+// Attacks of issue #11 against a real local gateway. Each test names the
+// finding it guards (docs/reliability.md, "Attacks tried").
+
+var legacyHdr = map[string]string{"Content-Type": "application/json", "Accept": "application/json, text/event-stream",
+	"Mcp-Protocol-Version": mcp.LATEST_LEGACY_PROTOCOL_VERSION}
+
+// openLegacySession initializes a legacy-protocol session with key over raw
+// HTTP and returns its id.
+func openLegacySession(t *testing.T, url, key string) string {
+	t.Helper()
+	init := mcpBody("initialize", `{"protocolVersion":"`+mcp.LATEST_LEGACY_PROTOCOL_VERSION+`","capabilities":{"sampling":{}},"clientInfo":{"name":"owner","version":"1"}}`)
+	code, hdr, body := httpDo(t, nil, "POST", url, key, init, legacyHdr)
+	sid := hdr.Get("Mcp-Session-Id")
+	if code != 200 || !session.ValidID(sid) {
+		t.Fatalf("initialize: %d %q %s", code, sid, body)
+	}
+	return sid
+}
+
+// sessionDo sends one request in a session and returns the status and up
+// to 4 KiB of the body; a GET stream is cut after its headers.
+func sessionDo(t *testing.T, method, url, key, sid, body string) (int, string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, method, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range legacyHdr {
+		req.Header.Set(k, v)
+	}
+	req.Header.Set("Authorization", "Bearer "+key)
+	if sid != "" {
+		req.Header.Set("Mcp-Session-Id", sid)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("%s: %v", method, err)
+	}
+	defer resp.Body.Close()
+	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") && method == http.MethodGet {
+		return resp.StatusCode, "(event stream)"
+	}
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+	return resp.StatusCode, string(b)
+}
+
+// TestSessionBoundToKey (finding 2): another key that knows a session's id
+// cannot use it. POST, GET (the stream that carries the owner's sampling
+// requests) and DELETE with the owner's session id are answered exactly
+// like an unknown session, and the owner's session lives on. No session id
+// reaches the log.
+func TestSessionBoundToKey(t *testing.T) {
+	reg := "servers:\n" + stdioEntry(t, "echo", "")
+	g := startGateway(t, gwOpts{Registry: reg, Keys: matrixKeys})
+	const owner, intruder, admin = "sekret-full-9f8e", "sekret-nogrant-5b4a", "sekret-admin-a1b2"
+	sid := openLegacySession(t, g.url, owner)
+	unknown := session.NewID()
+	call := mcpBody("tools/call", `{"name":"find_tools","arguments":{"query":"echo"}}`)
+
+	for _, key := range []string{intruder, admin} {
+		for _, method := range []string{http.MethodPost, http.MethodGet, http.MethodDelete} {
+			body := ""
+			if method == http.MethodPost {
+				body = call
+			}
+			code, out := sessionDo(t, method, g.url, key, sid, body)
+			ucode, uout := sessionDo(t, method, g.url, key, unknown, body)
+			if code != http.StatusNotFound || code != ucode || out != uout {
+				t.Errorf("%s with another key's session: %d %q; with an unknown session: %d %q; want the same 404",
+					method, code, out, ucode, uout)
+			}
+		}
+	}
+	// A sampling response posted into the owner's session by another key.
+	if code, out := sessionDo(t, http.MethodPost, g.url, intruder, sid, `{"jsonrpc":"2.0","id":1,"result":{"role":"assistant","content":{"type":"text","text":"pwned"},"model":"x"}}`); code != http.StatusNotFound {
+		t.Errorf("sampling response into another key's session: %d %q", code, out)
+	}
+	// The owner's session survived the foreign DELETEs and still works.
+	if code, out := sessionDo(t, http.MethodPost, g.url, owner, sid, call); code != 200 || !strings.Contains(out, "echo__") {
+		t.Fatalf("owner's call after the attacks: %d %s", code, out)
+	}
+	if code, out := sessionDo(t, http.MethodGet, g.url, owner, sid, ""); code != 200 {
+		t.Fatalf("owner's GET stream: %d %s", code, out)
+	}
+	if code, out := sessionDo(t, http.MethodDelete, g.url, owner, sid, ""); code != 200 {
+		t.Fatalf("owner's DELETE: %d %s", code, out)
+	}
+	if code, _ := sessionDo(t, http.MethodPost, g.url, owner, sid, call); code != http.StatusNotFound {
+		t.Fatalf("call after the owner's DELETE: %d", code)
+	}
+	if logs := g.logs.String(); strings.Contains(logs, sid) || strings.Contains(logs, unknown) {
+		t.Errorf("a session id appears in the log")
+	}
+}
