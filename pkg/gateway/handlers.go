@@ -259,7 +259,7 @@ func (g *Gateway) call(ctx context.Context, callName string, args map[string]any
 	if err != nil {
 		g.Metrics.CallErrors.Add(1)
 		g.logCall(ctx, pol.KeyID, id, "upstream_error", start, err)
-		return mcp.NewToolResultErrorf("%s failed: %v", callName, err)
+		return mcp.NewToolResultErrorf("%s failed: %v", callName, publicError(err))
 	}
 	if res == nil {
 		g.logCall(ctx, pol.KeyID, id, "upstream_error", start, errors.New("the upstream returned no result"))
@@ -588,7 +588,7 @@ func (g *Gateway) promptHandler(srv, name string) server.PromptHandlerFunc {
 		}
 		res, err := g.cfg.Upstreams.GetPrompt(g.withRelay(ctx), srv, name, req.Params.Arguments)
 		if err != nil {
-			return nil, fmt.Errorf("prompt %s: %w", req.Params.Name, err)
+			return nil, fmt.Errorf("prompt %s: %w", req.Params.Name, g.callerError(ctx, srv, err))
 		}
 		return res, nil
 	}
@@ -603,7 +603,7 @@ func (g *Gateway) resourceHandler() server.ResourceHandlerFunc {
 		}
 		res, err := g.cfg.Upstreams.ReadResource(g.withRelay(ctx), srv, orig)
 		if err != nil {
-			return nil, fmt.Errorf("read %s: %w", req.Params.URI, err)
+			return nil, fmt.Errorf("read %s: %w", req.Params.URI, g.callerError(ctx, srv, err))
 		}
 		if !strings.HasPrefix(req.Params.URI, "gateway://") {
 			return res.Contents, nil // an unprefixed server's URIs are exposed as they are

@@ -71,7 +71,7 @@ func (g *Gateway) subscribeHook(ctx context.Context, _ any, message any) error {
 	key := origin{srv, orig}
 	if subscribe {
 		if err := up.Subscribe(ctx, srv, orig); err != nil {
-			return fmt.Errorf("subscribe to %s: %w", uri, err)
+			return fmt.Errorf("subscribe to %s: %w", uri, g.callerError(ctx, srv, err))
 		}
 		g.subs.mu.Lock()
 		if g.subs.subs == nil {

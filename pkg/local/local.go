@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/toolrag/mcp-gateway/internal/redact"
 	"log/slog"
 	"net"
 	"net/http"
@@ -87,6 +88,7 @@ func New(ctx context.Context, o Options) (*Gateway, error) {
 	if log == nil {
 		log = slog.Default()
 	}
+	log = slog.New(redact.Handler(log.Handler())) // no credential or session id in any log line
 	env, err := config.FromEnv(o.Getenv)
 	if err != nil {
 		return nil, err
