@@ -2,6 +2,7 @@ package reliability
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"net/http"
 	"strings"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/toolrag/mcp-gateway/pkg/health"
 	"github.com/toolrag/mcp-gateway/pkg/session"
 )
 
@@ -107,5 +109,118 @@ func TestSessionBoundToKey(t *testing.T) {
 	}
 	if logs := g.logs.String(); strings.Contains(logs, sid) || strings.Contains(logs, unknown) {
 		t.Errorf("a session id appears in the log")
+	}
+}
+
+// Upstream credentials planted where the gateway sees them: in upstream
+// URLs (password, token query), and in the stderr of stdio servers (a
+// connection string, printed at start).
+const (
+	pgPassword     = "pg-PASSWORD-123"
+	deadPassword   = "dead-PASSWORD-321"
+	urlPassword    = "url-PASSWORD-456"
+	urlToken       = "url-TOKEN-789"
+	leakKeyNoGrant = "sekret-nogrant-5b4a"
+	leakKeyPG      = "sekret-pg-2468"
+	leakKeyAdmin   = "sekret-admin-a1b2"
+)
+
+const leakKeys = `keys:
+  - id: admin
+    secret: "sekret-admin-a1b2"
+    admin: true
+    servers: {echo: {}, pgsrv: {}, deadsrv: {}, remotesrv: {}}
+  - id: nogrant
+    secret: "sekret-nogrant-5b4a"
+    servers: {}
+  - id: pguser
+    secret: "sekret-pg-2468"
+    servers: {echo: {}, pgsrv: {}}
+`
+
+func leakGateway(t *testing.T) *gateway {
+	reg := "servers:\n" + stdioEntry(t, "echo", "") +
+		stdioEntry(t, "pgsrv", "", "-misbehave=crash-on-call", "-stderr-line", "connecting to postgres://app:"+pgPassword+"@db.internal/app") +
+		stdioEntry(t, "deadsrv", "", "-misbehave=exit-at-start", "-stderr-line", "DATABASE_URL=postgres://app:"+deadPassword+"@db/app") +
+		"  remotesrv:\n    transport: streamable_http\n    url: \"http://app:" + urlPassword + "@127.0.0.1:9/mcp?token=" + urlToken + "\"\n"
+	g := startGateway(t, gwOpts{Registry: reg, Keys: leakKeys})
+	// One health probe round, as the background loop would run it.
+	g.g.Health.Replace(health.ProbeAll(context.Background(), g.g.Upstreams, 5*time.Second, 4))
+	return g
+}
+
+func assertNoLeak(t *testing.T, where, content string) {
+	t.Helper()
+	for _, s := range []string{pgPassword, deadPassword, urlPassword, urlToken} {
+		if strings.Contains(content, s) {
+			t.Errorf("%s carries the upstream credential %q: %s", where, s, content)
+		}
+	}
+}
+
+// TestHealthForTheRightAudience (finding 4): /tool-rag/health tells a
+// non-admin key only how many of its granted servers are up (no server
+// ids, URLs or stderr), and an admin the details without credentials.
+func TestHealthForTheRightAudience(t *testing.T) {
+	g := leakGateway(t)
+	health := func(key string) (map[string]any, string) {
+		t.Helper()
+		code, _, body := httpDo(t, nil, "GET", g.base+"/tool-rag/health", key, "", nil)
+		if code != 200 {
+			t.Fatalf("health: %d %s", code, body)
+		}
+		var out map[string]any
+		if err := json.Unmarshal([]byte(body), &out); err != nil {
+			t.Fatal(err)
+		}
+		return out, body
+	}
+	for _, tc := range []struct {
+		key             string
+		granted, upWant float64
+	}{{leakKeyNoGrant, 0, 0}, {leakKeyPG, 2, 2}} {
+		out, body := health(tc.key)
+		assertNoLeak(t, "non-admin health", body)
+		for _, id := range []string{"pgsrv", "deadsrv", "remotesrv", "echo", "postgres", "127.0.0.1", "stderr"} {
+			if strings.Contains(body, id) {
+				t.Errorf("health for a non-admin key names %q: %s", id, body)
+			}
+		}
+		srv, _ := out["servers"].(map[string]any)
+		if srv["granted"] != tc.granted || srv["up"] != tc.upWant {
+			t.Errorf("health for a non-admin key: %s; want granted %v, up %v", body, tc.granted, tc.upWant)
+		}
+	}
+	_, body := health(leakKeyAdmin)
+	assertNoLeak(t, "admin health", body)
+	if !strings.Contains(body, "deadsrv") || !strings.Contains(body, "remotesrv") {
+		t.Errorf("admin health lacks the down servers' details: %s", body)
+	}
+	assertNoLeak(t, "the log", g.logs.String())
+}
+
+// TestUpstreamStderrNotEchoed (finding 4): a stdio server that dies during
+// a call leaves a connection string on stderr; the caller's error does
+// not carry it, the operator's log has the stderr with the password
+// removed.
+func TestUpstreamStderrNotEchoed(t *testing.T) {
+	g := leakGateway(t)
+	c := connect(t, g.url, leakKeyPG, false, nil)
+	res, err := callTool(c, 30*time.Second, "run_tool", map[string]any{"call_name": "pgsrv__echo", "arguments": map[string]any{"text": "hi"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg := text(res)
+	if !res.IsError || !strings.Contains(msg, "pgsrv__echo failed") {
+		t.Fatalf("call to a crashing server: %q", msg)
+	}
+	assertNoLeak(t, "the call error", msg)
+	if strings.Contains(msg, "postgres://") || strings.Contains(msg, "crashing on tools/call") {
+		t.Errorf("the call error echoes the upstream's stderr: %q", msg)
+	}
+	logs := g.logs.String()
+	assertNoLeak(t, "the log", logs)
+	if !strings.Contains(logs, "postgres://[redacted]@db.internal/app") {
+		t.Errorf("the log lacks the (redacted) stderr for operators")
 	}
 }

@@ -168,6 +168,7 @@ func NewGateway(ctx context.Context, cfg Config) (*Gateway, error) {
 	ids.OnError = func(err error) { log.Warn("session store", "error", err) }
 	api := ragapi.New(ragapi.Config{
 		Retriever: g.Retriever, Tools: g.catalog, Reindexer: reindexer{g}, Metrics: g.Metrics, Health: g.healthFields,
+		ServerUp: g.serversUp,
 	})
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /health", g.serveHealth)
@@ -520,6 +521,15 @@ func (g *Gateway) serveHealth(w http.ResponseWriter, r *http.Request) {
 		"status": "ok", "version": Version, "started_at": g.started,
 		"index_size": st.ToolsInIndex, "catalog_size": g.catalog.len(), "fallback": st.ToolsInIndex == 0,
 	})
+}
+
+// serversUp reports each configured server and whether it is up.
+func (g *Gateway) serversUp() map[string]bool {
+	out := map[string]bool{}
+	for _, id := range g.Upstreams.Servers() {
+		out[id] = g.serverUp(id)
+	}
+	return out
 }
 
 func (g *Gateway) healthFields(ctx context.Context) map[string]any {

@@ -179,7 +179,7 @@ func New(ctx context.Context, o Options) (*Gateway, error) {
 
 	api := ragapi.New(ragapi.Config{
 		Retriever: startupRetriever{g}, Tools: g.Store, Reindexer: reindexer{g}, Metrics: g.Metrics,
-		Health: g.healthFields,
+		Health: g.healthFields, ServerUp: g.serversUp,
 	})
 	authCfg := auth.Config{Keys: keys, Disabled: env.WithoutAuth, Counters: &g.authC}
 	mux := http.NewServeMux()
@@ -350,6 +350,15 @@ func (g *Gateway) serveHealth(w http.ResponseWriter, r *http.Request) {
 	_ = json.NewEncoder(w).Encode(map[string]any{
 		"status": "ok", "ready": g.ready.Load(), "version": Version, "started_at": g.started,
 	})
+}
+
+// serversUp reports each configured server and whether it is up.
+func (g *Gateway) serversUp() map[string]bool {
+	out := map[string]bool{}
+	for _, id := range g.Upstreams.Servers() {
+		out[id] = g.Health.Up(id)
+	}
+	return out
 }
 
 func (g *Gateway) healthFields(ctx context.Context) map[string]any {

@@ -53,7 +53,11 @@ func main() {
 	misbehave := flag.String("misbehave", "", "test-only fault mode: crash-on-call, hang, garbage, badframe, huge or exit-at-start")
 	hugeBytes := flag.Int("huge-bytes", 10<<20, "size of the text result in -misbehave=huge mode")
 	httpAddr := flag.String("http", "", "serve Streamable HTTP at this address (path /mcp) instead of stdio")
+	stderrLine := flag.String("stderr-line", "", "test-only: write this line to stderr at start (e.g. a connection string, to check that the gateway never shows it to callers)")
 	flag.Parse()
+	if *stderrLine != "" {
+		fmt.Fprintln(os.Stderr, *stderrLine)
+	}
 
 	switch *misbehave {
 	case "", "crash-on-call", "hang", "garbage", "badframe", "huge":
