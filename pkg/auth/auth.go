@@ -27,6 +27,9 @@ var ErrUnknownKey = errors.New("unknown API key")
 // ErrDisabledKey is returned for a revoked key.
 var ErrDisabledKey = errors.New("API key is revoked")
 
+// ErrExpiredKey is returned for a key past its expires_at.
+var ErrExpiredKey = errors.New("API key has expired")
+
 // KeyLookup finds the key whose secret hashes to secretHash
 // ("sha256:<hex>"). It returns ErrUnknownKey (or an error wrapping it) when
 // there is none.
@@ -118,16 +121,20 @@ func PolicyFrom(ctx context.Context) (policy.Policy, bool) {
 // covers every route it is used on (MCP and REST alike).
 type Counters struct {
 	Authenticated atomic.Int64
-	Failures      atomic.Int64 // missing, malformed, unknown or revoked key
+	Failures      atomic.Int64 // missing, malformed, unknown, revoked or expired key
 	RateLimited   atomic.Int64
 	LookupErrors  atomic.Int64 // key store unavailable
+	// FailureThrottled counts requests refused because their client
+	// address failed authentication too often (FailureLimit).
+	FailureThrottled atomic.Int64
 
 	limitOnce sync.Once
 	limits    *limiters
+	failures  *limiters // per client address
 }
 
 func (c *Counters) limiter() *limiters {
-	c.limitOnce.Do(func() { c.limits = newLimiters() })
+	c.limitOnce.Do(func() { c.limits, c.failures = newLimiters(), newLimiters() })
 	return c.limits
 }
 
@@ -143,6 +150,16 @@ type Config struct {
 	Counters    *Counters
 	// Realm is reported in WWW-Authenticate.
 	Realm string
+	// FailureLimit bounds failed authentications per client address
+	// (ClientAddr): after Burst failures, at most Rate per second; beyond
+	// it every request from that address is answered 429 with Retry-After
+	// before its key is even looked up, so keys cannot be guessed faster.
+	// Zero means no limit.
+	FailureLimit policy.RateLimit
+	// TrustForwardedFor takes the client address from the last
+	// X-Forwarded-For entry (see ClientAddr); set it only behind a reverse
+	// proxy that appends it.
+	TrustForwardedFor bool
 }
 
 // Middleware authenticates every request before next.
@@ -154,14 +171,26 @@ func Middleware(cfg Config, next http.Handler) http.Handler {
 		cfg.Realm = "mcp-gateway"
 	}
 	limiter := cfg.Counters.limiter()
+	failures := cfg.Counters.failures
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if cfg.Disabled {
 			next.ServeHTTP(w, r.WithContext(WithPrincipal(WithPolicy(r.Context(), policy.Unrestricted()), AnonymousPrincipal)))
 			return
 		}
+		client := ClientAddr(r, cfg.TrustForwardedFor)
+		if wait := failures.peek(client, cfg.FailureLimit, time.Now()); wait > 0 {
+			cfg.Counters.FailureThrottled.Add(1)
+			w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(wait.Seconds()))))
+			writeError(w, http.StatusTooManyRequests, "too many failed authentication attempts from this address; retry later")
+			return
+		}
+		failed := func() {
+			cfg.Counters.Failures.Add(1)
+			failures.allow(client, cfg.FailureLimit, time.Now())
+		}
 		secret, ok := bearer(r.Header.Get("Authorization"))
 		if !ok {
-			cfg.Counters.Failures.Add(1)
+			failed()
 			unauthorized(w, cfg.Realm, "missing or malformed Authorization header: use \"Authorization: Bearer <key>\"", "")
 			return
 		}
@@ -170,12 +199,14 @@ func Middleware(cfg Config, next http.Handler) http.Handler {
 		switch {
 		case err == nil && key.Disabled:
 			err = ErrDisabledKey
+		case err == nil && key.Expired(time.Now()):
+			err = ErrExpiredKey
 		case err == nil && subtle.ConstantTimeCompare([]byte(key.SecretHash), []byte(hash)) != 1:
 			err = ErrUnknownKey
 		}
 		if err != nil {
-			if errors.Is(err, ErrUnknownKey) || errors.Is(err, ErrDisabledKey) {
-				cfg.Counters.Failures.Add(1)
+			if errors.Is(err, ErrUnknownKey) || errors.Is(err, ErrDisabledKey) || errors.Is(err, ErrExpiredKey) {
+				failed()
 				unauthorized(w, cfg.Realm, "invalid API key", "invalid_token")
 				return
 			}
@@ -194,7 +225,8 @@ func Middleware(cfg Config, next http.Handler) http.Handler {
 			return
 		}
 		cfg.Counters.Authenticated.Add(1)
-		next.ServeHTTP(w, r.WithContext(WithPrincipal(WithPolicy(r.Context(), policy.For(key)), KeyPrincipal(key))))
+		ctx := WithPrincipal(WithPolicy(r.Context(), policy.For(key)), KeyPrincipal(key))
+		next.ServeHTTP(w, r.WithContext(withTokens(ctx, limiter, key.ID, rl)))
 	})
 }
 
@@ -251,14 +283,14 @@ func (l *limiters) allow(keyID string, rl policy.RateLimit, now time.Time) (time
 	if rl.Rate <= 0 {
 		return 0, true
 	}
-	burst := float64(rl.Burst)
-	if burst < 1 {
-		burst = math.Max(1, rl.Rate)
-	}
+	burst := burstOf(rl)
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	b, ok := l.m[keyID]
 	if !ok {
+		if len(l.m) >= maxBuckets {
+			l.evictFull(now, rl)
+		}
 		b = &bucket{tokens: burst, last: now}
 		l.m[keyID] = b
 	}
@@ -269,4 +301,27 @@ func (l *limiters) allow(keyID string, rl policy.RateLimit, now time.Time) (time
 		return 0, true
 	}
 	return time.Duration((1 - b.tokens) / rl.Rate * float64(time.Second)), false
+}
+
+// maxBuckets bounds the buckets one limiter keeps (client addresses can
+// be many); full buckets are dropped first, as a new bucket starts full.
+const maxBuckets = 100000
+
+// evictFull drops the buckets that have refilled; the caller holds l.mu.
+func (l *limiters) evictFull(now time.Time, rl policy.RateLimit) {
+	for id, b := range l.m {
+		if b.tokens+now.Sub(b.last).Seconds()*rl.Rate >= burstOf(rl) {
+			delete(l.m, id)
+		}
+	}
+	if len(l.m) >= maxBuckets { // all busy: start over rather than grow
+		l.m = map[string]*bucket{}
+	}
+}
+
+func burstOf(rl policy.RateLimit) float64 {
+	if rl.Burst < 1 {
+		return math.Max(1, rl.Rate)
+	}
+	return float64(rl.Burst)
 }

@@ -15,9 +15,12 @@ func TestFromEnvDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if e.Port != 8765 || e.Host != "0.0.0.0" || e.MCPPath != "/mcp" || e.MaxParallel != 8 ||
+	// The gateway listens on loopback only unless MCP_GATEWAY_HOST says
+	// otherwise (issue #11).
+	if e.Port != 8765 || e.Host != "127.0.0.1" || e.MCPPath != "/mcp" || e.MaxParallel != 8 ||
 		e.RegistryPath != filepath.Join("config", "registry.yaml") || e.StartupReindex != "full" ||
-		e.HealthInterval != 30*time.Second || e.ShortlistDescChars != 300 || e.DBPath != "tool_registry.db" {
+		e.HealthInterval != 30*time.Second || e.ShortlistDescChars != 300 || e.DBPath != "tool_registry.db" ||
+		e.AuthFailureLimit().Burst != 30 || e.AuthFailureLimit().Rate != 0.5 || e.TrustForwardedFor || e.ConfigPoll != 2*time.Second {
 		t.Fatalf("defaults: %+v", e)
 	}
 }
