@@ -3,8 +3,10 @@ package reliability
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -222,5 +224,128 @@ func TestUpstreamStderrNotEchoed(t *testing.T) {
 	assertNoLeak(t, "the log", logs)
 	if !strings.Contains(logs, "postgres://[redacted]@db.internal/app") {
 		t.Errorf("the log lacks the (redacted) stderr for operators")
+	}
+}
+
+const limitKeys = `keys:
+  - id: batch
+    secret: "sekret-batch-8642"
+    servers: {echo: {}}
+    rate_limit: {rate: 0.001, burst: 3}
+  - id: full
+    secret: "sekret-full-9f8e"
+    servers: {echo: {}}
+`
+
+// TestBatchRateLimit (finding 5): each call of a run_tools batch costs one
+// rate-limit token; the calls beyond the tokens left are refused one by
+// one with status 429 and are not run.
+func TestBatchRateLimit(t *testing.T) {
+	g := startGateway(t, gwOpts{Registry: "servers:\n" + stdioEntry(t, "echo", ""), Keys: limitKeys})
+	const key = "sekret-batch-8642"
+	sid := openLegacySession(t, g.url, key) // token 1 of 3
+	calls := make([]map[string]any, 4)
+	for i := range calls {
+		calls[i] = map[string]any{"call_name": "echo__echo", "arguments": map[string]any{"text": fmt.Sprint("call ", i)}}
+	}
+	args, _ := json.Marshal(map[string]any{"name": "run_tools", "arguments": map[string]any{"calls": calls}})
+	code, out := sessionDo(t, http.MethodPost, g.url, key, sid, mcpBody("tools/call", string(args))) // token 2, then 1 more for the batch
+	if code != 200 {
+		t.Fatalf("run_tools: %d %s", code, out)
+	}
+	var b struct {
+		Results []struct {
+			OK     bool   `json:"ok"`
+			Status int    `json:"status"`
+			Error  string `json:"error"`
+		} `json:"results"`
+	}
+	var env struct {
+		Result struct {
+			StructuredContent json.RawMessage `json:"structuredContent"`
+		} `json:"result"`
+	}
+	_ = json.Unmarshal([]byte(sseData(out)), &env)
+	if err := json.Unmarshal(env.Result.StructuredContent, &b); err != nil || len(b.Results) != 4 {
+		t.Fatalf("run_tools answer: %v %s", err, out)
+	}
+	for i, r := range b.Results {
+		want429 := i >= 2
+		if want429 != (r.Status == http.StatusTooManyRequests) || want429 == r.OK {
+			t.Errorf("call %d: ok %v, status %d, error %q; want 429: %v", i, r.OK, r.Status, r.Error, want429)
+		}
+		if want429 && (!strings.Contains(r.Error, "rate limit") || !strings.Contains(r.Error, "retry in")) {
+			t.Errorf("call %d: the refusal does not say why: %q", i, r.Error)
+		}
+	}
+	if n := strings.Count(g.logs.String(), `msg="tool call" key=batch`); n != 2 {
+		t.Errorf("%d calls reached the upstream, want 2", n)
+	}
+}
+
+// sseData returns the data of the last SSE event in body, or body itself
+// when it is plain JSON.
+func sseData(body string) string {
+	data := body
+	for _, line := range strings.Split(body, "\n") {
+		if d, ok := strings.CutPrefix(line, "data: "); ok {
+			data = d
+		}
+	}
+	return data
+}
+
+// TestAuthFailureLimit (finding 5): after a burst of failed
+// authentications from one address, every request from it is answered
+// 429 with Retry-After before its key is looked up (even a valid key: a
+// right guess is not told apart), X-Forwarded-For does not get around it
+// unless trusted, and other addresses are unaffected.
+func TestAuthFailureLimit(t *testing.T) {
+	g := startGateway(t, gwOpts{Registry: "servers:\n" + stdioEntry(t, "echo", ""), Keys: limitKeys, NoSync: true, Env: map[string]string{
+		"MCP_GATEWAY_AUTH_FAILURE_BURST": "5", "MCP_GATEWAY_AUTH_FAILURE_RATE": "0.01",
+	}})
+	retrieve := func(key string, hdr map[string]string) (int, http.Header, string) {
+		return httpDo(t, nil, "POST", g.base+"/tool-rag/retrieve", key, `{"query":"echo"}`, hdr)
+	}
+	for i := 0; i < 5; i++ {
+		if code, _, body := retrieve(fmt.Sprintf("guess-%d", i), nil); code != http.StatusUnauthorized {
+			t.Fatalf("guess %d within the burst: %d %s", i, code, body)
+		}
+	}
+	for _, tc := range []struct {
+		what, key string
+		hdr       map[string]string
+	}{
+		{"the next guess", "guess-5", nil},
+		{"a valid key from the same address", "sekret-full-9f8e", nil},
+		{"a guess with a spoofed X-Forwarded-For", "guess-6", map[string]string{"X-Forwarded-For": "203.0.113.7"}},
+		{"a guess on /mcp", "guess-7", nil},
+	} {
+		code, hdr, body := retrieve(tc.key, tc.hdr)
+		if tc.what == "a guess on /mcp" {
+			code, hdr, body = httpDo(t, nil, "POST", g.url, tc.key, mcpBody("ping", "{}"), legacyHdr)
+		}
+		ra, _ := strconv.Atoi(hdr.Get("Retry-After"))
+		if code != http.StatusTooManyRequests || ra < 1 || !strings.Contains(body, "failed authentication") {
+			t.Errorf("%s: %d (Retry-After %q) %s; want 429 with Retry-After", tc.what, code, hdr.Get("Retry-After"), body)
+		}
+	}
+	// Another address is not affected (the gateway trusts X-Forwarded-For
+	// only when told to: a second gateway that does stands for it).
+	g2 := startGateway(t, gwOpts{Registry: "servers:\n" + stdioEntry(t, "echo", ""), Keys: limitKeys, NoSync: true, Env: map[string]string{
+		"MCP_GATEWAY_AUTH_FAILURE_BURST": "2", "MCP_GATEWAY_AUTH_FAILURE_RATE": "0.01", "MCP_GATEWAY_TRUST_FORWARDED_FOR": "1",
+	}})
+	from := func(addr, key string) int {
+		code, _, _ := httpDo(t, nil, "POST", g2.base+"/tool-rag/retrieve", key, `{"query":"echo"}`, map[string]string{"X-Forwarded-For": "198.51.100.1, " + addr})
+		return code
+	}
+	for i := 0; i < 2; i++ {
+		from("203.0.113.9", "guess")
+	}
+	if code := from("203.0.113.9", "sekret-full-9f8e"); code != http.StatusTooManyRequests {
+		t.Errorf("trusted X-Forwarded-For: the throttled address got %d", code)
+	}
+	if code := from("203.0.113.10", "sekret-full-9f8e"); code != http.StatusOK {
+		t.Errorf("trusted X-Forwarded-For: another address got %d, want 200", code)
 	}
 }

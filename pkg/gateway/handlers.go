@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
+	"net/http"
 	"strings"
 	"sync"
 	"time"
@@ -316,6 +318,8 @@ type runResult struct {
 	OK       bool                `json:"ok"`
 	Result   *mcp.CallToolResult `json:"result,omitempty"`
 	Error    string              `json:"error,omitempty"`
+	// Status is 429 for a call refused by the key's rate limit.
+	Status int `json:"status,omitempty"`
 }
 
 func (g *Gateway) handleRunMany(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -343,6 +347,10 @@ func (g *Gateway) handleRunMany(ctx context.Context, req mcp.CallToolRequest) (*
 		}
 		conc = min(conc, int(n))
 	}
+	// Each call of a batch costs one rate-limit token of the key; the
+	// request itself paid for the first. Calls beyond the tokens left are
+	// refused one by one (429), not run.
+	allowed, wait := auth.TakeTokens(ctx, len(calls)-1)
 	results := make([]runResult, len(calls))
 	sem := make(chan struct{}, conc)
 	rctx := g.withRelay(ctx)
@@ -353,6 +361,11 @@ func (g *Gateway) handleRunMany(ctx context.Context, req mcp.CallToolRequest) (*
 			id = fmt.Sprint(i)
 		}
 		results[i] = runResult{ID: id, CallName: c.CallName}
+		if i > allowed {
+			results[i].Status = http.StatusTooManyRequests
+			results[i].Error = fmt.Sprintf("rate limit exceeded: each call of a run_tools batch costs one of the key's rate-limit tokens, and this one is beyond those left; retry in %ds", int(math.Ceil(wait.Seconds())))
+			continue
+		}
 		if c.CallName == "" || isMeta(c.CallName) {
 			results[i].Error = "call_name must name a catalog tool from find_tools"
 			continue

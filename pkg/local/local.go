@@ -65,6 +65,11 @@ type Gateway struct {
 	toolsInDB, staleInDB atomic.Int64
 	authC                auth.Counters
 	started              time.Time
+	// configuration reloads (reload.go)
+	keySet   *auth.KeySet
+	getenv   func(string) string
+	cfgMu    sync.Mutex
+	cfgFiles configFiles
 }
 
 // Options tunes New beyond the environment.
@@ -98,16 +103,19 @@ func New(ctx context.Context, o Options) (*Gateway, error) {
 		return nil, err
 	}
 	var keys auth.KeyLookup
+	var keySet *auth.KeySet
 	if !env.WithoutAuth {
 		list, err := config.LoadKeys(env.KeysPath)
 		if err != nil {
 			return nil, fmt.Errorf("%w (copy config/keys.example.yaml, or set TOOL_RAG_WITHOUT_AUTH=1 on a trusted network)", err)
 		}
-		keys = auth.NewStaticKeys(list)
+		keySet = auth.NewKeySet(list) // replaced when keys.yaml changes (WatchConfig)
+		keys = keySet
 	}
 
 	g := &Gateway{Env: env, log: log, Health: health.NewTracker(), Metrics: metrics.New(), started: time.Now().UTC(),
-		startupWait: o.StartupWait}
+		startupWait: o.StartupWait, keySet: keySet, getenv: o.Getenv}
+	g.snapshotConfig()
 	if g.startupWait <= 0 {
 		g.startupWait = defaultStartupWait
 	}
@@ -181,7 +189,8 @@ func New(ctx context.Context, o Options) (*Gateway, error) {
 		Retriever: startupRetriever{g}, Tools: g.Store, Reindexer: reindexer{g}, Metrics: g.Metrics,
 		Health: g.healthFields, ServerUp: g.serversUp,
 	})
-	authCfg := auth.Config{Keys: keys, Disabled: env.WithoutAuth, Counters: &g.authC}
+	authCfg := auth.Config{Keys: keys, Disabled: env.WithoutAuth, Counters: &g.authC,
+		FailureLimit: env.AuthFailureLimit(), TrustForwardedFor: env.TrustForwardedFor}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /health", g.serveHealth)
 	mux.Handle(env.MCPPath, auth.Middleware(authCfg, g.MCP.Handler(gateway.HTTPOptions{
@@ -290,6 +299,9 @@ func Run(ctx context.Context, o Options) error {
 		return err
 	}
 	defer g.Close()
+	if err := g.checkExposure(); err != nil {
+		return err
+	}
 	addr := net.JoinHostPort(g.Env.Host, fmt.Sprint(g.Env.Port))
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
@@ -333,6 +345,7 @@ func (g *Gateway) Serve(ctx context.Context, ln net.Listener) error {
 		}
 		g.Background(ctx)
 	}()
+	go g.WatchConfig(ctx)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(httpserve.IdleUntilFirstByte(ln, srv.IdleTimeout)) }()
 	select {
@@ -389,6 +402,7 @@ func (g *Gateway) registerMetrics() {
 	})
 	m.CounterFunc("auth_failures_total", g.authC.Failures.Load)
 	m.CounterFunc("auth_rate_limited_total", g.authC.RateLimited.Load)
+	m.CounterFunc("auth_failures_throttled_total", g.authC.FailureThrottled.Load)
 	m.CounterFunc("mcp_tool_calls_total", g.MCP.Metrics.Calls.Load)
 	m.CounterFunc("mcp_tool_call_errors_total", g.MCP.Metrics.CallErrors.Load)
 	m.CounterFunc("mcp_calls_rejected_total", g.MCP.Metrics.CallsRejected.Load)

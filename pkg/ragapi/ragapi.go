@@ -40,14 +40,14 @@ type Reindexer interface {
 
 // Config configures the API.
 type Config struct {
-	Prefix        string // default /tool-rag
-	Retriever     Retriever
-	Tools         Tools
-	Reindexer     Reindexer
-	Health        func(ctx context.Context) map[string]any // extra fields for /health (admin keys only)
+	Prefix    string // default /tool-rag
+	Retriever Retriever
+	Tools     Tools
+	Reindexer Reindexer
+	Health    func(ctx context.Context) map[string]any // extra fields for /health (admin keys only)
 	// ServerUp reports each configured upstream server and whether it is
 	// up; a non-admin key's /health counts the servers it is granted.
-	ServerUp func() map[string]bool
+	ServerUp      func() map[string]bool
 	Metrics       *metrics.Registry
 	MaxTopK       int   // default 50
 	MaxQueryChars int   // default 2000
