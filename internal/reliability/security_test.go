@@ -5,14 +5,20 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/toolrag/mcp-gateway/internal/testenv"
 	"github.com/toolrag/mcp-gateway/pkg/health"
 	"github.com/toolrag/mcp-gateway/pkg/session"
 )
@@ -347,5 +353,199 @@ func TestAuthFailureLimit(t *testing.T) {
 	}
 	if code := from("203.0.113.10", "sekret-full-9f8e"); code != http.StatusOK {
 		t.Errorf("trusted X-Forwarded-For: another address got %d, want 200", code)
+	}
+}
+
+// servedGateway is `toolrag serve` run as a process.
+type servedGateway struct {
+	base    string
+	out     *testenv.Buffer
+	cmd     *exec.Cmd
+	exited  chan struct{} // closed when the process has exited
+	exitErr error         // its Wait error, once exited is closed
+}
+
+// serve starts `toolrag serve` with the config in dir and extra env, and
+// waits until it answers GET /health or exits.
+func serve(t *testing.T, dir string, extra map[string]string) *servedGateway {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	ln.Close()
+	env := gatewayEnv(dir)
+	env["MCP_GATEWAY_PORT"] = strconv.Itoa(port)
+	for k, v := range extra {
+		env[k] = v
+	}
+	cmdEnv := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME")}
+	for k, v := range env {
+		cmdEnv = append(cmdEnv, k+"="+v)
+	}
+	s := &servedGateway{base: fmt.Sprintf("http://127.0.0.1:%d", port), out: &testenv.Buffer{}, exited: make(chan struct{})}
+	s.cmd = exec.Command(toolragBin(t), "serve")
+	s.cmd.Env = cmdEnv
+	s.cmd.Stdout, s.cmd.Stderr = s.out, s.out
+	if err := s.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { s.exitErr = s.cmd.Wait(); close(s.exited) }()
+	t.Cleanup(func() {
+		_ = s.cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-s.exited:
+		case <-time.After(10 * time.Second):
+			_ = s.cmd.Process.Kill()
+		}
+	})
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		select {
+		case <-s.exited:
+			return s
+		default:
+		}
+		if resp, err := http.Get(s.base + "/health"); err == nil {
+			resp.Body.Close()
+			return s
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("toolrag serve did not come up:\n%s", s.out.String())
+	return nil
+}
+
+// TestKeyRevocationByReload (finding 6): revoking a key in keys.yaml takes
+// effect within seconds, without a restart; a broken keys.yaml keeps the
+// previous keys and the error names file:line; so does SIGHUP.
+func TestKeyRevocationByReload(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "registry.yaml"), "servers:\n"+stdioEntry(t, "echo", ""))
+	keys := func(disabled bool) string {
+		return fmt.Sprintf("keys:\n  - id: admin\n    secret: \"sekret-admin-a1b2\"\n    admin: true\n    servers: {echo: {}}\n"+
+			"  - id: victim\n    secret: \"sekret-victim-7777\"\n    servers: {echo: {}}\n    disabled: %v\n", disabled)
+	}
+	writeFile(t, filepath.Join(dir, "keys.yaml"), keys(false))
+	s := serve(t, dir, map[string]string{"MCP_GATEWAY_CONFIG_POLL": "0.2"})
+	status := func(key string) int {
+		code, _, _ := httpDo(t, nil, "GET", s.base+"/tool-rag/health", key, "", nil)
+		return code
+	}
+	if c := status("sekret-victim-7777"); c != 200 {
+		t.Fatalf("the key before revocation: %d\n%s", c, s.out.String())
+	}
+	// A broken file: the previous keys stay in force, the log says where.
+	writeFile(t, filepath.Join(dir, "keys.yaml"), keys(false)+"  - id: [broken\n")
+	eventually(t, 5*time.Second, "the reload error in the log", func() bool { return strings.Contains(s.out.String(), "keys.yaml:") })
+	if c := status("sekret-victim-7777"); c != 200 {
+		t.Fatalf("after a broken keys.yaml the key got %d; the previous keys must stay in force", c)
+	}
+	revoked := time.Now()
+	writeFile(t, filepath.Join(dir, "keys.yaml"), keys(true))
+	eventually(t, 5*time.Second, "the revoked key to be refused", func() bool { return status("sekret-victim-7777") == http.StatusUnauthorized })
+	t.Logf("revocation took effect after %s", time.Since(revoked).Round(10*time.Millisecond))
+	if c := status("sekret-admin-a1b2"); c != 200 {
+		t.Fatalf("the other key after the reload: %d", c)
+	}
+}
+
+// TestKeyRevocationBySIGHUP: with polling off, SIGHUP reloads keys.yaml.
+func TestKeyRevocationBySIGHUP(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "registry.yaml"), "servers:\n"+stdioEntry(t, "echo", ""))
+	writeFile(t, filepath.Join(dir, "keys.yaml"), "keys:\n  - id: victim\n    secret: \"sekret-victim-7777\"\n    servers: {echo: {}}\n")
+	s := serve(t, dir, map[string]string{"MCP_GATEWAY_CONFIG_POLL": "0"})
+	status := func() int {
+		code, _, _ := httpDo(t, nil, "GET", s.base+"/tool-rag/health", "sekret-victim-7777", "", nil)
+		return code
+	}
+	if c := status(); c != 200 {
+		t.Fatalf("before: %d", c)
+	}
+	writeFile(t, filepath.Join(dir, "keys.yaml"), "keys:\n  - id: other\n    secret: \"sekret-other-8888\"\n")
+	time.Sleep(300 * time.Millisecond)
+	if c := status(); c != 200 {
+		t.Fatalf("with polling off the file was reloaded without SIGHUP: %d", c)
+	}
+	if err := s.cmd.Process.Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 5*time.Second, "the removed key to be refused after SIGHUP", func() bool { return status() == http.StatusUnauthorized })
+}
+
+func eventually(t *testing.T, d time.Duration, what string, ok func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !ok() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s", d, what)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// TestServeSafeByDefault (finding 6): `toolrag serve` listens on loopback
+// unless MCP_GATEWAY_HOST says otherwise, and refuses to listen beyond it
+// while a key of config/keys.example.yaml is active.
+func TestServeSafeByDefault(t *testing.T) {
+	example, err := os.ReadFile(filepath.Join(testenv.Root(t), "config", "keys.example.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := "servers:\n" + stdioEntry(t, "echo", "")
+
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "registry.yaml"), reg)
+	writeFile(t, filepath.Join(dir, "keys.yaml"), string(example))
+	s := serve(t, dir, map[string]string{"MCP_GATEWAY_HOST": "0.0.0.0"})
+	select {
+	case <-s.exited:
+		if out, err := s.out.String(), s.exitErr; err == nil || !strings.Contains(out, "keys.example.yaml") || !strings.Contains(out, "MCP_GATEWAY_HOST") {
+			t.Errorf("serve on 0.0.0.0 with the example keys: exit %v, output:\n%s", err, out)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatalf("serve on 0.0.0.0 with the example keys is running:\n%s", s.out.String())
+	}
+
+	dir = t.TempDir()
+	writeFile(t, filepath.Join(dir, "registry.yaml"), reg)
+	writeFile(t, filepath.Join(dir, "keys.yaml"), string(example))
+	s = serve(t, dir, nil) // the default host
+	select {
+	case <-s.exited:
+		t.Fatalf("serve with the default host exited: %v\n%s", s.exitErr, s.out.String())
+	default:
+	}
+	if out := s.out.String(); !strings.Contains(out, "addr=127.0.0.1:") {
+		t.Errorf("serve with the default host does not listen on loopback:\n%s", out)
+	}
+}
+
+// TestKeyExpiry (finding 6): a key past its expires_at is refused like a
+// revoked one; one whose expiry is ahead works.
+func TestKeyExpiry(t *testing.T) {
+	keys := `keys:
+  - id: old
+    secret: "sekret-expired-1111"
+    servers: {echo: {}}
+    expires_at: 2020-01-31
+  - id: later
+    secret: "sekret-later-2222"
+    servers: {echo: {}}
+    expires_at: "2999-01-01T00:00:00Z"
+`
+	g := startGateway(t, gwOpts{Registry: "servers:\n" + stdioEntry(t, "echo", ""), Keys: keys, NoSync: true})
+	for key, want := range map[string]int{"sekret-expired-1111": http.StatusUnauthorized, "sekret-later-2222": http.StatusOK} {
+		for _, path := range []string{"/tool-rag/health", "/mcp"} {
+			code, _, body := httpDo(t, nil, "POST", g.base+path, key, mcpBody("ping", "{}"), legacyHdr)
+			if path == "/tool-rag/health" {
+				code, _, body = httpDo(t, nil, "GET", g.base+path, key, "", nil)
+			}
+			if (code == http.StatusUnauthorized) != (want == http.StatusUnauthorized) {
+				t.Errorf("%s with key %s: %d %s, want %d", path, key, code, body, want)
+			}
+		}
 	}
 }
