@@ -163,7 +163,10 @@ func NewGateway(ctx context.Context, cfg Config) (*Gateway, error) {
 	if env.WithoutAuth {
 		log.Warn("TOOL_RAG_WITHOUT_AUTH is set: every caller is granted every server")
 	}
-	authCfg := auth.Config{Keys: keys, Disabled: env.WithoutAuth, Counters: &g.authC}
+	// Failed authentications are counted per source IP (the adapters set
+	// RemoteAddr from the request context; X-Forwarded-For is never
+	// trusted here), per instance.
+	authCfg := auth.Config{Keys: keys, Disabled: env.WithoutAuth, Counters: &g.authC, FailureLimit: env.AuthFailureLimit()}
 	ids := session.NewIDManager(g.Sessions, env.SessionTTL)
 	ids.OnError = func(err error) { log.Warn("session store", "error", err) }
 	api := ragapi.New(ragapi.Config{
@@ -579,6 +582,7 @@ func (g *Gateway) registerMetrics() {
 	})
 	m.CounterFunc("auth_failures_total", g.authC.Failures.Load)
 	m.CounterFunc("auth_rate_limited_total", g.authC.RateLimited.Load)
+	m.CounterFunc("auth_failures_throttled_total", g.authC.FailureThrottled.Load)
 	m.CounterFunc("auth_lookup_errors_total", g.authC.LookupErrors.Load)
 	m.CounterFunc("mcp_tool_calls_total", g.MCP.Metrics.Calls.Load)
 	m.CounterFunc("mcp_tool_call_errors_total", g.MCP.Metrics.CallErrors.Load)

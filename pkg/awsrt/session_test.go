@@ -1,6 +1,7 @@
 package awsrt
 
 import (
+	"encoding/json"
 	"net/http"
 	"testing"
 
@@ -38,5 +39,36 @@ func TestSessionBoundToKeyAcrossInstances(t *testing.T) {
 	}
 	if r := invoke(t, b, event(t, "http-api-tools-list.json", request{auth: devSecret, session: sid})); r.status != http.StatusOK {
 		t.Fatalf("the owner on instance B after the attacks: %d %q", r.status, r.body)
+	}
+}
+
+// TestAuthFailureLimitBySourceIP (issue #11, finding 5): on Lambda, failed
+// authentications are counted per source IP of the request context; an
+// X-Forwarded-For header (which the client writes) does not change it.
+func TestAuthFailureLimitBySourceIP(t *testing.T) {
+	e := newTestEnv(t)
+	h := Dispatch(e.gateway(t, func(c *Config) { c.Env.AuthFailureBurst, c.Env.AuthFailureRate = 2, 0.01 }), LambdaOptions{})
+	from := func(ip, xff, secret string) response {
+		var ev map[string]any
+		if err := json.Unmarshal(event(t, "http-api-health.json", request{auth: secret, path: "/tool-rag/health"}), &ev); err != nil {
+			t.Fatal(err)
+		}
+		ev["requestContext"].(map[string]any)["http"].(map[string]any)["sourceIp"] = ip
+		if xff != "" {
+			ev["headers"].(map[string]any)["x-forwarded-for"] = xff
+		}
+		raw, _ := json.Marshal(ev)
+		return invoke(t, h, raw)
+	}
+	for i := 0; i < 2; i++ {
+		if r := from("198.51.100.7", "", "wrong"); r.status != http.StatusUnauthorized {
+			t.Fatalf("failure %d within the burst: %d", i, r.status)
+		}
+	}
+	if r := from("198.51.100.7", "192.0.2.99", agentSecret); r.status != http.StatusTooManyRequests || r.header("Retry-After") == "" {
+		t.Errorf("a valid key from the throttled source IP (spoofed X-Forwarded-For): %d %q", r.status, r.body)
+	}
+	if r := from("198.51.100.8", "198.51.100.7", agentSecret); r.status != http.StatusOK {
+		t.Errorf("another source IP: %d %q", r.status, r.body)
 	}
 }
