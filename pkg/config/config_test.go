@@ -179,3 +179,22 @@ func FuzzParseRegistry(f *testing.F) {
 		}
 	})
 }
+
+func TestParseKeysExpiresAt(t *testing.T) {
+	doc := "keys:\n  - id: a\n    secret: s1\n    expires_at: 2027-01-31\n  - id: b\n    secret: s2\n    expires_at: \"2027-02-01T18:30:00+01:00\"\n  - id: c\n    secret: s3\n"
+	keys, err := ParseKeys("k.yaml", []byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !keys[0].ExpiresAt.Equal(time.Date(2027, 1, 31, 0, 0, 0, 0, time.UTC)) ||
+		!keys[1].ExpiresAt.Equal(time.Date(2027, 2, 1, 17, 30, 0, 0, time.UTC)) || !keys[2].ExpiresAt.IsZero() {
+		t.Fatalf("expires_at: %v, %v, %v", keys[0].ExpiresAt, keys[1].ExpiresAt, keys[2].ExpiresAt)
+	}
+	if !keys[0].Expired(time.Date(2027, 1, 31, 0, 0, 0, 0, time.UTC)) || keys[0].Expired(time.Date(2027, 1, 30, 23, 59, 0, 0, time.UTC)) || keys[2].Expired(time.Now()) {
+		t.Fatal("Expired disagrees with expires_at")
+	}
+	_, err = ParseKeys("k.yaml", []byte("keys:\n  - id: a\n    secret: s1\n    expires_at: next tuesday\n"))
+	if err == nil || !strings.Contains(err.Error(), "k.yaml:2") || !strings.Contains(err.Error(), "expires_at") || !strings.Contains(err.Error(), "RFC 3339") {
+		t.Fatalf("bad expires_at: %v", err)
+	}
+}

@@ -165,6 +165,16 @@ func TestKeyStore(t *testing.T) {
 		t.Fatalf("Revoke(unknown) = %v", err)
 	}
 
+	// expires_at round-trips (issue #11): the gateway refuses the key once
+	// it has passed.
+	until := time.Date(2031, 5, 6, 7, 8, 9, 0, time.UTC)
+	if err := s.Create(ctx, policy.Key{ID: "temp", SecretHash: policy.HashSecret("temp-secret-5f5f"), ExpiresAt: until}); err != nil {
+		t.Fatal(err)
+	}
+	if k, err := s.Lookup(ctx, policy.HashSecret("temp-secret-5f5f")); err != nil || !k.ExpiresAt.Equal(until) {
+		t.Fatalf("Lookup(temp) = %+v, %v; want ExpiresAt %v", k, err, until)
+	}
+
 	if err := s.Delete(ctx, "carol"); err != nil {
 		t.Fatal(err)
 	}
