@@ -11,7 +11,7 @@ FUZZTIME ?= 60s
 
 .PHONY: run test test-go test-infra synth deps build build-lambdas build-bridge deploy eval eval-dev bench-index bench-aws model fuzz bench vet config localstack-up localstack-down provision clean
 
-## run: start the gateway on 0.0.0.0:8765 with config/ (examples copied on first run)
+## run: start the gateway on 127.0.0.1:8765 with config/ (examples copied on first run)
 run: config
 	$(GO) run ./cmd/toolrag serve
 
