@@ -395,6 +395,15 @@ func NewGatewayStack(scope constructs.Construct, id string, props *StackProps) (
 		Methods:     &[]awsapigatewayv2.HttpMethod{awsapigatewayv2.HttpMethod_GET},
 		Integration: integration,
 	})
+	// The operator console's static app (its data comes from
+	// /tool-rag/admin/*, behind an admin key).
+	for _, p := range []string{"/console", "/console/{proxy+}"} {
+		api.AddRoutes(&awsapigatewayv2.AddRoutesOptions{
+			Path:        jsii.String(p),
+			Methods:     &[]awsapigatewayv2.HttpMethod{awsapigatewayv2.HttpMethod_GET},
+			Integration: integration,
+		})
+	}
 	g.Api = api
 
 	// Schedules.

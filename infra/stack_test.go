@@ -238,7 +238,7 @@ func TestDefaultStack(t *testing.T) {
 		routes = append(routes, p["RouteKey"].(string))
 	}
 	sort.Strings(routes)
-	if got, want := strings.Join(routes, ","), "ANY /tool-rag/{proxy+},DELETE /mcp,GET /health,GET /mcp,POST /mcp"; got != want {
+	if got, want := strings.Join(routes, ","), "ANY /tool-rag/{proxy+},DELETE /mcp,GET /console,GET /console/{proxy+},GET /health,GET /mcp,POST /mcp"; got != want {
 		t.Errorf("routes = %s, want %s", got, want)
 	}
 	r.tmpl.HasResourceProperties(jsii.String("AWS::ApiGatewayV2::Integration"), &map[string]any{

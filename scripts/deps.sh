@@ -7,10 +7,12 @@ tools="$root/.tools"
 mkdir -p "$tools"
 
 # Debian packages: python3-faiss (FAISS compatibility tests), wordnet-base
-# (synonym table for the retriever, build time only).
+# (synonym table for the retriever, build time only), chromium (the
+# console's browser tests, headless).
 need_apt=()
 /usr/bin/python3 -c 'import faiss' >/dev/null 2>&1 || need_apt+=(python3-faiss)
 [ -d /usr/share/wordnet ] || need_apt+=(wordnet-base)
+[ -x /usr/bin/chromium ] || need_apt+=(chromium)
 if [ ${#need_apt[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ]; then
     apt-get update -qq >/dev/null

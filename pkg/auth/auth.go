@@ -160,6 +160,9 @@ type Config struct {
 	// X-Forwarded-For entry (see ClientAddr); set it only behind a reverse
 	// proxy that appends it.
 	TrustForwardedFor bool
+	// OnRateLimited, when set, is told the key id of every request refused
+	// by its rate limit (usage statistics). It must not block.
+	OnRateLimited func(keyID string)
 }
 
 // Middleware authenticates every request before next.
@@ -220,6 +223,9 @@ func Middleware(cfg Config, next http.Handler) http.Handler {
 		}
 		if wait, ok := limiter.allow(key.ID, rl, time.Now()); !ok {
 			cfg.Counters.RateLimited.Add(1)
+			if cfg.OnRateLimited != nil {
+				cfg.OnRateLimited(key.ID)
+			}
 			w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(wait.Seconds()))))
 			writeError(w, http.StatusTooManyRequests, fmt.Sprintf("rate limit exceeded for key %q (%.3g requests/s, burst %d)", key.ID, rl.Rate, rl.Burst))
 			return

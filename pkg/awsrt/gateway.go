@@ -30,6 +30,7 @@ import (
 	"github.com/toolrag/mcp-gateway/pkg/s3bucket"
 	"github.com/toolrag/mcp-gateway/pkg/session"
 	"github.com/toolrag/mcp-gateway/pkg/upstream"
+	"github.com/toolrag/mcp-gateway/pkg/usage"
 )
 
 // Gateway is the gateway function: an http.Handler serving the MCP
@@ -53,6 +54,9 @@ type Gateway struct {
 	MCP           *gateway.Gateway
 	Metrics       *metrics.Registry
 	DynamoMetrics *dynamo.Metrics
+	// Usage is this instance's per-key and per-server call statistics
+	// (the console's usage page).
+	Usage *usage.Recorder
 
 	cfg     Config
 	log     *slog.Logger
@@ -117,7 +121,7 @@ func NewGateway(ctx context.Context, cfg Config) (*Gateway, error) {
 		return nil, err
 	}
 	log := cfg.Logger
-	g := &Gateway{cfg: cfg, log: log, Metrics: metrics.New(), DynamoMetrics: dm, started: time.Now().UTC(), loadedGen: -1}
+	g := &Gateway{cfg: cfg, log: log, Metrics: metrics.New(), DynamoMetrics: dm, Usage: usage.New(), started: time.Now().UTC(), loadedGen: -1}
 	g.down.Store(&map[string]bool{})
 	g.Tools = dynamo.NewToolStore(cfg.DynamoDB, cfg.Tables.Tools)
 	g.Tools.Metrics = dm
@@ -151,7 +155,7 @@ func NewGateway(ctx context.Context, cfg Config) (*Gateway, error) {
 	g.MCP, err = gateway.New(gateway.Config{
 		Version: Version, Catalog: g.catalog, Upstreams: g.Upstreams, Retriever: g.Retriever,
 		Sessions: g.Sessions, MaxParallel: env.MaxParallel, ShortlistDescChars: env.ShortlistDescChars,
-		UpstreamListTimeout: cfg.UpstreamListTimeout, Logger: log,
+		UpstreamListTimeout: cfg.UpstreamListTimeout, Logger: log, OnCall: g.Usage.ToolCall,
 	})
 	if err != nil {
 		return nil, err
@@ -166,7 +170,12 @@ func NewGateway(ctx context.Context, cfg Config) (*Gateway, error) {
 	// Failed authentications are counted per source IP (the adapters set
 	// RemoteAddr from the request context; X-Forwarded-For is never
 	// trusted here), per instance.
-	authCfg := auth.Config{Keys: keys, Disabled: env.WithoutAuth, Counters: &g.authC, FailureLimit: env.AuthFailureLimit()}
+	authCfg := auth.Config{Keys: keys, Disabled: env.WithoutAuth, Counters: &g.authC, FailureLimit: env.AuthFailureLimit(),
+		OnRateLimited: g.Usage.RateLimitedRequest}
+	con, err := g.newConsole()
+	if err != nil {
+		return nil, err
+	}
 	ids := session.NewIDManager(g.Sessions, env.SessionTTL)
 	ids.OnError = func(err error) { log.Warn("session store", "error", err) }
 	api := ragapi.New(ragapi.Config{
@@ -184,6 +193,7 @@ func NewGateway(ctx context.Context, cfg Config) (*Gateway, error) {
 		},
 	}))))
 	mux.Handle("/tool-rag/", auth.Middleware(authCfg, g.afterLoad(api.Handler())))
+	g.mountConsole(mux, con, authCfg)
 	g.handler = mux
 
 	// The first load runs on its own goroutine so that NewGateway can

@@ -48,6 +48,7 @@ type Env struct {
 	AuthFailureBurst  int           // MCP_GATEWAY_AUTH_FAILURE_BURST, default 30; 0 turns the limit off
 	TrustForwardedFor bool          // MCP_GATEWAY_TRUST_FORWARDED_FOR: count failures under the last X-Forwarded-For entry, default false
 	ConfigPoll        time.Duration // MCP_GATEWAY_CONFIG_POLL (seconds): how often keys.yaml and registry.yaml are checked for changes, default 2, 0 = only on SIGHUP
+	ConsolePath       string        // TOOL_RAG_CONSOLE_PATH, default /console; "off" (or "") turns the console off
 }
 
 // FromEnv reads Env through getenv (os.Getenv in production).
@@ -79,6 +80,7 @@ func FromEnv(getenv func(string) string) (Env, error) {
 		AuthFailureBurst:   p.int("MCP_GATEWAY_AUTH_FAILURE_BURST", 30, 0, 1<<30),
 		TrustForwardedFor:  p.bool("MCP_GATEWAY_TRUST_FORWARDED_FOR", false),
 		ConfigPoll:         p.seconds("MCP_GATEWAY_CONFIG_POLL", 2),
+		ConsolePath:        p.str("TOOL_RAG_CONSOLE_PATH", "/console"),
 	}
 	e.RegistryPath = p.path("MCP_GATEWAY_REGISTRY", filepath.Join(e.ConfigDir, "registry.yaml"))
 	e.GeneratedPath = p.path("MCP_GATEWAY_REGISTRY_GENERATED", filepath.Join(e.ConfigDir, "registry.generated.yaml"))
@@ -86,6 +88,11 @@ func FromEnv(getenv func(string) string) (Env, error) {
 	e.IndexDir = p.str("TOOL_RAG_INDEX_DIR", strings.TrimSuffix(e.DBPath, filepath.Ext(e.DBPath))+"_index")
 	if !strings.HasPrefix(e.MCPPath, "/") {
 		p.errs = append(p.errs, fmt.Sprintf("MCP_GATEWAY_MCP_PATH=%q must start with /", e.MCPPath))
+	}
+	if e.ConsolePath == "off" {
+		e.ConsolePath = ""
+	} else if !strings.HasPrefix(e.ConsolePath, "/") || strings.HasSuffix(e.ConsolePath, "/") || strings.HasPrefix(e.ConsolePath, "/tool-rag") || e.ConsolePath == e.MCPPath {
+		p.errs = append(p.errs, fmt.Sprintf("TOOL_RAG_CONSOLE_PATH=%q must be a path like /console (starting with /, not ending with /, not under /tool-rag nor the MCP path), or off", e.ConsolePath))
 	}
 	if len(p.errs) > 0 {
 		return Env{}, fmt.Errorf("invalid environment: %s", strings.Join(p.errs, "; "))

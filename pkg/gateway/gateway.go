@@ -97,6 +97,10 @@ type Config struct {
 	// overtake it). Default 2s.
 	StreamGrace time.Duration
 	Logger      *slog.Logger
+	// OnCall, when set, is told of every tool call after its audit line
+	// (key id, call name, outcome, duration): usage statistics. It must
+	// not block.
+	OnCall func(keyID, tool, outcome string, d time.Duration)
 }
 
 // Gateway is the merged MCP server.

@@ -280,9 +280,13 @@ func (g *Gateway) call(ctx context.Context, callName string, args map[string]any
 // denied, unknown_tool) and how long it took. Arguments and results are
 // never logged: they may hold the caller's data and secrets.
 func (g *Gateway) logCall(ctx context.Context, keyID, tool, outcome string, start time.Time, err error) {
+	d := time.Since(start)
 	attrs := []slog.Attr{
 		slog.String("key", keyID), slog.String("tool", tool), slog.String("outcome", outcome),
-		slog.Float64("duration_ms", float64(time.Since(start).Microseconds())/1000),
+		slog.Float64("duration_ms", float64(d.Microseconds())/1000),
+	}
+	if g.cfg.OnCall != nil {
+		defer g.cfg.OnCall(keyID, tool, outcome, d)
 	}
 	if err != nil {
 		attrs = append(attrs, slog.String("error", err.Error()))

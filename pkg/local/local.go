@@ -29,6 +29,7 @@ import (
 	"github.com/toolrag/mcp-gateway/pkg/indexpub"
 	"github.com/toolrag/mcp-gateway/pkg/metrics"
 	"github.com/toolrag/mcp-gateway/pkg/planner"
+	"github.com/toolrag/mcp-gateway/pkg/policy"
 	"github.com/toolrag/mcp-gateway/pkg/ragapi"
 	"github.com/toolrag/mcp-gateway/pkg/rerank"
 	"github.com/toolrag/mcp-gateway/pkg/retrieve"
@@ -36,6 +37,7 @@ import (
 	"github.com/toolrag/mcp-gateway/pkg/store"
 	"github.com/toolrag/mcp-gateway/pkg/syncer"
 	"github.com/toolrag/mcp-gateway/pkg/upstream"
+	"github.com/toolrag/mcp-gateway/pkg/usage"
 )
 
 // Version is reported in initialize and /health.
@@ -51,6 +53,7 @@ type Gateway struct {
 	MCP       *gateway.Gateway
 	Health    *health.Tracker
 	Metrics   *metrics.Registry
+	Usage     *usage.Recorder // per-key and per-server call statistics (the console's)
 	Handler   http.Handler
 	log       *slog.Logger
 
@@ -104,16 +107,17 @@ func New(ctx context.Context, o Options) (*Gateway, error) {
 	}
 	var keys auth.KeyLookup
 	var keySet *auth.KeySet
+	var keyList []policy.Key
 	if !env.WithoutAuth {
 		list, err := config.LoadKeys(env.KeysPath)
 		if err != nil {
 			return nil, fmt.Errorf("%w (copy config/keys.example.yaml, or set TOOL_RAG_WITHOUT_AUTH=1 on a trusted network)", err)
 		}
 		keySet = auth.NewKeySet(list) // replaced when keys.yaml changes (WatchConfig)
-		keys = keySet
+		keys, keyList = keySet, list
 	}
 
-	g := &Gateway{Env: env, log: log, Health: health.NewTracker(), Metrics: metrics.New(), started: time.Now().UTC(),
+	g := &Gateway{Env: env, log: log, Health: health.NewTracker(), Metrics: metrics.New(), Usage: usage.New(), started: time.Now().UTC(),
 		startupWait: o.StartupWait, keySet: keySet, getenv: o.Getenv}
 	g.snapshotConfig()
 	if g.startupWait <= 0 {
@@ -178,7 +182,7 @@ func New(ctx context.Context, o Options) (*Gateway, error) {
 		Unprefixed: unprefixed,
 		Version:    Version, Catalog: g.Store, Upstreams: g.Upstreams, Retriever: startupRetriever{g},
 		Sessions: sessions, Planner: pl, MaxParallel: env.MaxParallel,
-		ShortlistDescChars: env.ShortlistDescChars, Logger: log,
+		ShortlistDescChars: env.ShortlistDescChars, Logger: log, OnCall: g.Usage.ToolCall,
 	})
 	if err != nil {
 		return nil, err
@@ -189,8 +193,12 @@ func New(ctx context.Context, o Options) (*Gateway, error) {
 		Retriever: startupRetriever{g}, Tools: g.Store, Reindexer: reindexer{g}, Metrics: g.Metrics,
 		Health: g.healthFields, ServerUp: g.serversUp,
 	})
-	authCfg := auth.Config{Keys: keys, Disabled: env.WithoutAuth, Counters: &g.authC,
+	authCfg := auth.Config{Keys: keys, Disabled: env.WithoutAuth, Counters: &g.authC, OnRateLimited: g.Usage.RateLimitedRequest,
 		FailureLimit: env.AuthFailureLimit(), TrustForwardedFor: env.TrustForwardedFor}
+	con, err := g.newConsole(servers, keyList)
+	if err != nil {
+		return nil, err
+	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /health", g.serveHealth)
 	mux.Handle(env.MCPPath, auth.Middleware(authCfg, g.MCP.Handler(gateway.HTTPOptions{
@@ -202,6 +210,7 @@ func New(ctx context.Context, o Options) (*Gateway, error) {
 		},
 	})))
 	mux.Handle("/tool-rag/", auth.Middleware(authCfg, api.Handler()))
+	mountConsole(mux, con, authCfg)
 	g.Handler = mux
 	return g, nil
 }

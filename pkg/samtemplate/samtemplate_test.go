@@ -136,7 +136,7 @@ func TestRoutesAndSchedules(t *testing.T) {
 		}
 	}
 	sort.Strings(routes)
-	if got := strings.Join(routes, ","); got != "ANY /tool-rag/{proxy+},DELETE /mcp,GET /health,GET /mcp,POST /mcp" {
+	if got := strings.Join(routes, ","); got != "ANY /tool-rag/{proxy+},DELETE /mcp,GET /console,GET /console/{proxy+},GET /health,GET /mcp,POST /mcp" {
 		t.Errorf("routes %s", got)
 	}
 	for _, name := range []string{"sync", "health"} {

@@ -1,0 +1,270 @@
+package local
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/toolrag/mcp-gateway/internal/testenv"
+)
+
+// browser starts Debian's chromium headless (as root, so without its
+// sandbox; without background networking, which this machine refuses)
+// and returns a tab and the console messages and errors it logged.
+func browser(t *testing.T) (context.Context, func() []string) {
+	t.Helper()
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(testenv.Chromium(t)),
+		chromedp.NoSandbox,
+		chromedp.Flag("disable-gpu", true),
+		chromedp.Flag("disable-quic", true),
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(1280, 800),
+	)
+	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancel := chromedp.NewContext(alloc)
+	t.Cleanup(func() { cancel(); cancelAlloc() })
+	// The first action starts the browser and must run on ctx itself: the
+	// browser lives as long as the context of its first action.
+	if err := chromedp.Do(ctx, chromedp.Navigate("about:blank")); err != nil {
+		t.Fatalf("start chromium: %v", err)
+	}
+	var mu sync.Mutex
+	var logged []string
+	messages := chromedp.Console(ctx)
+	go func() {
+		for m, err := range messages {
+			if err != nil {
+				return
+			}
+			if m.Type == chromedp.ConsoleError || m.Type == chromedp.ConsoleException || m.Type == chromedp.ConsoleWarning {
+				mu.Lock()
+				logged = append(logged, string(m.Type)+": "+m.Text)
+				mu.Unlock()
+			}
+		}
+	}()
+	return ctx, func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]string(nil), logged...)
+	}
+}
+
+// run runs browser actions within a bounded time.
+func run(t *testing.T, ctx context.Context, what string, actions ...chromedp.Action[chromedp.Void]) {
+	t.Helper()
+	c, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if err := chromedp.Do(c, actions...); err != nil {
+		page, _ := chromedp.Run(ctx, chromedp.OuterHTML(chromedp.CSS("main")))
+		t.Fatalf("%s: %v\npage: %.3000s", what, err, page)
+	}
+}
+
+// eval evaluates a JavaScript expression in the page.
+func eval[T any](t *testing.T, ctx context.Context, expr string) T {
+	t.Helper()
+	c, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	v, err := chromedp.Run(c, chromedp.Evaluate[T](expr))
+	if err != nil {
+		t.Fatalf("evaluate %s: %v", expr, err)
+	}
+	return v
+}
+
+// screenshotDir is where the browser tests leave their screenshots
+// (gitignored results/, or $TOOLRAG_SCREENSHOTS).
+func screenshotDir(t *testing.T) string {
+	dir := os.Getenv("TOOLRAG_SCREENSHOTS")
+	if dir == "" {
+		dir = filepath.Join(testenv.Root(t), "results", "console")
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func screenshot(t *testing.T, ctx context.Context, name string) {
+	t.Helper()
+	png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
+	if err != nil || len(png) < 1000 {
+		t.Fatalf("screenshot %s: %v (%d bytes)", name, err, len(png))
+	}
+	if err := os.WriteFile(filepath.Join(screenshotDir(t), name+".png"), png, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// noHorizontalScroll checks that the page fits the viewport's width
+// (tables scroll inside their own box).
+func noHorizontalScroll(t *testing.T, ctx context.Context, where string) {
+	t.Helper()
+	if w := eval[[]int](t, ctx, `[document.documentElement.scrollWidth, window.innerWidth]`); w[0] > w[1] {
+		t.Errorf("%s: the page is %d px wide in a %d px viewport", where, w[0], w[1])
+	}
+}
+
+func signIn(t *testing.T, ctx context.Context, key string) {
+	t.Helper()
+	run(t, ctx, "sign in",
+		chromedp.WaitVisible(chromedp.ID("key")),
+		chromedp.SetValue(chromedp.ID("key"), key),
+		chromedp.Click(chromedp.ID("signin")))
+}
+
+// TestConsoleInBrowser drives the console in headless chromium against a
+// real local gateway (echo over stdio and over HTTP): sign-in, the servers
+// page seeing an upstream go down, the catalog, the playground against
+// /tool-rag/retrieve, usage, and both viewport sizes.
+func TestConsoleInBrowser(t *testing.T) {
+	echoURL, stopEcho := testenv.StartEchoAt(t, "127.0.0.1:0")
+	e := startGateway(t, fmt.Sprintf("  echohttp:\n    transport: streamable_http\n    url: %q\n", echoURL),
+		map[string]string{"TOOL_RAG_HEALTHCHECK_INTERVAL": "1", "TOOL_RAG_HEALTHCHECK_TIMEOUT": "1"})
+	bg, stopBG := context.WithCancel(context.Background())
+	t.Cleanup(stopBG)
+	e.g.Background(bg)
+	// Some traffic for the usage page.
+	c, _ := connect(t, e.url, "k-agent", false)
+	for range 3 {
+		if _, err := callTool(t, c, "run_tool", map[string]any{"call_name": "echo__echo", "arguments": map[string]any{"text": "hi"}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, _ = callTool(t, c, "run_tool", map[string]any{"call_name": "echo__fail", "arguments": map[string]any{}})
+
+	ctx, logged := browser(t)
+	base := e.srv.URL + "/console/"
+	run(t, ctx, "open the console", chromedp.Navigate(base), chromedp.WaitVisible(chromedp.ID("signin-form")))
+
+	t.Run("a non-admin key is refused", func(t *testing.T) {
+		signIn(t, ctx, "k-agent")
+		run(t, ctx, "read the refusal", chromedp.WaitVisible(`//p[@id="signin-error" and contains(., "not an admin")]`))
+		msg := eval[string](t, ctx, `document.getElementById("signin-error").textContent`)
+		navHidden := eval[bool](t, ctx, `document.getElementById("nav").hidden`)
+		if !navHidden || !strings.Contains(msg, "admin key") {
+			t.Errorf("non-admin sign-in: nav hidden %v, message %q", navHidden, msg)
+		}
+		signIn(t, ctx, "wrong-key")
+		run(t, ctx, "read the refusal", chromedp.WaitVisible(`//p[@id="signin-error" and contains(., "not valid")]`))
+	})
+
+	t.Run("servers", func(t *testing.T) {
+		signIn(t, ctx, "k-admin")
+		run(t, ctx, "servers table", chromedp.WaitVisible(chromedp.CSS(`tr[data-server="echohttp"][data-status="up"]`)),
+			chromedp.WaitVisible(chromedp.CSS(`tr[data-server="echo"]`)))
+		stored := eval[string](t, ctx, `JSON.stringify({local: Object.keys(localStorage), cookie: document.cookie, url: location.href})`)
+		if strings.Contains(stored, "k-admin") || strings.Contains(stored, "toolrag") {
+			t.Errorf("the key is kept beyond the tab's session storage: %s", stored)
+		}
+		screenshot(t, ctx, "servers-1280")
+		noHorizontalScroll(t, ctx, "servers at 1280x800")
+		stopEcho()
+		// One health interval is 1 s; the page polls every 2 s.
+		run(t, ctx, "server goes down", chromedp.WaitVisible(chromedp.CSS(`tr[data-server="echohttp"][data-status="down"]`)))
+		screenshot(t, ctx, "servers-down-1280")
+	})
+
+	t.Run("catalog", func(t *testing.T) {
+		run(t, ctx, "catalog", chromedp.Navigate(base+"#catalog"), chromedp.WaitVisible(chromedp.CSS(`tr[data-tool="echo__reverse"]`)))
+		run(t, ctx, "filter", chromedp.SendKeys(chromedp.ID("cat-q"), "revers"),
+			chromedp.WaitNotPresent(chromedp.CSS(`tr[data-tool="echo__add"]`)),
+			chromedp.Click(chromedp.CSS(`tr[data-tool="echo__reverse"]`)),
+			chromedp.WaitVisible(`//aside[@id="tool-detail"]//pre[contains(., "properties")]`))
+		screenshot(t, ctx, "catalog-1280")
+		noHorizontalScroll(t, ctx, "catalog at 1280x800")
+	})
+
+	t.Run("playground matches retrieve", func(t *testing.T) {
+		const query = "reverse a string"
+		run(t, ctx, "playground", chromedp.Navigate(base+"#playground"),
+			chromedp.WaitReady(chromedp.CSS(`#play-key option[value="narrow"]`)),
+			chromedp.SetValue(chromedp.ID("play-queries"), query),
+			chromedp.SetValue(chromedp.ID("play-key"), "narrow"),
+			chromedp.Click(chromedp.ID("play-run")),
+			chromedp.WaitVisible(chromedp.CSS(`#play-results li[data-tool]`)))
+		shown := eval[[]string](t, ctx, `[...document.querySelectorAll("#play-results li")].map(li => li.dataset.tool)`)
+		want := retrieveIDs(t, e.srv.URL, "k-narrow", query)
+		if strings.Join(shown, ",") != strings.Join(want, ",") || len(want) == 0 {
+			t.Errorf("playground as key narrow shows %v; /tool-rag/retrieve with that key answers %v", shown, want)
+		}
+		for _, id := range shown {
+			if id == "echo__reverse" {
+				t.Errorf("the playground showed %s, which key narrow is not granted", id)
+			}
+		}
+		screenshot(t, ctx, "playground-1280")
+	})
+
+	t.Run("usage", func(t *testing.T) {
+		run(t, ctx, "usage", chromedp.Navigate(base+"#usage"),
+			chromedp.WaitVisible(chromedp.CSS(`tr[data-key="agent"]`)),
+			chromedp.WaitVisible(chromedp.CSS(`#lat-chart svg rect.bar`)))
+		cells := eval[[]string](t, ctx, `[...document.querySelectorAll('tr[data-key="agent"] td')].map(td => td.textContent)`)
+		if len(cells) < 3 || cells[1] != "4" || cells[2] != "1" {
+			t.Errorf("usage row of key agent = %q, want 4 calls and 1 error", cells)
+		}
+		screenshot(t, ctx, "usage-1280")
+	})
+
+	t.Run("phone viewport", func(t *testing.T) {
+		run(t, ctx, "resize", chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile))
+		for _, page := range []string{"servers", "catalog", "playground", "usage"} {
+			run(t, ctx, page, chromedp.Navigate(base+"#"+page), chromedp.WaitVisible(chromedp.ID("page-"+page)), chromedp.Sleep(300*time.Millisecond))
+			noHorizontalScroll(t, ctx, page+" at 390x844")
+			screenshot(t, ctx, page+"-390")
+		}
+	})
+
+	for _, msg := range logged() {
+		// The refused sign-ins above answer 401 and 403, and the browser
+		// asks for a favicon (404): it logs those loads as errors.
+		if strings.Contains(msg, "Failed to load resource") && !strings.Contains(msg, "500") {
+			continue
+		}
+		if strings.Contains(msg, "Content Security Policy") || strings.HasPrefix(msg, "exception") || strings.HasPrefix(msg, "error") {
+			t.Errorf("browser reported: %s", msg)
+		}
+	}
+	t.Logf("screenshots in %s", screenshotDir(t))
+}
+
+func retrieveIDs(t *testing.T, base, key, query string) []string {
+	t.Helper()
+	body, _ := json.Marshal(map[string]any{"query": query})
+	req, _ := http.NewRequest("POST", base+"/tool-rag/retrieve", bytes.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+key)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	var out struct {
+		Results []struct {
+			ToolID string `json:"tool_id"`
+		} `json:"results"`
+	}
+	if err := json.NewDecoder(res.Body).Decode(&out); err != nil || res.StatusCode != 200 {
+		t.Fatalf("retrieve: %d %v", res.StatusCode, err)
+	}
+	var ids []string
+	for _, r := range out.Results {
+		ids = append(ids, r.ToolID)
+	}
+	return ids
+}
