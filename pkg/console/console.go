@@ -16,6 +16,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/toolrag/mcp-gateway/internal/redact"
 	"io"
 	"io/fs"
 	"net/http"
@@ -262,6 +263,7 @@ func (c *Console) servers(w http.ResponseWriter, r *http.Request) {
 	counts := map[string]int{}
 	for i := range list {
 		s := &list[i]
+		s.Reason = redact.Text(s.Reason) // an upstream's error text: no credentials, even for admins
 		counts[s.Status]++
 		if st, ok := stats[s.ID]; ok {
 			s.Calls, s.Errors, s.ErrorRate, s.P50ms, s.P99ms = st.Calls, st.Errors, st.ErrorRate, st.P50ms, st.P99ms

@@ -71,7 +71,12 @@ func (s consoleSource) Tools(ctx context.Context) ([]catalog.Tool, error) {
 	return s.g.Store.ListTools(ctx)
 }
 
-func (s consoleSource) Keys(context.Context) ([]policy.Key, error) { return s.keys, nil }
+func (s consoleSource) Keys(context.Context) ([]policy.Key, error) {
+	if k := s.g.reloadedKeys.Load(); k != nil { // keys.yaml changed since start
+		return *k, nil
+	}
+	return s.keys, nil
+}
 
 // newConsole builds the operator console (nil when it is turned off).
 func (g *Gateway) newConsole(servers map[string]upstream.ServerConfig, keys []policy.Key) (*console.Console, error) {

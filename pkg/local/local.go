@@ -69,10 +69,11 @@ type Gateway struct {
 	authC                auth.Counters
 	started              time.Time
 	// configuration reloads (reload.go)
-	keySet   *auth.KeySet
-	getenv   func(string) string
-	cfgMu    sync.Mutex
-	cfgFiles configFiles
+	keySet       *auth.KeySet
+	reloadedKeys atomic.Pointer[[]policy.Key] // the keys of the last reload, for the console
+	getenv       func(string) string
+	cfgMu        sync.Mutex
+	cfgFiles     configFiles
 }
 
 // Options tunes New beyond the environment.

@@ -117,6 +117,7 @@ func (g *Gateway) reloadKeys() bool {
 		return false
 	}
 	g.keySet.Replace(keys)
+	g.reloadedKeys.Store(&keys)
 	g.log.Info("keys.yaml reloaded", "keys", len(keys))
 	return true
 }
