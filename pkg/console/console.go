@@ -16,7 +16,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/toolrag/mcp-gateway/internal/redact"
 	"io"
 	"io/fs"
 	"net/http"
@@ -28,6 +27,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/toolrag/mcp-gateway/internal/redact"
 	"github.com/toolrag/mcp-gateway/pkg/auth"
 	"github.com/toolrag/mcp-gateway/pkg/catalog"
 	"github.com/toolrag/mcp-gateway/pkg/policy"
