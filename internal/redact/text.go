@@ -79,21 +79,76 @@ func URL(raw string) string {
 
 var (
 	urlRE       = regexp.MustCompile(`[a-zA-Z][a-zA-Z0-9+.\-]*://[^\s"'<>` + "`" + `]+`)
-	pairRE      = regexp.MustCompile(`(?i)([A-Za-z0-9_\-]*(?:` + strings.Join(tokenParams, "|") + `))(\s*[=:]\s*)("[^"]*"|'[^']*'|[^\s&"',;]+)`)
 	bearerRE    = regexp.MustCompile(`(?i)\b(bearer|basic)\s+[A-Za-z0-9._~+/=\-]{8,}`)
 	sessionIDRE = regexp.MustCompile(`mcp-session-[0-9a-fA-F\-]{32,36}`)
 )
 
+func isNameByte(c byte) bool {
+	return c == '_' || c == '-' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+}
+
 // redactPairs replaces the value of name=value and name: value pairs whose
-// name is token-like.
+// name is token-like (see tokenParams). A value runs to the next space,
+// '&', ',', ';' or quote, or is one quoted string.
 func redactPairs(s string) string {
-	return pairRE.ReplaceAllStringFunc(s, func(m string) string {
-		sub := pairRE.FindStringSubmatch(m)
-		if sub[3] == Mark || strings.EqualFold(sub[3], "bearer") || strings.EqualFold(sub[3], "basic") {
-			return m
+	if !strings.ContainsAny(s, "=:") || !mentionsToken(s) {
+		return s
+	}
+	var b strings.Builder
+	last := 0
+	for i := 0; i < len(s); i++ {
+		if s[i] != '=' && s[i] != ':' {
+			continue
 		}
-		return sub[1] + sub[2] + Mark
-	})
+		start := i
+		for start > 0 && isNameByte(s[start-1]) {
+			start--
+		}
+		if start == i || !isTokenParam(s[start:i]) {
+			continue
+		}
+		v := i + 1
+		for v < len(s) && s[v] == ' ' {
+			v++
+		}
+		end := v
+		switch {
+		case end < len(s) && (s[end] == '"' || s[end] == '\''):
+			if j := strings.IndexByte(s[end+1:], s[end]); j >= 0 {
+				end += j + 2
+			} else {
+				end = len(s)
+			}
+		default:
+			for end < len(s) && !strings.ContainsRune(" \t\n&,;\"'", rune(s[end])) {
+				end++
+			}
+		}
+		val := s[v:end]
+		if end == v || val == Mark || strings.EqualFold(val, "bearer") || strings.EqualFold(val, "basic") {
+			continue
+		}
+		b.WriteString(s[last:v])
+		b.WriteString(Mark)
+		last, i = end, end-1
+	}
+	if last == 0 {
+		return s
+	}
+	b.WriteString(s[last:])
+	return b.String()
+}
+
+// mentionsToken reports whether s contains a token-like name anywhere
+// (a cheap test before the scan).
+func mentionsToken(s string) bool {
+	l := strings.ToLower(s)
+	for _, t := range tokenParams {
+		if strings.Contains(l, t) {
+			return true
+		}
+	}
+	return false
 }
 
 // Text returns s with credentials removed wherever they appear in free
@@ -101,14 +156,18 @@ func redactPairs(s string) string {
 // every URL as URL does, token-like name=value pairs, Bearer/Basic
 // credentials, and MCP session ids (replaced by SessionRef).
 func Text(s string) string {
-	if s == "" {
+	if len(s) < 4 {
 		return s
 	}
-	s = urlRE.ReplaceAllStringFunc(s, URL)
-	s = bearerRE.ReplaceAllStringFunc(s, func(m string) string {
-		scheme, _, _ := strings.Cut(m, " ")
-		return scheme + " " + Mark
-	})
+	if strings.Contains(s, "://") {
+		s = urlRE.ReplaceAllStringFunc(s, URL)
+	}
+	if strings.Contains(s, " ") && (strings.Contains(s, "earer") || strings.Contains(s, "asic") || strings.Contains(s, "EARER") || strings.Contains(s, "ASIC")) {
+		s = bearerRE.ReplaceAllStringFunc(s, func(m string) string {
+			scheme, _, _ := strings.Cut(m, " ")
+			return scheme + " " + Mark
+		})
+	}
 	s = redactPairs(s)
 	if strings.Contains(s, "mcp-session-") {
 		s = sessionIDRE.ReplaceAllStringFunc(s, SessionRef)
