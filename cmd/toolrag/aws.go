@@ -75,7 +75,7 @@ func runKeys(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	case "create":
 		id := fs.String("id", "", "key id (required)")
 		var servers stringList
-		fs.Var(&servers, "server", "grant a server: ID, or ID:prefix1,prefix2 to grant only tools with those name prefixes (repeatable)")
+		fs.Var(&servers, "server", "grant a server: ID (all of it), or ID:prefix1,prefix2 to grant only tools with those name prefixes and no prompt or resource (repeatable; the server must be in the registry table)")
 		admin := fs.Bool("admin", false, "admin key: sees the merged catalog in tools/list and may reindex")
 		rate := fs.Float64("rate", 0, "rate limit in requests per second (0 = unlimited)")
 		burst := fs.Int("burst", 0, "rate limit burst")
@@ -106,6 +106,9 @@ func runKeys(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		}
 		c, tables, err := dynamoClient(ctx)
 		if err != nil {
+			return err
+		}
+		if err := awsrt.CheckGrants(ctx, dynamo.NewRegistryStore(c, tables.Registry), k); err != nil {
 			return err
 		}
 		secret, err := awsrt.CreateKey(ctx, dynamo.NewKeyStore(c, tables.Keys), k)

@@ -49,12 +49,29 @@ const matrixKeys = `keys:
     secret: "sekret-limited-1357"
     servers: {echo: {}}
     rate_limit: {rate: 0.01, burst: 2}
+  - id: toolsonly
+    secret: "sekret-toolsonly-2468"
+    servers: {echo: {tool_prefixes: ["ec"]}}
+  - id: emptylists
+    secret: "sekret-emptylists-8642"
+    servers: {echo: {tool_prefixes: [], uri_prefixes: [], prompt_prefixes: []}}
+  - id: star
+    secret: "sekret-star-1122"
+    servers: {other: "*"}
+`
+
+// matrixEvKey is added when server-everything runs as "ev": a key granted
+// only its dynamic resources.
+const matrixEvKey = `  - id: evdynamic
+    secret: "sekret-evdynamic-3344"
+    servers: {ev: {uri_prefixes: ["demo://resource/dynamic/"]}}
 `
 
 // secrets are every secret the tests send; none may ever appear in a log
 // line, a metric or a response.
 var secrets = []string{"sekret-admin-a1b2", "sekret-full-9f8e", "sekret-prefix-7d6c", "sekret-nogrant-5b4a",
-	"sekret-hashed-c3d4", "sekret-revoked-e5f6", "sekret-wrong-0000", "sekret-limited-1357"}
+	"sekret-hashed-c3d4", "sekret-revoked-e5f6", "sekret-wrong-0000", "sekret-limited-1357",
+	"sekret-toolsonly-2468", "sekret-emptylists-8642", "sekret-star-1122", "sekret-evdynamic-3344"}
 
 var (
 	allTools     = []string{"echo__add", "echo__echo", "echo__fail", "echo__reverse", "echo__sleep", "other__add", "other__echo", "other__fail", "other__reverse", "other__sleep"}
@@ -76,6 +93,7 @@ type keyCase struct {
 	resources    []string
 	templates    []string
 	readable     []string
+	needsEv      bool // the key grants server-everything ("ev")
 }
 
 var keyCases = []keyCase{
@@ -100,6 +118,22 @@ var keyCases = []keyCase{
 		resources: []string{"gateway://other/echo://info"},
 		templates: []string{"gateway://other/echo://items/{id}"},
 		readable:  []string{"gateway://other/echo://info", "gateway://other/echo://items/7"}},
+	// A rule naming only tool_prefixes grants no prompt or resource, and
+	// empty lists grant nothing (before, both granted every prompt and
+	// resource of the server); "*" grants the whole server, like {}.
+	{name: "tools only", secret: "sekret-toolsonly-2468", authOK: true,
+		tools: []string{"echo__echo"}},
+	{name: "empty lists", secret: "sekret-emptylists-8642", authOK: true},
+	{name: "star", secret: "sekret-star-1122", authOK: true,
+		tools:     []string{"other__add", "other__echo", "other__fail", "other__reverse", "other__sleep"},
+		prompts:   []string{"other__greeting"},
+		resources: []string{"gateway://other/echo://info"},
+		templates: []string{"gateway://other/echo://items/{id}"},
+		readable:  []string{"gateway://other/echo://info", "gateway://other/echo://items/7"}},
+	// Only server-everything's dynamic resources: no tool, prompt or
+	// listed resource, its two dynamic templates (see canonicalSurfaces).
+	{name: "ev dynamic", secret: "sekret-evdynamic-3344", authOK: true, needsEv: true,
+		templates: []string{"gateway://ev/demo://resource/dynamic/blob/{resourceId}", "gateway://ev/demo://resource/dynamic/text/{resourceId}"}},
 	{name: "revoked", secret: "sekret-revoked-e5f6"},
 	{name: "wrong secret", secret: "sekret-wrong-0000"},
 }
@@ -159,14 +193,16 @@ type matrix struct {
 	legacy  map[string]*client.Client // legacy-era (session) client per authenticated key
 	cells   int
 	skipped int
+	ev      bool // server-everything runs as "ev"
 }
 
 // surface is one row of the matrix: check runs for authenticated keys;
 // raw is the request of the surface, sent with a rejected key.
 type surface struct {
-	name  string
-	check func(t *testing.T, m *matrix, k keyCase)
-	raw   func(m *matrix) (method, path, body string)
+	name    string
+	needsEv bool // the surface probes server-everything ("ev")
+	check   func(t *testing.T, m *matrix, k keyCase)
+	raw     func(m *matrix) (method, path, body string)
 }
 
 func mcpBody(method string, params string) string {
@@ -535,11 +571,17 @@ var surfaces = []surface{
 func matrixGateway(t *testing.T) *matrix {
 	t.Helper()
 	reg := "servers:\n" + stdioEntry(t, "echo", "") + stdioEntry(t, "other", "")
-	g := startGateway(t, gwOpts{Registry: reg, Keys: matrixKeys, Env: map[string]string{
+	keys := matrixKeys
+	ev := everythingEntry(t, "ev")
+	if ev != "" {
+		reg += ev
+		keys += matrixEvKey
+	}
+	g := startGateway(t, gwOpts{Registry: reg, Keys: keys, Env: map[string]string{
 		"TOOL_RAG_PLANNER": "llm", "TOOL_RAG_PLANNER_URL": greedyPlanner(t), "TOOL_RAG_PLANNER_MODEL": "matrix",
 	}})
 	rec := newRecorder()
-	return &matrix{g: g, rec: rec, http: &http.Client{Transport: rec}, clients: map[string]*client.Client{}, legacy: map[string]*client.Client{}}
+	return &matrix{g: g, rec: rec, http: &http.Client{Transport: rec}, clients: map[string]*client.Client{}, legacy: map[string]*client.Client{}, ev: ev != ""}
 }
 
 // TestPolicyMatrix checks every surface with every kind of key: exactly the
@@ -549,6 +591,9 @@ func matrixGateway(t *testing.T) *matrix {
 func TestPolicyMatrix(t *testing.T) {
 	m := matrixGateway(t)
 	for _, k := range keyCases {
+		if k.needsEv && !m.ev {
+			continue
+		}
 		if k.authOK {
 			m.clients[k.name] = connect(t, m.g.url, k.secret, false, m.rec)
 			m.legacy[k.name] = connect(t, m.g.url, k.secret, true, m.rec)
@@ -560,6 +605,10 @@ func TestPolicyMatrix(t *testing.T) {
 		for _, k := range keyCases {
 			t.Run(s.name+"/"+k.name, func(t *testing.T) {
 				m.cells++
+				if (k.needsEv || s.needsEv) && !m.ev {
+					m.skipped++
+					t.Skip("server-everything is not installed (scripts/deps.sh)")
+				}
 				if k.authOK {
 					s.check(t, m, k)
 					return

@@ -19,6 +19,7 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+	"gopkg.in/yaml.v3"
 
 	"github.com/toolrag/mcp-gateway/internal/testenv"
 	"github.com/toolrag/mcp-gateway/pkg/catalog"
@@ -26,12 +27,23 @@ import (
 	"github.com/toolrag/mcp-gateway/pkg/local"
 )
 
-const syncKeys = `keys:
-  - id: admin
-    secret: "s-sync-admin"
-    admin: true
-    servers: {echo: {}, other: {}, web: {}, slow: {}}
-`
+// syncKeysFor is the admin key of the sync tests, granted every server of
+// the registry (a key may not grant a server the registry does not have).
+func syncKeysFor(t testing.TB, registry string) string {
+	t.Helper()
+	var reg struct {
+		Servers map[string]any `yaml:"servers"`
+	}
+	if err := yaml.Unmarshal([]byte(registry), &reg); err != nil {
+		t.Fatal(err)
+	}
+	var grants []string
+	for id := range reg.Servers {
+		grants = append(grants, id+": {}")
+	}
+	sort.Strings(grants)
+	return "keys:\n  - id: admin\n    secret: \"s-sync-admin\"\n    admin: true\n    servers: {" + strings.Join(grants, ", ") + "}\n"
+}
 
 // toolStatus returns tool id → status from the gateway's store.
 func toolStatus(t testing.TB, g *local.Gateway) map[string]string {
@@ -101,7 +113,7 @@ func TestSyncUpstreamDown(t *testing.T) {
 	url, stop := testenv.StartEchoAt(t, "127.0.0.1:0")
 	reg := "servers:\n" + stdioEntry(t, "echo", "") +
 		fmt.Sprintf("  web:\n    transport: streamable_http\n    url: %s\n", url)
-	g := startGateway(t, gwOpts{Registry: reg, Keys: syncKeys, Env: map[string]string{"TOOL_RAG_SYNC_TIMEOUT": "5"}})
+	g := startGateway(t, gwOpts{Registry: reg, Keys: syncKeysFor(t, reg), Env: map[string]string{"TOOL_RAG_SYNC_TIMEOUT": "5"}})
 	c := connect(t, g.url, "s-sync-admin", false, nil)
 	ctx := context.Background()
 	if st := toolStatus(t, g.g); st["web__echo"] != catalog.StatusActive || len(st) != 10 {
@@ -161,14 +173,15 @@ func TestSyncUpstreamDown(t *testing.T) {
 func TestSyncPurgesRemovedServer(t *testing.T) {
 	dir := t.TempDir()
 	both := "servers:\n" + stdioEntry(t, "echo", "") + stdioEntry(t, "other", "")
-	first := startGateway(t, gwOpts{Dir: dir, Registry: both, Keys: syncKeys})
+	first := startGateway(t, gwOpts{Dir: dir, Registry: both, Keys: syncKeysFor(t, both)})
 	if n := len(toolStatus(t, first.g)); n != 10 {
 		t.Fatalf("first gateway: %d tools, want 10", n)
 	}
 	first.srv.Close()
 	first.g.Close()
 
-	second := startGateway(t, gwOpts{Dir: dir, Registry: "servers:\n" + stdioEntry(t, "echo", ""), Keys: syncKeys, NoSync: true})
+	one := "servers:\n" + stdioEntry(t, "echo", "")
+	second := startGateway(t, gwOpts{Dir: dir, Registry: one, Keys: syncKeysFor(t, one), NoSync: true})
 	rep, err := second.g.Sync(context.Background(), indexer.ModeIncremental)
 	if err != nil || len(rep.Removed) != 1 || rep.Removed[0] != "other" {
 		t.Fatalf("sync after removing other: %+v %v", rep, err)
@@ -277,7 +290,7 @@ func TestSyncInterrupted(t *testing.T) {
 	slow := newGatedServer(t)
 	reg := "servers:\n" + stdioEntry(t, "echo", "") +
 		fmt.Sprintf("  slow:\n    transport: streamable_http\n    url: %s\n", slow.url)
-	g := startGateway(t, gwOpts{Registry: reg, Keys: syncKeys})
+	g := startGateway(t, gwOpts{Registry: reg, Keys: syncKeysFor(t, reg)})
 	c := connect(t, g.url, "s-sync-admin", false, nil)
 	_, metaBefore, ok := g.g.Indexer.Current()
 	if !ok || metaBefore.Count != 6 {
@@ -346,9 +359,10 @@ func TestSyncSubprocessKilled(t *testing.T) {
 	bin := toolragBin(t)
 	slow := newGatedServer(t)
 	dir := t.TempDir()
-	writeFile(t, filepath.Join(dir, "registry.yaml"), "servers:\n"+stdioEntry(t, "echo", "")+
-		fmt.Sprintf("  slow:\n    transport: streamable_http\n    url: %s\n", slow.url))
-	writeFile(t, filepath.Join(dir, "keys.yaml"), syncKeys)
+	reg := "servers:\n" + stdioEntry(t, "echo", "") +
+		fmt.Sprintf("  slow:\n    transport: streamable_http\n    url: %s\n", slow.url)
+	writeFile(t, filepath.Join(dir, "registry.yaml"), reg)
+	writeFile(t, filepath.Join(dir, "keys.yaml"), syncKeysFor(t, reg))
 	env := gatewayEnv(dir)
 	cmdEnv := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"), "TOOLRAG_LOG_LEVEL=warn"}
 	for k, v := range env {

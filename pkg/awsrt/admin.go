@@ -18,7 +18,8 @@ import (
 
 // ParseGrant parses one --server value of `toolrag keys create`: "id"
 // grants every tool, prompt and resource of the server; "id:p1,p2" grants
-// only the tools whose names start with one of the prefixes.
+// only the tools whose names start with one of the prefixes (and, as the
+// rule names no other list, no prompt or resource).
 func ParseGrant(s string) (id string, rule policy.Rule, err error) {
 	id, prefixes, hasPrefixes := strings.Cut(strings.TrimSpace(s), ":")
 	if err := catalog.ValidServerID(id); err != nil {
@@ -96,4 +97,27 @@ func RegistryDocs(servers map[string]upstream.ServerConfig, allowStdio bool) (ma
 			strings.Join(stdio, ", "), verb)
 	}
 	return out, nil
+}
+
+// CheckGrants refuses a key that grants a server the registry table does
+// not have, naming the key and the ids (`toolrag keys create` runs it
+// before storing a key): a typo would otherwise silently grant nothing.
+func CheckGrants(ctx context.Context, reg *dynamo.RegistryStore, k policy.Key) error {
+	servers, err := reg.ListServers(ctx)
+	if err != nil {
+		return fmt.Errorf("read the registry to check the key's grants: %w", err)
+	}
+	unknown := policy.UnknownServers(k, func(id string) bool { _, ok := servers[id]; return ok })
+	if len(unknown) > 0 {
+		return fmt.Errorf("key %q grants %s, not in the registry table (push it first with `toolrag registry push`, or fix the id)", k.ID, strings.Join(quoted(unknown), ", "))
+	}
+	return nil
+}
+
+func quoted(ids []string) []string {
+	out := make([]string, len(ids))
+	for i, id := range ids {
+		out[i] = fmt.Sprintf("server %q", id)
+	}
+	return out
 }

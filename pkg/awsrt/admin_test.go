@@ -143,3 +143,19 @@ func TestRegistryPush(t *testing.T) {
 		t.Fatalf("gateway upstreams %v", g.Upstreams.Servers())
 	}
 }
+
+// TestCheckGrants: `toolrag keys create` refuses a key granting a server
+// the registry table does not have, naming the key and the id (before, the
+// key was stored and silently granted nothing).
+func TestCheckGrants(t *testing.T) {
+	e := newTestEnv(t)
+	e.register(t, "echo", "http://127.0.0.1:1/mcp")
+	ctx := context.Background()
+	if err := CheckGrants(ctx, e.registry, policy.Key{ID: "ok", Servers: map[string]policy.Rule{"echo": {}}}); err != nil {
+		t.Errorf("grant of a registered server: %v", err)
+	}
+	err := CheckGrants(ctx, e.registry, policy.Key{ID: "typo", Servers: map[string]policy.Rule{"echo": {}, "ehco": {}, "gh": {}}})
+	if err == nil || !strings.Contains(err.Error(), `key "typo" grants server "ehco", server "gh", not in the registry table`) {
+		t.Errorf("grant of unregistered servers: %v", err)
+	}
+}

@@ -163,7 +163,7 @@ func NewGateway(ctx context.Context, cfg Config) (*Gateway, error) {
 	g.initTime = time.Since(start)
 	g.registerMetrics()
 
-	var keys auth.KeyLookup = auth.NewCached(keyLookup{g.Keys}, cfg.KeyCacheTTL)
+	var keys auth.KeyLookup = auth.NewCached(keyLookup{keys: g.Keys, log: log, warned: &sync.Map{}}, cfg.KeyCacheTTL)
 	if env.WithoutAuth {
 		log.Warn("TOOL_RAG_WITHOUT_AUTH is set: every caller is granted every server")
 	}
@@ -607,12 +607,21 @@ func (g *Gateway) registerMetrics() {
 }
 
 // keyLookup adapts the keys table to auth.KeyLookup.
-type keyLookup struct{ keys *dynamo.KeyStore }
+type keyLookup struct {
+	keys   *dynamo.KeyStore
+	log    *slog.Logger
+	warned *sync.Map // key id → true once its changed grants were logged
+}
 
 func (k keyLookup) LookupKey(ctx context.Context, secretHash string) (policy.Key, error) {
 	key, err := k.keys.Lookup(ctx, secretHash)
 	switch {
 	case err == nil:
+		if _, done := k.warned.LoadOrStore(key.ID, true); !done && k.log != nil {
+			for _, line := range policy.ChangedMeaning(key) {
+				k.log.Warn("key grant changed meaning: "+line, "key", key.ID)
+			}
+		}
 		return key, nil
 	case errors.Is(err, catalog.ErrNotFound):
 		return policy.Key{}, auth.ErrUnknownKey

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/toolrag/mcp-gateway/pkg/catalog"
 	"github.com/toolrag/mcp-gateway/pkg/dynamo"
 	"github.com/toolrag/mcp-gateway/pkg/upstream"
 )
@@ -128,6 +129,13 @@ func loadServers(ctx context.Context, reg *dynamo.RegistryStore, secret SecretFu
 	}
 	sort.Strings(ids)
 	for _, id := range ids {
+		if err := catalog.ValidServerID(id); err != nil {
+			// Written before the id rules tightened (e.g. "evil_", which
+			// makes tool ids ambiguous): left out, so the sync purges its
+			// tools.
+			log.Error("registry entry ignored: its server id is invalid; remove it with `toolrag registry push`", "server", id, "error", err)
+			continue
+		}
 		var cfg upstream.ServerConfig
 		if secret == nil {
 			cfg, err = DecodeServerConfig(raw[id], os.Getenv)

@@ -122,6 +122,7 @@ func newManager(cfg Config) *upstream.Manager {
 	return upstream.NewManager(upstream.Options{
 		CallTimeout: env.CallTimeout, ConnectTimeout: env.ConnectTimeout, IdleTimeout: env.IdleTimeout,
 		StdioPoolSize: env.StdioPoolSize, MaxResultBytes: env.MaxResultBytes, Logger: cfg.Logger,
+		MaxListTools: env.MaxTools, MaxListPages: env.MaxToolPages,
 	})
 }
 
@@ -158,7 +159,7 @@ func (s *Syncer) Run(ctx context.Context, mode indexer.Mode) (SyncReport, error)
 	s.Upstreams.SetServers(servers)
 	rep.Sync, err = syncer.Run(ctx, syncer.Config{
 		Upstreams: s.Upstreams, Store: s.Tools, Parallel: s.cfg.Env.SyncParallel,
-		Timeout: s.cfg.Env.SyncTimeout, Logger: s.log,
+		Timeout: s.cfg.Env.SyncTimeout, Logger: s.log, MaxTools: s.cfg.Env.MaxTools,
 	})
 	if err != nil {
 		rep.Duration = time.Since(start)
@@ -187,7 +188,7 @@ func (s *Syncer) Run(ctx context.Context, mode indexer.Mode) (SyncReport, error)
 	}
 	rep.Duration = time.Since(start)
 	s.log.Info("sync done", "servers", rep.Sync.Servers, "synced", rep.Sync.Synced, "stale", len(rep.Sync.Stale),
-		"changed", rep.Sync.Changed, "index_mode", string(rep.Index.Mode), "tools", rep.Index.Tools,
+		"degraded", len(rep.Sync.Degraded), "refused", len(rep.Sync.Refused), "changed", rep.Sync.Changed, "index_mode", string(rep.Index.Mode), "tools", rep.Index.Tools,
 		"embedded", rep.Index.Embedded, "reused", rep.Index.Reused, "took", rep.Duration.Round(time.Millisecond))
 	return rep, nil
 }

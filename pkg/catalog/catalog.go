@@ -31,8 +31,11 @@ var ErrNotFound = errors.New("not found")
 
 var serverIDPattern = regexp.MustCompile(`^[A-Za-z0-9._-]+$`)
 
-// ValidServerID reports whether id can be used as a server id: it must match
-// ^[A-Za-z0-9._-]+$ and must not contain "__".
+// ValidServerID reports whether id can be used as a server id: it must
+// match ^[A-Za-z0-9._-]+$, must not contain "__" and must not start or end
+// with "_". Together these make a tool id "server__name" split back into
+// exactly one (server, name): with "evil" and "evil_" both allowed,
+// "evil___add" could be evil's "_add" or evil_'s "add".
 func ValidServerID(id string) error {
 	if id == "" {
 		return errors.New("server id is empty")
@@ -43,7 +46,20 @@ func ValidServerID(id string) error {
 	if strings.Contains(id, Separator) {
 		return errors.New("server id " + strconvQuote(id) + " must not contain \"__\"")
 	}
+	if strings.HasPrefix(id, "_") || strings.HasSuffix(id, "_") {
+		return errors.New("server id " + strconvQuote(id) + " must not start or end with \"_\" (the tool id server__name would not split back unambiguously)")
+	}
 	return nil
+}
+
+// StoredServerID accepts the ids a store may hold from before the rule on
+// "_" at the ends: such a server can be deleted (the sync purges it), never
+// written.
+func StoredServerID(id string) error {
+	if err := ValidServerID(id); err == nil || (serverIDPattern.MatchString(id) && !strings.Contains(id, Separator)) {
+		return nil
+	}
+	return ValidServerID(id)
 }
 
 func strconvQuote(s string) string { b, _ := json.Marshal(s); return string(b) }

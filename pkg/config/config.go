@@ -43,6 +43,8 @@ type Env struct {
 	SessionTTL     time.Duration // MCP_GATEWAY_SESSION_TTL (seconds), default 86400
 	SyncParallel   int           // TOOL_RAG_SYNC_PARALLEL, default 16
 	SyncTimeout    time.Duration // TOOL_RAG_SYNC_TIMEOUT (seconds per server), default 30
+	MaxTools       int           // TOOL_RAG_MAX_TOOLS_PER_SERVER, default 2000
+	MaxToolPages   int           // TOOL_RAG_MAX_TOOL_PAGES (tools/list pages per server), default 100
 
 	AuthFailureRate   float64       // MCP_GATEWAY_AUTH_FAILURE_RATE (failed authentications per second and client address, after the burst), default 0.5
 	AuthFailureBurst  int           // MCP_GATEWAY_AUTH_FAILURE_BURST, default 30; 0 turns the limit off
@@ -80,6 +82,8 @@ func FromEnv(getenv func(string) string) (Env, error) {
 		AuthFailureBurst:   p.int("MCP_GATEWAY_AUTH_FAILURE_BURST", 30, 0, 1<<30),
 		TrustForwardedFor:  p.bool("MCP_GATEWAY_TRUST_FORWARDED_FOR", false),
 		ConfigPoll:         p.seconds("MCP_GATEWAY_CONFIG_POLL", 2),
+		MaxTools:           p.int("TOOL_RAG_MAX_TOOLS_PER_SERVER", 2000, 1, 1<<20),
+		MaxToolPages:       p.int("TOOL_RAG_MAX_TOOL_PAGES", 100, 1, 1<<20),
 		ConsolePath:        p.str("TOOL_RAG_CONSOLE_PATH", "/console"),
 	}
 	e.RegistryPath = p.path("MCP_GATEWAY_REGISTRY", filepath.Join(e.ConfigDir, "registry.yaml"))

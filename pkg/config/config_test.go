@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/toolrag/mcp-gateway/pkg/policy"
 )
 
 func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
@@ -71,6 +73,8 @@ func TestParseRegistry(t *testing.T) {
 	}
 	bad := []struct{ doc, want string }{
 		{"servers:\n  a__b:\n    transport: stdio\n    command: x\n", `r.yaml:2: server "a__b"`},
+		{"servers:\n  evil: {transport: stdio, command: x}\n  evil_:\n    transport: stdio\n    command: x\n", `r.yaml:3: server "evil_": server id "evil_" must not start or end with "_"`},
+		{"servers:\n  _evil:\n    transport: stdio\n    command: x\n", `r.yaml:2: server "_evil"`},
 		{"servers:\n  ok:\n    transport: carrier-pigeon\n", `r.yaml:2: server "ok"`},
 		{"servers:\n  ok:\n    transport: stdio\n", "command"},
 		{"servers:\n  ok:\n    transport: sse\n    url: not-a-url\n", "url"},
@@ -136,6 +140,11 @@ func TestParseKeys(t *testing.T) {
 		{"keys:\n  - id: a\n    secret: s\n    admn: true\n", `unknown field "admn"`},
 		{"keys:\n  - id: a\n    secret: s\n    servers: {\"bad id\": {}}\n", "must match"},
 		{"keys: {a: 1}\n", "must be a list"},
+		{"keys:\n  - id: a\n    secret: s\n    servers: {evil_: {}}\n", `must not start or end with "_"`},
+		{"keys:\n  - id: a\n    secret: s\n    servers:\n      ev: {uri_prefixes: [\"demo://x/%zz\"]}\n", `k.yaml:2: key "a": server "ev": uri_prefixes: malformed percent-encoding`},
+		{"keys:\n  - id: a\n    secret: s\n    servers:\n      ev: {uri_prefixes: [\"no-scheme\"]}\n", "is not an absolute URI"},
+		{"keys:\n  - id: a\n    secret: s\n    servers:\n      ev:\n", `k.yaml:5: key "a": server "ev": the rule is empty`},
+		{"keys:\n  - id: a\n    secret: s\n    servers:\n      ev: all\n", `k.yaml:5: key "a": server "ev": the rule must be {} or "*"`},
 	}
 	for _, b := range bad {
 		_, err := ParseKeys("k.yaml", []byte(b.doc))
@@ -145,6 +154,43 @@ func TestParseKeys(t *testing.T) {
 		if err != nil && strings.Contains(err.Error(), "s1") {
 			t.Errorf("error leaks a secret: %v", err)
 		}
+	}
+}
+
+// TestParseKeysRuleForms: "*" and {} grant the whole server; a named list
+// with no value is an explicit empty list; URI prefixes are stored in
+// canonical form.
+func TestParseKeysRuleForms(t *testing.T) {
+	doc := `keys:
+  - id: a
+    secret: s1
+    servers:
+      star: "*"
+      whole: {}
+      tools: {tool_prefixes: [get]}
+      none:
+        tool_prefixes: []
+        uri_prefixes:
+        prompt_prefixes: ~
+      uris: {uri_prefixes: ["DEMO://Resource/dynamic/%2e%2e/dynamic/"]}
+`
+	keys, err := ParseKeys("k.yaml", []byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := keys[0].Servers
+	if !s["star"].Whole() || !s["whole"].Whole() || s["tools"].Whole() {
+		t.Errorf("whole-server forms: %+v", s)
+	}
+	if s["tools"].URIPrefixes != nil || s["tools"].PromptPrefixes != nil {
+		t.Errorf("lists not named must stay nil: %+v", s["tools"])
+	}
+	n := s["none"]
+	if n.ToolPrefixes == nil || n.URIPrefixes == nil || n.PromptPrefixes == nil || len(n.ToolPrefixes)+len(n.URIPrefixes)+len(n.PromptPrefixes) != 0 {
+		t.Errorf("named empty lists must be empty, not nil: %#v", n)
+	}
+	if got := s["uris"].URIPrefixes; len(got) != 1 || got[0] != "demo://resource/dynamic/" {
+		t.Errorf("uri_prefixes not canonical: %q", got)
 	}
 }
 
@@ -196,5 +242,43 @@ func TestParseKeysExpiresAt(t *testing.T) {
 	_, err = ParseKeys("k.yaml", []byte("keys:\n  - id: a\n    secret: s1\n    expires_at: next tuesday\n"))
 	if err == nil || !strings.Contains(err.Error(), "k.yaml:2") || !strings.Contains(err.Error(), "expires_at") || !strings.Contains(err.Error(), "RFC 3339") {
 		t.Fatalf("bad expires_at: %v", err)
+	}
+}
+
+// TestExampleKeys: config/keys.example.yaml (what `make run` copies) parses
+// and means what its comments say under the explicit grant model.
+func TestExampleKeys(t *testing.T) {
+	keys, err := LoadKeys(filepath.Join("..", "..", "config", "keys.example.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	byID := map[string]policy.Policy{}
+	for _, k := range keys {
+		byID[k.ID] = policy.For(k)
+	}
+	full, restricted := byID["dev-full"], byID["dev-restricted"]
+	checks := []struct {
+		name string
+		got  bool
+		want bool
+	}{
+		{"full: any tool", full.AllowsTool("echo", "reverse"), true},
+		{"full: any prompt", full.AllowsPrompt("echo", "greeting"), true},
+		{"full: any resource", full.AllowsURI("echo", "echo://items/1"), true},
+		{"restricted: echo tool", restricted.AllowsTool("echo", "echo"), true},
+		{"restricted: reverse tool", restricted.AllowsTool("echo", "reverse"), false},
+		{"restricted: echo://info", restricted.AllowsURI("echo", "echo://info"), true},
+		{"restricted: echo://items/1", restricted.AllowsURI("echo", "echo://items/1"), false},
+		{"restricted: no prompt", restricted.AllowsPrompt("echo", "greeting"), false},
+	}
+	for _, c := range checks {
+		if c.got != c.want {
+			t.Errorf("%s: got %v, want %v", c.name, c.got, c.want)
+		}
+	}
+	for _, k := range keys {
+		if lines := policy.ChangedMeaning(k); len(lines) > 0 {
+			t.Errorf("the example key %q triggers a changed-meaning warning: %q", k.ID, lines)
+		}
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/toolrag/mcp-gateway/pkg/catalog"
+	"github.com/toolrag/mcp-gateway/pkg/ident"
 	"github.com/toolrag/mcp-gateway/pkg/policy"
 	"github.com/toolrag/mcp-gateway/pkg/upstream"
 )
@@ -189,13 +190,8 @@ func ParseKeys(name string, data []byte) ([]policy.Key, error) {
 		}
 		if srv := mapValue(n, "servers"); srv != nil && srv.Kind == yaml.MappingNode {
 			for j := 0; j+1 < len(srv.Content); j += 2 {
-				rule := srv.Content[j+1]
-				if rule.Kind == yaml.MappingNode {
-					for r := 0; r+1 < len(rule.Content); r += 2 {
-						if f := rule.Content[r].Value; !ruleFields[f] {
-							return nil, fmt.Errorf("%s: server %q: unknown field %q (known: tool_prefixes, uri_prefixes, prompt_prefixes)", where, srv.Content[j].Value, f)
-						}
-					}
+				if err := normalizeRuleNode(srv.Content[j+1]); err != nil {
+					return nil, fmt.Errorf("%s:%d: key %q: server %q: %w", name, srv.Content[j+1].Line, keyID(n), srv.Content[j].Value, err)
 				}
 			}
 		}
@@ -229,9 +225,16 @@ func ParseKeys(name string, data []byte) ([]policy.Key, error) {
 			return nil, fmt.Errorf("%s: has the same secret as key %q", where, other)
 		}
 		hashes[hash] = e.ID
-		for sid := range e.Servers {
+		for sid, rule := range e.Servers {
 			if err := catalog.ValidServerID(sid); err != nil {
 				return nil, fmt.Errorf("%s: servers: %w", where, err)
+			}
+			for i, p := range rule.URIPrefixes {
+				c, err := ident.CanonicalURIPrefix(p)
+				if err != nil {
+					return nil, fmt.Errorf("%s: server %q: uri_prefixes: %w", where, sid, err)
+				}
+				rule.URIPrefixes[i] = c
 			}
 		}
 		if e.RateLimit.Rate < 0 || e.RateLimit.Burst < 0 {
@@ -262,6 +265,39 @@ func parseExpiry(v string) (time.Time, error) {
 		return t, nil
 	}
 	return time.Time{}, fmt.Errorf("%q is not a time: use RFC 3339 (2027-01-31T18:00:00Z) or a date (2027-01-31)", v)
+}
+
+// normalizeRuleNode checks one server rule of a key and rewrites it to
+// the form policy.Rule decodes without losing meaning: "*" (the whole
+// server) becomes {}, and a list that is named with no value (null)
+// becomes an explicit empty list, which grants nothing of its kind.
+func normalizeRuleNode(rule *yaml.Node) error {
+	switch {
+	case rule.Kind == yaml.ScalarNode && rule.Tag == "!!null":
+		return fmt.Errorf("the rule is empty: write {} or \"*\" to grant the whole server, or list tool_prefixes, uri_prefixes and prompt_prefixes")
+	case rule.Kind == yaml.ScalarNode && rule.Value == policy.Wildcard:
+		*rule = yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Line: rule.Line, Column: rule.Column}
+		return nil
+	case rule.Kind != yaml.MappingNode:
+		return fmt.Errorf("the rule must be {} or \"*\" (the whole server) or a mapping of tool_prefixes, uri_prefixes and prompt_prefixes")
+	}
+	for r := 0; r+1 < len(rule.Content); r += 2 {
+		f, v := rule.Content[r].Value, rule.Content[r+1]
+		if !ruleFields[f] {
+			return fmt.Errorf("unknown field %q (known: tool_prefixes, uri_prefixes, prompt_prefixes)", f)
+		}
+		if v.Kind == yaml.ScalarNode && v.Tag == "!!null" {
+			*v = yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq", Style: yaml.FlowStyle, Line: v.Line, Column: v.Column}
+		}
+	}
+	return nil
+}
+
+func keyID(n *yaml.Node) string {
+	if id := mapValue(n, "id"); id != nil {
+		return id.Value
+	}
+	return ""
 }
 
 func docRoot(doc *yaml.Node) *yaml.Node {

@@ -99,7 +99,7 @@ func TestKeyStore(t *testing.T) {
 			ID:         id,
 			SecretHash: policy.HashSecret(secret),
 			Admin:      id == "ops",
-			Servers:    map[string]policy.Rule{"github": {ToolPrefixes: []string{"get_", "list_"}}, "fs": {}},
+			Servers:    map[string]policy.Rule{"github": {ToolPrefixes: []string{"get_", "list_"}}, "fs": {}, "none": {ToolPrefixes: []string{}, URIPrefixes: []string{}}, "uris": {URIPrefixes: []string{"demo://resource/dynamic/"}}},
 			RateLimit:  policy.RateLimit{Rate: 2.5, Burst: 10},
 			CreatedAt:  time.Date(2026, 3, 1, 12, 0, i, 0, time.UTC),
 		}

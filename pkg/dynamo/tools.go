@@ -899,7 +899,7 @@ func (s *ToolStore) MarkServerStale(ctx context.Context, serverID, reason string
 // (readers stop seeing the server at once), the items are deleted, then
 // the meta item. Deleting an unknown server is not an error.
 func (s *ToolStore) DeleteServer(ctx context.Context, serverID string) error {
-	if catalog.ValidServerID(serverID) != nil {
+	if catalog.StoredServerID(serverID) != nil {
 		return nil // no such server can exist
 	}
 	return s.retryWrites(ctx, fmt.Sprintf("delete server %q", serverID), func() error {

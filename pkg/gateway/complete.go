@@ -63,14 +63,14 @@ func (c completions) forward(ctx context.Context, srv string, ref any, arg mcp.C
 	return &res.Completion, nil
 }
 
-// resolveRef maps the URI of a ref/resource (a resource template as the
-// gateway lists it, or a resource URI) to its server and original URI.
+// resolveRef maps the URI of a ref/resource to its server and original
+// URI: a resource template must be one the gateway lists, exactly as
+// listed (the upstream gets its own template); anything else is a resource
+// URI, made canonical like every other (see resolveURI).
 func (g *Gateway) resolveRef(uri string) (server, orig string, ok bool) {
-	if server, orig, ok = ParseGatewayURI(uri); ok {
-		return server, orig, true
-	}
-	if server, orig, ok = g.unprefixedTemplate(uri); ok {
-		return server, orig, true
+	if strings.Contains(uri, "{") {
+		o, found := g.surfNames.Load().exposedTemplates[uri]
+		return o.server, o.name, found
 	}
 	return g.resolveURI(uri)
 }

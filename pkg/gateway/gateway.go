@@ -24,6 +24,7 @@ import (
 	"github.com/toolrag/mcp-gateway/internal/redact"
 	"github.com/toolrag/mcp-gateway/pkg/auth"
 	"github.com/toolrag/mcp-gateway/pkg/catalog"
+	"github.com/toolrag/mcp-gateway/pkg/ident"
 	"github.com/toolrag/mcp-gateway/pkg/retrieve"
 )
 
@@ -160,8 +161,11 @@ type origin struct{ server, name string }
 
 type surfaceNames struct {
 	prompts   map[string]origin // exposed prompt name → server, original name
-	resources map[string]origin // exposed URI of an unprefixed server → server, original URI
+	resources map[string]origin // canonical exposed URI of an unprefixed server → server, canonical original URI
 	templates []unprefixedTemplate
+	// exposedTemplates maps each listed template, exactly as listed, to its
+	// server and the upstream's own template (completion refs name one).
+	exposedTemplates map[string]origin
 }
 
 type unprefixedTemplate struct {
@@ -222,7 +226,7 @@ func New(cfg Config) (*Gateway, error) {
 	cfg.Logger = slog.New(redact.Handler(cfg.Logger.Handler()))
 	g := &Gateway{cfg: cfg, log: cfg.Logger, surface: map[string]serverSurface{}}
 	g.tools.Store(&toolSet{byID: map[string]catalog.Tool{}, byName: map[string]string{}, exposed: map[string]string{}})
-	g.surfNames.Store(&surfaceNames{prompts: map[string]origin{}, resources: map[string]origin{}})
+	g.surfNames.Store(&surfaceNames{prompts: map[string]origin{}, resources: map[string]origin{}, exposedTemplates: map[string]origin{}})
 
 	hooks := &server.Hooks{}
 	hooks.AddAfterInitialize(func(ctx context.Context, _ any, _ *mcp.InitializeRequest, res *mcp.InitializeResult) {
@@ -300,7 +304,9 @@ func (g *Gateway) ReloadTools(ctx context.Context) error {
 	for _, t := range tools {
 		mt := mcpTool(t)
 		if g.cfg.Unprefixed[t.Server] {
-			if _, taken := set.byName[t.Name]; !taken && !isMeta(t.Name) {
+			// An unprefixed name must not look like another server's
+			// (server__tool) nor take a name already exposed.
+			if _, taken := set.byName[t.Name]; !taken && !isMeta(t.Name) && !strings.Contains(t.Name, catalog.Separator) {
 				set.byName[t.Name] = t.ID
 				set.exposed[t.ID] = t.Name
 				mt.Name = t.Name
@@ -445,7 +451,7 @@ func (g *Gateway) reloadSurface(ctx context.Context) {
 	var prompts []server.ServerPrompt
 	var resources []server.ServerResource
 	var templates []server.ServerResourceTemplate
-	names := &surfaceNames{prompts: map[string]origin{}, resources: map[string]origin{}}
+	names := &surfaceNames{prompts: map[string]origin{}, resources: map[string]origin{}, exposedTemplates: map[string]origin{}}
 	ids := make([]string, 0, len(next))
 	for id := range next {
 		ids = append(ids, id)
@@ -463,7 +469,7 @@ func (g *Gateway) reloadSurface(ctx context.Context) {
 		for _, p := range s.prompts {
 			mp := p
 			mp.Name = catalog.ToolID(id, p.Name)
-			if _, taken := names.prompts[p.Name]; plain && !taken {
+			if _, taken := names.prompts[p.Name]; plain && !taken && !strings.Contains(p.Name, catalog.Separator) {
 				mp.Name = p.Name
 				names.prompts[p.Name] = origin{id, p.Name}
 			}
@@ -472,9 +478,14 @@ func (g *Gateway) reloadSurface(ctx context.Context) {
 		for _, r := range s.resources {
 			mr := r
 			mr.URI = GatewayURI(id, r.URI)
-			if _, taken := names.resources[r.URI]; plain && !taken && !strings.HasPrefix(r.URI, "gateway://") {
+			canon, err := ident.CanonicalURI(r.URI)
+			if err != nil {
+				g.log.Warn("resource not exposed: its URI cannot be made canonical", "server", id, "error", err)
+				continue
+			}
+			if _, taken := names.resources[canon]; plain && !taken && !strings.HasPrefix(r.URI, "gateway://") {
 				mr.URI = r.URI
-				names.resources[r.URI] = origin{id, r.URI}
+				names.resources[canon] = origin{id, canon}
 			}
 			resources = append(resources, server.ServerResource{Resource: mr, Handler: g.resourceHandler()})
 		}
@@ -491,6 +502,7 @@ func (g *Gateway) reloadSurface(ctx context.Context) {
 			if mt.URITemplate == nil {
 				continue
 			}
+			names.exposedTemplates[mt.URITemplate.Raw()] = origin{id, t.URITemplate.Raw()}
 			templates = append(templates, server.ServerResourceTemplate{Template: mt, Handler: server.ResourceTemplateHandlerFunc(g.resourceHandler())})
 		}
 	}

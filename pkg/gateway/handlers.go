@@ -19,6 +19,7 @@ import (
 
 	"github.com/toolrag/mcp-gateway/pkg/auth"
 	"github.com/toolrag/mcp-gateway/pkg/catalog"
+	"github.com/toolrag/mcp-gateway/pkg/ident"
 	"github.com/toolrag/mcp-gateway/pkg/retrieve"
 	"github.com/toolrag/mcp-gateway/pkg/upstream"
 )
@@ -92,6 +93,9 @@ func (g *Gateway) metaTools() []server.ServerTool {
 			Annotations: ro,
 		}, Handler: g.handlePlan})
 	}
+	for i := range tools {
+		tools[i] = strictArgs(tools[i])
+	}
 	return tools
 }
 
@@ -124,8 +128,8 @@ func (g *Gateway) filterTools(ctx context.Context, tools []mcp.Tool) []mcp.Tool 
 			continue
 		}
 		id, known := set.resolve(t.Name)
-		srv, name, ok := catalog.SplitToolID(id)
-		if !known || !ok || !pol.AllowsTool(srv, name) {
+		rec, ok := set.byID[id]
+		if !known || !ok || !pol.AllowsTool(rec.Server, rec.Name) {
 			continue
 		}
 		if registered != nil && !registered[t.Name] {
@@ -230,22 +234,24 @@ func notFound(callName string) *mcp.CallToolResult {
 func (g *Gateway) call(ctx context.Context, callName string, args map[string]any) *mcp.CallToolResult {
 	start := time.Now()
 	pol, ok := auth.PolicyFrom(ctx)
+	if err := ident.CheckName("tool", callName); err != nil {
+		g.Metrics.CallsRejected.Add(1)
+		g.logCall(ctx, pol.KeyID, "(invalid name)", "invalid_name", start, nil)
+		return mcp.NewToolResultErrorf("invalid call_name: %v", err)
+	}
 	set := g.tools.Load()
 	id, _ := set.resolve(callName)
-	srv, name, split := catalog.SplitToolID(id)
-	if !ok || !split || !pol.AllowsTool(srv, name) {
+	// The catalog record says which server and tool an id stands for; the
+	// id is never split again to route a call.
+	tool, known := set.byID[id]
+	srv, name := tool.Server, tool.Name
+	if !ok || !known || !pol.AllowsTool(srv, name) {
 		g.Metrics.CallsRejected.Add(1)
 		outcome := "unknown_tool"
-		if ok && split {
+		if ok && known {
 			outcome = "denied" // a tool id the key's policy does not grant
 		}
 		g.logCall(ctx, pol.KeyID, callName, outcome, start, nil)
-		return notFound(callName)
-	}
-	tool, known := set.byID[id]
-	if !known {
-		g.Metrics.CallsRejected.Add(1)
-		g.logCall(ctx, pol.KeyID, callName, "unknown_tool", start, nil)
 		return notFound(callName)
 	}
 	if args == nil {
@@ -508,9 +514,8 @@ func (g *Gateway) handleDescribe(ctx context.Context, req mcp.CallToolRequest) (
 	pol, _ := auth.PolicyFrom(ctx)
 	set := g.tools.Load()
 	id, _ := set.resolve(callName)
-	srv, name, ok := catalog.SplitToolID(id)
 	t, known := set.byID[id]
-	if !ok || !known || !pol.AllowsTool(srv, name) {
+	if !known || !pol.AllowsTool(t.Server, t.Name) {
 		return notFound(callName), nil
 	}
 	g.registerForSession(ctx, []string{set.name(id)})
@@ -659,18 +664,29 @@ func rewriteContentsURI(srv string, c mcp.ResourceContents) mcp.ResourceContents
 func GatewayURI(server, uri string) string { return "gateway://" + server + "/" + uri }
 
 // resolveURI maps an exposed resource URI to its server and original URI:
-// gateway://server/uri, or a URI of an unprefixed server.
+// gateway://server/uri, or a URI of an unprefixed server. The original URI
+// comes back in canonical form (pkg/ident): it is what the policy checks
+// and what the upstream receives. A URI that cannot be made canonical
+// resolves to nothing.
 func (g *Gateway) resolveURI(u string) (server, uri string, ok bool) {
 	if server, uri, ok = ParseGatewayURI(u); ok {
-		return server, uri, true
+		canon, err := ident.CanonicalURI(uri)
+		if err != nil {
+			return "", "", false
+		}
+		return server, canon, true
+	}
+	canon, err := ident.CanonicalURI(u)
+	if err != nil {
+		return "", "", false
 	}
 	names := g.surfNames.Load()
-	if o, found := names.resources[u]; found {
+	if o, found := names.resources[canon]; found {
 		return o.server, o.name, true
 	}
 	for _, t := range names.templates {
-		if t.tmpl.Regexp().MatchString(u) {
-			return t.server, u, true
+		if t.tmpl.Regexp().MatchString(canon) {
+			return t.server, canon, true
 		}
 	}
 	return "", "", false

@@ -94,6 +94,10 @@ func (g *Gateway) Handler(o HTTPOptions) http.Handler {
 			Method string `json:"method"`
 		}
 		_ = json.Unmarshal(body, &head) // invalid JSON is answered by mcp-go with a parse error
+		if id, why := invalidIdentity(head.Method, body); why != "" {
+			writeInvalidParams(w, id, why)
+			return
+		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		r.ContentLength = int64(len(body))
 		if head.Method == string(mcp.MethodInitialize) {

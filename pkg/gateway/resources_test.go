@@ -36,9 +36,23 @@ func TestForbiddenResourceLooksMissing(t *testing.T) {
 	if !strings.Contains(missing, "resource not found") {
 		t.Fatalf("missing server: %d %s", missingCode, missing)
 	}
-	for _, uri := range []string{"gateway://beta/up://info", "gateway://beta/up://items/7", "gateway://beta/anything"} {
+	for _, uri := range []string{"gateway://beta/up://info", "gateway://beta/up://items/7", "gateway://beta/up://anything", "gateway://beta/up://items/../info"} {
 		if code, body := read(uri); code != missingCode || body != missing {
 			t.Errorf("forbidden %s: %d %s\nmissing: %d %s", uri, code, body, missingCode, missing)
 		}
+	}
+	// A URI that cannot be made canonical is invalid params, on a granted,
+	// a forbidden and a missing server alike (the answer depends on its
+	// syntax alone).
+	var invalid []string
+	for _, uri := range []string{"gateway://alpha/anything", "gateway://beta/anything", "gateway://nosuch/anything", "gateway://alpha/up://items/..%2Finfo"} {
+		code, body := read(uri)
+		if code != 200 || !strings.Contains(body, `"code":-32602`) {
+			t.Errorf("%s: %d %s, want invalid params", uri, code, body)
+		}
+		invalid = append(invalid, body)
+	}
+	if invalid[0] != invalid[1] || invalid[1] != invalid[2] {
+		t.Errorf("invalid URIs answered differently by grant: %q", invalid)
 	}
 }

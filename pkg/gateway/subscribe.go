@@ -11,6 +11,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/toolrag/mcp-gateway/pkg/auth"
+	"github.com/toolrag/mcp-gateway/pkg/ident"
 	"github.com/toolrag/mcp-gateway/pkg/session"
 	"github.com/toolrag/mcp-gateway/pkg/upstream"
 )
@@ -143,6 +144,9 @@ func (g *Gateway) endSession(_ context.Context, s server.ClientSession) {
 // resourceUpdated relays an upstream's notifications/resources/updated to
 // the sessions subscribed to that resource, each under its own URI.
 func (g *Gateway) resourceUpdated(srv, uri string) {
+	if canon, err := ident.CanonicalURI(uri); err == nil {
+		uri = canon // subscriptions are kept under canonical URIs
+	}
 	g.subs.mu.Lock()
 	targets := make(map[string]string, len(g.subs.subs[origin{srv, uri}]))
 	for sid, exposed := range g.subs.subs[origin{srv, uri}] {
@@ -177,5 +181,9 @@ func (g *Gateway) resolveSubscription(uri string) (srv, orig string, ok bool) {
 			only = id
 		}
 	}
-	return only, uri, only != ""
+	canon, err := ident.CanonicalURI(uri)
+	if err != nil {
+		return "", "", false
+	}
+	return only, canon, only != ""
 }

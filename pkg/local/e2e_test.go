@@ -18,6 +18,8 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"gopkg.in/yaml.v3"
+
 	"github.com/toolrag/mcp-gateway/internal/testenv"
 	"github.com/toolrag/mcp-gateway/pkg/indexer"
 )
@@ -78,7 +80,7 @@ func startGatewayB(t testing.TB, extraRegistry string, varsOpt ...map[string]str
 	if err := os.WriteFile(filepath.Join(dir, "registry.yaml"), []byte(registry), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, "keys.yaml"), []byte(testKeys), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "keys.yaml"), []byte(keysFor(t, testKeys, registry)), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	vals := map[string]string{
@@ -104,6 +106,42 @@ func startGatewayB(t testing.TB, extraRegistry string, varsOpt ...map[string]str
 	srv := httptest.NewServer(g.Handler)
 	t.Cleanup(srv.Close)
 	return &env{g: g, srv: srv, url: srv.URL + "/mcp"}
+}
+
+// keysFor keeps the keys of doc that grant only servers of the registry:
+// the gateway refuses a key that grants a server it does not have.
+func keysFor(t testing.TB, doc, registry string) string {
+	t.Helper()
+	var reg struct {
+		Servers map[string]any `yaml:"servers"`
+	}
+	var keys struct {
+		Keys []map[string]any `yaml:"keys"`
+	}
+	if err := yaml.Unmarshal([]byte(registry), &reg); err != nil {
+		t.Fatal(err)
+	}
+	if err := yaml.Unmarshal([]byte(doc), &keys); err != nil {
+		t.Fatal(err)
+	}
+	var kept []map[string]any
+	for _, k := range keys.Keys {
+		ok := true
+		servers, _ := k["servers"].(map[string]any)
+		for id := range servers {
+			if _, found := reg.Servers[id]; !found {
+				ok = false
+			}
+		}
+		if ok {
+			kept = append(kept, k)
+		}
+	}
+	out, err := yaml.Marshal(map[string]any{"keys": kept})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(out)
 }
 
 func connect(t *testing.T, url, key string, legacy bool) (*client.Client, <-chan mcp.JSONRPCNotification) {

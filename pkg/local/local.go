@@ -114,6 +114,9 @@ func New(ctx context.Context, o Options) (*Gateway, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%w (copy config/keys.example.yaml, or set TOOL_RAG_WITHOUT_AUTH=1 on a trusted network)", err)
 		}
+		if err := checkKeyGrants(env.KeysPath, list, servers, log); err != nil {
+			return nil, err
+		}
 		keySet = auth.NewKeySet(list) // replaced when keys.yaml changes (WatchConfig)
 		keys, keyList = keySet, list
 	}
@@ -127,6 +130,7 @@ func New(ctx context.Context, o Options) (*Gateway, error) {
 	g.Upstreams = upstream.NewManager(upstream.Options{
 		CallTimeout: env.CallTimeout, ConnectTimeout: env.ConnectTimeout, IdleTimeout: env.IdleTimeout,
 		StdioPoolSize: env.StdioPoolSize, MaxResultBytes: env.MaxResultBytes, Logger: log,
+		MaxListTools: env.MaxTools, MaxListPages: env.MaxToolPages,
 	})
 	g.Upstreams.SetServers(servers)
 
@@ -223,7 +227,7 @@ func (g *Gateway) Sync(ctx context.Context, mode indexer.Mode) (syncer.Report, e
 	defer g.syncMu.Unlock()
 	rep, err := syncer.Run(ctx, syncer.Config{
 		Upstreams: g.Upstreams, Store: g.Store, Parallel: g.Env.SyncParallel,
-		Timeout: g.Env.SyncTimeout, Logger: g.log,
+		Timeout: g.Env.SyncTimeout, Logger: g.log, MaxTools: g.Env.MaxTools,
 	})
 	if err != nil {
 		return rep, err

@@ -13,6 +13,7 @@ import (
 
 	"github.com/toolrag/mcp-gateway/pkg/config"
 	"github.com/toolrag/mcp-gateway/pkg/indexer"
+	"github.com/toolrag/mcp-gateway/pkg/upstream"
 )
 
 // configFiles remembers what keys.yaml and the registry files held when
@@ -111,6 +112,12 @@ func (g *Gateway) reloadKeys() bool {
 	keys, err := config.LoadKeys(g.Env.KeysPath)
 	if err == nil {
 		err = config.CheckExposure(g.Env.Host, keys, time.Now())
+	}
+	if err == nil {
+		var servers map[string]upstream.ServerConfig
+		if servers, err = config.LoadRegistry(g.Env.RegistryPath, g.Env.GeneratedPath, g.getenv); err == nil {
+			err = checkKeyGrants(g.Env.KeysPath, keys, servers, g.log)
+		}
 	}
 	if err != nil {
 		g.log.Error("keys.yaml changed but does not load; the previous keys stay in force", "error", err)

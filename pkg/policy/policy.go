@@ -9,17 +9,39 @@ import (
 	"crypto/subtle"
 	"encoding/hex"
 	"fmt"
+	"slices"
+	"sort"
 	"strings"
 	"time"
+
+	"github.com/toolrag/mcp-gateway/pkg/ident"
 )
 
-// Rule narrows a key's grant on one server. An empty prefix list grants
-// everything of that kind on the server.
+// Rule narrows a key's grant on one server. A rule that names no list
+// ({} in keys.yaml, or "*") grants the whole server. A rule that names any
+// list grants, of each kind, only what its own list names: a list it does
+// not name, or an empty list, grants nothing of that kind, and "*" in a
+// list grants everything of that kind. Tool and prompt prefixes match the
+// start of the original name; URI prefixes match canonical URIs on segment
+// boundaries (see pkg/ident).
+//
+// The lists are stored without omitempty so that "not named" (nil) and
+// "explicitly empty" survive JSON and DynamoDB.
 type Rule struct {
-	ToolPrefixes   []string `json:"tool_prefixes,omitempty" yaml:"tool_prefixes,omitempty" dynamodbav:"tool_prefixes,omitempty"`
-	URIPrefixes    []string `json:"uri_prefixes,omitempty" yaml:"uri_prefixes,omitempty" dynamodbav:"uri_prefixes,omitempty"`
-	PromptPrefixes []string `json:"prompt_prefixes,omitempty" yaml:"prompt_prefixes,omitempty" dynamodbav:"prompt_prefixes,omitempty"`
+	ToolPrefixes   []string `json:"tool_prefixes" yaml:"tool_prefixes,omitempty" dynamodbav:"tool_prefixes"`
+	URIPrefixes    []string `json:"uri_prefixes" yaml:"uri_prefixes,omitempty" dynamodbav:"uri_prefixes"`
+	PromptPrefixes []string `json:"prompt_prefixes" yaml:"prompt_prefixes,omitempty" dynamodbav:"prompt_prefixes"`
 }
+
+// Whole reports whether the rule grants the whole server (it names no
+// list).
+func (r Rule) Whole() bool {
+	return r.ToolPrefixes == nil && r.URIPrefixes == nil && r.PromptPrefixes == nil
+}
+
+// Wildcard is the list entry (and the whole-rule value in keys.yaml) that
+// grants everything of a kind.
+const Wildcard = "*"
 
 // RateLimit is a per-key token bucket: Rate requests per second with bursts
 // of up to Burst. Zero values mean unlimited.
@@ -81,9 +103,23 @@ type Policy struct {
 	servers map[string]Rule
 }
 
-// For returns the policy a key grants.
+// For returns the policy a key grants. URI prefixes are made canonical
+// (pkg/ident); a prefix that cannot be is dropped, so it grants nothing.
 func For(k Key) Policy {
-	return Policy{KeyID: k.ID, Admin: k.Admin, servers: k.Servers}
+	servers := make(map[string]Rule, len(k.Servers))
+	for id, r := range k.Servers {
+		if r.URIPrefixes != nil {
+			canon := make([]string, 0, len(r.URIPrefixes))
+			for _, p := range r.URIPrefixes {
+				if c, err := ident.CanonicalURIPrefix(p); err == nil {
+					canon = append(canon, c)
+				}
+			}
+			r.URIPrefixes = canon
+		}
+		servers[id] = r
+	}
+	return Policy{KeyID: k.ID, Admin: k.Admin, servers: servers}
 }
 
 // Unrestricted grants every server (used only when auth is disabled).
@@ -121,22 +157,30 @@ func (p Policy) NoGrant() string {
 
 // AllowsTool reports whether the original tool name on server is granted.
 func (p Policy) AllowsTool(server, tool string) bool {
-	return p.allows(server, tool, func(r Rule) []string { return r.ToolPrefixes })
+	return p.allows(server, tool, func(r Rule) []string { return r.ToolPrefixes }, strings.HasPrefix)
 }
 
-// AllowsURI reports whether the original resource URI on server is granted.
+// AllowsURI reports whether the original resource URI on server is
+// granted. The URI is made canonical first; one that cannot be is refused.
 func (p Policy) AllowsURI(server, uri string) bool {
-	return p.allows(server, uri, func(r Rule) []string { return r.URIPrefixes })
+	canon, err := ident.CanonicalURI(uri)
+	if err != nil {
+		return false
+	}
+	return p.allows(server, canon, func(r Rule) []string { return r.URIPrefixes }, func(uri, prefix string) bool {
+		return ident.MatchURIPrefix(prefix, uri)
+	})
 }
 
 // AllowsPrompt reports whether the original prompt name on server is granted.
 func (p Policy) AllowsPrompt(server, prompt string) bool {
-	return p.allows(server, prompt, func(r Rule) []string { return r.PromptPrefixes })
+	return p.allows(server, prompt, func(r Rule) []string { return r.PromptPrefixes }, strings.HasPrefix)
 }
 
-// MayAllowURIPrefix reports whether some URI starting with prefix is
-// granted on server: either the prefix lies inside a granted prefix, or a
-// granted prefix extends it. Used to list resource templates.
+// MayAllowURIPrefix reports whether some URI starting with prefix (the
+// literal start of a resource template) is granted on server: either the
+// prefix lies inside a granted prefix, or a granted prefix extends it.
+// Used to list resource templates.
 func (p Policy) MayAllowURIPrefix(server, prefix string) bool {
 	if p.all {
 		return true
@@ -145,18 +189,22 @@ func (p Policy) MayAllowURIPrefix(server, prefix string) bool {
 	if !ok {
 		return false
 	}
-	if len(rule.URIPrefixes) == 0 {
+	if rule.Whole() || slices.Contains(rule.URIPrefixes, Wildcard) {
 		return true
 	}
+	canon, err := ident.CanonicalURIPrefix(prefix)
+	if err != nil {
+		return false
+	}
 	for _, g := range rule.URIPrefixes {
-		if strings.HasPrefix(prefix, g) || strings.HasPrefix(g, prefix) {
+		if ident.MatchURIPrefix(g, canon) || strings.HasPrefix(g, canon) {
 			return true
 		}
 	}
 	return false
 }
 
-func (p Policy) allows(server, name string, prefixes func(Rule) []string) bool {
+func (p Policy) allows(server, name string, prefixes func(Rule) []string, match func(name, prefix string) bool) bool {
 	if p.all {
 		return true
 	}
@@ -164,12 +212,11 @@ func (p Policy) allows(server, name string, prefixes func(Rule) []string) bool {
 	if !ok {
 		return false
 	}
-	pf := prefixes(rule)
-	if len(pf) == 0 {
+	if rule.Whole() {
 		return true
 	}
-	for _, prefix := range pf {
-		if strings.HasPrefix(name, prefix) {
+	for _, prefix := range prefixes(rule) {
+		if prefix == Wildcard || match(name, prefix) {
 			return true
 		}
 	}
@@ -191,5 +238,50 @@ func (p Policy) Narrow(servers []string) Policy {
 			out.servers[s] = r
 		}
 	}
+	return out
+}
+
+// ChangedMeaning describes, one line per list, where k's grant is
+// narrower than what the same rule granted before the explicit model,
+// when a list the rule did not name granted everything of its kind. The
+// gateway logs these once at start, so that an operator upgrading sees
+// which keys lost prompts or resources and how to keep them; writing the
+// list explicitly (`[]` for none, `["*"]` for all) silences the line.
+func ChangedMeaning(k Key) []string {
+	var out []string
+	ids := make([]string, 0, len(k.Servers))
+	for id := range k.Servers {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	for _, id := range ids {
+		r := k.Servers[id]
+		if r.Whole() {
+			continue
+		}
+		for _, l := range []struct {
+			field, kind string
+			list        []string
+		}{{"tool_prefixes", "tools", r.ToolPrefixes}, {"uri_prefixes", "resources", r.URIPrefixes}, {"prompt_prefixes", "prompts", r.PromptPrefixes}} {
+			if l.list != nil {
+				continue
+			}
+			out = append(out, fmt.Sprintf("key %q, server %q: the rule does not name %s, so it now grants no %s of that server (before, it granted all); write %s: [\"*\"] to grant them all, or %s: [] to confirm none", k.ID, id, l.field, l.kind, l.field, l.field))
+		}
+	}
+	return out
+}
+
+// UnknownServers returns the server ids k grants that are not registered,
+// sorted: such a grant is a typo or a stale key, and is refused rather than
+// silently granting nothing.
+func UnknownServers(k Key, registered func(id string) bool) []string {
+	var out []string
+	for id := range k.Servers {
+		if !registered(id) {
+			out = append(out, id)
+		}
+	}
+	sort.Strings(out)
 	return out
 }

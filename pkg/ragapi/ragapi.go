@@ -272,6 +272,9 @@ func (a *API) tool(w http.ResponseWriter, r *http.Request) int {
 	if err != nil {
 		return writeError(w, http.StatusInternalServerError, "tool lookup failed: "+err.Error())
 	}
+	if !pol.AllowsTool(t.Server, t.Name) {
+		return notFound() // the record's own (server, name) decides, not the split id
+	}
 	return writeJSON(w, http.StatusOK, map[string]any{
 		"tool_id": t.ID, "tool_name": t.Name, "server_name": t.Server, "description": t.Description,
 		"tool_type": t.ToolType, "permission_scope": t.PermissionScope, "input_schema": t.InputSchema,

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -18,6 +19,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/toolrag/mcp-gateway/pkg/catalog"
+	"github.com/toolrag/mcp-gateway/pkg/ident"
 	"github.com/toolrag/mcp-gateway/pkg/upstream"
 )
 
@@ -34,15 +36,27 @@ type Config struct {
 	Store     catalog.Store
 	Parallel  int           // servers listed at once, default 16
 	Timeout   time.Duration // per server, default 30s
-	Logger    *slog.Logger
-	Now       func() time.Time
+	// MaxTools bounds the tools kept per server (default 2,000, as
+	// upstream.DefaultMaxListTools); a server over it is reported in
+	// Report.Degraded and only its first MaxTools tools are kept.
+	MaxTools int
+	Logger   *slog.Logger
+	Now      func() time.Time
 }
 
 // Report says what a sync changed.
 type Report struct {
-	Servers  int               `json:"servers"`
-	Synced   int               `json:"synced"`
-	Stale    map[string]string `json:"stale,omitempty"` // server → error
+	Servers int               `json:"servers"`
+	Synced  int               `json:"synced"`
+	Stale   map[string]string `json:"stale,omitempty"` // server → error
+	// Degraded servers synced, but not all of their tools are served:
+	// their tools/list went over the gateway's limits (server → reason).
+	Degraded map[string]string `json:"degraded,omitempty"`
+	// Refused names, per server, what the sync would not store: a server
+	// whose id is invalid, or tools whose names are invalid, whose id would
+	// not split back into the same (server, name), or whose id another
+	// server's tool already has.
+	Refused  map[string]string `json:"refused,omitempty"`
 	Removed  []string          `json:"removed,omitempty"`
 	Changed  int               `json:"changed"`
 	Deleted  int               `json:"deleted"`
@@ -61,12 +75,15 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
+	if cfg.MaxTools <= 0 {
+		cfg.MaxTools = upstream.DefaultMaxListTools
+	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
 	start := time.Now()
 	servers := cfg.Upstreams.Servers()
-	rep := Report{Servers: len(servers), Stale: map[string]string{}}
+	rep := Report{Servers: len(servers), Stale: map[string]string{}, Degraded: map[string]string{}, Refused: map[string]string{}}
 
 	// Purge servers that left the registry first.
 	known, err := cfg.Store.ListServers(ctx)
@@ -92,9 +109,16 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 		done     atomic.Int64
 		storeErr error
 		wg       sync.WaitGroup
+		claims   = &idClaims{owner: map[string]string{}}
 	)
 	sem := make(chan struct{}, cfg.Parallel)
 	for _, id := range servers {
+		if err := catalog.ValidServerID(id); err != nil {
+			rep.Refused[id] = err.Error()
+			cfg.Logger.Error("sync refused a server: its id is invalid; fix the registry", "server", id, "error", err)
+			done.Add(1)
+			continue
+		}
 		wg.Add(1)
 		go func(id string) {
 			defer wg.Done()
@@ -108,6 +132,17 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 			if ctx.Err() != nil {
 				return // interrupted: a listing cut short says nothing about the server
 			}
+			var degraded, refused string
+			if errors.Is(listErr, upstream.ErrListTruncated) {
+				degraded, listErr = listErr.Error(), nil
+			}
+			if len(tools) > cfg.MaxTools {
+				degraded = fmt.Sprintf("server %q lists %d tools, more than the limit of %d (TOOL_RAG_MAX_TOOLS_PER_SERVER); only the first %d are served", id, len(tools), cfg.MaxTools, cfg.MaxTools)
+				tools = tools[:cfg.MaxTools]
+			}
+			if listErr == nil {
+				tools, refused = checkTools(id, tools, claims)
+			}
 			var changed, deleted []string
 			var err error
 			if listErr != nil {
@@ -120,6 +155,14 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 			defer mu.Unlock()
 			if err != nil {
 				storeErr = errors.Join(storeErr, fmt.Errorf("server %q: %w", id, err))
+			}
+			if degraded != "" {
+				rep.Degraded[id] = degraded
+				cfg.Logger.Warn("upstream degraded: its tool list is over the gateway's limits", "server", id, "reason", degraded)
+			}
+			if refused != "" {
+				rep.Refused[id] = refused
+				cfg.Logger.Warn("sync refused tools of an upstream", "server", id, "reason", refused)
 			}
 			if listErr != nil {
 				rep.Stale[id] = listErr.Error()
@@ -146,6 +189,47 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 	return rep, nil
 }
 
+// idClaims records which server each tool id of this sync belongs to.
+type idClaims struct {
+	mu    sync.Mutex
+	owner map[string]string // tool id → server
+}
+
+// checkTools keeps the tools of server whose identity is exact: a valid
+// name, an id that splits back into the same (server, name), and an id no
+// other server's tool has claimed in this sync. It returns the kept tools
+// and a summary of the refused ones ("" when none).
+func checkTools(server string, tools []catalog.Tool, claims *idClaims) ([]catalog.Tool, string) {
+	kept := tools[:0:0]
+	var refused []string
+	claims.mu.Lock()
+	defer claims.mu.Unlock()
+	for _, t := range tools {
+		if err := ident.CheckName("tool", t.Name); err != nil {
+			refused = append(refused, err.Error())
+			continue
+		}
+		if s, n, ok := catalog.SplitToolID(t.ID); !ok || s != server || n != t.Name || t.Server != server {
+			refused = append(refused, fmt.Sprintf("tool %q: its id %q would not split back into server %q and tool %q", t.Name, t.ID, server, t.Name))
+			continue
+		}
+		if other, taken := claims.owner[t.ID]; taken && other != server {
+			refused = append(refused, fmt.Sprintf("tool %q: its id %q is also the id of a tool of server %q", t.Name, t.ID, other))
+			continue
+		}
+		claims.owner[t.ID] = server
+		kept = append(kept, t)
+	}
+	if len(refused) == 0 {
+		return kept, ""
+	}
+	msg := fmt.Sprintf("%d tool(s) refused: %s", len(refused), strings.Join(refused[:min(len(refused), 5)], "; "))
+	if len(refused) > 5 {
+		msg += fmt.Sprintf("; and %d more", len(refused)-5)
+	}
+	return kept, msg
+}
+
 func fetch(ctx context.Context, cfg Config, id string) (catalog.Server, []catalog.Tool, error) {
 	ctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
 	defer cancel()
@@ -161,7 +245,7 @@ func fetch(ctx context.Context, cfg Config, id string) (catalog.Server, []catalo
 		return srv, nil, err
 	}
 	list, err := cfg.Upstreams.ListTools(ctx, id)
-	if err != nil {
+	if err != nil && !errors.Is(err, upstream.ErrListTruncated) {
 		return srv, nil, err
 	}
 	tools := make([]catalog.Tool, 0, len(list))
@@ -173,7 +257,7 @@ func fetch(ctx context.Context, cfg Config, id string) (catalog.Server, []catalo
 		seen[t.Name] = true
 		tools = append(tools, FromMCP(id, t, now))
 	}
-	return srv, tools, nil
+	return srv, tools, err // err is nil or ErrListTruncated
 }
 
 // FromMCP converts an upstream tool definition to a catalog record.

@@ -111,6 +111,13 @@ type Options struct {
 	// MaxResultBytes bounds one JSON-RPC response from an upstream
 	// (default 8 MiB); a larger one fails the call with ErrResultTooLarge.
 	MaxResultBytes int64
+	// MaxListTools bounds the tools kept from one server's tools/list
+	// (default 2,000) and MaxListPages the pages followed (default 100):
+	// ListTools stops there and returns what it kept with an error that
+	// matches ErrListTruncated, so a hostile or broken upstream cannot make
+	// the gateway hold an unbounded catalog.
+	MaxListTools int
+	MaxListPages int
 	// RestartBackoff paces restarts of crashing stdio servers
 	// (default 200ms doubling up to 30s).
 	RestartBackoff Backoff
@@ -130,6 +137,8 @@ const (
 	DefaultStdioPoolSize          = 2
 	DefaultMaxConcurrentPerServer = 16
 	DefaultMaxResultBytes         = 8 << 20
+	DefaultMaxListTools           = 2000
+	DefaultMaxListPages           = 100
 )
 
 func (o Options) withDefaults() Options {
@@ -150,6 +159,12 @@ func (o Options) withDefaults() Options {
 	}
 	if o.MaxResultBytes <= 0 {
 		o.MaxResultBytes = DefaultMaxResultBytes
+	}
+	if o.MaxListTools <= 0 {
+		o.MaxListTools = DefaultMaxListTools
+	}
+	if o.MaxListPages <= 0 {
+		o.MaxListPages = DefaultMaxListPages
 	}
 	if o.RestartBackoff.Min <= 0 {
 		o.RestartBackoff.Min = 200 * time.Millisecond

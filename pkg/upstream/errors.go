@@ -22,6 +22,9 @@ var (
 	// ErrInvalidResponse: the server answered with something that is not a
 	// valid JSON-RPC response or MCP result.
 	ErrInvalidResponse = errors.New("upstream sent an invalid response")
+	// ErrListTruncated: a server's tools/list went over Options.MaxListTools
+	// or MaxListPages; ListTools returned the tools it kept.
+	ErrListTruncated = errors.New("upstream tool list is over the gateway's limit")
 )
 
 // Error is the error of one operation on one upstream server. Its message is

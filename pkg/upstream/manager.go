@@ -291,20 +291,49 @@ func (m *Manager) Info(ctx context.Context, id string) (ServerInfo, error) {
 	return ServerInfo{}, &Error{Server: id, Op: "initialize", Err: newProblem(ErrUnavailable, nil, "the server was replaced while connecting")}
 }
 
-// ListTools returns every tool of server id, following pagination cursors.
-// A server that does not declare the tools capability has none.
+// ListTools returns every tool of server id, following pagination cursors
+// up to Options.MaxListTools tools and MaxListPages pages. Beyond either,
+// or on a cursor the server already sent, it stops and returns the tools
+// it kept with an *Error matching ErrListTruncated. A server that does not
+// declare the tools capability has none.
 func (m *Manager) ListTools(ctx context.Context, id string) ([]mcp.Tool, error) {
 	var out []mcp.Tool
+	var truncated string
 	err := m.call(ctx, id, string(mcp.MethodToolsList), true, func(ctx context.Context, c *client.Client) error {
+		out, truncated = nil, "" // a retried call starts over
 		if c.GetServerCapabilities().Tools == nil {
 			return nil
 		}
-		res, err := c.ListTools(ctx, mcp.ListToolsRequest{})
-		if err == nil {
-			out = res.Tools
+		req := mcp.ListToolsRequest{}
+		seen := map[mcp.Cursor]bool{}
+		for page := 1; ; page++ {
+			res, err := c.ListToolsByPage(ctx, req)
+			if err != nil {
+				return err
+			}
+			if room := m.opts.MaxListTools - len(out); len(res.Tools) > room {
+				out = append(out, res.Tools[:room]...)
+				truncated = fmt.Sprintf("it lists more than %d tools (TOOL_RAG_MAX_TOOLS_PER_SERVER); only the first %d are served", m.opts.MaxListTools, m.opts.MaxListTools)
+				return nil
+			}
+			out = append(out, res.Tools...)
+			switch {
+			case res.NextCursor == "":
+				return nil
+			case seen[res.NextCursor]:
+				truncated = fmt.Sprintf("its tools/list pagination repeats a cursor after %d pages; the %d tools listed so far are served", page, len(out))
+				return nil
+			case page >= m.opts.MaxListPages:
+				truncated = fmt.Sprintf("its tools/list has more than %d pages (TOOL_RAG_MAX_TOOL_PAGES); the %d tools of the first %d are served", m.opts.MaxListPages, len(out), page)
+				return nil
+			}
+			seen[res.NextCursor] = true
+			req.Params.Cursor = res.NextCursor
 		}
-		return err
 	})
+	if err == nil && truncated != "" {
+		err = &Error{Server: id, Op: string(mcp.MethodToolsList), Err: &problem{msg: "was cut short: " + truncated, kind: ErrListTruncated, predicate: true}}
+	}
 	return out, err
 }
 

@@ -20,6 +20,10 @@
 //	                result nor error
 //	huge            answers tools/call with a text result of -huge-bytes bytes
 //	exit-at-start   writes an error to stderr and exits with status 2
+//	flood-tools     answers every tools/list with -flood-page generated tools
+//	                and a new nextCursor, so its tool list never ends
+//	loop-tools      like flood-tools, but the second page's nextCursor
+//	                points back at itself (a pagination loop)
 package main
 
 import (
@@ -50,8 +54,10 @@ const version = "1.0.0"
 const maxSleep = 10 * time.Minute
 
 func main() {
-	misbehave := flag.String("misbehave", "", "test-only fault mode: crash-on-call, hang, garbage, badframe, huge or exit-at-start")
+	misbehave := flag.String("misbehave", "", "test-only fault mode: crash-on-call, hang, garbage, badframe, huge, flood-tools, loop-tools or exit-at-start")
 	hugeBytes := flag.Int("huge-bytes", 10<<20, "size of the text result in -misbehave=huge mode")
+	floodPage := flag.Int("flood-page", 5000, "tools per tools/list page in -misbehave=flood-tools mode")
+	alias := flag.String("alias", "", "also offer the echo tool and a prompt under this name (tests of hostile names)")
 	httpAddr := flag.String("http", "", "serve Streamable HTTP at this address (path /mcp) instead of stdio")
 	stderrLine := flag.String("stderr-line", "", "test-only: write this line to stderr at start (e.g. a connection string, to check that the gateway never shows it to callers)")
 	flag.Parse()
@@ -60,7 +66,7 @@ func main() {
 	}
 
 	switch *misbehave {
-	case "", "crash-on-call", "hang", "garbage", "badframe", "huge":
+	case "", "crash-on-call", "hang", "garbage", "badframe", "huge", "flood-tools", "loop-tools":
 	case "exit-at-start":
 		fmt.Fprintln(os.Stderr, "echo: cannot start: ECHO_REQUIRED_SETTING is not set (-misbehave=exit-at-start)")
 		os.Exit(2)
@@ -70,6 +76,20 @@ func main() {
 	}
 
 	s := newServer()
+	if *alias != "" {
+		s.AddTool(mcp.NewTool(*alias,
+			mcp.WithDescription("Return the given text unchanged (an alias of echo)."),
+			mcp.WithString("text", mcp.Required(), mcp.Description("Text to return.")),
+		), func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return mcp.NewToolResultText("alias " + *alias + ": " + req.GetString("text", "")), nil
+		})
+		s.AddPrompt(mcp.NewPrompt(*alias, mcp.WithPromptDescription("The greeting prompt under another name.")),
+			func(ctx context.Context, req mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+				return mcp.NewGetPromptResult("alias", []mcp.PromptMessage{
+					mcp.NewPromptMessage(mcp.RoleUser, mcp.NewTextContent("alias "+*alias)),
+				}), nil
+			})
+	}
 	if *httpAddr != "" {
 		// Listen first, then say where: with port 0 the line names the
 		// port the system picked (tests read it).
@@ -93,7 +113,7 @@ func main() {
 	out := &lockedWriter{w: os.Stdout}
 	var in io.Reader = os.Stdin
 	if *misbehave != "" {
-		in = misbehaveFilter(os.Stdin, out, *misbehave, *hugeBytes)
+		in = misbehaveFilter(os.Stdin, out, *misbehave, *hugeBytes, *floodPage)
 	}
 	fmt.Fprintf(os.Stderr, "echo: serving MCP on stdio (pid %d)\n", os.Getpid())
 	stdio := server.NewStdioServer(s)
@@ -238,7 +258,7 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 
 // misbehaveFilter returns the server's input: stdin with tools/call requests
 // handled the faulty way mode asks for.
-func misbehaveFilter(stdin io.Reader, out io.Writer, mode string, hugeBytes int) io.Reader {
+func misbehaveFilter(stdin io.Reader, out io.Writer, mode string, hugeBytes, floodPage int) io.Reader {
 	pr, pw := io.Pipe()
 	if mode == "garbage" {
 		fmt.Fprintln(out, "echo server starting (this banner is not JSON-RPC)")
@@ -247,7 +267,7 @@ func misbehaveFilter(stdin io.Reader, out io.Writer, mode string, hugeBytes int)
 		br := bufio.NewReaderSize(stdin, 64<<10)
 		for {
 			line, err := br.ReadBytes('\n')
-			if len(line) > 0 && !misbehave(line, out, mode, hugeBytes) {
+			if len(line) > 0 && !misbehave(line, out, mode, hugeBytes, floodPage) {
 				if _, werr := pw.Write(line); werr != nil {
 					return
 				}
@@ -263,12 +283,22 @@ func misbehaveFilter(stdin io.Reader, out io.Writer, mode string, hugeBytes int)
 
 // misbehave handles one input line in a fault mode and reports whether it
 // consumed it (true) or the server should see it (false).
-func misbehave(line []byte, out io.Writer, mode string, hugeBytes int) bool {
+func misbehave(line []byte, out io.Writer, mode string, hugeBytes, floodPage int) bool {
 	var msg struct {
 		Method string          `json:"method"`
 		ID     json.RawMessage `json:"id"`
+		Params struct {
+			Cursor string `json:"cursor"`
+		} `json:"params"`
 	}
-	if json.Unmarshal(line, &msg) != nil || msg.Method != "tools/call" {
+	if json.Unmarshal(line, &msg) != nil {
+		return false
+	}
+	if (mode == "flood-tools" || mode == "loop-tools") && msg.Method == "tools/list" {
+		io.WriteString(out, floodTools(msg.ID, msg.Params.Cursor, floodPage, mode == "loop-tools"))
+		return true
+	}
+	if msg.Method != "tools/call" {
 		return false
 	}
 	switch mode {
@@ -295,4 +325,28 @@ func misbehave(line []byte, out io.Writer, mode string, hugeBytes int) bool {
 		return false
 	}
 	return true
+}
+
+// floodTools is one tools/list page of -misbehave=flood-tools: n tools
+// named after the page, and a cursor to a next page that always exists
+// (with loop, page 1 again after page 1).
+func floodTools(id json.RawMessage, cursor string, n int, loop bool) string {
+	page := 0
+	fmt.Sscanf(cursor, "page-%d", &page)
+	var b strings.Builder
+	b.WriteString(`{"jsonrpc":"2.0","id":`)
+	b.Write(id)
+	b.WriteString(`,"result":{"tools":[`)
+	for i := 0; i < n; i++ {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `{"name":"flood_%d_%d","description":"Generated tool %d of page %d.","inputSchema":{"type":"object"}}`, page, i, i, page)
+	}
+	next := page + 1
+	if loop {
+		next = 1
+	}
+	fmt.Fprintf(&b, `],"nextCursor":"page-%d"}}`+"\n", next)
+	return b.String()
 }

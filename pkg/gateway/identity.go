@@ -1,0 +1,97 @@
+package gateway
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/toolrag/mcp-gateway/pkg/ident"
+)
+
+// invalidIdentity checks the identity a request names (a resource URI, a
+// completion ref, a prompt or tool name) before mcp-go routes it, and
+// returns why it cannot be made canonical ("" when it can). Such a request
+// is answered with JSON-RPC invalid params, whatever the caller's grant:
+// the answer depends on the syntax alone, so it reveals nothing about what
+// exists. The handlers resolve the same identities again through
+// resolveURI, so what they check and forward is the canonical form.
+func invalidIdentity(method string, body []byte) (id json.RawMessage, why string) {
+	switch mcp.MCPMethod(method) {
+	case mcp.MethodResourcesRead, mcp.MethodResourcesSubscribe, mcp.MethodResourcesUnsubscribe,
+		mcp.MethodPromptsGet, mcp.MethodToolsCall, mcp.MethodCompletionComplete:
+	default:
+		return nil, "" // names no identity: not parsed again
+	}
+	var req struct {
+		ID     json.RawMessage `json:"id"`
+		Params struct {
+			URI  *string `json:"uri"`
+			Name *string `json:"name"`
+			Ref  struct {
+				Type string  `json:"type"`
+				URI  *string `json:"uri"`
+				Name *string `json:"name"`
+			} `json:"ref"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(body, &req) != nil {
+		return nil, "" // not one JSON-RPC object: mcp-go answers it
+	}
+	p := req.Params
+	var err error
+	switch mcp.MCPMethod(method) {
+	case mcp.MethodResourcesRead, mcp.MethodResourcesSubscribe, mcp.MethodResourcesUnsubscribe:
+		if p.URI != nil {
+			err = checkExposedURI(*p.URI)
+		}
+	case mcp.MethodPromptsGet:
+		if p.Name != nil {
+			err = ident.CheckName("prompt", *p.Name)
+		}
+	case mcp.MethodToolsCall:
+		if p.Name != nil {
+			err = ident.CheckName("tool", *p.Name)
+		}
+	case mcp.MethodCompletionComplete:
+		switch {
+		case p.Ref.Type == "ref/resource" && p.Ref.URI != nil && !strings.Contains(*p.Ref.URI, "{"):
+			err = checkExposedURI(*p.Ref.URI)
+		case p.Ref.Type == "ref/prompt" && p.Ref.Name != nil:
+			err = ident.CheckName("prompt", *p.Ref.Name)
+		}
+	}
+	if err != nil {
+		return req.ID, err.Error()
+	}
+	return nil, ""
+}
+
+// checkExposedURI makes a URI as the gateway exposes it canonical: the
+// upstream URI inside gateway://server/..., or the URI itself.
+func checkExposedURI(u string) error {
+	if rest, ok := strings.CutPrefix(u, "gateway://"); ok {
+		if _, orig, found := strings.Cut(rest, "/"); found {
+			u = orig
+		}
+	}
+	if _, err := ident.CanonicalURI(u); err != nil {
+		return fmt.Errorf("resource URI: %w", err)
+	}
+	return nil
+}
+
+// writeInvalidParams answers one JSON-RPC request with invalid params.
+func writeInvalidParams(w http.ResponseWriter, id json.RawMessage, msg string) {
+	if len(id) == 0 {
+		id = json.RawMessage("null")
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	_ = json.NewEncoder(w).Encode(map[string]any{
+		"jsonrpc": "2.0", "id": id,
+		"error": map[string]any{"code": mcp.INVALID_PARAMS, "message": "invalid params: " + msg},
+	})
+}
