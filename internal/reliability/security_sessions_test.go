@@ -77,7 +77,7 @@ func sessionDo(t *testing.T, method, url, key, sid, body string) (int, string) {
 // like an unknown session, and the owner's session lives on. No session id
 // reaches the log.
 func TestSessionBoundToKey(t *testing.T) {
-	reg := "servers:\n" + stdioEntry(t, "echo", "")
+	reg := "servers:\n" + stdioEntry(t, "echo", "") + stdioEntry(t, "other", "")
 	g := startGateway(t, gwOpts{Registry: reg, Keys: matrixKeys})
 	const owner, intruder, admin = "sekret-full-9f8e", "sekret-nogrant-5b4a", "sekret-admin-a1b2"
 	sid := openLegacySession(t, g.url, owner)
