@@ -9,7 +9,7 @@ LAMBDAS := gateway sync health
 LAMBDA_ARCH ?= arm64
 FUZZTIME ?= 60s
 
-.PHONY: run test test-go test-infra synth deps build build-lambdas build-bridge deploy eval eval-dev bench-index bench-aws model fuzz bench vet config localstack-up localstack-down provision clean
+.PHONY: run test test-go test-infra synth deps build build-lambdas build-bridge deploy eval eval-dev bench-index bench-aws bench-peers model fuzz bench vet config localstack-up localstack-down provision clean
 
 ## run: start the gateway on 127.0.0.1:8765 with config/ (examples copied on first run)
 run: config
@@ -91,6 +91,11 @@ fuzz:
 ## bench: the benchmark suite recorded in docs/benchmarks.md
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./pkg/vindex/ ./pkg/upstream/ ./pkg/embed/ ./pkg/retrieve/ ./pkg/gateway/
+
+## bench-peers: bridge and serve vs supergateway, mcp-proxy and server-everything's HTTP mode (installs them into .tools/peers)
+bench-peers: build
+	@bash scripts/peers.sh
+	./bin/toolrag bench-peers --tools $(TOOLS)/peers $(BENCH_PEERS_ARGS)
 
 localstack-up:
 	docker compose -f localstack/docker-compose.yml up -d --wait

@@ -32,7 +32,10 @@ func main() {
 	slog.SetDefault(config.NewLogger(os.Getenv, os.Stderr))
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
+	stopProfile := cpuProfile()
+	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stopProfile()
+	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			os.Exit(0)
 		}

@@ -387,8 +387,11 @@ type Hit struct {
 	Server string  `json:"server_name"`
 	Name   string  `json:"tool_name"`
 	Score  float64 `json:"score"`
-	Reason string  `json:"reason"`
-	Desc   string  `json:"description"`
+	// Match is the result's confidence (strong, partial or weak).
+	Match   string   `json:"match,omitempty"`
+	Reason  string   `json:"reason"`
+	Desc    string   `json:"description"`
+	Related []string `json:"related,omitempty"`
 }
 
 // Group is the results of one query under one variant.
@@ -491,7 +494,7 @@ func (c *Console) search(w http.ResponseWriter, r *http.Request) {
 			g := Group{Query: q, Variant: nr.Name, Results: []Hit{}}
 			for i, res := range resp.Results {
 				g.Results = append(g.Results, Hit{Rank: i + 1, ToolID: res.Tool.ID, Server: res.Tool.Server, Name: res.Tool.Name,
-					Score: res.Score, Reason: res.Reason, Desc: truncate(res.Tool.Description, rowDescChars)})
+					Score: res.Score, Match: res.Match, Reason: res.Reason, Desc: truncate(res.Tool.Description, rowDescChars), Related: res.Related})
 			}
 			if len(g.Results) == 0 {
 				g.Note = narrowed.NoGrant()

@@ -46,6 +46,11 @@ type Config struct {
 	SynonymWeight     float64
 	SemanticWholeOnly bool
 	Reranker          retrieve.Reranker
+	Compounds         bool
+	VerbWeight        float64 // 0: the retriever's default; negative: off
+	// PlainBM25 ranks with the textbook single-field BM25 baseline
+	// instead of the retriever (all other settings are ignored).
+	PlainBM25 bool
 }
 
 // Options configure Run and Ablation.
@@ -149,31 +154,12 @@ func (e *env) index(ctx context.Context, emb embed.Embedder) (*built, error) {
 
 // run evaluates one configuration.
 func (e *env) run(ctx context.Context, c Config) (Report, error) {
-	emb := c.Embedder
-	if emb == nil {
-		emb = embed.NewBuiltin()
-	}
-	rc := retrieve.Config{
-		Tools: e.st, Weights: c.Weights, Fusion: c.Fusion, SemanticNorm: c.SemanticNorm, FieldWeights: c.FieldWeights,
-		ServerWeight: c.ServerWeight, Decompose: c.Decompose, Merge: c.Merge, PRF: c.PRF, Synonyms: c.Synonyms, SynonymWeight: c.SynonymWeight, SemanticWholeOnly: c.SemanticWholeOnly,
-		Reranker: c.Reranker,
-	}
 	rep := Report{Dataset: e.ds.Name, Config: c.Name, Tools: len(e.ds.Tools)}
-	if !c.NoDense {
-		b, err := e.index(ctx, emb)
-		if err != nil {
-			return rep, err
-		}
-		rc.Index, rc.Embedder = b.ix, emb
-		rep.BuildTime = b.buildTime
-	}
-	r, err := retrieve.New(rc)
+	r, buildTime, err := e.searcher(ctx, c)
 	if err != nil {
 		return rep, err
 	}
-	if err := r.Sync(ctx); err != nil {
-		return rep, err
-	}
+	rep.BuildTime = buildTime
 	var acc accumulator
 	bySet := map[string]*accumulator{}
 	lat := make([]time.Duration, 0, len(e.ds.Queries))
@@ -214,6 +200,41 @@ func (e *env) run(ctx context.Context, c Config) (Report, error) {
 	rep.LatencyP50 = percentile(lat, 50)
 	rep.LatencyP99 = percentile(lat, 99)
 	return rep, nil
+}
+
+// searcher returns the ranking of configuration c over the loaded catalog
+// (a synced *retrieve.Retriever, or the plain BM25 baseline) and the
+// index build time.
+func (e *env) searcher(ctx context.Context, c Config) (retrieve.Searcher, time.Duration, error) {
+	if c.PlainBM25 {
+		return newPlainBM25(e.ds.Tools), 0, nil
+	}
+	emb := c.Embedder
+	if emb == nil {
+		emb = embed.NewBuiltin()
+	}
+	rc := retrieve.Config{
+		Tools: e.st, Weights: c.Weights, Fusion: c.Fusion, SemanticNorm: c.SemanticNorm, FieldWeights: c.FieldWeights,
+		ServerWeight: c.ServerWeight, Decompose: c.Decompose, Merge: c.Merge, PRF: c.PRF, Synonyms: c.Synonyms, SynonymWeight: c.SynonymWeight, SemanticWholeOnly: c.SemanticWholeOnly,
+		Reranker: c.Reranker, Compounds: c.Compounds, VerbWeight: c.VerbWeight,
+	}
+	var buildTime time.Duration
+	if !c.NoDense {
+		b, err := e.index(ctx, emb)
+		if err != nil {
+			return nil, 0, err
+		}
+		rc.Index, rc.Embedder = b.ix, emb
+		buildTime = b.buildTime
+	}
+	r, err := retrieve.New(rc)
+	if err != nil {
+		return nil, 0, err
+	}
+	if err := r.Sync(ctx); err != nil {
+		return nil, 0, err
+	}
+	return r, buildTime, nil
 }
 
 // Run evaluates opts.Config on opts.Dataset and prints the report to w.

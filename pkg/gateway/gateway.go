@@ -182,7 +182,9 @@ type serverSurface struct {
 // Instructions returned by initialize.
 const (
 	instructionsAgent = "This gateway fronts many tool servers. Do not guess tool names: " +
-		"first call find_tools with a short description of what you need (it returns matching tools with their call_name and input_schema), " +
+		"first call find_tools with one short query per capability you need, in `queries`, including the steps your task implies " +
+		"(e.g. 'screenshot the pricing page and save it' → ['open a web page', 'take a screenshot', 'write a file']; " +
+		"'email Bob tomorrow's forecast' → ['weather forecast', 'current date', 'send an email']); it returns matching tools per query with their call_name, input_schema and a match level. " +
 		"then execute a tool with run_tool {call_name, arguments} (or run_tools for several independent calls at once). " +
 		"Use describe_tool to fetch one tool's full schema when find_tools was called with include_schema=false."
 	instructionsAdmin = "This gateway fronts many tool servers; tools/list shows the merged catalog (server__tool names). " +

@@ -45,14 +45,17 @@ func (g *Gateway) metaTools() []server.ServerTool {
 	ro := mcp.ToolAnnotation{ReadOnlyHint: mcp.ToBoolPtr(true), OpenWorldHint: mcp.ToBoolPtr(false)}
 	tools := []server.ServerTool{
 		{Tool: mcp.Tool{
-			Name:        ToolFind,
-			Description: "Search the catalog of available tools by what you want to do. Returns the best matching tools with their call_name, description and input_schema. Call this first, then execute a tool with run_tool.",
+			Name: ToolFind,
+			Description: "Search the catalog of available tools by what you want to do. Ask for one capability per query, and list every capability your task needs in `queries`, including the implied steps " +
+				"(e.g. task 'screenshot the pricing page and save it' → queries ['open a web page', 'take a screenshot', 'write a file']; task 'email Bob tomorrow's forecast' → ['weather forecast', 'current date', 'send an email']). " +
+				"Returns, per query, the best matching tools with their call_name, description, input_schema, a match level (strong, partial or weak) and related tools usually needed with them. Call this first, then execute a tool with run_tool.",
 			RawInputSchema: json.RawMessage(`{"type":"object","properties":{
-"query":{"type":"string","description":"What you want to do, in plain words (e.g. 'create a GitHub issue', 'weather forecast for a city')."},
-"top_k":{"type":"integer","minimum":1,"maximum":50,"description":"How many tools to return (default 5)."},
+"query":{"type":"string","description":"One capability you need, in plain words (e.g. 'create a GitHub issue', 'weather forecast for a city')."},
+"queries":{"type":"array","minItems":1,"maxItems":8,"items":{"type":"string"},"description":"Several capabilities at once, one short query each, including the steps the task implies (e.g. ['navigate to a web page', 'take a screenshot of the page', 'save a file to disk']). Results come back grouped per query."},
+"top_k":{"type":"integer","minimum":1,"maximum":50,"description":"How many tools to return per query (default 5)."},
 "include_schema":{"type":"boolean","description":"Include each tool's input_schema (default true). Use false for a lighter list, then describe_tool."},
-"max_tokens":{"type":"integer","minimum":1,"description":"Return as many of the best tools as fit in this many tokens (estimated as bytes/4)."}},
-"required":["query"],"additionalProperties":false}`),
+"max_tokens":{"type":"integer","minimum":1,"description":"Return as many of the best tools as fit in this many tokens (estimated as bytes/4), shared by all queries."}},
+"additionalProperties":false}`),
 			Annotations: ro,
 		}, Handler: g.handleFind},
 		{Tool: mcp.Tool{
@@ -417,20 +420,20 @@ type foundTool struct {
 	Server      string          `json:"server"`
 	Description string          `json:"description"`
 	Score       float64         `json:"score"`
+	Match       string          `json:"match,omitempty"`
 	ToolType    string          `json:"tool_type,omitempty"`
 	Status      string          `json:"status,omitempty"`
+	Related     []string        `json:"related,omitempty"`
 	InputSchema json.RawMessage `json:"input_schema,omitempty"`
 }
 
 func (g *Gateway) handleFind(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	args := req.GetArguments()
-	query, err := stringArg(args, "query", true)
+	queries, grouped, err := queriesArg(args, g.cfg.MaxQueryChars)
 	if err != nil {
 		return mcp.NewToolResultError(err.Error()), nil
 	}
-	if n := utf8.RuneCountInString(query); n > g.cfg.MaxQueryChars {
-		return mcp.NewToolResultErrorf("query is %d characters; the limit is %d", n, g.cfg.MaxQueryChars), nil
-	}
+	query := queries[0]
 	topK, err := intArg(args, "top_k", 5, 1, g.cfg.MaxTopK)
 	if err != nil {
 		return mcp.NewToolResultError(err.Error()), nil
@@ -442,6 +445,9 @@ func (g *Gateway) handleFind(ctx context.Context, req mcp.CallToolRequest) (*mcp
 	includeSchema, err := boolArg(args, "include_schema", true)
 	if err != nil {
 		return mcp.NewToolResultError(err.Error()), nil
+	}
+	if grouped {
+		return g.handleFindGroups(ctx, queries, topK, maxTokens, includeSchema), nil
 	}
 	pol, _ := auth.PolicyFrom(ctx)
 	g.Metrics.Finds.Add(1)
@@ -458,19 +464,9 @@ func (g *Gateway) handleFind(ctx context.Context, req mcp.CallToolRequest) (*mcp
 	}
 	found := make([]foundTool, 0, len(resp.Results))
 	budget := maxTokens * 4
-	set := g.tools.Load()
+	var shown []retrieve.Result
 	for _, r := range resp.Results {
-		ft := foundTool{
-			CallName:    set.name(r.Tool.ID),
-			Server:      r.Tool.Server,
-			Description: truncate(r.Tool.Description, g.cfg.ShortlistDescChars),
-			Score:       round4(r.Score),
-			ToolType:    r.Tool.ToolType,
-			Status:      r.Tool.Status,
-		}
-		if includeSchema {
-			ft.InputSchema = schemaOrEmpty(r.Tool.InputSchema)
-		}
+		ft := g.foundFrom(r, includeSchema)
 		if maxTokens > 0 {
 			b, _ := json.Marshal(ft)
 			if len(b)+1 > budget {
@@ -484,6 +480,7 @@ func (g *Gateway) handleFind(ctx context.Context, req mcp.CallToolRequest) (*mcp
 			break
 		}
 		found = append(found, ft)
+		shown = append(shown, r)
 	}
 	ids := make([]string, len(found))
 	for i, f := range found {
@@ -492,6 +489,9 @@ func (g *Gateway) handleFind(ctx context.Context, req mcp.CallToolRequest) (*mcp
 	g.registerForSession(ctx, ids)
 	out := map[string]any{"query": query, "results": found, "fallback_used": resp.FallbackUsed,
 		"hint": "Execute a tool with run_tool {call_name, arguments}."}
+	if h := retrieveHint(query, shown); h != "" {
+		out["hint"] = h
+	}
 	if why := pol.NoGrant(); why != "" && len(found) == 0 {
 		out["hint"] = why
 	}
@@ -500,6 +500,16 @@ func (g *Gateway) handleFind(ctx context.Context, req mcp.CallToolRequest) (*mcp
 		out["hint"] = "The catalog is still loading, so these results may be incomplete: search again in a few seconds. " + out["hint"].(string)
 	}
 	return structured(out), nil
+}
+
+// retrieveHint is retrieve.NoMatchHint when no result is better than weak.
+func retrieveHint(query string, results []retrieve.Result) string {
+	for _, r := range results {
+		if r.Match != retrieve.MatchWeak {
+			return ""
+		}
+	}
+	return retrieve.NoMatchHint(query)
 }
 
 // loadingMessage answers a find_tools that found nothing because the

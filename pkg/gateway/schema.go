@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
 	"strings"
 	"sync"
 
@@ -27,19 +28,54 @@ func (c *schemaCache) validate(t catalog.Tool, args map[string]any) error {
 	if s == nil {
 		return nil
 	}
-	// Round-trip through JSON so numbers have the types the validator expects.
-	b, err := json.Marshal(args)
-	if err != nil {
-		return fmt.Errorf("arguments are not JSON: %w", err)
-	}
-	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(b))
-	if err != nil {
-		return fmt.Errorf("arguments are not JSON: %w", err)
+	// Arguments decoded from JSON (every call that came over the wire) are
+	// validated as they are; anything else is round-tripped through JSON
+	// first so that it has the types the validator expects.
+	var v any = args
+	if !jsonNative(args, 0) {
+		b, err := json.Marshal(args)
+		if err != nil {
+			return fmt.Errorf("arguments are not JSON: %w", err)
+		}
+		if v, err = jsonschema.UnmarshalJSON(bytes.NewReader(b)); err != nil {
+			return fmt.Errorf("arguments are not JSON: %w", err)
+		}
 	}
 	if err := s.Validate(v); err != nil {
 		return fmt.Errorf("%s", flattenValidation(err))
 	}
 	return nil
+}
+
+// jsonNative reports whether v holds only what encoding/json decodes into
+// an any: maps with string keys, slices of any, strings, float64, bool and
+// nil (json.Number too), nested at most 128 levels (deeper input is
+// round-tripped, and fails there as before).
+func jsonNative(v any, depth int) bool {
+	if depth > 128 {
+		return false
+	}
+	switch x := v.(type) {
+	case nil, string, bool, json.Number:
+		return true
+	case float64:
+		return !math.IsNaN(x) && !math.IsInf(x, 0)
+	case map[string]any:
+		for _, e := range x {
+			if !jsonNative(e, depth+1) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		for _, e := range x {
+			if !jsonNative(e, depth+1) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
 }
 
 func (c *schemaCache) compiled(t catalog.Tool) *jsonschema.Schema {

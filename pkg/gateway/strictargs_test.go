@@ -24,7 +24,7 @@ func TestMetaToolsRefuseUnknownFields(t *testing.T) {
 		args map[string]any
 		want string
 	}{
-		{ToolFind, map[string]any{"query": "x", "allowed_servers": []any{"a"}}, `unknown field "allowed_servers" (known here: include_schema, max_tokens, query, top_k)`},
+		{ToolFind, map[string]any{"query": "x", "allowed_servers": []any{"a"}}, `unknown field "allowed_servers" (known here: include_schema, max_tokens, queries, query, top_k)`},
 		{ToolFind, map[string]any{"query": "x", "topk": 3, "Query": "y"}, `unknown fields "Query", "topk"`},
 		{ToolDescribe, map[string]any{"call_name": "a__b", "verbose": true}, `unknown field "verbose"`},
 		{ToolRun, map[string]any{"call_name": "a__b", "args": map[string]any{}}, `unknown field "args" (known here: arguments, call_name)`},

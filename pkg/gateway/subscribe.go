@@ -41,6 +41,11 @@ func (g *Gateway) subscribeHook(ctx context.Context, _ any, message any) error {
 	if !ok {
 		return nil
 	}
+	// The HTTP handler has read the method already: every other request
+	// (tools/call above all) skips decoding its params and _meta here.
+	if m := requestMethod(ctx); m != "" && m != string(mcp.MethodResourcesSubscribe) && m != string(mcp.MethodResourcesUnsubscribe) {
+		return nil
+	}
 	var head struct {
 		Method string `json:"method"`
 		Params struct {

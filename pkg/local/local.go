@@ -209,10 +209,7 @@ func New(ctx context.Context, o Options) (*Gateway, error) {
 	mux.Handle(env.MCPPath, auth.Middleware(authCfg, g.MCP.Handler(gateway.HTTPOptions{
 		SessionIDs:   session.NewIDManager(sessions, env.SessionTTL),
 		MaxBodyBytes: env.MaxBodyBytes,
-		Observe: func(method string, d time.Duration) {
-			g.Metrics.Counter("mcp_requests_total", "method="+method).Add(1)
-			g.Metrics.Histogram("mcp_request_duration_seconds", "method="+method).Observe(d)
-		},
+		Observe:      newRequestMetrics(g.Metrics).observe,
 	})))
 	mux.Handle("/tool-rag/", auth.Middleware(authCfg, api.Handler()))
 	mountConsole(mux, con, authCfg)

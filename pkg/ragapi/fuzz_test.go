@@ -21,6 +21,7 @@ const (
 // request must satisfy all the invariants the retrieve handler relies on.
 func FuzzRetrieveRequest(f *testing.F) {
 	f.Add([]byte(`{"query":"send an email","top_k":3}`))
+	f.Add([]byte(`{"queries":["send an email","read a file"],"top_k":3}`))
 	f.Add([]byte(`{"query":"x","allowed_servers":["github"],"permission_scope":"read","tool_type":"query","include_schema":true}`))
 	f.Fuzz(func(t *testing.T, body []byte) {
 		req, err := DecodeRetrieveRequest(body, fuzzMaxTopK, fuzzMaxQueryRune)
@@ -39,14 +40,23 @@ func checkAccepted(t *testing.T, body []byte, req RetrieveRequest) {
 	if !json.Valid(body) {
 		t.Fatalf("accepted a body that is not one JSON value: %q", body)
 	}
-	if strings.TrimSpace(req.Query) == "" {
-		t.Fatalf("accepted an empty query: %q", body)
+	queries := []string{req.Query}
+	if req.Queries != nil {
+		if req.Query != "" || len(req.Queries) == 0 || len(req.Queries) > 8 {
+			t.Fatalf("accepted query %q with %d queries", req.Query, len(req.Queries))
+		}
+		queries = req.Queries
 	}
-	if !utf8.ValidString(req.Query) {
-		t.Fatalf("accepted a query that is not UTF-8: %q", req.Query)
-	}
-	if n := utf8.RuneCountInString(req.Query); n > fuzzMaxQueryRune {
-		t.Fatalf("accepted a query of %d characters (limit %d)", n, fuzzMaxQueryRune)
+	for _, q := range queries {
+		if strings.TrimSpace(q) == "" {
+			t.Fatalf("accepted an empty query: %q", body)
+		}
+		if !utf8.ValidString(q) {
+			t.Fatalf("accepted a query that is not UTF-8: %q", q)
+		}
+		if n := utf8.RuneCountInString(q); n > fuzzMaxQueryRune {
+			t.Fatalf("accepted a query of %d characters (limit %d)", n, fuzzMaxQueryRune)
+		}
 	}
 	if req.TopK != nil && (*req.TopK < 1 || *req.TopK > fuzzMaxTopK) {
 		t.Fatalf("accepted top_k %d", *req.TopK)

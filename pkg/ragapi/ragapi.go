@@ -107,7 +107,10 @@ func (a *API) timed(route string, h func(w http.ResponseWriter, r *http.Request)
 
 // RetrieveRequest is the body of POST /tool-rag/retrieve.
 type RetrieveRequest struct {
-	Query           string   `json:"query"`
+	Query string `json:"query"`
+	// Queries asks for several capabilities at once (1 to
+	// retrieve.MaxQueries); the answer is grouped per query.
+	Queries         []string `json:"queries,omitempty"`
 	TopK            *int     `json:"top_k,omitempty"`
 	AllowedServers  []string `json:"allowed_servers,omitempty"`
 	PermissionScope string   `json:"permission_scope,omitempty"`
@@ -126,6 +129,15 @@ type ResultItem struct {
 	InputSchema json.RawMessage `json:"input_schema,omitempty"`
 	Status      string          `json:"status"`
 	ToolType    string          `json:"tool_type"`
+	Match       string          `json:"match,omitempty"`
+	Related     []string        `json:"related,omitempty"`
+}
+
+// ResultGroup is the answer to one of the queries of a grouped request.
+type ResultGroup struct {
+	Query   string       `json:"query"`
+	Results []ResultItem `json:"results"`
+	Hint    string       `json:"hint,omitempty"`
 }
 
 // DecodeRetrieveRequest parses and validates a retrieve body. Errors name
@@ -142,7 +154,7 @@ func DecodeRetrieveRequest(body []byte, maxTopK, maxQueryChars int) (RetrieveReq
 		case errors.As(err, &typeErr):
 			return req, fmt.Errorf("field %q must be %s", typeErr.Field, jsonKind(typeErr.Type.String()))
 		case strings.HasPrefix(err.Error(), "json: unknown field"):
-			return req, fmt.Errorf("unknown field %s (known: query, top_k, allowed_servers, permission_scope, tool_type, include_schema)", strings.TrimPrefix(err.Error(), "json: unknown field "))
+			return req, fmt.Errorf("unknown field %s (known: query, queries, top_k, allowed_servers, permission_scope, tool_type, include_schema)", strings.TrimPrefix(err.Error(), "json: unknown field "))
 		case errors.Is(err, io.EOF):
 			return req, errors.New("request body is empty; send {\"query\": \"...\"}")
 		default:
@@ -154,11 +166,28 @@ func DecodeRetrieveRequest(body []byte, maxTopK, maxQueryChars int) (RetrieveReq
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		return req, errors.New("request body has data after the JSON object")
 	}
-	if strings.TrimSpace(req.Query) == "" {
-		return req, errors.New("field \"query\" is required and must not be empty")
-	}
-	if n := utf8.RuneCountInString(req.Query); n > maxQueryChars {
-		return req, fmt.Errorf("field \"query\" is %d characters; the limit is %d", n, maxQueryChars)
+	if req.Queries != nil {
+		if req.Query != "" {
+			return req, errors.New("give either field \"query\" or field \"queries\", not both")
+		}
+		if len(req.Queries) == 0 || len(req.Queries) > retrieve.MaxQueries {
+			return req, fmt.Errorf("field \"queries\" must hold 1 to %d queries (one capability each)", retrieve.MaxQueries)
+		}
+		for i, q := range req.Queries {
+			if strings.TrimSpace(q) == "" {
+				return req, fmt.Errorf("field \"queries\"[%d] must not be empty", i)
+			}
+			if n := utf8.RuneCountInString(q); n > maxQueryChars {
+				return req, fmt.Errorf("field \"queries\"[%d] is %d characters; the limit is %d", i, n, maxQueryChars)
+			}
+		}
+	} else {
+		if strings.TrimSpace(req.Query) == "" {
+			return req, errors.New("field \"query\" is required (or \"queries\") and must not be empty")
+		}
+		if n := utf8.RuneCountInString(req.Query); n > maxQueryChars {
+			return req, fmt.Errorf("field \"query\" is %d characters; the limit is %d", n, maxQueryChars)
+		}
 	}
 	if req.TopK != nil && (*req.TopK < 1 || *req.TopK > maxTopK) {
 		return req, fmt.Errorf("field \"top_k\" must be between 1 and %d", maxTopK)
@@ -217,6 +246,9 @@ func (a *API) retrieve(w http.ResponseWriter, r *http.Request) int {
 	}
 	includeSchema := req.IncludeSchema == nil || *req.IncludeSchema
 	narrowed := pol.Narrow(req.AllowedServers)
+	if req.Queries != nil {
+		return a.retrieveGroups(w, r, req, narrowed, topK, includeSchema)
+	}
 	resp, err := a.cfg.Retriever.Retrieve(r.Context(), retrieve.Request{
 		Query: req.Query, TopK: topK, Policy: narrowed,
 		ToolType: req.ToolType, PermissionScope: req.PermissionScope,
@@ -228,18 +260,7 @@ func (a *API) retrieve(w http.ResponseWriter, r *http.Request) int {
 		w.Header().Set("Retry-After", "5")
 		return writeError(w, http.StatusServiceUnavailable, LoadingMessage)
 	}
-	items := make([]ResultItem, 0, len(resp.Results))
-	for _, res := range resp.Results {
-		it := ResultItem{
-			ToolID: res.Tool.ID, ToolName: res.Tool.Name, ServerName: res.Tool.Server,
-			Score: res.Score, Reason: res.Reason, Description: res.Tool.Description,
-			Status: res.Tool.Status, ToolType: res.Tool.ToolType,
-		}
-		if includeSchema {
-			it.InputSchema = res.Tool.InputSchema
-		}
-		items = append(items, it)
-	}
+	items := resultItems(resp.Results, includeSchema)
 	out := map[string]any{"query": req.Query, "results": items, "fallback_used": resp.FallbackUsed}
 	if why := narrowed.NoGrant(); why != "" && len(items) == 0 {
 		if len(req.AllowedServers) > 0 {

@@ -153,3 +153,59 @@ func BenchmarkKeywordColdSync10k(b *testing.B) {
 		}
 	}
 }
+
+// agentQueries are five capability queries of one task, as an agent sends
+// them in one find_tools call.
+var agentQueries = []string{
+	"create a new invoice for the customer",
+	"send a message to the team channel",
+	"schedule a meeting",
+	"download the weekly stock price report",
+	"write a file",
+}
+
+// BenchmarkFindTools5Queries10k measures a grouped request of five
+// capability queries (find_tools with queries, top 5 each) over 10,000
+// tools with the default hybrid, and the same five queries asked one
+// Retrieve at a time.
+func BenchmarkFindTools5Queries10k(b *testing.B) {
+	c := synthCatalog(10000)
+	emb := embed.NewBuiltin()
+	r := newRetriever(b, retrieve.Config{Tools: c, Index: buildIndex(b, c, emb), Embedder: emb})
+	req := retrieve.Request{TopK: 5, Policy: policy.Unrestricted()}
+	ctx := context.Background()
+	run := func(b *testing.B, one func() error) {
+		b.ReportAllocs()
+		cpu0 := cpuTime()
+		var lat []time.Duration
+		for b.Loop() {
+			start := time.Now()
+			if err := one(); err != nil {
+				b.Fatal(err)
+			}
+			lat = append(lat, time.Since(start))
+		}
+		b.ReportMetric(float64(cpuTime()-cpu0)/float64(len(lat)), "cpu-ns/op")
+		slices.Sort(lat)
+		b.ReportMetric(float64(lat[len(lat)/2]), "p50-ns")
+		b.ReportMetric(float64(lat[min(len(lat)-1, len(lat)*99/100)]), "p99-ns")
+	}
+	b.Run("grouped", func(b *testing.B) {
+		run(b, func() error {
+			_, err := retrieve.RetrieveGroups(ctx, r, req, agentQueries)
+			return err
+		})
+	})
+	b.Run("one-by-one", func(b *testing.B) {
+		run(b, func() error {
+			for _, q := range agentQueries {
+				one := req
+				one.Query = q
+				if _, err := r.Retrieve(ctx, one); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+	})
+}

@@ -61,7 +61,8 @@ type kdoc struct {
 	key     string // content hash + server fingerprint: unchanged key, no re-index
 	terms   map[string]*[numFields]uint16
 	lens    [numFields]float32
-	removed bool // taken out of the index (set under the write lock)
+	shape   toolShape // action family and object words of the name
+	removed bool      // taken out of the index (set under the write lock)
 }
 
 // posting is one tool holding a term, with the term's field frequencies.
@@ -242,9 +243,16 @@ func (d *kdoc) analyze(c stemCache, serverTerms []string) {
 	fields[FieldParams] = params
 	fields[FieldServer] = serverTerms
 	fields[FieldTags] = c.terms(strings.Join(t.Tags, " "))
+	d.shape = shapeOf(t.Name, c)
 	d.terms = map[string]*[numFields]uint16{}
 	for f, terms := range fields {
 		d.lens[f] = float32(len(terms))
+		if Field(f) == FieldName {
+			// Adjacent name words also count joined ("screen_shot" holds
+			// "screenshot"), so a query's compound finds a split name;
+			// they do not count in the field's length.
+			terms = append(terms, nameJoins(t.Name, c)...)
+		}
 		for _, term := range terms {
 			tf := d.terms[term]
 			if tf == nil {
@@ -445,9 +453,13 @@ type kwHit struct {
 
 // kwResult is the BM25F result for one query.
 type kwResult struct {
-	hits  []kwHit
-	terms []string // distinct query terms, in query order
-	max   float64
+	hits []kwHit
+	// bySlot / maskBySlot: each tool's score and mask by slot (nil when
+	// nothing is visible).
+	bySlot     []float64
+	maskBySlot []uint64
+	terms      []string // distinct query terms, in query order
+	max        float64
 }
 
 // matched lists the query terms whose bits are set in mask.
@@ -538,6 +550,7 @@ func (s *snapshot) scoreWeighted(order []string, weights map[string]float64) *kw
 			}
 		}
 	}
+	res.bySlot, res.maskBySlot = acc, masks
 	res.hits = make([]kwHit, 0, len(touched))
 	for _, slot := range touched {
 		res.hits = append(res.hits, kwHit{d: s.ix.slots[slot], score: acc[slot], mask: masks[slot]})
@@ -548,6 +561,9 @@ func (s *snapshot) scoreWeighted(order []string, weights map[string]float64) *kw
 
 // df returns the number of visible tools containing term.
 func (s *snapshot) df(term string) int {
+	if s.all {
+		return len(s.ix.post[term])
+	}
 	n := 0
 	for _, e := range s.ix.post[term] {
 		if s.allowed[e.d.slot] {

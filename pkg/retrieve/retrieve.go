@@ -22,6 +22,14 @@ type Result struct {
 	Tool   catalog.Tool
 	Score  float64
 	Reason string // human-readable: which terms and signals matched
+	// Match is MatchStrong, MatchPartial or MatchWeak: how well the tool
+	// answers the query, from Signals, which (unlike Score) mean the same
+	// for every query.
+	Match   string
+	Signals MatchSignals
+	// Related are the ids of up to Config.Related visible tools used
+	// together with this one (prerequisites and companions).
+	Related []string
 }
 
 // Response is the ranked list. FallbackUsed is true when no vector index

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -88,9 +89,12 @@ const (
 	// DefaultSynonymWeight is the weight of a synonym term relative to a
 	// query term when Config.Synonyms is on.
 	DefaultSynonymWeight = 0.3
-	rrfK                 = 60.0
-	maxSubQueries        = 6
-	maxQueryBytes        = 8192
+	// DefaultVerbWeight is the weight of the action-verb agreement
+	// feature, chosen on the DEV sets (docs/retrieval.md).
+	DefaultVerbWeight = 0.1
+	rrfK              = 60.0
+	maxSubQueries     = 6
+	maxQueryBytes     = 8192
 )
 
 // Config configures a Retriever. Tools is required; everything else is
@@ -135,6 +139,25 @@ type Config struct {
 	// 0.3) relative to a query term.
 	Synonyms      bool
 	SynonymWeight float64
+
+	// Compounds matches a query's split and joined words against the
+	// catalog ("roll back" → "rollback", "screenshot" → "screen shot"),
+	// decided against the visible vocabulary. Off by default: neutral on
+	// the real-MCP DEV set and lower R@1/MRR on ID-DEV (docs/retrieval.md).
+	// Tool names' joined words ("screen_shot" holds "screenshot") are
+	// always indexed.
+	Compounds bool
+	// VerbWeight scales the action-verb agreement feature (+1 when the
+	// query's action family — create, read, update, delete, start, stop,
+	// send — is the tool's, -1 when they differ). Zero means
+	// DefaultVerbWeight; negative turns it off.
+	VerbWeight float64
+	// Calibration maps a result's MatchSignals to its Match level (zero
+	// value: DefaultCalibration).
+	Calibration Calibration
+	// Related is how many related tools each result lists (zero:
+	// DefaultRelated; negative: none).
+	Related int
 
 	RerankPool int // shortlist size for the reranker, at most MaxRerankPool (default)
 	// Candidates is how many tools each of the dense and the keyword
@@ -220,6 +243,12 @@ func New(cfg Config) (*Retriever, error) {
 	case cfg.ServerWeight < 0:
 		cfg.ServerWeight = 0
 	}
+	switch {
+	case cfg.VerbWeight == 0:
+		cfg.VerbWeight = DefaultVerbWeight
+	case cfg.VerbWeight < 0:
+		cfg.VerbWeight = 0
+	}
 	if cfg.DisablePenalties {
 		cfg.StalePenalty, cfg.ScopePenalty = 0, 0
 	} else {
@@ -295,14 +324,16 @@ func (r *Retriever) Tool(ctx context.Context, id string) (catalog.Tool, error) {
 // candidate is one tool's signals for one (sub-)query.
 type candidate struct {
 	d        *kdoc
-	semantic float64 // cosine, or its normalised value (SemanticNorm)
-	cosine   float64 // the cosine, for the reason
+	q        *kwQuery // the keyword query it was ranked for
+	semantic float64  // cosine, or its normalised value (SemanticNorm)
+	cosine   float64  // the cosine, for the reason
 	hasSem   bool
 	keyword  float64   // normalised to [0,1]
 	kw       *kwResult // for the matched terms
 	kwMask   uint64
 	metadata float64
 	server   float64
+	verb     float64 // action-verb agreement, -1..1
 	penalty  float64
 	rerank   float64
 	reranked bool
@@ -330,41 +361,33 @@ func (r *Retriever) Retrieve(ctx context.Context, req Request) (Response, error)
 
 	r.kw.mu.RLock()
 	defer r.kw.mu.RUnlock()
-	snap := r.kw.view(func(t catalog.Tool) bool {
-		if !req.Policy.AllowsTool(t.Server, t.Name) {
-			return false
-		}
-		return r.cfg.ServerUp == nil || r.cfg.ServerUp(t.Server)
-	})
-
+	snap := r.visible(req)
 	dense := r.denseIndex()
 	resp := Response{FallbackUsed: dense == nil}
-
-	queries := []string{req.Query}
-	if r.cfg.Decompose {
-		if parts := Decompose(req.Query); len(parts) > 1 {
-			queries = append(queries, parts...)
-		}
-	}
-	var lists [][]*candidate
-	for _, q := range queries {
-		cands, err := r.rank(ctx, snap, dense, q, req, topK)
-		if err != nil {
-			return Response{}, err
-		}
-		lists = append(lists, cands)
+	lists, err := r.rankAll(ctx, snap, dense, []string{req.Query}, req, topK)
+	if err != nil {
+		return Response{}, err
 	}
 	final := lists[0]
-	if len(lists) > 1 {
-		final = r.merge(lists, topK)
-	}
 	if len(final) > topK {
 		final = final[:topK]
 	}
 	for _, c := range final {
-		resp.Results = append(resp.Results, Result{Tool: c.d.tool, Score: round6(c.score), Reason: r.reason(c)})
+		resp.Results = append(resp.Results, r.result(snap, c))
 	}
 	return resp, nil
+}
+
+// result turns a ranked candidate into a Result with its match level and
+// related tools.
+func (r *Retriever) result(snap *snapshot, c *candidate) Result {
+	res := Result{Tool: c.d.tool, Score: round6(c.score), Reason: r.reason(c)}
+	res.Signals = matchSignals(c)
+	res.Match = r.cfg.Calibration.Level(res.Signals)
+	if r.cfg.Related >= 0 {
+		res.Related = r.related(snap, c.d)
+	}
+	return res
 }
 
 func round6(f float64) float64 { return math.Round(f*1e6) / 1e6 }
@@ -395,63 +418,56 @@ func (r *Retriever) denseIndex() *denseState {
 
 // rank scores every visible tool for one query and returns them best first
 // (only tools with some signal).
-func (r *Retriever) rank(ctx context.Context, snap *snapshot, dense *denseState, query string, req Request, topK int) ([]*candidate, error) {
-	qterms := Terms(query)
-	var kws *kwResult
-	if r.cfg.Synonyms {
-		order, weights := expandSynonyms(query, qterms, r.cfg.SynonymWeight)
-		kws = snap.scoreWeighted(order, weights)
-	} else {
-		kws = snap.score(qterms)
-	}
+func (r *Retriever) rank(ctx context.Context, snap *snapshot, dense *denseState, pre *denseQuery, query string, req Request, topK int) ([]*candidate, error) {
+	kwq := r.keywordQuery(snap, query)
+	qterms := kwq.terms
+	kws := snap.scoreWeighted(kwq.order, kwq.weights)
 	cands := make(map[*kdoc]*candidate, len(kws.hits))
 	get := func(d *kdoc) *candidate {
 		c := cands[d]
 		if c == nil {
-			c = &candidate{d: d}
+			c = &candidate{d: d, q: kwq}
+			if kws.bySlot != nil {
+				if v := kws.bySlot[d.slot]; v > 0 {
+					c.keyword = v / kws.max
+					c.kw, c.kwMask = kws, kws.maskBySlot[d.slot]
+				}
+			}
 			cands[d] = c
 		}
 		return c
 	}
-	for _, h := range kws.hits {
-		c := get(h.d)
-		c.keyword = h.score / kws.max
-		c.kw, c.kwMask = kws, h.mask
+	hits := kws.hits
+	if dense != nil && !r.cfg.PRF && len(hits) > r.cfg.Candidates {
+		// Only the best keyword matches are nominated; a dense candidate
+		// still gets its exact keyword signal (get).
+		selectTop(hits, r.cfg.Candidates, func(a, b kwHit) bool {
+			if a.score != b.score {
+				return a.score > b.score
+			}
+			return a.d.tool.ID < b.d.tool.ID
+		})
+		hits = hits[:r.cfg.Candidates]
+	}
+	for _, h := range hits {
+		get(h.d)
 	}
 	if r.cfg.PRF && len(kws.hits) > 0 {
 		r.feedback(snap, cands, qterms)
 	}
 
 	if dense != nil {
-		qv, err := r.cfg.Embedder.EmbedQuery(ctx, query)
-		if err != nil {
-			return nil, fmt.Errorf("retrieve: embedding the query: %w", err)
-		}
-		byKey := r.keyMap(dense)
-		allow := func(id int64) bool {
-			d := byKey[id]
-			return d != nil && snap.allowed[d.slot]
-		}
-		// Candidates: the dense shortlist plus the best keyword matches,
-		// each with both signals computed exactly.
-		k := min(snap.nVisible, r.cfg.Candidates)
-		if snap.nVisible == len(r.kw.byID) && len(byKey) == dense.ix.Len() {
-			// Every indexed tool is visible: the unfiltered (batched) scan
-			// is faster; hits are still checked below.
-			allow = nil
-		}
-		// The steps of a multi-step request are scored in the same pass
-		// over the index as the whole request.
-		vecs := [][]float32{qv}
-		if !r.cfg.SemanticWholeOnly {
-			steps, err := r.stepVectors(ctx, query)
+		if pre == nil {
+			pres, err := r.denseQueries(ctx, dense, snap, []string{query})
 			if err != nil {
 				return nil, err
 			}
-			vecs = append(vecs, steps...)
+			pre = pres[0]
 		}
-		hits := dense.ix.SearchMulti(vecs, k, allow)
-		for _, h := range hits[0] {
+		byKey := r.keyMap(dense)
+		vecs, dhits := pre.vecs, pre.hits
+		qv := vecs[0]
+		for _, h := range dhits[0] {
 			d := byKey[h.ID]
 			if d == nil || !snap.allowed[d.slot] {
 				continue
@@ -483,7 +499,7 @@ func (r *Retriever) rank(ctx context.Context, snap *snapshot, dense *denseState,
 			}
 		}
 		if len(vecs) > 1 {
-			stepSimilarity(dense, byKey, snap, vecs, hits[1:], cands, get)
+			stepSimilarity(dense, byKey, snap, vecs, dhits[1:], cands, get)
 		}
 		normalizeSemantic(cands, r.cfg.SemanticNorm)
 	}
@@ -494,6 +510,8 @@ func (r *Retriever) rank(ctx context.Context, snap *snapshot, dense *denseState,
 
 	list := make([]*candidate, 0, len(cands))
 	for _, c := range cands {
+		c.q = kwq
+		c.verb = verbAgreement(kwq.verb, c.d.shape.verb)
 		c.metadata = metadataScore(c.d.tool, req)
 		c.penalty = r.penalty(c.d.tool, req)
 		list = append(list, c)
@@ -544,14 +562,88 @@ func (r *Retriever) fuse(list []*candidate) {
 			if k, ok := srvRank[c]; ok {
 				s += r.cfg.ServerWeight * (rrfK + 1) / (rrfK + float64(k))
 			}
-			c.score = s + w.Metadata*c.metadata + c.penalty
+			c.score = s + w.Metadata*c.metadata + r.cfg.VerbWeight*c.verb + c.penalty
 		}
 	default:
 		for _, c := range list {
 			c.score = w.Semantic*sem(c) + w.Keyword*c.keyword + w.Metadata*c.metadata +
-				r.cfg.ServerWeight*c.server + c.penalty
+				r.cfg.ServerWeight*c.server + r.cfg.VerbWeight*c.verb + c.penalty
 		}
 	}
+}
+
+// denseQuery is one query's vectors (the whole query first, then its
+// steps) and their dense shortlists.
+type denseQuery struct {
+	vecs [][]float32
+	hits [][]vindex.Hit
+}
+
+// denseQueries embeds each query (and its steps) and scores all of them in
+// one pass over the vector index. nil entries when dense is nil.
+func (r *Retriever) denseQueries(ctx context.Context, dense *denseState, snap *snapshot, queries []string) ([]*denseQuery, error) {
+	out := make([]*denseQuery, len(queries))
+	if dense == nil {
+		return out, nil
+	}
+	var all [][]float32
+	for i, q := range queries {
+		qv, err := r.cfg.Embedder.EmbedQuery(ctx, q)
+		if err != nil {
+			return nil, fmt.Errorf("retrieve: embedding the query: %w", err)
+		}
+		dq := &denseQuery{vecs: [][]float32{qv}}
+		if !r.cfg.SemanticWholeOnly {
+			steps, err := r.stepVectors(ctx, q)
+			if err != nil {
+				return nil, err
+			}
+			dq.vecs = append(dq.vecs, steps...)
+		}
+		out[i] = dq
+		all = append(all, dq.vecs...)
+	}
+	byKey := r.keyMap(dense)
+	allow := func(id int64) bool {
+		d := byKey[id]
+		return d != nil && snap.allowed[d.slot]
+	}
+	if snap.nVisible == len(r.kw.byID) && len(byKey) == dense.ix.Len() {
+		// Every indexed tool is visible: the unfiltered (batched) scan
+		// is faster; hits are still checked by the caller.
+		allow = nil
+	}
+	// Candidates: the dense shortlist plus the best keyword matches, each
+	// with both signals computed exactly (rank).
+	k := min(snap.nVisible, r.cfg.Candidates)
+	hits := searchParallel(dense.ix, all, k, allow)
+	n := 0
+	for _, dq := range out {
+		dq.hits = hits[n : n+len(dq.vecs)]
+		n += len(dq.vecs)
+	}
+	return out, nil
+}
+
+// searchParallel is ix.SearchMulti with the query vectors split over up
+// to GOMAXPROCS goroutines when there are several (a grouped request):
+// each goroutine scans the index once for its share of the vectors.
+func searchParallel(ix *vindex.Index, qs [][]float32, k int, allow func(int64) bool) [][]vindex.Hit {
+	workers := min(runtime.GOMAXPROCS(0), len(qs))
+	if workers <= 1 || len(qs) < 4 {
+		return ix.SearchMulti(qs, k, allow)
+	}
+	out := make([][]vindex.Hit, len(qs))
+	per := (len(qs) + workers - 1) / workers
+	var wg sync.WaitGroup
+	for start := 0; start < len(qs); start += per {
+		end := min(start+per, len(qs))
+		wg.Go(func() {
+			copy(out[start:end], ix.SearchMulti(qs[start:end], k, allow))
+		})
+	}
+	wg.Wait()
+	return out
 }
 
 // stepVectors embeds the steps of a multi-step request (nil when
@@ -710,6 +802,9 @@ func (r *Retriever) reason(c *candidate) string {
 	}
 	if c.server > 0 {
 		parts = append(parts, fmt.Sprintf("server=%.3f", c.server))
+	}
+	if c.verb != 0 {
+		parts = append(parts, fmt.Sprintf("verb=%+.0f", c.verb))
 	}
 	if c.penalty != 0 {
 		parts = append(parts, fmt.Sprintf("policy_penalty=%.2f", c.penalty))

@@ -350,7 +350,13 @@ func (m *Manager) CallTool(ctx context.Context, id, name string, args map[string
 		}
 		defer withProgressToken(ctx, &req)()
 		withLogLevel(ctx, &req.Params.Meta)
-		res, err := c.CallTool(ctx, req)
+		var res *mcp.CallToolResult
+		var err error
+		if sc := statelessFrom(ctx); sc != nil {
+			res, err = sc.callTool(ctx, c, req)
+		} else {
+			res, err = c.CallTool(ctx, req)
+		}
 		out = res
 		linger(ctx)
 		return err

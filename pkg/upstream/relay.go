@@ -66,6 +66,10 @@ type connRelay struct {
 	log    *slog.Logger
 	m      *Manager
 
+	// stateless sends tools/call on a 2026-07-28 stdio connection (nil
+	// otherwise); set before the connection is used.
+	stateless *statelessCaller
+
 	mu      sync.Mutex
 	calls   map[*inflight]struct{}
 	lastEnd time.Time // when a call that got notifications last ended

@@ -487,6 +487,7 @@ func (pr *proc) initialize(protocol string) error {
 		_ = c.Close()
 		return pr.initProblem(ctx, err, st)
 	}
+	relay.stateless = newStatelessCaller(wire, c.ProtocolVersion(), initializeRequest().Params.ClientInfo)
 	pr.client = c
 	pr.relay = relay
 	info := serverInfo(res, c)

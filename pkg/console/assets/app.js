@@ -212,7 +212,8 @@
           r.match ? badge(r.match) : null, " ",
           h("span", { class: "muted", text: "score " + r.score.toFixed(3) }),
           h("div", { class: "reason", text: r.reason || "" }),
-          h("div", { class: "muted", text: r.description || "" }))))
+          h("div", { class: "muted", text: r.description || "" }),
+          r.related && r.related.length ? h("div", { class: "reason", text: "related: " + r.related.join(", ") }) : null)))
           : h("p", { class: "muted", text: g.note || "no tool found" }))))));
   });
 

@@ -1,0 +1,58 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/toolrag/mcp-gateway/pkg/peerbench"
+)
+
+func init() {
+	register("bench-peers", "benchmark bridge and serve against supergateway, mcp-proxy and server-everything's HTTP mode (make bench-peers)", runBenchPeers)
+}
+
+func runBenchPeers(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("bench-peers", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	tools := fs.String("tools", ".tools/peers", "directory where scripts/peers.sh installed supergateway, mcp-proxy and server-everything")
+	targets := fs.String("targets", "", "comma-separated targets to measure (default: all; with --baseline also its bridge and serve): "+strings.Join(peerbench.AllTargets, ", "))
+	baseline := fs.String("baseline", "", "another toolrag binary whose bridge and serve are measured in the same rounds (before/after figures)")
+	rounds := fs.Int("rounds", 3, "interleaved rounds")
+	serial := fs.Int("serial", 1000, "serial calls per round")
+	sessions := fs.Int("sessions", 32, "concurrent sessions")
+	duration := fs.Duration("duration", 0, "concurrent phase per round (default 5s)")
+	goEcho := fs.String("go-echo", "", "a servers/echo binary (go build ./servers/echo): also measure serve in front of it, an mcp-go upstream on protocol 2026-07-28")
+	protocol := fs.String("protocol", "2025-11-25", `MCP protocol version the driver asks for ("" lets mcp-go negotiate: 2026-07-28 where served)`)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("bench-peers: find the toolrag binary: %w", err)
+	}
+	cfg := peerbench.Config{
+		NodeModules: filepath.Join(*tools, "node_modules"),
+		Toolrag:     self,
+		Baseline:    *baseline,
+		GoEcho:      *goEcho,
+		Rounds:      *rounds, SerialCalls: *serial, Sessions: *sessions, Duration: *duration,
+		Protocol: *protocol,
+		Progress: func(s string) { fmt.Fprintln(stderr, s) },
+	}
+	for _, t := range strings.Split(*targets, ",") {
+		if t = strings.TrimSpace(t); t != "" {
+			cfg.Targets = append(cfg.Targets, t)
+		}
+	}
+	res, err := peerbench.Run(ctx, cfg)
+	if err != nil {
+		return fmt.Errorf("bench-peers: %w", err)
+	}
+	peerbench.Write(stdout, res, cfg)
+	return nil
+}

@@ -1,0 +1,57 @@
+package eval
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+)
+
+// TestRunAgentSynthetic: one capability query per needed tool finds what
+// the whole task as one query misses; figures and the calibration table
+// are printed for each configuration, including the plain BM25 baseline.
+func TestRunAgentSynthetic(t *testing.T) {
+	tasks := []Task{
+		{ID: "t1", Task: "Email Bob the weather forecast for Lisbon, then put a meeting on the calendar and translate the agenda into French",
+			Queries:  []string{"weather forecast", "send an email", "create a calendar event", "translate text"},
+			Relevant: []string{"weather__get_forecast", "email__send_email", "calendar__create_event", "translation__translate_text"},
+			Groups:   [][]string{{"weather__get_forecast"}, {"email__send_email"}, {"calendar__create_event"}, {"translation__translate_text"}}},
+		{ID: "t2", Task: "refund the customer", Queries: []string{"refund a payment"}, Relevant: []string{"payments__refund_payment"}},
+	}
+	var out bytes.Buffer
+	reps, err := RunAgent(context.Background(), Options{Dataset: synthetic, TopK: 2}, tasks,
+		[]Config{{Name: "kw", NoDense: true}, {Name: "plain", PlainBM25: true}}, &out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(reps) != 2 {
+		t.Fatalf("%d reports", len(reps))
+	}
+	for _, r := range reps {
+		if r.Tasks != 2 || r.AgentRecall != 1 || r.AllFound != 1 {
+			t.Errorf("%s: %+v, want every needed tool found by the capability queries", r.Config, r.AgentMetrics)
+		}
+		if r.TaskRecall >= r.AgentRecall {
+			t.Errorf("%s: task recall %.3f not below agent recall %.3f at top 2: the case proves nothing", r.Config, r.TaskRecall, r.AgentRecall)
+		}
+		if r.GroupTasks != 1 || r.GroupRecall != 1 {
+			t.Errorf("%s: group recall %.3f over %d tasks, want 1 over 1", r.Config, r.GroupRecall, r.GroupTasks)
+		}
+		if r.AgentRelated < r.AgentRecall || r.ReturnedRelated < r.Returned {
+			t.Errorf("%s: with related %.3f/%.1f below without %.3f/%.1f", r.Config, r.AgentRelated, r.ReturnedRelated, r.AgentRecall, r.Returned)
+		}
+	}
+	if reps[0].Calib["strong"][0] == 0 {
+		t.Errorf("kw: no strong match among %v", reps[0].Calib)
+	}
+	if s := out.String(); !strings.Contains(s, "agent R@k") || !strings.Contains(s, "match calibration") {
+		t.Errorf("table:\n%s", s)
+	}
+}
+
+func TestDecomposedTasks(t *testing.T) {
+	ts := DecomposedTasks([]Query{{ID: "a", Query: "Find the weather in Paris. Then email it to Bob.", Relevant: []string{"x"}}, {ID: "b", Query: "weather", Relevant: []string{"y"}}})
+	if len(ts[0].Queries) != 2 || len(ts[1].Queries) != 1 || ts[1].Queries[0] != "weather" {
+		t.Errorf("DecomposedTasks: %+v", ts)
+	}
+}

@@ -1,0 +1,247 @@
+package eval
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/toolrag/mcp-gateway/internal/testenv"
+	"github.com/toolrag/mcp-gateway/pkg/policy"
+	"github.com/toolrag/mcp-gateway/pkg/retrieve"
+)
+
+var realMCP = flag.Bool("eval.realmcp", false, "run the task-mode ablation and agent mode on the real-MCP DEV set (testdata/realmcp over ../shared/train)")
+
+// AgentConfigs are the configurations compared in agent mode and on the
+// real-MCP DEV set (docs/retrieval.md).
+func AgentConfigs() []Config {
+	return []Config{
+		{Name: "plain-bm25", PlainBM25: true},
+		{Name: "bm25f", NoDense: true},
+		{Name: "bm25f-base", NoDense: true, VerbWeight: -1},
+		{Name: "hybrid"},
+		{Name: "hybrid-base", VerbWeight: -1},
+		{Name: "hybrid+compounds", Compounds: true},
+		{Name: "hybrid-noverb", VerbWeight: -1},
+		{Name: "hybrid-verb0.2", VerbWeight: 0.2},
+		{Name: "hybrid-sem0.5", Weights: retrieve.Weights{Semantic: 0.5, Keyword: 1, Metadata: 0.15}},
+		{Name: "hybrid-serverfield1.2", FieldWeights: serverField(1.2)},
+		{Name: "hybrid-noverb-flat", VerbWeight: -1, ServerWeight: -1},
+	}
+}
+
+func serverField(w float64) retrieve.FieldWeights {
+	f := retrieve.DefaultFieldWeights
+	f[retrieve.FieldServer] = w
+	return f
+}
+
+func realMCPDir(t *testing.T) string {
+	t.Helper()
+	train := filepath.Join(testenv.SharedDir(t), "train")
+	dir := filepath.Join(t.TempDir(), "realmcp")
+	if err := WriteRealMCPDev(train, filepath.Join("testdata", "realmcp"), dir); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// TestRealMCPDevSet checks the DEV set loads (every relevant tool exists)
+// and, with -eval.realmcp, prints the task-mode and agent-mode tables.
+func TestRealMCPDevSet(t *testing.T) {
+	dir := realMCPDir(t)
+	ds, err := LoadDataset(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tasks, err := LoadTasks(filepath.Join(dir, "tasks.jsonl"), ds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ds.Tools) != 813 || len(ds.Queries) < 200 || len(tasks) < 40 {
+		t.Fatalf("DEV set: %d tools, %d queries, %d tasks", len(ds.Tools), len(ds.Queries), len(tasks))
+	}
+	if !*realMCP {
+		return
+	}
+	ctx := context.Background()
+	configs := selectedAgentConfigs(t)
+	if _, err := Ablation(ctx, Options{Dataset: dir, TopK: 10}, configs, os.Stdout); err != nil {
+		t.Fatal(err)
+	}
+	var singles []Query
+	for _, q := range ds.Queries {
+		if q.Set == "docker_mcp_registry" {
+			singles = append(singles, q)
+		}
+	}
+	all := append(SingleTasks(singles), tasks...)
+	if _, err := RunAgent(ctx, Options{Dataset: dir, TopK: 5}, all, configs, os.Stdout); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func selectedAgentConfigs(t *testing.T) []Config {
+	saved := *benchConfigs
+	defer func() { *benchConfigs = saved }()
+	var out []Config
+	for _, c := range AgentConfigs() {
+		if *benchConfigs == "" || contains(*benchConfigs, c.Name) {
+			out = append(out, c)
+		}
+	}
+	if *extraConfigs != "" {
+		// Only the -eval.json rows of selectedConfigs.
+		*benchConfigs = "\x00"
+		out = append(out, selectedConfigs(t)...)
+	}
+	return out
+}
+
+func contains(list, name string) bool {
+	return slices.Contains(strings.Split(list, ","), name)
+}
+
+var calibDump = flag.String("eval.calibdump", "", "with -eval.realmcp: write the match signals of every agent-mode result (default configuration) to this JSONL file")
+
+// TestDumpMatchSignals writes, for the calibration of retrieve.Calibration,
+// the signals of the top-5 results of every capability query of the DEV
+// set and whether the task needed the tool.
+func TestDumpMatchSignals(t *testing.T) {
+	if *calibDump == "" {
+		t.Skip("set -eval.calibdump")
+	}
+	dir := realMCPDir(t)
+	ds, err := LoadDataset(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tasks, err := LoadTasks(filepath.Join(dir, "tasks.jsonl"), ds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var singles []Query
+	for _, q := range ds.Queries {
+		if q.Set == "docker_mcp_registry" {
+			singles = append(singles, q)
+		}
+	}
+	all := append(SingleTasks(singles), tasks...)
+	ctx := context.Background()
+	e, err := open(ctx, Options{Dataset: dir, TopK: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.close()
+	s, _, err := e.searcher(ctx, Config{Name: "hybrid"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Create(*calibDump)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	enc := json.NewEncoder(f)
+	for _, tk := range all {
+		rel := map[string]bool{}
+		for _, id := range tk.Relevant {
+			rel[id] = true
+		}
+		resp, err := retrieve.RetrieveGroups(ctx, s, retrieve.Request{TopK: 5, Policy: policy.Unrestricted()}, tk.Queries)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The same queries for a key that lacks the servers of the needed
+		// tools: nothing should look like a match ("negative").
+		hidden := map[string]bool{}
+		for id := range rel {
+			srv, _, _ := strings.Cut(id, "__")
+			hidden[srv] = true
+		}
+		rules := map[string]policy.Rule{}
+		for _, sv := range ds.Servers {
+			if !hidden[sv.ID] {
+				rules[sv.ID] = policy.Rule{}
+			}
+		}
+		neg, err := retrieve.RetrieveGroups(ctx, s, retrieve.Request{TopK: 5, Policy: policy.For(policy.Key{ID: "neg", Servers: rules})}, tk.Queries)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for kind, resp := range map[string]retrieve.GroupResponse{"positive": resp, "negative": neg} {
+			for _, g := range resp.Groups {
+				for rank, r := range g.Results {
+					enc.Encode(map[string]any{"kind": kind, "task": tk.ID, "query": g.Query, "rank": rank, "tool": r.Tool.ID, "relevant": rel[r.Tool.ID],
+						"coverage": r.Signals.Coverage, "name": r.Signals.NameCoverage, "cosine": r.Signals.Cosine})
+				}
+			}
+		}
+	}
+}
+
+var benchAgent = flag.Bool("eval.benchagent", false, "run task mode and agent mode (queries split by retrieve.Decompose) on ../shared/bench with AgentConfigs (measurement only)")
+
+// TestBenchAgent prints, for the shared benchmark sets (measurement only,
+// nothing is chosen on them), the task-mode table and agent mode with
+// each query split into capability queries by retrieve.Decompose (a
+// mechanical stand-in for an agent; the sets have no agent queries).
+//
+//	go test ./pkg/eval -run TestBenchAgent -v -timeout 60m -args -eval.benchagent -eval.configs=plain-bm25,bm25f,hybrid
+func TestBenchAgent(t *testing.T) {
+	if !*benchAgent {
+		t.Skip("pass -args -eval.benchagent")
+	}
+	shared := testenv.SharedDir(t)
+	configs := selectedAgentConfigs(t)
+	ctx := context.Background()
+	for _, name := range strings.Split(*benchNames, ",") {
+		dir := filepath.Join(shared, "bench", name)
+		if _, err := Ablation(ctx, Options{Dataset: dir}, configs, os.Stdout); err != nil {
+			t.Fatal(err)
+		}
+		ds, err := LoadDataset(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Println("agent mode, queries split by retrieve.Decompose:")
+		if _, err := RunAgent(ctx, Options{Dataset: dir, TopK: 5}, DecomposedTasks(ds.Queries), configs, os.Stdout); err != nil {
+			t.Fatal(err)
+		}
+		if tasks := handWrittenTasks(t, name, ds); tasks != nil {
+			fmt.Println("agent mode, hand-written agent queries (testdata/benchagent):")
+			if _, err := RunAgent(ctx, Options{Dataset: dir, TopK: 5}, tasks, configs, os.Stdout); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+}
+
+// handWrittenTasks returns the tasks of a benchmark set with the agent
+// queries of testdata/benchagent/<set>.json (keyed by the first 8
+// characters of the query id), or nil when there are none.
+func handWrittenTasks(t *testing.T, set string, ds *Dataset) []Task {
+	b, err := os.ReadFile(filepath.Join("testdata", "benchagent", set+".json"))
+	if err != nil {
+		return nil
+	}
+	var byID map[string][]string
+	if err := json.Unmarshal(b, &byID); err != nil {
+		t.Fatal(err)
+	}
+	var out []Task
+	for _, q := range ds.Queries {
+		qs := byID[q.ID[:min(8, len(q.ID))]]
+		if len(qs) == 0 {
+			t.Fatalf("no agent queries for %s", q.ID)
+		}
+		out = append(out, Task{ID: q.ID, Task: q.Query, Queries: qs, Relevant: q.Relevant, Groups: q.Groups})
+	}
+	return out
+}

@@ -1,0 +1,58 @@
+package ragapi
+
+import (
+	"net/http"
+
+	"github.com/toolrag/mcp-gateway/pkg/policy"
+	"github.com/toolrag/mcp-gateway/pkg/retrieve"
+)
+
+// resultItems turns retrieval results into response items.
+func resultItems(results []retrieve.Result, includeSchema bool) []ResultItem {
+	items := make([]ResultItem, 0, len(results))
+	for _, res := range results {
+		it := ResultItem{
+			ToolID: res.Tool.ID, ToolName: res.Tool.Name, ServerName: res.Tool.Server,
+			Score: res.Score, Reason: res.Reason, Description: res.Tool.Description,
+			Status: res.Tool.Status, ToolType: res.Tool.ToolType,
+			Match: res.Match, Related: res.Related,
+		}
+		if includeSchema {
+			it.InputSchema = res.Tool.InputSchema
+		}
+		items = append(items, it)
+	}
+	return items
+}
+
+// retrieveGroups answers a request with "queries": one group per query,
+// top_k each, a tool listed once (in the first group that finds it).
+func (a *API) retrieveGroups(w http.ResponseWriter, r *http.Request, req RetrieveRequest, pol policy.Policy, topK int, includeSchema bool) int {
+	resp, err := retrieve.RetrieveGroups(r.Context(), a.cfg.Retriever, retrieve.Request{
+		TopK: topK, Policy: pol, ToolType: req.ToolType, PermissionScope: req.PermissionScope,
+	}, req.Queries)
+	if err != nil {
+		return writeError(w, http.StatusInternalServerError, "retrieve failed: "+err.Error())
+	}
+	groups := make([]ResultGroup, len(resp.Groups))
+	total := 0
+	for i, g := range resp.Groups {
+		groups[i] = ResultGroup{Query: g.Query, Results: resultItems(g.Results, includeSchema), Hint: g.Hint}
+		total += len(g.Results)
+	}
+	if resp.Loading && total == 0 {
+		w.Header().Set("Retry-After", "5")
+		return writeError(w, http.StatusServiceUnavailable, LoadingMessage)
+	}
+	out := map[string]any{"queries": req.Queries, "groups": groups, "fallback_used": resp.FallbackUsed}
+	if why := pol.NoGrant(); why != "" && total == 0 {
+		if len(req.AllowedServers) > 0 {
+			why = "allowed_servers names no server this API key is granted, so nothing can be found"
+		}
+		out["note"] = why
+	}
+	if resp.Loading {
+		out["loading"] = true
+	}
+	return writeJSON(w, http.StatusOK, out)
+}

@@ -1,0 +1,111 @@
+package retrieve
+
+import (
+	"sort"
+
+	"github.com/toolrag/mcp-gateway/pkg/catalog"
+)
+
+// DefaultRelated is how many related tools a result lists by default.
+const DefaultRelated = 3
+
+// toolShape is what related reads from a tool's name: its action family
+// and the other words of its name (the object it acts on), stemmed.
+type toolShape struct {
+	verb   string
+	object []string
+}
+
+func shapeOf(name string, c stemCache) toolShape {
+	var s toolShape
+	for _, w := range catalog.SplitName(name) {
+		if f, ok := verbFamilies[w]; ok && s.verb == "" {
+			s.verb = f
+			continue
+		}
+		if _, ok := verbFamilies[w]; ok || stopWords[w] || len(w) < 2 || isDigits(w) {
+			continue
+		}
+		s.object = append(s.object, c.stem(w))
+	}
+	return s
+}
+
+// related lists up to Config.Related visible tools of d's server that are
+// used with d, learned from the catalog's structure: tools acting on the
+// same object with another action (screencast_start ↔ screencast_stop,
+// search_issues → update_issue) rank first, then tools whose object the
+// tool's own description mentions (a screenshot "of the current page" →
+// new_page). Every candidate must share something with d; nothing is
+// listed for a tool that shares nothing with its siblings.
+func (r *Retriever) related(snap *snapshot, d *kdoc) []string {
+	n := r.cfg.Related
+	if n == 0 {
+		n = DefaultRelated
+	}
+	snap.servers()
+	siblings := snap.byServer[d.tool.Server]
+	if len(siblings) < 2 {
+		return nil
+	}
+	type scored struct {
+		id    string
+		score float64
+	}
+	var out []scored
+	for _, u := range siblings {
+		if u == d {
+			continue
+		}
+		s := relatedScore(d, u)
+		if s > 0 {
+			out = append(out, scored{u.tool.ID, s})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].score != out[j].score {
+			return out[i].score > out[j].score
+		}
+		return out[i].id < out[j].id
+	})
+	ids := make([]string, 0, min(n, len(out)))
+	for i := 0; i < len(out) && i < n; i++ {
+		ids = append(ids, out[i].id)
+	}
+	return ids
+}
+
+// relatedScore: object overlap (Jaccard of the name objects), doubled
+// when the actions differ (a companion step rather than a variant), plus
+// 0.5 when d's description mentions u's object.
+func relatedScore(d, u *kdoc) float64 {
+	a, b := d.shape, u.shape
+	shared := 0
+	for _, x := range a.object {
+		for _, y := range b.object {
+			if x == y {
+				shared++
+				break
+			}
+		}
+	}
+	s := 0.0
+	if union := len(a.object) + len(b.object) - shared; union > 0 && shared > 0 {
+		s = float64(shared) / float64(union)
+		if a.verb != b.verb && a.verb != "" && b.verb != "" {
+			s *= 2
+		}
+	}
+	if len(b.object) > 0 {
+		mentioned := 0
+		for _, y := range b.object {
+			if tf := d.terms[y]; tf != nil && tf[FieldDescription] > 0 {
+				mentioned++
+			}
+		}
+		if mentioned == len(b.object) {
+			s += 0.5
+		}
+	}
+	return s
+}

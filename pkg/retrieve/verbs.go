@@ -1,0 +1,89 @@
+package retrieve
+
+import (
+	"github.com/toolrag/mcp-gateway/pkg/catalog"
+)
+
+// Action-verb families. Tool names and capability queries usually start
+// with the action ("create_coupon", "list coupons"); a query that asks to
+// create something should prefer a create tool over a list tool of the
+// same object. The families are general English, not taken from any
+// catalog.
+const (
+	verbNone   = ""
+	verbCreate = "create"
+	verbRead   = "read"
+	verbUpdate = "update"
+	verbDelete = "delete"
+	verbStart  = "start"
+	verbStop   = "stop"
+	verbSend   = "send"
+)
+
+var verbFamilies = map[string]string{
+	"create": verbCreate, "add": verbCreate, "new": verbCreate, "make": verbCreate, "insert": verbCreate,
+	"register": verbCreate, "generate": verbCreate, "upload": verbCreate, "save": verbCreate, "store": verbCreate,
+	"write": verbCreate, "post": verbCreate, "book": verbCreate, "schedule": verbCreate, "open": verbCreate,
+
+	"get": verbRead, "list": verbRead, "fetch": verbRead, "retrieve": verbRead, "read": verbRead,
+	"show": verbRead, "view": verbRead, "search": verbRead, "find": verbRead, "query": verbRead,
+	"lookup": verbRead, "look": verbRead, "browse": verbRead, "describe": verbRead, "download": verbRead,
+	"check": verbRead, "count": verbRead, "display": verbRead, "inspect": verbRead, "explore": verbRead,
+
+	"update": verbUpdate, "edit": verbUpdate, "modify": verbUpdate, "change": verbUpdate, "set": verbUpdate,
+	"patch": verbUpdate, "rename": verbUpdate, "replace": verbUpdate, "move": verbUpdate, "assign": verbUpdate,
+	"approve": verbUpdate, "merge": verbUpdate, "tag": verbUpdate, "label": verbUpdate,
+
+	"delete": verbDelete, "remove": verbDelete, "drop": verbDelete, "erase": verbDelete, "destroy": verbDelete,
+	"purge": verbDelete, "clear": verbDelete, "unregister": verbDelete, "uninstall": verbDelete,
+
+	"start": verbStart, "begin": verbStart, "launch": verbStart, "run": verbStart, "execute": verbStart,
+	"enable": verbStart, "resume": verbStart, "trigger": verbStart, "deploy": verbStart, "invoke": verbStart,
+
+	"stop": verbStop, "end": verbStop, "halt": verbStop, "terminate": verbStop, "kill": verbStop,
+	"disable": verbStop, "close": verbStop, "cancel": verbStop, "pause": verbStop, "abort": verbStop,
+
+	"send": verbSend, "email": verbSend, "notify": verbSend, "reply": verbSend, "publish": verbSend,
+	"share": verbSend, "forward": verbSend, "message": verbSend,
+}
+
+// queryVerb returns the family of the first action verb among the first
+// three words of a capability query ("please create a coupon" → create).
+func queryVerb(words []string) string {
+	n := 0
+	for _, w := range words {
+		if stopWords[w] {
+			continue
+		}
+		if f, ok := verbFamilies[w]; ok {
+			return f
+		}
+		if n++; n >= 3 {
+			break
+		}
+	}
+	return verbNone
+}
+
+// toolVerb returns the family of a tool's action: the first word of its
+// name that is an action verb (names like "coupon_create" put it last).
+func toolVerb(name string) string {
+	for _, w := range catalog.SplitName(name) {
+		if f, ok := verbFamilies[w]; ok {
+			return f
+		}
+	}
+	return verbNone
+}
+
+// verbAgreement is +1 when the query's and the tool's action families
+// agree, -1 when both have one and they differ, 0 otherwise.
+func verbAgreement(qverb, tverb string) float64 {
+	switch {
+	case qverb == verbNone || tverb == verbNone:
+		return 0
+	case qverb == tverb:
+		return 1
+	}
+	return -1
+}

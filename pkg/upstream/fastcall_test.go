@@ -1,0 +1,163 @@
+package upstream
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// wireTap runs servers/echo behind `tee`, which copies every line the
+// gateway writes to the process into a file; it returns the config and a
+// function that reads the lines written so far.
+func wireTap(t *testing.T) (ServerConfig, func() []map[string]any) {
+	t.Helper()
+	dir := t.TempDir()
+	wire := filepath.Join(dir, "wire.jsonl")
+	script := filepath.Join(dir, "tap.sh")
+	if err := os.WriteFile(script, []byte("#!/bin/sh\ntee -a \"$1\" | \"$2\"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	read := func() []map[string]any {
+		f, err := os.Open(wire)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		var out []map[string]any
+		sc := bufio.NewScanner(f)
+		for sc.Scan() {
+			var m map[string]any
+			if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
+				t.Fatalf("the gateway wrote a line that is not JSON: %q: %v", sc.Text(), err)
+			}
+			out = append(out, m)
+		}
+		return out
+	}
+	return ServerConfig{Transport: TransportStdio, Command: script, Args: []string{wire, echoBin}}, read
+}
+
+func byMethod(lines []map[string]any, method string) []map[string]any {
+	var out []map[string]any
+	for _, l := range lines {
+		if l["method"] == method {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+func metaOf(t *testing.T, req map[string]any) map[string]any {
+	t.Helper()
+	params, _ := req["params"].(map[string]any)
+	meta, ok := params["_meta"].(map[string]any)
+	if !ok {
+		t.Fatalf("request without _meta: %v", req)
+	}
+	return meta
+}
+
+// The gateway writes tools/call on a 2026-07-28 stdio connection itself
+// (statelessCaller): the request must declare what mcp-go declares on the
+// same connection (its server/discover request), keep the call's own _meta
+// (progress token, log level) and reach the tool with its arguments.
+func TestStatelessCallWire(t *testing.T) {
+	cfg, wire := wireTap(t)
+	m, _ := newTestManager(t, Options{})
+	m.SetServers(map[string]ServerConfig{"echo": cfg})
+
+	var logs []mcp.LoggingMessageNotification
+	ctx := WithRelay(ctxT(t, 20*time.Second), Relay{LogLevel: mcp.LoggingLevelDebug, Log: func(n mcp.LoggingMessageNotification) { logs = append(logs, n) }})
+	ctx = WithProgress(ctx, func(float64, float64, string) {})
+	res, err := m.CallTool(ctx, "echo", "echo", map[string]any{"text": "a \"quoted\" ünïcode text"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := res.Content[0].(mcp.TextContent).Text; got != "a \"quoted\" ünïcode text" {
+		t.Fatalf("result %q", got)
+	}
+	info, err := m.Info(ctx, "echo")
+	if err != nil || info.ProtocolVersion != mcp.LATEST_PROTOCOL_VERSION {
+		t.Fatalf("protocol %q, %v; this test is about %s", info.ProtocolVersion, err, mcp.LATEST_PROTOCOL_VERSION)
+	}
+
+	lines := wire()
+	discover, calls := byMethod(lines, string(mcp.MethodServerDiscover)), byMethod(lines, string(mcp.MethodToolsCall))
+	if len(discover) != 1 || len(calls) != 1 {
+		t.Fatalf("want 1 server/discover and 1 tools/call on the wire, got %d and %d: %v", len(discover), len(calls), lines)
+	}
+	want, got := metaOf(t, discover[0]), metaOf(t, calls[0])
+	for _, k := range []string{mcp.MetaKeyProtocolVersion, mcp.MetaKeyClientInfo, mcp.MetaKeyClientCapabilities} {
+		if want[k] == nil || !reflect.DeepEqual(got[k], want[k]) {
+			t.Errorf("_meta %s: tools/call says %v, mcp-go's server/discover says %v", k, got[k], want[k])
+		}
+	}
+	if tok, _ := got["progressToken"].(string); !strings.HasPrefix(tok, "toolrag-") {
+		t.Errorf("progress token lost: _meta %v", got)
+	}
+	if got[mcp.MetaKeyLogLevel] != string(mcp.LoggingLevelDebug) {
+		t.Errorf("log level lost: _meta %v", got)
+	}
+	params := calls[0]["params"].(map[string]any)
+	if params["name"] != "echo" || !reflect.DeepEqual(params["arguments"], map[string]any{"text": "a \"quoted\" ünïcode text"}) {
+		t.Errorf("params %v", params)
+	}
+	if len(params) != 3 {
+		t.Errorf("params carry more than _meta, name and arguments: %v", params)
+	}
+}
+
+// A call whose caller gives up is cancelled on the wire, as mcp-go does
+// over stdio, with the id the request went out with.
+func TestStatelessCallCancel(t *testing.T) {
+	cfg, wire := wireTap(t)
+	m, _ := newTestManager(t, Options{})
+	m.SetServers(map[string]ServerConfig{"echo": cfg})
+	if err := m.Ping(ctxT(t, 20*time.Second), "echo"); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	if _, err := m.CallTool(ctx, "echo", "sleep", map[string]any{"ms": 5000}); err == nil {
+		t.Fatal("a 5 s sleep answered within 300 ms")
+	}
+	var lines []map[string]any
+	eventually(t, 5*time.Second, "notifications/cancelled on the wire", func() bool {
+		lines = wire()
+		return len(byMethod(lines, string(mcp.MethodNotificationCancelled))) == 1
+	})
+	call := byMethod(lines, string(mcp.MethodToolsCall))[0]
+	n := byMethod(lines, string(mcp.MethodNotificationCancelled))[0]
+	if id := n["params"].(map[string]any)["requestId"]; id == nil || id != call["id"] {
+		t.Errorf("cancelled %v, the call's id is %v", id, call["id"])
+	}
+}
+
+// parseCallToolResult decodes what mcp.ParseCallToolResult decodes, and
+// fails where it fails.
+func TestParseCallToolResult(t *testing.T) {
+	for _, raw := range []string{
+		`{"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"echo","version":"1"}},"content":[{"type":"text","text":"hi"}],"resultType":"complete"}`,
+		`{"content":[{"type":"text","text":"x"},{"type":"image","data":"AA==","mimeType":"image/png"}],"structuredContent":{"n":1},"isError":true}`,
+		`{"content":[]}`,
+		`{"resultType":"input_required","inputRequests":{},"requestState":"s"}`,
+		`{"isError":true}`,
+		`{"content":[{"type":"nope"}]}`,
+		`[1]`,
+	} {
+		rm := json.RawMessage(raw)
+		want, wantErr := mcp.ParseCallToolResult(&rm)
+		got, err := parseCallToolResult(json.RawMessage(raw))
+		if (err != nil) != (wantErr != nil) || !reflect.DeepEqual(got, want) {
+			t.Errorf("%s:\n got %#v, %v\nwant %#v, %v", raw, got, err, want, wantErr)
+		}
+	}
+}
