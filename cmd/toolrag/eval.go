@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 
 	"github.com/toolrag/mcp-gateway/pkg/embed"
 	"github.com/toolrag/mcp-gateway/pkg/eval"
@@ -26,7 +27,12 @@ func init() {
 			return err
 		}
 		if len(datasets) == 0 {
-			return errors.New("eval: --dataset is required")
+			return errors.New("eval: --dataset is required: " + datasetHelp)
+		}
+		for _, ds := range datasets {
+			if err := checkDataset(ds); err != nil {
+				return err
+			}
 		}
 		var src eval.Source
 		switch *source {
@@ -48,7 +54,7 @@ func init() {
 			return err
 		}
 		for _, ds := range datasets {
-			opts := eval.Options{Dataset: ds, TopK: *topK, Source: src, Limit: *limit, Config: eval.Config{Embedder: emb}}
+			opts := eval.Options{Dataset: ds, TopK: *topK, Source: src, Limit: *limit, Config: eval.Config{Embedder: emb}, Progress: stderr}
 			if *ablation {
 				configs := eval.DefaultAblation()
 				for i := range configs {
@@ -73,3 +79,24 @@ type multiFlag []string
 
 func (m *multiFlag) String() string     { return fmt.Sprint(*m) }
 func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
+
+// datasetHelp says what an evaluation needs.
+const datasetHelp = "a dataset is a folder with tools.jsonl (one tool per line: id, server, name, description, input_schema) " +
+	"and queries.jsonl (one query per line: query, relevant: [tool ids]). `make eval` reads the benchmark sets " +
+	"../shared/bench/livemcpbench and ../shared/bench/stabletoolbench, next to the repository; put them there, " +
+	"or pass --dataset DIR for your own"
+
+// checkDataset reports a missing dataset folder or file plainly, with what
+// the evaluation needs, instead of an "open ...: no such file" error.
+func checkDataset(dir string) error {
+	for _, f := range []string{"tools.jsonl", "queries.jsonl"} {
+		p := filepath.Join(dir, f)
+		if _, err := os.Stat(p); err != nil {
+			if _, derr := os.Stat(dir); derr != nil {
+				return fmt.Errorf("eval: dataset %s does not exist; %s", dir, datasetHelp)
+			}
+			return fmt.Errorf("eval: dataset %s has no %s; %s", dir, f, datasetHelp)
+		}
+	}
+	return nil
+}

@@ -72,3 +72,5 @@ func usage(w io.Writer) {
 	}
 	fmt.Fprintln(w, "\nrun `toolrag <command> -h` for a command's flags")
 }
+
+func isHelp(a string) bool { return a == "-h" || a == "--help" || a == "-help" || a == "help" }

@@ -14,10 +14,11 @@ func init() {
 	register("serve", "run the gateway (configured by MCP_GATEWAY_* and TOOL_RAG_* variables)", func(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 		fs.SetOutput(stderr)
+		fs.Usage = func() { serveUsage(stderr) }
 		if err := fs.Parse(args); err != nil {
 			return err
 		}
-		return local.Run(ctx, local.Options{})
+		return serve(ctx, stdout)
 	})
 	registerOneShot("sync", "pull tool lists from every upstream into the catalog and rebuild the index, then exit",
 		"incremental", "index rebuild mode: full, incremental or off",

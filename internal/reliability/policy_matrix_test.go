@@ -748,7 +748,8 @@ func TestRequestLimits(t *testing.T) {
 	t.Run("REST body size", func(t *testing.T) {
 		body := `{"query":"` + strings.Repeat("a", 1<<20) + `"}`
 		code, _, out := httpDo(t, nil, "POST", m.g.base+"/tool-rag/retrieve", key, body, nil)
-		if code != 413 || !strings.Contains(out, "limit of 1048576 bytes") {
+		// The REST API takes the same configurable limit as /mcp.
+		if code != 413 || !strings.Contains(out, "limit of 65536 bytes") || !strings.Contains(out, "MCP_GATEWAY_MAX_BODY_BYTES") {
 			t.Errorf("%d %s", code, out)
 		}
 	})

@@ -160,6 +160,12 @@ type Config struct {
 	// X-Forwarded-For entry (see ClientAddr); set it only behind a reverse
 	// proxy that appends it.
 	TrustForwardedFor bool
+	// Tokens, when set, validates OAuth access tokens (pkg/oauth) before
+	// the API key lookup.
+	Tokens TokenValidator
+	// Challenge names the resource metadata in every 401 (RFC 9728) and
+	// words its messages.
+	Challenge Challenge
 	// OnRateLimited, when set, is told the key id of every request refused
 	// by its rate limit (usage statistics). It must not block.
 	OnRateLimited func(keyID string)
@@ -194,23 +200,54 @@ func Middleware(cfg Config, next http.Handler) http.Handler {
 		secret, ok := bearer(r.Header.Get("Authorization"))
 		if !ok {
 			failed()
-			unauthorized(w, cfg.Realm, "missing or malformed Authorization header: use \"Authorization: Bearer <key>\"", "")
+			unauthorized(w, cfg.Challenge.header(r, cfg.Realm, ""), orDefault(cfg.Challenge.NoCredentials, "missing or malformed Authorization header: use \"Authorization: Bearer <key>\""))
 			return
 		}
-		hash := policy.HashSecret(secret)
-		key, err := cfg.Keys.LookupKey(r.Context(), hash)
-		switch {
-		case err == nil && key.Disabled:
-			err = ErrDisabledKey
-		case err == nil && key.Expired(time.Now()):
+		// tokenFailed answers a failed token validation; an invalid token
+		// counts as a failed authentication of the client address.
+		tokenFailed := func(err error) bool {
+			if !cfg.tokenFailure(w, r, err) {
+				return false
+			}
+			if !errors.Is(err, ErrTokenCheckUnavailable) && !errors.Is(err, ErrInsufficientScope) {
+				failures.allow(client, cfg.FailureLimit, time.Now())
+			}
+			return true
+		}
+		var key policy.Key
+		var err, notToken error
+		if cfg.Tokens != nil {
+			if key, err = cfg.Tokens.ValidateToken(r.Context(), secret); err != nil && tokenFailed(err) {
+				return
+			}
+			notToken = err
+		}
+		if cfg.Tokens == nil || notToken != nil {
+			hash := policy.HashSecret(secret)
+			key, err = cfg.Keys.LookupKey(r.Context(), hash)
+			switch {
+			case err == nil && key.Disabled:
+				err = ErrDisabledKey
+			case err == nil && subtle.ConstantTimeCompare([]byte(key.SecretHash), []byte(hash)) != 1:
+				err = ErrUnknownKey
+			}
+			if opaque, ok := cfg.Tokens.(OpaqueTokenValidator); ok && errors.Is(err, ErrUnknownKey) {
+				if key, err = opaque.IntrospectToken(r.Context(), secret); err != nil && tokenFailed(err) {
+					return
+				}
+			}
+		}
+		if err == nil && key.Expired(time.Now()) {
 			err = ErrExpiredKey
-		case err == nil && subtle.ConstantTimeCompare([]byte(key.SecretHash), []byte(hash)) != 1:
-			err = ErrUnknownKey
 		}
 		if err != nil {
-			if errors.Is(err, ErrUnknownKey) || errors.Is(err, ErrDisabledKey) || errors.Is(err, ErrExpiredKey) {
+			if errors.Is(err, ErrUnknownKey) || errors.Is(err, ErrDisabledKey) || errors.Is(err, ErrNotAccessToken) || errors.Is(err, ErrExpiredKey) {
 				failed()
-				unauthorized(w, cfg.Realm, "invalid API key", "invalid_token")
+				msg := orDefault(cfg.Challenge.InvalidKey, "invalid API key")
+				if notToken != nil && !errors.Is(err, ErrDisabledKey) && !errors.Is(err, ErrExpiredKey) && notToken.Error() != ErrNotAccessToken.Error() {
+					msg += " (" + notToken.Error() + ")"
+				}
+				unauthorized(w, cfg.Challenge.header(r, cfg.Realm, "invalid_token"), msg)
 				return
 			}
 			cfg.Counters.LookupErrors.Add(1)
@@ -245,14 +282,9 @@ func bearer(h string) (string, bool) {
 	return token, token != ""
 }
 
-// unauthorized answers 401 with the RFC 6750 challenge; code is the
-// challenge's error attribute ("invalid_token"), empty when the request
-// carried no credentials.
-func unauthorized(w http.ResponseWriter, realm, msg, code string) {
-	challenge := fmt.Sprintf(`Bearer realm=%q`, realm)
-	if code != "" {
-		challenge += fmt.Sprintf(`, error=%q`, code)
-	}
+// unauthorized answers 401 with the RFC 6750 challenge (Challenge.header:
+// error="invalid_token" unless the request carried no credentials).
+func unauthorized(w http.ResponseWriter, challenge, msg string) {
 	w.Header().Set("WWW-Authenticate", challenge)
 	writeError(w, http.StatusUnauthorized, msg)
 }

@@ -19,12 +19,18 @@ type principalKey struct{}
 // disabled (TOOL_RAG_WITHOUT_AUTH).
 const AnonymousPrincipal = "anonymous"
 
-// KeyPrincipal is the principal of an API key: "key:" and a hash of the
-// key's id and secret hash, so a key whose secret is replaced (rotation)
-// is a new principal.
+// KeyPrincipal is the principal of an authenticated grant: for an API key
+// "key:" and a hash of its id and secret hash (a key whose secret is
+// replaced is a new principal); for an OAuth access token (a grant without
+// a secret hash, whose id names the subject, pkg/oauth) "token:" and a
+// hash of that id, the same for every token of the subject.
 func KeyPrincipal(k policy.Key) string {
-	sum := sha256.Sum256([]byte("toolrag-key-principal\x00" + k.ID + "\x00" + k.SecretHash))
-	return "key:" + hex.EncodeToString(sum[:16])
+	kind := "key"
+	if k.SecretHash == "" {
+		kind = "token"
+	}
+	sum := sha256.Sum256([]byte("toolrag-principal\x00" + kind + "\x00" + k.ID + "\x00" + k.SecretHash))
+	return kind + ":" + hex.EncodeToString(sum[:16])
 }
 
 // WithPrincipal returns ctx carrying principal.

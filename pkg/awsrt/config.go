@@ -33,6 +33,7 @@ import (
 	"github.com/toolrag/mcp-gateway/pkg/config"
 	"github.com/toolrag/mcp-gateway/pkg/dynamo"
 	"github.com/toolrag/mcp-gateway/pkg/embed"
+	"github.com/toolrag/mcp-gateway/pkg/oauth"
 	"github.com/toolrag/mcp-gateway/pkg/rerank"
 	"github.com/toolrag/mcp-gateway/pkg/secrets"
 )
@@ -105,6 +106,10 @@ type Config struct {
 	// before they are read again (TOOL_RAG_SECRETS_TTL seconds, default
 	// 300).
 	SecretsTTL time.Duration
+
+	// OAuth, when set, makes the gateway accept access tokens of one
+	// authorization server beside the API keys (TOOLRAG_OAUTH_*).
+	OAuth *oauth.Config
 
 	Embed  embed.Config  // TOOL_RAG_EMBEDDER etc.
 	Rerank rerank.Config // TOOL_RAG_RERANKER etc.
@@ -218,6 +223,9 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 		errs = append(errs, err.Error())
 	}
 	if cfg.Rerank, err = rerank.ConfigFromEnv(getenv); err != nil {
+		errs = append(errs, err.Error())
+	}
+	if cfg.OAuth, err = oauth.FromEnv(getenv); err != nil {
 		errs = append(errs, err.Error())
 	}
 	for _, ep := range []struct{ name, v string }{{"S3", cfg.S3Endpoint}, {"Lambda", cfg.LambdaEndpoint}, {"DynamoDB", cfg.DynamoDBEndpoint}, {"SSM", cfg.SSMEndpoint}, {"Secrets Manager", cfg.SecretsManagerEndpoint}} {

@@ -23,6 +23,7 @@ import (
 	"github.com/toolrag/mcp-gateway/pkg/indexer"
 	"github.com/toolrag/mcp-gateway/pkg/indexpub"
 	"github.com/toolrag/mcp-gateway/pkg/metrics"
+	"github.com/toolrag/mcp-gateway/pkg/oauth"
 	"github.com/toolrag/mcp-gateway/pkg/policy"
 	"github.com/toolrag/mcp-gateway/pkg/ragapi"
 	"github.com/toolrag/mcp-gateway/pkg/rerank"
@@ -70,6 +71,7 @@ type Gateway struct {
 	// from (under refreshMu).
 	copySHA, copyETag string
 	authC             auth.Counters
+	oauth             *oauth.Validator // nil without OAuth
 	started           time.Time
 	initTime          time.Duration
 	cold              ColdStart // written before loaded is closed
@@ -167,11 +169,15 @@ func NewGateway(ctx context.Context, cfg Config) (*Gateway, error) {
 	if env.WithoutAuth {
 		log.Warn("TOOL_RAG_WITHOUT_AUTH is set: every caller is granted every server")
 	}
+	resource, err := g.oauthResource(ctx)
+	if err != nil {
+		return nil, err
+	}
 	// Failed authentications are counted per source IP (the adapters set
 	// RemoteAddr from the request context; X-Forwarded-For is never
 	// trusted here), per instance.
-	authCfg := auth.Config{Keys: keys, Disabled: env.WithoutAuth, Counters: &g.authC, FailureLimit: env.AuthFailureLimit(),
-		OnRateLimited: g.Usage.RateLimitedRequest}
+	authCfg := auth.Config{Keys: keys, Disabled: env.WithoutAuth, Counters: &g.authC, OnRateLimited: g.Usage.RateLimitedRequest,
+		Tokens: resource.Tokens(), Challenge: resource.Challenge(), FailureLimit: env.AuthFailureLimit()}
 	con, err := g.newConsole()
 	if err != nil {
 		return nil, err
@@ -180,10 +186,12 @@ func NewGateway(ctx context.Context, cfg Config) (*Gateway, error) {
 	ids.OnError = func(err error) { log.Warn("session store", "error", err) }
 	api := ragapi.New(ragapi.Config{
 		Retriever: g.Retriever, Tools: g.catalog, Reindexer: reindexer{g}, Metrics: g.Metrics, Health: g.healthFields,
-		ServerUp: g.serversUp,
+		ServerUp:     g.serversUp,
+		MaxBodyBytes: env.MaxBodyBytes,
 	})
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /health", g.serveHealth)
+	resource.Routes(mux)
 	// Authentication does not need the catalog: a caller learns that the
 	// gateway is still loading only after its key is accepted.
 	mux.Handle(env.MCPPath, auth.Middleware(authCfg, g.afterLoad(g.MCP.Handler(gateway.HTTPOptions{

@@ -62,6 +62,9 @@ type Options struct {
 	Source Source
 	// Limit evaluates only the first Limit queries (0: all).
 	Limit int
+	// Progress, when set, receives a line per step of a long run
+	// (loading, each configuration, every 10 % of the queries).
+	Progress io.Writer
 }
 
 // Report is the outcome of one configuration on one dataset.
@@ -88,6 +91,8 @@ type env struct {
 	st      catalog.Store
 	topK    int
 	indexes map[string]*built // by embedder model id
+	// progress receives progress lines (nil: none).
+	progress io.Writer
 }
 
 type built struct {
@@ -106,6 +111,7 @@ func open(ctx context.Context, opts Options) (*env, error) {
 	if opts.Limit > 0 && opts.Limit < len(ds.Queries) {
 		ds.Queries = ds.Queries[:opts.Limit]
 	}
+	progress(opts.Progress, "%s: loading %d tools (%d queries)", ds.Name, len(ds.Tools), len(ds.Queries))
 	dir, err := os.MkdirTemp("", "toolrag-eval-*")
 	if err != nil {
 		return nil, fmt.Errorf("eval: %w", err)
@@ -119,7 +125,7 @@ func open(ctx context.Context, opts Options) (*env, error) {
 	if src == nil {
 		src = DirectSource{}
 	}
-	e := &env{ds: ds, dir: dir, st: st, topK: opts.TopK, indexes: map[string]*built{}}
+	e := &env{ds: ds, dir: dir, st: st, topK: opts.TopK, indexes: map[string]*built{}, progress: opts.Progress}
 	if e.topK <= 0 {
 		e.topK = 10
 	}
@@ -164,7 +170,11 @@ func (e *env) run(ctx context.Context, c Config) (Report, error) {
 	bySet := map[string]*accumulator{}
 	lat := make([]time.Duration, 0, len(e.ds.Queries))
 	pol := policy.Unrestricted()
-	for _, q := range e.ds.Queries {
+	step := max(1, len(e.ds.Queries)/10)
+	for qi, q := range e.ds.Queries {
+		if qi > 0 && qi%step == 0 {
+			progress(e.progress, "%s: %s: %d/%d queries", e.ds.Name, c.Name, qi, len(e.ds.Queries))
+		}
 		start := time.Now()
 		resp, err := r.Retrieve(ctx, retrieve.Request{Query: q.Query, TopK: e.topK, Policy: pol})
 		lat = append(lat, time.Since(start))
@@ -270,7 +280,8 @@ func Ablation(ctx context.Context, opts Options, configs []Config, w io.Writer) 
 	}
 	defer e.close()
 	var out []Report
-	for _, c := range configs {
+	for i, c := range configs {
+		progress(opts.Progress, "%s: configuration %d/%d: %s", e.ds.Name, i+1, len(configs), c.Name)
 		rep, err := e.run(ctx, c)
 		if err != nil {
 			return out, fmt.Errorf("eval: configuration %q: %w", c.Name, err)
@@ -356,4 +367,11 @@ func f3(f float64) string { return fmt.Sprintf("%.3f", f) }
 
 func dur(d time.Duration) string {
 	return fmt.Sprintf("%.2fms", float64(d)/float64(time.Millisecond))
+}
+
+// progress writes one progress line to w (nil: nowhere).
+func progress(w io.Writer, format string, a ...any) {
+	if w != nil {
+		fmt.Fprintf(w, "eval: "+format+"\n", a...)
+	}
 }

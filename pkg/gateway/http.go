@@ -14,6 +14,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/toolrag/mcp-gateway/pkg/auth"
+	"github.com/toolrag/mcp-gateway/pkg/httpserve"
 	"github.com/toolrag/mcp-gateway/pkg/session"
 )
 
@@ -80,6 +81,7 @@ func (g *Gateway) Handler(o HTTPOptions) http.Handler {
 		}
 		if int64(len(body)) > o.MaxBodyBytes {
 			g.Metrics.Rejected.Add(1)
+			httpserve.DiscardRest(w, r)
 			writeRPCError(w, http.StatusRequestEntityTooLarge, -32600,
 				fmt.Sprintf("request body exceeds the limit of %d bytes (MCP_GATEWAY_MAX_BODY_BYTES)", o.MaxBodyBytes))
 			return

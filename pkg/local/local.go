@@ -120,6 +120,10 @@ func New(ctx context.Context, o Options) (*Gateway, error) {
 		keySet = auth.NewKeySet(list) // replaced when keys.yaml changes (WatchConfig)
 		keys, keyList = keySet, list
 	}
+	resource, err := oauthResource(ctx, env, o.Getenv, keyList, log)
+	if err != nil {
+		return nil, err
+	}
 
 	g := &Gateway{Env: env, log: log, Health: health.NewTracker(), Metrics: metrics.New(), Usage: usage.New(), started: time.Now().UTC(),
 		startupWait: o.StartupWait, keySet: keySet, getenv: o.Getenv}
@@ -196,15 +200,17 @@ func New(ctx context.Context, o Options) (*Gateway, error) {
 
 	api := ragapi.New(ragapi.Config{
 		Retriever: startupRetriever{g}, Tools: g.Store, Reindexer: reindexer{g}, Metrics: g.Metrics,
-		Health: g.healthFields, ServerUp: g.serversUp,
+		Health: g.healthFields, ServerUp: g.serversUp, MaxBodyBytes: env.MaxBodyBytes,
 	})
 	authCfg := auth.Config{Keys: keys, Disabled: env.WithoutAuth, Counters: &g.authC, OnRateLimited: g.Usage.RateLimitedRequest,
+		Tokens: resource.Tokens(), Challenge: resource.Challenge(),
 		FailureLimit: env.AuthFailureLimit(), TrustForwardedFor: env.TrustForwardedFor}
 	con, err := g.newConsole(servers, keyList)
 	if err != nil {
 		return nil, err
 	}
 	mux := http.NewServeMux()
+	resource.Routes(mux)
 	mux.HandleFunc("GET /health", g.serveHealth)
 	mux.Handle(env.MCPPath, auth.Middleware(authCfg, g.MCP.Handler(gateway.HTTPOptions{
 		SessionIDs:   session.NewIDManager(sessions, env.SessionTTL),
@@ -310,7 +316,7 @@ func Run(ctx context.Context, o Options) error {
 		return err
 	}
 	defer g.Close()
-	if err := g.checkExposure(); err != nil {
+	if err := g.CheckExposure(); err != nil {
 		return err
 	}
 	addr := net.JoinHostPort(g.Env.Host, fmt.Sprint(g.Env.Port))

@@ -95,9 +95,10 @@ func (g *Gateway) ReloadConfig(ctx context.Context) bool {
 	return reloaded
 }
 
-// checkExposure refuses to serve beyond loopback while a key from
-// config/keys.example.yaml is active (see config.CheckExposure).
-func (g *Gateway) checkExposure() error {
+// CheckExposure refuses to serve beyond loopback while a key from
+// config/keys.example.yaml is active (see config.CheckExposure); call it
+// before listening.
+func (g *Gateway) CheckExposure() error {
 	if g.Env.WithoutAuth {
 		return nil
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/toolrag/mcp-gateway/internal/redact"
 	"github.com/toolrag/mcp-gateway/pkg/auth"
 	"github.com/toolrag/mcp-gateway/pkg/catalog"
+	"github.com/toolrag/mcp-gateway/pkg/httpserve"
 	"github.com/toolrag/mcp-gateway/pkg/metrics"
 	"github.com/toolrag/mcp-gateway/pkg/retrieve"
 )
@@ -234,7 +235,8 @@ func (a *API) retrieve(w http.ResponseWriter, r *http.Request) int {
 		return writeError(w, http.StatusBadRequest, "could not read the request body: "+err.Error())
 	}
 	if int64(len(body)) > a.cfg.MaxBodyBytes {
-		return writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body exceeds the limit of %d bytes", a.cfg.MaxBodyBytes))
+		httpserve.DiscardRest(w, r)
+		return writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body exceeds the limit of %d bytes (MCP_GATEWAY_MAX_BODY_BYTES)", a.cfg.MaxBodyBytes))
 	}
 	req, err := DecodeRetrieveRequest(body, a.cfg.MaxTopK, a.cfg.MaxQueryChars)
 	if err != nil {

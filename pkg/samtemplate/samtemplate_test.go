@@ -24,6 +24,8 @@ var contractEnv = map[string]bool{
 	"TOOL_RAG_BEDROCK_MODEL_ID": true, "TOOL_RAG_BEDROCK_DIM": true, "TOOL_RAG_EMBED_URL": true,
 	"TOOL_RAG_RERANKER": true, "TOOL_RAG_RERANKER_BEDROCK_MODEL": true, "TOOL_RAG_RERANKER_URL": true,
 	"MCP_GATEWAY_MCP_PATH": true, "TOOL_RAG_SECRETS_PREFIX": true, "TOOL_RAG_SECRETS_STORE": true,
+	"TOOLRAG_OAUTH_ISSUER": true, "TOOLRAG_OAUTH_JWKS_URL": true, "TOOLRAG_OAUTH_AUDIENCE": true,
+	"TOOLRAG_OAUTH_SCOPES": true, "TOOLRAG_OAUTH_SCOPE_PREFIX": true, "TOOLRAG_OAUTH_GRANTS": true,
 }
 
 var wantFunctions = []string{"gateway", "health", "sync"}
@@ -136,7 +138,7 @@ func TestRoutesAndSchedules(t *testing.T) {
 		}
 	}
 	sort.Strings(routes)
-	if got := strings.Join(routes, ","); got != "ANY /tool-rag/{proxy+},DELETE /mcp,GET /console,GET /console/{proxy+},GET /health,GET /mcp,POST /mcp" {
+	if got := strings.Join(routes, ","); got != "ANY /tool-rag/{proxy+},DELETE /mcp,GET /.well-known/oauth-protected-resource,GET /.well-known/oauth-protected-resource/mcp,GET /console,GET /console/{proxy+},GET /health,GET /mcp,POST /mcp,POST /register" {
 		t.Errorf("routes %s", got)
 	}
 	for _, name := range []string{"sync", "health"} {

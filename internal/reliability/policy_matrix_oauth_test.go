@@ -1,0 +1,122 @@
+package reliability
+
+import (
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/mark3labs/mcp-go/client"
+
+	"github.com/toolrag/mcp-gateway/internal/testenv"
+)
+
+const matrixAudience = "https://gateway.matrix.test/mcp"
+
+// matrixOAuth maps claims to the same grants as the matrix's API keys.
+const matrixOAuth = `oauth:
+  issuer: %q
+  audience: ` + matrixAudience + `
+  grants:
+    - match: {scope: m.admin}
+      admin: true
+      servers: {echo: {}, other: {}}
+    - match: {scope: m.full}
+      servers: {echo: {}}
+    - match: {scope: m.prefix}
+      servers:
+        echo: {tool_prefixes: ["ec", "add"], uri_prefixes: ["echo://items/"], prompt_prefixes: ["greet"]}
+        other: {tool_prefixes: ["rev"], uri_prefixes: ["echo://info"], prompt_prefixes: ["nomatch"]}
+    - match: {group: g.other}
+      servers: {other: {}}
+`
+
+// TestPolicyMatrixOAuth re-runs the policy matrix with OAuth principals:
+// tokens from a real authorization server whose claims map to the same
+// grants as the API keys must see and use exactly what those keys do, on
+// every surface; rejected tokens get a 401 with the resource metadata.
+func TestPolicyMatrixOAuth(t *testing.T) {
+	as := testenv.StartAuthServer(t)
+	reg := "servers:\n" + stdioEntry(t, "echo", "") + stdioEntry(t, "other", "")
+	keys := matrixKeys + strings.Replace(matrixOAuth, "%q", `"`+as.Issuer+`"`, 1)
+	g := startGateway(t, gwOpts{Registry: reg, Keys: keys, Env: map[string]string{
+		"TOOL_RAG_PLANNER": "llm", "TOOL_RAG_PLANNER_URL": greedyPlanner(t), "TOOL_RAG_PLANNER_MODEL": "matrix",
+	}})
+	rec := newRecorder()
+	m := &matrix{g: g, rec: rec, http: &http.Client{Transport: rec}, clients: map[string]*client.Client{}, legacy: map[string]*client.Client{}}
+
+	tok := func(client string, kv ...string) string {
+		f := url.Values{"resource": {matrixAudience}}
+		for i := 0; i+1 < len(kv); i += 2 {
+			f.Set(kv[i], kv[i+1])
+		}
+		return as.Token(t, client, f)
+	}
+	byName := map[string]keyCase{}
+	for _, k := range keyCases {
+		byName[k.name] = k
+	}
+	like := func(name, as, token string) keyCase {
+		k := byName[as]
+		k.name, k.secret = name, token
+		return k
+	}
+	cases := []keyCase{
+		like("oauth admin scope", "admin", tok("agent-admin", "scope", "m.admin")),
+		like("oauth full scope", "full server grant", tok("agent-full", "scope", "m.full")),
+		like("oauth prefix scope", "prefix grants", tok("agent-prefix", "scope", "m.prefix")),
+		like("oauth group", "hashed secret", tok("agent-group", "x_groups", "g.other")),
+		{name: "oauth expired", secret: tok("agent-full", "scope", "m.full", "x_exp", "-3600")},
+		{name: "oauth wrong audience", secret: tok("agent-full", "scope", "m.full", "resource", "https://elsewhere.test/mcp")},
+		{name: "oauth wrong issuer", secret: tok("agent-full", "scope", "m.full", "x_iss", "https://evil.test")},
+	}
+	for _, k := range cases {
+		if k.authOK {
+			m.clients[k.name] = connect(t, m.g.url, k.secret, false, m.rec)
+			m.legacy[k.name] = connect(t, m.g.url, k.secret, true, m.rec)
+		} else if _, err := dial(m.g.url, k.secret, false, m.rec); err == nil {
+			t.Errorf("%s: initialize succeeded", k.name)
+		}
+	}
+	for _, s := range surfaces {
+		for _, k := range cases {
+			t.Run(s.name+"/"+k.name, func(t *testing.T) {
+				m.cells++
+				if k.authOK {
+					s.check(t, m, k)
+					return
+				}
+				method, path, body := s.raw(m)
+				code, hdr, out := httpDo(t, m.http, method, m.g.base+path, k.secret, body,
+					map[string]string{"Content-Type": "application/json", "Accept": "application/json, text/event-stream"})
+				ch := hdr.Get("WWW-Authenticate")
+				if code != http.StatusUnauthorized || !strings.Contains(ch, `error="invalid_token"`) ||
+					!strings.Contains(ch, `resource_metadata="https://gateway.matrix.test/.well-known/oauth-protected-resource/mcp"`) {
+					t.Errorf("%s %s with %s: %d %q (WWW-Authenticate %q)", method, path, k.name, code, out, ch)
+				}
+				if strings.Contains(out, "echo__") || strings.Contains(out, "gateway://") {
+					t.Errorf("401 body reveals the catalog: %q", out)
+				}
+			})
+		}
+	}
+	t.Logf("OAuth policy matrix: %d surfaces × %d principals = %d cells", len(surfaces), len(cases), m.cells)
+
+	t.Run("audit lines name the principal, never the token", func(t *testing.T) {
+		logs := g.logs.String()
+		for _, id := range []string{"oauth:agent-admin", "oauth:agent-full", "oauth:agent-prefix", "oauth:agent-group"} {
+			if !strings.Contains(logs, id) {
+				t.Errorf("no log line names %s", id)
+			}
+		}
+		places := map[string]string{"logs": logs, "responses": strings.Join(m.rec.all(), "\n")}
+		for _, k := range cases {
+			sig := k.secret[strings.LastIndex(k.secret, ".")+1:]
+			for where, content := range places {
+				if strings.Contains(content, sig) {
+					t.Errorf("the token of %s appears in %s", k.name, where)
+				}
+			}
+		}
+	})
+}

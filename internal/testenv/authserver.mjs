@@ -1,0 +1,67 @@
+// A real OAuth 2 authorization server for the tests: oauth2-mock-server
+// (npm) on 127.0.0.1, signing RS256 JWTs with a JWKS, plus a small control
+// server the Go tests drive (key rotation, tokens with chosen claims, the
+// next introspection answer). Prints {"issuer": ..., "control": ...} on
+// stdout when both listen. Started by testenv.StartAuthServer.
+import http from 'node:http';
+import { pathToFileURL } from 'node:url';
+import path from 'node:path';
+
+const mod = await import(pathToFileURL(path.join(process.env.TOOLRAG_NPM_MODULES, 'oauth2-mock-server', 'dist', 'index.mjs')).href);
+const { OAuth2Server, Events } = mod;
+
+const server = new OAuth2Server();
+await server.issuer.keys.generate('RS256', { kid: 'k1' });
+// Token requests: the client credentials grant, with the RFC 8707 resource
+// as the audience, the client as the subject, and test-only x_* fields
+// that bend one claim (expired, wrong audience, wrong issuer...).
+server.service.on(Events.BeforeTokenSigning, (token, req) => {
+  const b = req.body || {};
+  const p = token.payload;
+  let client = b.client_id;
+  const h = req.headers.authorization || '';
+  if (h.startsWith('Basic ')) client = decodeURIComponent(Buffer.from(h.slice(6), 'base64').toString().split(':')[0]);
+  if (client) { p.client_id = client; p.sub = client; }
+  if (b.resource) p.aud = b.resource;
+  if (b.x_sub) p.sub = b.x_sub;
+  if (b.x_groups) p.groups = b.x_groups.split(',');
+  const now = Math.floor(Date.now() / 1000);
+  if (b.x_exp) p.exp = now + Number(b.x_exp);
+  if (b.x_nbf) p.nbf = now + Number(b.x_nbf);
+  if (b.x_iss) p.iss = b.x_iss;
+  if (b.x_aud) p.aud = b.x_aud;
+  if (b.x_no_aud) delete p.aud;
+});
+let introspections = 0;
+server.service.on(Events.BeforeIntrospect, () => { introspections++; });
+await server.start(0, '127.0.0.1');
+
+const read = (req) => new Promise((ok) => { let s = ''; req.on('data', (c) => (s += c)); req.on('end', () => ok(s ? JSON.parse(s) : {})); });
+const control = http.createServer(async (req, res) => {
+  try {
+    const body = await read(req);
+    const u = new URL(req.url, 'http://x');
+    let out = {};
+    if (u.pathname === '/rotate') {
+      const k = await server.issuer.keys.generate(body.alg || 'RS256', { kid: body.kid });
+      out = { kid: k.kid };
+    } else if (u.pathname === '/sign') {
+      out.token = await server.issuer.buildToken({ kid: body.kid, expiresIn: body.expiresIn, scopesOrTransform: (_h, p) => Object.assign(p, body.claims || {}) });
+    } else if (u.pathname === '/introspect-next') {
+      server.service.once(Events.BeforeIntrospect, (r) => { r.body = body; });
+    } else if (u.pathname === '/stats') {
+      out = { introspections };
+    } else {
+      res.writeHead(404); res.end(); return;
+    }
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(JSON.stringify(out));
+  } catch (e) {
+    res.writeHead(500); res.end(String(e && e.stack || e));
+  }
+});
+control.listen(0, '127.0.0.1', () => {
+  console.log(JSON.stringify({ issuer: server.issuer.url, control: `http://127.0.0.1:${control.address().port}` }));
+});
+process.stdin.on('end', () => process.exit(0)); // the test's end closes stdin
+process.stdin.resume();
