@@ -16,7 +16,7 @@ const Mark = "[redacted]"
 // (x_api_key, client-secret, PGPASSWORD): a few harmless values are
 // removed too, which is the safe side.
 var tokenParams = []string{"token", "access_token", "refresh_token", "id_token", "key", "api_key", "apikey",
-	"secret", "client_secret", "password", "passwd", "pwd", "sig", "signature", "auth", "authorization",
+	"secret", "client_secret", "password", "passwd", "pwd", "sig", "signature", "authorization",
 	"credential", "credentials", "x-amz-signature", "x-amz-credential", "x-amz-security-token"}
 
 // queryOnlyParams are credentials only as URL query parameters.

@@ -36,6 +36,7 @@ func TestText(t *testing.T) {
 		{"api_key: sk-live-1234 ok", "api_key: [redacted] ok"},
 		{"Authorization: Bearer sk-abcdefghijklmnop", "Authorization: Bearer [redacted]"},
 		{"exit code=1 after 3s", "exit code=1 after 3s"},
+		{"principal oauth:agent-admin", "principal oauth:agent-admin"}, // a principal id, not a credential
 		{"nothing to see", "nothing to see"},
 	}
 	for _, tt := range tests {
