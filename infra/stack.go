@@ -268,6 +268,11 @@ func NewGatewayStack(scope constructs.Construct, id string, props *StackProps) (
 		if vpc != nil {
 			fp.Vpc, fp.VpcSubnets, fp.SecurityGroups = vpc, subnets, &[]awsec2.ISecurityGroup{fnSG}
 		}
+		if name == "sync" {
+			// One sync at a time: a schedule and a reindex never race
+			// over the tools table and the index pointer.
+			fp.ReservedConcurrentExecutions = jsii.Number(1)
+		}
 		fn := awslambda.NewFunction(stack, jsii.String(title(name)+"Function"), fp)
 		if placeholder {
 			awscdk.Annotations_Of(fn).AddWarningV2(jsii.String("toolrag:placeholder-code"), jsii.String(fmt.Sprintf(
@@ -277,6 +282,9 @@ func NewGatewayStack(scope constructs.Construct, id string, props *StackProps) (
 	}
 	gateway, syncFn, health := g.Functions["gateway"], g.Functions["sync"], g.Functions["health"]
 	gateway.AddEnvironment(jsii.String("TOOL_RAG_SYNC_FUNCTION"), syncFn.FunctionName(), nil)
+	for k, v := range lambdaLimitsEnv(cfg.Functions.Size("gateway").TimeoutSeconds) {
+		gateway.AddEnvironment(jsii.String(k), jsii.String(v), nil)
+	}
 	addOAuth(stack, cfg, gateway)
 
 	// Permissions: each function gets only the actions it uses.
@@ -288,6 +296,9 @@ func NewGatewayStack(scope constructs.Construct, id string, props *StackProps) (
 
 	tools.GrantReadWriteData(syncFn)
 	registry.GrantReadData(syncFn)
+	// sync stores each server's prompts and resources on its registry
+	// item (UpdateItem); it never creates or deletes entries.
+	registry.Grant(syncFn, jsii.String("dynamodb:UpdateItem"))
 
 	// health records each server's status with UpdateItem on its registry
 	// item; it never creates or deletes entries.
@@ -380,6 +391,7 @@ func NewGatewayStack(scope constructs.Construct, id string, props *StackProps) (
 		awscdk.NewCfnOutput(stack, jsii.String("McpCustomUrl"), &awscdk.CfnOutputProps{Value: jsii.String("https://" + cfg.Domain.Name + cfg.McpPath)})
 	}
 	stage := api.AddStage(jsii.String("DefaultStage"), stageOpts)
+	addAccessLogs(stack, stage, logRetention)
 	integration := awsapigatewayv2integrations.NewHttpLambdaIntegration(jsii.String("GatewayIntegration"), gateway, nil)
 	api.AddRoutes(&awsapigatewayv2.AddRoutesOptions{
 		Path:        jsii.String(cfg.McpPath),
@@ -434,6 +446,10 @@ func NewGatewayStack(scope constructs.Construct, id string, props *StackProps) (
 	}
 	schedule("SyncSchedule", cfg.SyncSchedule, syncFn, "toolrag: resync upstream tool lists and republish the index")
 	schedule("HealthSchedule", cfg.HealthSchedule, health, "toolrag: probe upstream servers")
+
+	// Operations: failed async syncs land in a queue; alarms on errors,
+	// throttles, sync failures and index staleness.
+	addOperations(stack, cfg, gateway, syncFn, health)
 
 	// Upstream servers.
 	if len(fargate) > 0 {

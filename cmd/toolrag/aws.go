@@ -249,10 +249,13 @@ func runRegistry(ctx context.Context, args []string, stdout, stderr io.Writer) e
 }
 
 func runDynamo(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	const usage = "toolrag dynamo create-tables"
+	const usage = "toolrag dynamo create-tables | dynamo seed-events [--server ID ...]"
 	sub, args, err := subcommand(args, usage, stderr)
 	if err != nil {
 		return err
+	}
+	if sub == "seed-events" {
+		return seedEvents(ctx, args, stdout, stderr)
 	}
 	if sub != "create-tables" {
 		return fmt.Errorf("unknown subcommand %q; usage: %s", sub, usage)
@@ -270,5 +273,28 @@ func runDynamo(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	fmt.Fprintf(stdout, "tables ready: %s, %s, %s, %s\n", tables.Tools, tables.Keys, tables.Registry, tables.Sessions)
+	return nil
+}
+
+// seedEvents puts the example key and the fixture session of events/ in
+// the tables, for `sam local invoke` against a development deployment.
+func seedEvents(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("dynamo seed-events", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var servers stringList
+	fs.Var(&servers, "server", "a server the example key may use (repeatable; default: every server in the registry)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	c, tables, err := dynamoClient(ctx)
+	if err != nil {
+		return err
+	}
+	did, err := awsrt.SeedEventFixtures(ctx, dynamo.NewKeyStore(c, tables.Keys), dynamo.NewRegistryStore(c, tables.Registry),
+		dynamo.NewSessionStore(c, tables.Sessions), servers)
+	if err != nil {
+		return withTableHint(err)
+	}
+	fmt.Fprintln(stdout, did)
 	return nil
 }

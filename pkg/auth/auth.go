@@ -251,6 +251,7 @@ func Middleware(cfg Config, next http.Handler) http.Handler {
 				return
 			}
 			cfg.Counters.LookupErrors.Add(1)
+			w.Header().Set("Retry-After", "1")
 			writeError(w, http.StatusServiceUnavailable, "authentication is temporarily unavailable; retry shortly")
 			return
 		}

@@ -14,6 +14,7 @@ import (
 	"context"
 	"fmt"
 	"github.com/toolrag/mcp-gateway/internal/redact"
+	"io"
 	"log/slog"
 	"net/url"
 	"os"
@@ -138,6 +139,27 @@ type Config struct {
 	// Now is the clock of the refresh checks; nil means time.Now.
 	Now func() time.Time
 
+	// MetricsNamespace is the CloudWatch namespace of the EMF metrics the
+	// functions write to stdout ("off": none; TOOL_RAG_METRICS_NAMESPACE,
+	// default ToolRAG). MetricsInterval is the gateway's interval between
+	// them (TOOL_RAG_METRICS_INTERVAL seconds, default 60).
+	MetricsNamespace string
+	MetricsInterval  time.Duration
+	// RateLimit is where keys' rate limits are enforced: "instance" (each
+	// instance's memory, the default) or "exact" (also across instances,
+	// counted in DynamoDB; see ratelimit.go) (TOOL_RAG_RATE_LIMIT).
+	// RateLimitWindow is the exact limit's window
+	// (TOOL_RAG_RATE_LIMIT_WINDOW seconds, default 60).
+	RateLimit       string
+	RateLimitWindow time.Duration
+
+	// metricsOut receives the EMF lines (nil: stdout); tests set it.
+	metricsOut io.Writer
+
+	// frontTimeout is API Gateway's timeout (0: lambdalimits.FrontTimeout);
+	// tests shorten it.
+	frontTimeout time.Duration
+
 	// loadRetry is the first pause between background retries of the
 	// first load (0: one second); tests shorten it.
 	loadRetry time.Duration
@@ -193,6 +215,10 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 		CatalogMaxAge:          seconds("TOOL_RAG_CATALOG_REFRESH", DefaultCatalogMaxAge),
 		UpstreamListTimeout:    seconds("TOOL_RAG_UPSTREAM_LIST_TIMEOUT", DefaultUpstreamListTimeout),
 		InitWait:               seconds("TOOL_RAG_INIT_WAIT", defaultInitWait(get("AWS_LAMBDA_INITIALIZATION_TYPE"))),
+		MetricsNamespace:       get("TOOL_RAG_METRICS_NAMESPACE"),
+		MetricsInterval:        seconds("TOOL_RAG_METRICS_INTERVAL", DefaultMetricsInterval),
+		RateLimit:              strings.ToLower(get("TOOL_RAG_RATE_LIMIT")),
+		RateLimitWindow:        seconds("TOOL_RAG_RATE_LIMIT_WINDOW", DefaultRateLimitWindow),
 		SecretsPrefix:          get("TOOL_RAG_SECRETS_PREFIX"),
 		SecretsStore:           strings.ToLower(get("TOOL_RAG_SECRETS_STORE")),
 		SecretsTTL:             seconds("TOOL_RAG_SECRETS_TTL", secrets.DefaultTTL),
@@ -291,6 +317,19 @@ func (c Config) withDefaults() (Config, error) {
 	if c.HealthParallel <= 0 {
 		c.HealthParallel = 16
 	}
+	if c.MetricsInterval <= 0 {
+		c.MetricsInterval = DefaultMetricsInterval
+	}
+	switch c.RateLimit {
+	case "":
+		c.RateLimit = RateLimitInstance
+	case RateLimitInstance, RateLimitExact:
+	default:
+		return c, fmt.Errorf("TOOL_RAG_RATE_LIMIT=%q must be instance or exact", c.RateLimit)
+	}
+	if c.RateLimitWindow <= 0 {
+		c.RateLimitWindow = DefaultRateLimitWindow
+	}
 	if c.Env.MCPPath == "" {
 		env, err := config.FromEnv(func(string) string { return "" })
 		if err != nil {
@@ -351,6 +390,7 @@ func (c *Config) clients(ctx context.Context, m *dynamo.Metrics, needLambda bool
 			// Ranged GETs carry no whole-object checksum; the index
 			// loader verifies the SHA-256 itself. Do not log each skip.
 			o.DisableLogOutputChecksumValidationSkipped = true
+			o.HTTPClient = s3HTTPClient()
 			if c.S3Endpoint != "" {
 				o.BaseEndpoint = aws.String(c.S3Endpoint)
 				o.UsePathStyle = true // emulators and LocalStack
@@ -363,6 +403,7 @@ func (c *Config) clients(ctx context.Context, m *dynamo.Metrics, needLambda bool
 			return err
 		}
 		c.Lambda = lambda.NewFromConfig(ac, func(o *lambda.Options) {
+			o.HTTPClient = lambdaHTTPClient()
 			if c.LambdaEndpoint != "" {
 				o.BaseEndpoint = aws.String(c.LambdaEndpoint)
 			}

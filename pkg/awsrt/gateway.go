@@ -22,6 +22,7 @@ import (
 	"github.com/toolrag/mcp-gateway/pkg/gateway"
 	"github.com/toolrag/mcp-gateway/pkg/indexer"
 	"github.com/toolrag/mcp-gateway/pkg/indexpub"
+	"github.com/toolrag/mcp-gateway/pkg/lambdalimits"
 	"github.com/toolrag/mcp-gateway/pkg/metrics"
 	"github.com/toolrag/mcp-gateway/pkg/oauth"
 	"github.com/toolrag/mcp-gateway/pkg/policy"
@@ -71,6 +72,12 @@ type Gateway struct {
 	// from (under refreshMu).
 	copySHA, copyETag string
 	authC             auth.Counters
+	processStart      time.Time   // when NewGateway started
+	invoked           atomic.Bool // a request has reached afterLoad
+	sessionIDs        *session.IDManager
+	surfaces          *storedSurfaces  // upstream prompts/resources stored by the sync function
+	emit              *emitter         // CloudWatch EMF lines; nil when off
+	exact             *exactLimiter    // TOOL_RAG_RATE_LIMIT=exact; nil otherwise
 	oauth             *oauth.Validator // nil without OAuth
 	started           time.Time
 	initTime          time.Duration
@@ -123,7 +130,7 @@ func NewGateway(ctx context.Context, cfg Config) (*Gateway, error) {
 		return nil, err
 	}
 	log := cfg.Logger
-	g := &Gateway{cfg: cfg, log: log, Metrics: metrics.New(), DynamoMetrics: dm, Usage: usage.New(), started: time.Now().UTC(), loadedGen: -1}
+	g := &Gateway{cfg: cfg, log: log, Metrics: metrics.New(), DynamoMetrics: dm, Usage: usage.New(), started: time.Now().UTC(), loadedGen: -1, processStart: start}
 	g.down.Store(&map[string]bool{})
 	g.Tools = dynamo.NewToolStore(cfg.DynamoDB, cfg.Tables.Tools)
 	g.Tools.Metrics = dm
@@ -133,6 +140,7 @@ func NewGateway(ctx context.Context, cfg Config) (*Gateway, error) {
 	g.Registry.Metrics = dm
 	g.Sessions = dynamo.NewSessionStore(cfg.DynamoDB, cfg.Tables.Sessions)
 	g.catalog = &snapshot{store: g.Tools}
+	g.surfaces = &storedSurfaces{}
 	env := cfg.Env
 	g.Upstreams = newManager(cfg)
 	g.bucket = newWatchedBucket(s3bucket.New(cfg.S3, cfg.Bucket), cfg.Prefix)
@@ -155,17 +163,24 @@ func NewGateway(ctx context.Context, cfg Config) (*Gateway, error) {
 		return nil, err
 	}
 	g.MCP, err = gateway.New(gateway.Config{
-		Version: Version, Catalog: g.catalog, Upstreams: g.Upstreams, Retriever: g.Retriever,
+		Version: Version, Catalog: g.catalog, Upstreams: lambdalimits.Upstreams{Manager: g.Upstreams}, Retriever: g.Retriever,
 		Sessions: g.Sessions, MaxParallel: env.MaxParallel, ShortlistDescChars: env.ShortlistDescChars,
-		UpstreamListTimeout: cfg.UpstreamListTimeout, Logger: log, OnCall: g.Usage.ToolCall,
+		UpstreamListTimeout: cfg.UpstreamListTimeout, Surfaces: g.surfaces, Logger: log, OnCall: g.Usage.ToolCall,
 	})
 	if err != nil {
 		return nil, err
 	}
 	g.initTime = time.Since(start)
 	g.registerMetrics()
+	g.emit = newEmitter(g.Metrics, cfg.MetricsNamespace, cfg.MetricsInterval, cfg.metricsOut)
 
-	var keys auth.KeyLookup = auth.NewCached(keyLookup{keys: g.Keys, log: log, warned: &sync.Map{}}, cfg.KeyCacheTTL)
+	limits := &sync.Map{}
+	var keys auth.KeyLookup = auth.NewCached(keyLookup{keys: g.Keys, log: log, warned: &sync.Map{}, limits: limits}, cfg.KeyCacheTTL)
+	exact := func(h http.Handler) http.Handler { return h }
+	if cfg.RateLimit == RateLimitExact {
+		g.exact = &exactLimiter{counter: dynamo.NewRateCounter(cfg.DynamoDB, cfg.Tables.Sessions), window: cfg.RateLimitWindow, limits: limits, log: log}
+		exact = g.exact.middleware
+	}
 	if env.WithoutAuth {
 		log.Warn("TOOL_RAG_WITHOUT_AUTH is set: every caller is granted every server")
 	}
@@ -183,7 +198,11 @@ func NewGateway(ctx context.Context, cfg Config) (*Gateway, error) {
 		return nil, err
 	}
 	ids := session.NewIDManager(g.Sessions, env.SessionTTL)
-	ids.OnError = func(err error) { log.Warn("session store", "error", err) }
+	ids.Timeout = sessionStoreTimeout
+	ids.OnError = func(err error) {
+		log.Error("session store unavailable; the request is answered 503 with Retry-After", "error", err)
+	}
+	g.sessionIDs = ids
 	api := ragapi.New(ragapi.Config{
 		Retriever: g.Retriever, Tools: g.catalog, Reindexer: reindexer{g}, Metrics: g.Metrics, Health: g.healthFields,
 		ServerUp:     g.serversUp,
@@ -194,13 +213,14 @@ func NewGateway(ctx context.Context, cfg Config) (*Gateway, error) {
 	resource.Routes(mux)
 	// Authentication does not need the catalog: a caller learns that the
 	// gateway is still loading only after its key is accepted.
-	mux.Handle(env.MCPPath, auth.Middleware(authCfg, g.afterLoad(g.MCP.Handler(gateway.HTTPOptions{
+	mcpHandler := g.MCP.Handler(gateway.HTTPOptions{
 		SessionIDs: ids, MaxBodyBytes: env.MaxBodyBytes,
 		Options: []server.StreamableHTTPOption{
 			server.WithSessionIdleTTL(sessionStateIdle),
 		},
-	}))))
-	mux.Handle("/tool-rag/", auth.Middleware(authCfg, g.afterLoad(api.Handler())))
+	})
+	mux.Handle(env.MCPPath, auth.Middleware(authCfg, exact(g.afterLoad(observeTools(g.Metrics, ids.Guard(mcpHandler))))))
+	mux.Handle("/tool-rag/", auth.Middleware(authCfg, exact(g.afterLoad(api.Handler()))))
 	g.mountConsole(mux, con, authCfg)
 	g.handler = mux
 
@@ -272,6 +292,14 @@ func (g *Gateway) finishLoad(first <-chan loadResult, start time.Time) {
 // loadAttemptTimeout bounds one background retry of the first load.
 const loadAttemptTimeout = 5 * time.Minute
 
+// sessionStoreTimeout bounds one session-store call (the session id
+// manager's calls have no request context); keyLookupTimeout bounds one
+// key lookup. Both fail well inside the gateway's 29 s with a 503.
+const (
+	sessionStoreTimeout = 3 * time.Second
+	keyLookupTimeout    = 3 * time.Second
+)
+
 // answerMargin is the time a request waiting for the first load keeps to
 // answer 503 before its deadline.
 const answerMargin = time.Second
@@ -290,13 +318,20 @@ func (g *Gateway) isLoaded() bool {
 }
 
 // afterLoad makes requests wait for the first load, until answerMargin
-// before their deadline; then they are answered 503 with Retry-After.
+// before their deadline (and, for the request that caused the cold start,
+// before API Gateway's timeout counted from the process start); then they
+// are answered 503 with Retry-After.
 func (g *Gateway) afterLoad(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		first := !g.invoked.Swap(true)
 		if !g.isLoaded() {
 			var giveUp <-chan time.Time
-			if d, ok := r.Context().Deadline(); ok {
-				t := time.NewTimer(time.Until(d) - answerMargin)
+			front := g.cfg.frontTimeout
+			if front == 0 {
+				front = lambdalimits.FrontTimeout
+			}
+			if by := lambdalimits.AnswerBy(r.Context(), g.processStart, first, front, answerMargin); !by.IsZero() {
+				t := time.NewTimer(time.Until(by))
 				defer t.Stop()
 				giveUp = t.C
 			}
@@ -357,6 +392,7 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		g.refreshMu.Unlock()
 	}
 	g.handler.ServeHTTP(w, r)
+	g.emit.maybe(time.Now())
 }
 
 // Refresh checks for a newer index and catalog now, regardless of
@@ -474,6 +510,10 @@ func (g *Gateway) reloadCatalog(ctx context.Context) (changed bool, err error) {
 		return false, fmt.Errorf("read the upstream registry: %w", err)
 	}
 	g.Upstreams.SetServers(servers)
+	surfChanged, err := g.surfaces.load(ctx, g.Registry, g.log)
+	if err != nil {
+		return false, err
+	}
 	if _, meta, ok := g.Indexer.Current(); ok && meta.IndexSHA256 != "" {
 		ifNoneMatch := ""
 		if g.CatalogSource() == "s3" && g.copySHA == meta.IndexSHA256 {
@@ -482,7 +522,7 @@ func (g *Gateway) reloadCatalog(ctx context.Context) (changed bool, err error) {
 		c, etag, ok, err := readCatalogCopy(ctx, g.bucket, g.cfg.Prefix, meta.IndexSHA256, ifNoneMatch)
 		switch {
 		case errors.Is(err, indexpub.ErrNotModified):
-			return false, nil
+			return surfChanged, nil
 		case ok:
 			g.catalog.set(c.Tools, c.Servers)
 			g.copySHA, g.copyETag = meta.IndexSHA256, etag
@@ -598,6 +638,12 @@ func (g *Gateway) registerMetrics() {
 		}
 		return float64(n)
 	})
+	m.Gauge("index_age_seconds", func() float64 {
+		if _, meta, ok := g.Indexer.Current(); ok && !meta.BuiltAt.IsZero() {
+			return time.Since(meta.BuiltAt).Seconds()
+		}
+		return 0
+	})
 	m.CounterFunc("auth_failures_total", g.authC.Failures.Load)
 	m.CounterFunc("auth_rate_limited_total", g.authC.RateLimited.Load)
 	m.CounterFunc("auth_failures_throttled_total", g.authC.FailureThrottled.Load)
@@ -612,6 +658,24 @@ func (g *Gateway) registerMetrics() {
 	m.CounterFunc("dynamodb_retries_total", dm.Retries.Load)
 	m.CounterFunc("dynamodb_throttles_total", dm.Throttles.Load)
 	m.CounterFunc("dynamodb_conflicts_total", dm.Conflicts.Load)
+	m.CounterFunc("rate_limited_exact_total", func() int64 {
+		if g.exact == nil {
+			return 0
+		}
+		return g.exact.limited.Load()
+	})
+	m.CounterFunc("rate_limit_store_errors_total", func() int64 {
+		if g.exact == nil {
+			return 0
+		}
+		return g.exact.storeErrors.Load()
+	})
+	m.CounterFunc("session_store_errors_total", func() int64 {
+		if g.sessionIDs == nil {
+			return 0
+		}
+		return g.sessionIDs.StoreErrors()
+	})
 }
 
 // keyLookup adapts the keys table to auth.KeyLookup.
@@ -619,12 +683,18 @@ type keyLookup struct {
 	keys   *dynamo.KeyStore
 	log    *slog.Logger
 	warned *sync.Map // key id → true once its changed grants were logged
+	limits *sync.Map // key id → rate limit, for the exact rate limit
 }
 
 func (k keyLookup) LookupKey(ctx context.Context, secretHash string) (policy.Key, error) {
+	ctx, cancel := context.WithTimeout(ctx, keyLookupTimeout)
+	defer cancel()
 	key, err := k.keys.Lookup(ctx, secretHash)
 	switch {
 	case err == nil:
+		if k.limits != nil {
+			k.limits.Store(key.ID, key.RateLimit)
+		}
 		if _, done := k.warned.LoadOrStore(key.ID, true); !done && k.log != nil {
 			for _, line := range policy.ChangedMeaning(key) {
 				k.log.Warn("key grant changed meaning: "+line, "key", key.ID)
@@ -635,6 +705,9 @@ func (k keyLookup) LookupKey(ctx context.Context, secretHash string) (policy.Key
 		return policy.Key{}, auth.ErrUnknownKey
 	case errors.Is(err, dynamo.ErrKeyDisabled):
 		return key, fmt.Errorf("API key %q: %w", key.ID, auth.ErrDisabledKey)
+	}
+	if k.log != nil {
+		k.log.Error("key store unavailable; the request is answered 503 with Retry-After", "error", err)
 	}
 	return policy.Key{}, err
 }

@@ -15,18 +15,21 @@ import (
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-lambda-go/lambdaurl"
 	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
+
+	"github.com/toolrag/mcp-gateway/pkg/lambdalimits"
 )
 
 // HTTPAPIHandler adapts h to API Gateway HTTP API (payload format 2.0)
-// events.
+// events. Answers over Lambda's 6 MB payload limit become errors that say
+// so (lambdalimits.Response).
 func HTTPAPIHandler(h http.Handler) func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
-	return httpadapter.NewV2(withFlush(h)).ProxyWithContext
+	return httpadapter.NewV2(withFlush(lambdalimits.Response(h, lambdalimits.PayloadLimit))).ProxyWithContext
 }
 
 // RESTHandler adapts h to API Gateway REST API (payload format 1.0)
 // events.
 func RESTHandler(h http.Handler) func(context.Context, events.APIGatewayProxyRequest) (events.APIGatewayProxyResponse, error) {
-	return httpadapter.New(withFlush(h)).ProxyWithContext
+	return httpadapter.New(withFlush(lambdalimits.Response(h, lambdalimits.PayloadLimit))).ProxyWithContext
 }
 
 // FunctionURLHandler adapts h to Lambda Function URL events of a function

@@ -154,7 +154,7 @@ func (e *testEnv) config(t testing.TB) Config {
 		IndexRefresh: 30 * time.Second, KeyCacheTTL: 30 * time.Second, HealthCacheTTL: 30 * time.Second,
 		UpstreamListTimeout: 3 * time.Second,
 		DynamoDB:            e.ddb, S3: e.s3.Client, Embedder: e.emb,
-		Logger: testLogger(), Now: e.clock.Now,
+		Logger: testLogger(), Now: e.clock.Now, metricsOut: io.Discard,
 	}
 }
 

@@ -57,6 +57,10 @@ type SyncReport struct {
 	CatalogCopyErr string        `json:"catalog_copy_error,omitempty"`
 	Trigger        string        `json:"trigger,omitempty"`
 	Duration       time.Duration `json:"duration_ns"`
+
+	// SurfaceErrors are the servers whose prompts and resources could
+	// not be listed (gateways keep the ones stored before), with why.
+	SurfaceErrors map[string]string `json:"surface_errors,omitempty"`
 }
 
 // Syncer is the sync function: registry table → upstream tool lists →
@@ -136,6 +140,7 @@ func (s *Syncer) Handle(ctx context.Context, payload json.RawMessage) (SyncRepor
 		return SyncReport{}, err
 	}
 	rep, err := s.Run(ctx, mode)
+	emitSyncMetrics(s.cfg, rep, err)
 	rep.Trigger = ev.Source
 	if ev.DetailType != "" {
 		rep.Trigger = ev.DetailType
@@ -165,6 +170,15 @@ func (s *Syncer) Run(ctx context.Context, mode indexer.Mode) (SyncReport, error)
 		rep.Duration = time.Since(start)
 		return rep, err
 	}
+	// Prompts and resources, stored for the gateways (servers that just
+	// failed to list their tools are not waited on twice).
+	listable := make(map[string]upstream.ServerConfig, len(servers))
+	for id, c := range servers {
+		if _, stale := rep.Sync.Stale[id]; !stale {
+			listable[id] = c
+		}
+	}
+	rep.SurfaceErrors = syncSurfaces(ctx, s.Upstreams, s.Registry, listable, s.cfg.Env.SyncParallel, s.cfg.UpstreamListTimeout, s.log)
 	if err := s.catalog.load(ctx); err != nil {
 		rep.Duration = time.Since(start)
 		return rep, fmt.Errorf("sync: read the tool catalog: %w", err)
@@ -253,7 +267,9 @@ func (p *Prober) Close() error { return p.Upstreams.Close() }
 // Handle is the Lambda entry point; the event (a scheduled event) is
 // ignored.
 func (p *Prober) Handle(ctx context.Context, _ json.RawMessage) (HealthReport, error) {
-	return p.Run(ctx)
+	rep, err := p.Run(ctx)
+	emitHealthMetrics(p.cfg, rep)
+	return rep, err
 }
 
 // Run probes every registered server (each within

@@ -94,6 +94,7 @@ func Endpoint(getenv func(string) string) string {
 // us-east-1. For a loopback endpoint without AWS credentials in the
 // environment, dummy static credentials are used (emulators accept any).
 // Retries and throttles of every request are counted in m (may be nil).
+// Every request is bounded by the default Timeouts.
 func NewClient(ctx context.Context, endpoint string, m *Metrics) (*dynamodb.Client, error) {
 	if endpoint == "" {
 		endpoint = Endpoint(os.Getenv)
@@ -115,8 +116,11 @@ func NewClient(ctx context.Context, endpoint string, m *Metrics) (*dynamodb.Clie
 	if err != nil {
 		return nil, fmt.Errorf("load AWS configuration: %w", err)
 	}
+	to := Timeouts{}.withDefaults()
 	return dynamodb.NewFromConfig(cfg, func(o *dynamodb.Options) {
 		o.Logger = quietChecksumLogger{next: cfg.Logger}
+		o.HTTPClient = to.httpClient()
+		o.APIOptions = append(o.APIOptions, operationTimeout(to.Operation))
 		if endpoint != "" {
 			o.BaseEndpoint = aws.String(endpoint)
 		}

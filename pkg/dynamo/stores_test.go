@@ -12,7 +12,9 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"reflect"
+	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -454,5 +456,53 @@ func BenchmarkDynamoSessionAddTools(b *testing.B) {
 		if err := s.AddTools(ctx, id, []string{fmt.Sprintf("srv__t%d", i%50)}); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// The exact rate limit counts across callers: of 20 requests at once
+// with a limit of 7, from two clients (two gateway instances), exactly 7
+// pass; the next window starts afresh. (The window is a real one:
+// DynamoDB Local deletes items whose TTL attribute has passed.)
+func TestRateCounter(t *testing.T) {
+	c, tb := testTables(t, "sessions")
+	other, err := NewClient(context.Background(), testenv.DynamoDB(t), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rcs := []*RateCounter{NewRateCounter(c, tb.Sessions), NewRateCounter(other, tb.Sessions)}
+	rc := rcs[0]
+	now := time.Now().Truncate(time.Minute).Add(30 * time.Second)
+	var passed atomic.Int64
+	var wg sync.WaitGroup
+	for i := range 20 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ok, retry, err := rcs[i%2].Take(context.Background(), "k1", 7, time.Minute, now)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			if ok {
+				passed.Add(1)
+			} else if retry != 30*time.Second {
+				t.Errorf("retry after %v, want the 30 s to the next window", retry)
+			}
+		}()
+	}
+	wg.Wait()
+	if passed.Load() != 7 {
+		t.Fatalf("%d of 20 passed a limit of 7", passed.Load())
+	}
+	if ok, _, _ := rc.Take(context.Background(), "k2", 7, time.Minute, now); !ok {
+		t.Error("another key shares the counter")
+	}
+	if ok, _, _ := rc.Take(context.Background(), "k1", 7, time.Minute, now.Add(time.Minute)); !ok {
+		t.Error("the next window did not start afresh")
+	}
+	// A counter item can never pass for a session: the id manager
+	// accepts only ids of its own shape.
+	if id := "ratelimit#k1#" + strconv.FormatInt(now.Truncate(time.Minute).Unix(), 10); session.ValidID(id) {
+		t.Errorf("the counter item %q has a session id's shape", id)
 	}
 }

@@ -92,6 +92,9 @@ type Config struct {
 	// UpstreamListTimeout bounds listing prompts/resources of one upstream
 	// during Reload. Default 10s.
 	UpstreamListTimeout time.Duration
+	// Surfaces, when set, supplies the upstreams' prompts and resources
+	// instead of listing them from the upstreams in Reload.
+	Surfaces SurfaceSource
 	// StreamGrace is how long a sampling or elicitation request from an
 	// upstream waits for its client to open the session's GET stream (a
 	// client opens it after initialize, and its first tool call can
@@ -417,6 +420,11 @@ func (g *Gateway) reloadSurface(ctx context.Context) {
 		go func(id string) {
 			sem <- struct{}{}
 			defer func() { <-sem }()
+			if g.cfg.Surfaces != nil {
+				s, err := g.storedSurface(ctx, id)
+				results <- result{id: id, surf: s, err: err}
+				return
+			}
 			lctx, cancel := context.WithTimeout(ctx, g.cfg.UpstreamListTimeout)
 			defer cancel()
 			var s serverSurface

@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/toolrag/mcp-gateway/pkg/session"
 )
 
 const root = "../.."
@@ -24,6 +26,7 @@ var contractEnv = map[string]bool{
 	"TOOL_RAG_BEDROCK_MODEL_ID": true, "TOOL_RAG_BEDROCK_DIM": true, "TOOL_RAG_EMBED_URL": true,
 	"TOOL_RAG_RERANKER": true, "TOOL_RAG_RERANKER_BEDROCK_MODEL": true, "TOOL_RAG_RERANKER_URL": true,
 	"MCP_GATEWAY_MCP_PATH": true, "TOOL_RAG_SECRETS_PREFIX": true, "TOOL_RAG_SECRETS_STORE": true,
+	"MCP_GATEWAY_UPSTREAM_TIMEOUT": true, "MCP_GATEWAY_MAX_RESULT_BYTES": true,
 	"TOOLRAG_OAUTH_ISSUER": true, "TOOLRAG_OAUTH_JWKS_URL": true, "TOOLRAG_OAUTH_AUDIENCE": true,
 	"TOOLRAG_OAUTH_SCOPES": true, "TOOLRAG_OAUTH_SCOPE_PREFIX": true, "TOOLRAG_OAUTH_GRANTS": true,
 }
@@ -438,6 +441,11 @@ func TestEvents(t *testing.T) {
 		}
 		if c.tool == "find_tools" && r.Params.Arguments["query"] == nil {
 			t.Errorf("%s: find_tools without query", c.file)
+		}
+		// A session sample carries the fixture session that
+		// `toolrag dynamo seed-events` creates: a well-formed id.
+		if sid, ok := ev.Headers["mcp-session-id"]; ok && !session.ValidID(sid) {
+			t.Errorf("%s: mcp-session-id %q is not a session id the gateway issues (it would always get 404)", c.file, sid)
 		}
 	}
 	var health events.APIGatewayV2HTTPRequest

@@ -28,16 +28,27 @@ const DefaultTTL = 24 * time.Hour
 //	... server.WithSessionIdManagerResolver(resolver using ids.For(principalOf(r)))
 //
 // The SessionIdManager methods take no context and Generate returns no
-// error, so each store call runs under Timeout, and a failed Create is
-// reported to OnError; the id is still returned and the client's next
-// request gets 404 and re-initializes, as the MCP spec prescribes.
+// error, so each store call runs under Timeout, and every store error is
+// reported to OnError and remembered for Guard, which answers that request
+// 503 with Retry-After (the client retries) instead of the 404 mcp-go
+// writes for any Validate error (the client would drop its session).
 type IDManager struct {
 	Store   Store
 	TTL     time.Duration
 	Timeout time.Duration // per store call; default 5s
-	// OnError, when set, receives store errors that the SessionIdManager
-	// interface cannot return (from Generate).
+	// OnError, when set, receives every store error (the SessionIdManager
+	// interface cannot return them all; Guard answers them 503).
 	OnError func(error)
+
+	failures storeFailures
+}
+
+// storeError records a store error for Guard and reports it.
+func (m *IDManager) storeError(id string, err error) {
+	m.failures.note(id, err)
+	if m.OnError != nil {
+		m.OnError(err)
+	}
 }
 
 // NewIDManager returns an IDManager over store; ttl <= 0 means DefaultTTL.
@@ -93,7 +104,9 @@ func (m *IDManager) Check(ctx context.Context, principal, id string) error {
 	}
 	owner, live, err := m.Store.Owner(ctx, id)
 	if err != nil {
-		return fmt.Errorf("look up session %s: %w", Ref(id), err)
+		err = fmt.Errorf("look up session %s: %w", Ref(id), err)
+		m.storeError(id, err)
+		return err
 	}
 	if !live || subtle.ConstantTimeCompare([]byte(owner), []byte(principal)) != 1 {
 		return fmt.Errorf("session %s: %w", Ref(id), ErrNotFound)
@@ -112,8 +125,8 @@ func (b *boundIDManager) Generate() string {
 	id := NewID()
 	ctx, cancel := b.m.ctx()
 	defer cancel()
-	if err := b.m.Store.Create(ctx, id, b.principal, b.m.TTL); err != nil && b.m.OnError != nil {
-		b.m.OnError(fmt.Errorf("create session %s: %w", Ref(id), err))
+	if err := b.m.Store.Create(ctx, id, b.principal, b.m.TTL); err != nil {
+		b.m.storeError(id, fmt.Errorf("create session %s: %w", Ref(id), err))
 	}
 	return id
 }
@@ -139,7 +152,9 @@ func (b *boundIDManager) Terminate(sessionID string) (isNotAllowed bool, err err
 		return false, err
 	}
 	if err := b.m.Store.Delete(ctx, sessionID); err != nil {
-		return false, fmt.Errorf("delete session %s: %w", Ref(sessionID), err)
+		err = fmt.Errorf("delete session %s: %w", Ref(sessionID), err)
+		b.m.storeError(sessionID, err)
+		return false, err
 	}
 	return false, nil
 }

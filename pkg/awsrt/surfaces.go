@@ -1,0 +1,160 @@
+package awsrt
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/toolrag/mcp-gateway/pkg/dynamo"
+	"github.com/toolrag/mcp-gateway/pkg/gateway"
+	"github.com/toolrag/mcp-gateway/pkg/upstream"
+)
+
+// The prompts and resources of every upstream are listed by the sync
+// function and stored on the server's registry item (dynamo
+// SetSurface); gateways build their MCP surface from what is stored and
+// never list an upstream themselves, so that neither a cold start nor a
+// catalog reload inside a user's request waits on a server that does not
+// answer.
+
+// surfaceDoc is the stored document.
+type surfaceDoc struct {
+	gateway.Surface
+	ListedAt time.Time `json:"listed_at"`
+}
+
+// syncSurfaces lists the prompts, resources and resource templates of
+// every server (misconfigured ones excepted), at most parallel at once,
+// each bounded by timeout, and stores them. A server that cannot be listed
+// keeps what was stored before. It returns the servers that failed, with
+// why.
+func syncSurfaces(ctx context.Context, up *upstream.Manager, reg *dynamo.RegistryStore, servers map[string]upstream.ServerConfig,
+	parallel int, timeout time.Duration, log *slog.Logger) map[string]string {
+	if parallel <= 0 {
+		parallel = 8
+	}
+	ids := make([]string, 0, len(servers))
+	for id, cfg := range servers {
+		if !strings.HasPrefix(cfg.Transport, "(invalid") {
+			ids = append(ids, id)
+		}
+	}
+	sort.Strings(ids)
+	var (
+		mu     sync.Mutex
+		failed = map[string]string{}
+		wg     sync.WaitGroup
+		sem    = make(chan struct{}, parallel)
+	)
+	for _, id := range ids {
+		wg.Add(1)
+		go func(id string) {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			err := syncSurface(ctx, up, reg, id, timeout)
+			if err != nil {
+				log.Warn("could not list prompts/resources; gateways keep the ones stored before", "server", id, "error", err)
+				mu.Lock()
+				failed[id] = err.Error()
+				mu.Unlock()
+			}
+		}(id)
+	}
+	wg.Wait()
+	return failed
+}
+
+func syncSurface(ctx context.Context, up *upstream.Manager, reg *dynamo.RegistryStore, id string, timeout time.Duration) error {
+	lctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	var doc surfaceDoc
+	var errs []error
+	var err error
+	if doc.Prompts, err = up.ListPrompts(lctx, id); err != nil && !unsupported(err) {
+		errs = append(errs, err)
+	}
+	if doc.Resources, err = up.ListResources(lctx, id); err != nil && !unsupported(err) {
+		errs = append(errs, err)
+	}
+	if doc.Templates, err = up.ListResourceTemplates(lctx, id); err != nil && !unsupported(err) {
+		errs = append(errs, err)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	doc.ListedAt = time.Now().UTC()
+	raw, err := json.Marshal(doc)
+	if err != nil {
+		return fmt.Errorf("encode the surface: %w", err)
+	}
+	return reg.SetSurface(ctx, id, raw)
+}
+
+// unsupported reports an upstream that does not offer prompts or
+// resources at all (not an error: it has none).
+func unsupported(err error) bool {
+	if errors.Is(err, mcp.ErrMethodNotFound) {
+		return true
+	}
+	s := strings.ToLower(err.Error())
+	return strings.Contains(s, "method not found") || strings.Contains(s, "not supported") || strings.Contains(s, "does not support")
+}
+
+// storedSurfaces is the gateway's gateway.SurfaceSource: the registry's
+// stored surfaces, read with the registry on each catalog reload.
+type storedSurfaces struct {
+	mu   sync.RWMutex
+	docs map[string]gateway.Surface
+	raw  map[string]json.RawMessage
+}
+
+// load re-reads the stored surfaces and reports whether they changed; a
+// damaged document is logged and that server shows none.
+func (s *storedSurfaces) load(ctx context.Context, reg *dynamo.RegistryStore, log *slog.Logger) (changed bool, err error) {
+	raw, err := reg.Surfaces(ctx)
+	if err != nil {
+		return false, fmt.Errorf("read the stored prompts and resources: %w", err)
+	}
+	s.mu.RLock()
+	same := len(raw) == len(s.raw) && s.raw != nil
+	for id, r := range raw {
+		if same && !bytes.Equal(r, s.raw[id]) {
+			same = false
+		}
+	}
+	s.mu.RUnlock()
+	if same {
+		return false, nil
+	}
+	docs := make(map[string]gateway.Surface, len(raw))
+	for id, r := range raw {
+		var d surfaceDoc
+		if err := json.Unmarshal(r, &d); err != nil {
+			log.Error("stored prompts/resources do not decode; the server shows none until the next sync", "server", id, "error", err)
+			continue
+		}
+		docs[id] = d.Surface
+	}
+	s.mu.Lock()
+	s.docs, s.raw = docs, raw
+	s.mu.Unlock()
+	return true, nil
+}
+
+// Surface implements gateway.SurfaceSource.
+func (s *storedSurfaces) Surface(_ context.Context, server string) (gateway.Surface, bool, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	d, ok := s.docs[server]
+	return d, ok, nil
+}
