@@ -3,7 +3,8 @@ package awsrt
 // Benchmarks for docs/aws-runtime.md. They seed a synthetic catalog of
 // TOOLRAG_AWSRT_BENCH_TOOLS tools (default 10000) into DynamoDB Local and
 // publish its index to gofakes3, once per test binary, so only -bench runs
-// pay for it:
+// pay for it. The cold-start benchmarks run with the 8-bit index and the
+// float32 one (TOOLRAG_AWSRT_BENCH_INDEX selects):
 //
 //	go test -run '^$' -bench . -benchtime 5x ./pkg/awsrt/
 
@@ -21,6 +22,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -84,7 +86,50 @@ type benchDeployment struct {
 	n       int
 	echoURL string
 	seed    time.Duration
-	ix      *indexer.Indexer // the published build
+	ix      *indexer.Indexer // the build (float32 vectors)
+
+	// indexes holds the build as "flat" (float32) and "sq8" (8-bit
+	// codes); published says which one is current in the bucket.
+	indexes     map[string]*vindex.Index
+	meta        vindex.Meta
+	published   string
+	republished int // variants published by republish
+}
+
+// benchIndexes returns the index encodings to benchmark:
+// TOOLRAG_AWSRT_BENCH_INDEX (comma-separated; default "sq8,flat": the
+// 8-bit index and the float32 one before it, A/B in one run).
+func benchIndexes() []string {
+	if v := os.Getenv("TOOLRAG_AWSRT_BENCH_INDEX"); v != "" {
+		return strings.Split(v, ",")
+	}
+	return []string{"sq8", "flat"}
+}
+
+// use publishes the deployment's index in encoding enc ("flat" or "sq8")
+// with its catalog copy, as a sync would, unless it is already current.
+func (d *benchDeployment) use(b *testing.B, enc string) {
+	b.Helper()
+	if d.published == enc {
+		return
+	}
+	ix, ok := d.indexes[enc]
+	if !ok {
+		b.Fatalf("unknown index encoding %q (want flat or sq8)", enc)
+	}
+	ctx := context.Background()
+	bucket := s3bucket.New(d.env.s3.Client, testBucket)
+	store := dynamo.NewToolStore(d.env.ddb, d.env.tables.Tools)
+	pub := indexpub.NewPublisher(bucket, "index/")
+	pub.BeforeSwitch = func(ctx context.Context, ptr indexpub.Pointer) error {
+		return publishCatalogCopy(ctx, store, bucket, "index/", ptr.SHA256)
+	}
+	meta := d.meta
+	meta.BuiltAt, meta.IndexSHA256 = time.Now(), ""
+	if _, err := pub.Publish(ctx, ix, meta); err != nil {
+		b.Fatal(err)
+	}
+	d.published = enc
 }
 
 var (
@@ -149,7 +194,8 @@ func benchDeploy(b *testing.B, n int) *benchDeployment {
 	default:
 	}
 	// The index build the sync function would do after syncer.Run.
-	ix, err := indexer.New(indexer.Config{Catalog: store, Embedder: e.emb, Bucket: s3bucket.New(e.s3.Client, testBucket), Prefix: "index/"})
+	// Built float32 and published as such; use publishes the 8-bit copy.
+	ix, err := indexer.New(indexer.Config{Catalog: store, Embedder: e.emb, Bucket: s3bucket.New(e.s3.Client, testBucket), Prefix: "index/", Flat: true})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -167,6 +213,9 @@ func benchDeploy(b *testing.B, n int) *benchDeployment {
 	}
 	d.seed = time.Since(start)
 	d.ix = ix
+	flatIx, _, _ := ix.Current()
+	d.indexes = map[string]*vindex.Index{"flat": flatIx, "sq8": flatIx.Quantize(nil)}
+	d.meta, d.published = meta, "flat"
 	b.Logf("seeded %d tools (+echo) in %s; index build %s", n, d.seed.Round(time.Millisecond), res.Duration.Round(time.Millisecond))
 	benchDeps[n] = d
 	return d
@@ -223,6 +272,20 @@ func heapMB() float64 {
 	return float64(ms.HeapAlloc) / (1 << 20)
 }
 
+// writeHeapProfile writes the live heap (after a GC) to path, for
+// go tool pprof -sample_index=inuse_space.
+func writeHeapProfile(b *testing.B, path string) {
+	f, err := os.Create(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	runtime.GC()
+	if err := pprof.WriteHeapProfile(f); err != nil {
+		b.Fatal(err)
+	}
+}
+
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
 // BenchmarkColdStart measures NewGateway (fresh SDK clients) plus the first
@@ -230,8 +293,17 @@ func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond)
 // parts, against plain GETs of the same objects.
 func BenchmarkColdStart(b *testing.B) {
 	d := benchDeploy(b, benchTools())
-	for _, source := range []string{"s3", "dynamodb"} {
-		b.Run("catalog="+source, func(b *testing.B) { coldStart(b, d, source) })
+	for _, enc := range benchIndexes() {
+		sources := []string{"s3", "dynamodb"}
+		if v := os.Getenv("TOOLRAG_AWSRT_BENCH_SOURCES"); v != "" {
+			sources = strings.Split(v, ",") // e.g. s3: skip the table scans at 100k
+		}
+		for _, source := range sources {
+			b.Run("index="+enc+"/catalog="+source, func(b *testing.B) {
+				d.use(b, enc)
+				coldStart(b, d, source)
+			})
+		}
 	}
 }
 
@@ -257,6 +329,7 @@ func coldStart(b *testing.B, d *benchDeployment, source string) {
 	var first, raw time.Duration
 	var rawBytes int64
 	var heap float64
+	var s3Gets int64
 	b.StopTimer()
 	for range b.N {
 		rd, rn := rawGet(b, e.s3.Client)
@@ -266,6 +339,7 @@ func coldStart(b *testing.B, d *benchDeployment, source string) {
 		cfg := e.config(b)
 		cfg.DynamoDB, cfg.S3 = nil, nil // built from the endpoints, as in a real cold start
 		cfg.DynamoDBEndpoint, cfg.S3Endpoint = testDynamoEndpoint(b), e.s3.URL
+		gets0 := e.s3.Gets.Load()
 		b.StartTimer()
 		g, err := NewGateway(context.Background(), cfg)
 		if err != nil {
@@ -277,10 +351,14 @@ func coldStart(b *testing.B, d *benchDeployment, source string) {
 		f, _ := findTools(b, h, benchSecret, sid, "create an invoice for a customer")
 		first += time.Since(t0)
 		b.StopTimer()
+		s3Gets += e.s3.Gets.Load() - gets0
 		if f.FallbackUsed || len(f.Results) == 0 || g.CatalogSource() != source {
 			b.Fatalf("first find_tools: %+v (catalog from %s)", f, g.CatalogSource())
 		}
 		heap += heapMB() - before
+		if path := os.Getenv("TOOLRAG_BENCH_HEAPPROFILE"); path != "" {
+			writeHeapProfile(b, path+"-"+d.published+"-"+source)
+		}
 		cs := g.ColdStart()
 		sum.Init += cs.Init
 		sum.IndexFetch += cs.IndexFetch
@@ -306,6 +384,9 @@ func coldStart(b *testing.B, d *benchDeployment, source string) {
 	b.ReportMetric(float64(e.emb.Dim()), "dim")
 	b.ReportMetric(float64(rawBytes)/(1<<20), "index-MB")
 	b.ReportMetric(heap/n, "heap-MB")
+	b.ReportMetric(float64(s3Gets)/n, "s3-gets")
+	ix := d.indexes[d.published]
+	b.ReportMetric(float64(ix.EncodedSize())/float64(ix.Len()), "index-B/tool")
 	if sum.IndexBytes != rawBytes {
 		b.Logf("the load read %d bytes, the raw GETs %d", sum.IndexBytes, rawBytes)
 	}
@@ -338,6 +419,15 @@ const runBody = `{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":
 // handler (HTTP API events → Dispatch → gateway; sessions in DynamoDB).
 func BenchmarkWarmLambda(b *testing.B) {
 	d := benchDeploy(b, benchTools())
+	for _, enc := range benchIndexes() {
+		b.Run("index="+enc, func(b *testing.B) {
+			d.use(b, enc)
+			warmLambda(b, d)
+		})
+	}
+}
+
+func warmLambda(b *testing.B, d *benchDeployment) {
 	g, err := NewGateway(context.Background(), d.env.config(b))
 	if err != nil {
 		b.Fatal(err)
@@ -577,25 +667,28 @@ func (r *runtimeAPI) await(b *testing.B, diag func() string) events.APIGatewayV2
 func BenchmarkProcessColdStart(b *testing.B) {
 	d := benchDeploy(b, benchTools())
 	bin := buildGatewayFunction(b)
-	// One start first, not counted: the first read of the seeded state
-	// from the emulators is slower than every later one.
-	b.Run("warm-up", func(b *testing.B) { processColdStart(b, d, bin, "0") })
-	for _, wait := range []string{"default", "0"} {
-		b.Run("init-wait="+wait, func(b *testing.B) { processColdStart(b, d, bin, wait) })
+	for _, enc := range benchIndexes() {
+		b.Run("index="+enc, func(b *testing.B) {
+			d.use(b, enc)
+			// One start first, not counted: the first read of the seeded
+			// state from the emulators is slower than every later one.
+			b.Run("warm-up", func(b *testing.B) { processColdStart(b, d, bin, "0") })
+			for _, wait := range []string{"default", "0"} {
+				b.Run("init-wait="+wait, func(b *testing.B) { processColdStart(b, d, bin, wait) })
+			}
+			// A warm function that picks up a new index and catalog copy
+			// inside a request: its peak, not the cold start's, sizes the
+			// function.
+			b.Run("then-refresh", func(b *testing.B) { processColdStart(b, d, bin, "refresh") })
+		})
 	}
-	// A warm function that picks up a new index and catalog copy inside a
-	// request: its peak, not the cold start's, sizes the function.
-	b.Run("then-refresh", func(b *testing.B) { processColdStart(b, d, bin, "refresh") })
 }
 
 // republish publishes another build of the deployment's index (one vector
 // changed, so the hash differs) with a fresh catalog copy, as a sync would.
 func republish(b *testing.B, d *benchDeployment) {
 	ctx := context.Background()
-	cur, meta, ok := d.ix.Current()
-	if !ok {
-		b.Fatal("no index")
-	}
+	cur, meta := d.indexes[d.published], d.meta
 	r, _ := cur.EncodedReader()
 	raw, err := io.ReadAll(r)
 	if err != nil {
@@ -605,14 +698,19 @@ func republish(b *testing.B, d *benchDeployment) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	id := next.IDs()[0]
+	d.republished++
+	id := next.IDs()[d.republished%next.Len()]
 	v, _ := next.Vector(id)
 	v[0], v[1] = v[1], v[0]
 	if err := next.Upsert(id, v); err != nil {
 		b.Fatal(err)
 	}
 	bucket := s3bucket.New(d.env.s3.Client, testBucket)
-	cp, _, ok, err := readCatalogCopy(ctx, bucket, "index/", meta.IndexSHA256, "")
+	ptr, err := indexpub.ReadPointer(ctx, bucket, "index/")
+	if err != nil {
+		b.Fatal(err)
+	}
+	cp, _, ok, err := readCatalogCopy(ctx, bucket, "index/", ptr.SHA256, "")
 	if !ok {
 		b.Fatalf("catalog copy: %v", err)
 	}
@@ -624,6 +722,7 @@ func republish(b *testing.B, d *benchDeployment) {
 	if _, err := pub.Publish(ctx, next, meta); err != nil {
 		b.Fatal(err)
 	}
+	d.published = "" // a variant: use publishes the original again
 }
 
 // vmHWM returns the peak resident set size of process pid (what Lambda's
@@ -659,7 +758,7 @@ func processColdStart(b *testing.B, d *benchDeployment, bin, initWait string) {
 	}
 	e := d.env
 	var initPhase, toInit, toFind time.Duration
-	var peakRSS int64
+	var peakRSS, coldGets int64
 	b.StopTimer()
 	for range b.N {
 		api := newRuntimeAPI()
@@ -701,6 +800,7 @@ func processColdStart(b *testing.B, d *benchDeployment, bin, initWait string) {
 			_ = cmd.Wait()
 			return stderr.String()
 		}
+		gets0 := e.s3.Gets.Load()
 		b.StartTimer()
 		t0 := time.Now()
 		if err := cmd.Start(); err != nil {
@@ -714,6 +814,7 @@ func processColdStart(b *testing.B, d *benchDeployment, bin, initWait string) {
 		r = api.await(b, diag)
 		toFind += time.Since(t0)
 		b.StopTimer()
+		coldGets += e.s3.Gets.Load() - gets0
 		text, _ := toolText(b, result(b, response{r.StatusCode, r.Headers, r.Body}, 3))
 		if !strings.Contains(text, `"fallback_used":false`) {
 			b.Fatalf("find_tools: %s\n%s", text, diag())
@@ -744,5 +845,6 @@ func processColdStart(b *testing.B, d *benchDeployment, bin, initWait string) {
 	}
 	b.ReportMetric(ms(toInit)/float64(b.N), "to-initialize-ms")
 	b.ReportMetric(ms(toFind)/float64(b.N), "to-first-find-ms")
+	b.ReportMetric(float64(coldGets)/float64(b.N), "cold-s3-gets")
 	b.ReportMetric(float64(st.Size())/(1<<20), "binary-MB")
 }

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -89,10 +90,12 @@ func (c *copier) lastErr() error {
 	return c.err
 }
 
-// catalogCopy is the content of CatalogKey (gzip-compressed JSON).
+// catalogCopy is the content of CatalogKey (gzip-compressed JSON). It
+// holds no time of its own and no server's SyncedAt (set by every sync), so
+// that a sync that changed nothing produces the same bytes and does not
+// write them (copies written before that have a written_at, ignored).
 type catalogCopy struct {
 	IndexSHA256 string           `json:"index_sha256"` // the index published with it
-	WrittenAt   time.Time        `json:"written_at"`
 	Tools       []catalog.Tool   `json:"tools"`
 	Servers     []catalog.Server `json:"servers"`
 }
@@ -108,15 +111,23 @@ func publishCatalogCopy(ctx context.Context, tools toolReader, b indexpub.Bucket
 }
 
 // writeCatalogCopy stores the catalog copy for the index with the given
-// hash.
+// hash, unless the stored copy has the same bytes (indexpub.Unchanged: one
+// HEAD request on S3).
 func writeCatalogCopy(ctx context.Context, b indexpub.Bucket, prefix, indexSHA string, tools []catalog.Tool, servers []catalog.Server) error {
+	servers = slices.Clone(servers)
+	for i := range servers {
+		servers[i].SyncedAt = time.Time{}
+	}
 	var buf bytes.Buffer
-	zw, _ := gzip.NewWriterLevel(&buf, gzip.BestSpeed)
-	if err := json.NewEncoder(zw).Encode(catalogCopy{IndexSHA256: indexSHA, WrittenAt: time.Now().UTC(), Tools: tools, Servers: servers}); err != nil {
+	zw, _ := gzip.NewWriterLevel(&buf, gzip.BestSpeed) // no name, no time: the same content gives the same bytes
+	if err := json.NewEncoder(zw).Encode(catalogCopy{IndexSHA256: indexSHA, Tools: tools, Servers: servers}); err != nil {
 		return fmt.Errorf("encode the catalog copy: %w", err)
 	}
 	if err := zw.Close(); err != nil {
 		return fmt.Errorf("encode the catalog copy: %w", err)
+	}
+	if indexpub.Unchanged(ctx, b, prefix+CatalogKey, buf.Bytes()) {
+		return nil
 	}
 	if _, err := b.Put(ctx, prefix+CatalogKey, buf.Bytes(), indexpub.Cond{}); err != nil {
 		return fmt.Errorf("write the catalog copy: %w", err)

@@ -2,6 +2,8 @@ package awsrt
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"sync/atomic"
 	"time"
 
@@ -46,3 +48,20 @@ func (b *watchedBucket) Get(ctx context.Context, key, ifNoneMatch string) ([]byt
 }
 
 func (b *watchedBucket) generation() int64 { return b.gen.Load() }
+
+// Head forwards to the bucket when it implements indexpub.Header (so a
+// publish from the gateway skips stored blobs).
+func (b *watchedBucket) Head(ctx context.Context, key string) (indexpub.ObjectInfo, error) {
+	if h, ok := b.Bucket.(indexpub.Header); ok {
+		return h.Head(ctx, key)
+	}
+	return indexpub.ObjectInfo{}, fmt.Errorf("%T cannot read object attributes: %w", b.Bucket, errors.ErrUnsupported)
+}
+
+// ETagOf forwards to the bucket when it implements indexpub.Header.
+func (b *watchedBucket) ETagOf(body []byte) string {
+	if h, ok := b.Bucket.(indexpub.Header); ok {
+		return h.ETagOf(body)
+	}
+	return ""
+}

@@ -33,6 +33,9 @@ type Config struct {
 	// NoDense leaves the vector index out: BM25F alone (the keyword
 	// fallback path).
 	NoDense bool
+	// FlatIndex keeps the index's vectors float32 (indexer.Config.Flat)
+	// instead of the default 8-bit codes.
+	FlatIndex bool
 	// The retriever settings (see retrieve.Config).
 	Weights           retrieve.Weights
 	Fusion            string
@@ -141,11 +144,15 @@ func (e *env) close() {
 	os.RemoveAll(e.dir)
 }
 
-func (e *env) index(ctx context.Context, emb embed.Embedder) (*built, error) {
-	if b, ok := e.indexes[emb.ModelID()]; ok {
+func (e *env) index(ctx context.Context, emb embed.Embedder, flat bool) (*built, error) {
+	key := emb.ModelID()
+	if flat {
+		key += " flat"
+	}
+	if b, ok := e.indexes[key]; ok {
 		return b, nil
 	}
-	ix, err := indexer.New(indexer.Config{Catalog: e.st, Embedder: emb})
+	ix, err := indexer.New(indexer.Config{Catalog: e.st, Embedder: emb, Flat: flat})
 	if err != nil {
 		return nil, err
 	}
@@ -154,7 +161,7 @@ func (e *env) index(ctx context.Context, emb embed.Embedder) (*built, error) {
 		return nil, err
 	}
 	b := &built{ix: ix, buildTime: res.Duration}
-	e.indexes[emb.ModelID()] = b
+	e.indexes[key] = b
 	return b, nil
 }
 
@@ -230,7 +237,7 @@ func (e *env) searcher(ctx context.Context, c Config) (retrieve.Searcher, time.D
 	}
 	var buildTime time.Duration
 	if !c.NoDense {
-		b, err := e.index(ctx, emb)
+		b, err := e.index(ctx, emb, c.FlatIndex)
 		if err != nil {
 			return nil, 0, err
 		}

@@ -95,6 +95,12 @@ type Config struct {
 	Persist      Persister
 	BatchSize    int // documents per EmbedDocuments call (default 64)
 	Logger       *slog.Logger
+	// Flat keeps the built index's vectors as float32 (faiss
+	// IndexFlatIP, 4 bytes per component). By default a build is
+	// quantised to one byte per component (vindex.Index.Quantize; faiss
+	// IndexScalarQuantizer QT_8bit), keeping the previous index's ranges
+	// so that an unchanged catalog gives the same bytes.
+	Flat bool
 }
 
 // Stats are the indexer's figures for /metrics and /health.
@@ -419,6 +425,13 @@ func (x *Indexer) build(ctx context.Context, mode Mode, base *current) (BuildRes
 		}
 		res.Embedded += len(batch)
 	}
+	if !x.cfg.Flat {
+		var like *vindex.Index
+		if base != nil {
+			like = base.ix
+		}
+		next.ix = next.ix.Quantize(like)
+	}
 	next.meta.Count = next.ix.Len()
 	next.meta.BuiltAt = time.Now().UTC()
 	res.Tools = next.ix.Len()
@@ -493,7 +506,9 @@ func (p *bucketPersister) Publish(ctx context.Context, ix *vindex.Index, meta vi
 	if err != nil {
 		return meta, err
 	}
-	meta.IndexSHA256 = ptr.SHA256
+	// A rebuild of the published content publishes nothing: the pointer
+	// keeps the build time of the first build of it.
+	meta.IndexSHA256, meta.BuiltAt = ptr.SHA256, ptr.BuiltAt
 	meta.Dim, meta.Count = ix.Dim(), ix.Len()
 	return meta, nil
 }

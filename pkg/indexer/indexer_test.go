@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -161,8 +162,53 @@ func TestIncrementalReusesVectors(t *testing.T) {
 	if _, ok := meta.ToolID(vindex.ToolKey("s__tool_039")); ok {
 		t.Error("a deleted tool is still in the meta")
 	}
-	// A reused vector is identical to the one a full build computes.
+	// A reused vector is the one the previous build stored: the same
+	// codes, except in dimensions whose 8-bit range the new tools widened,
+	// where it moves by less than a step.
+	if !after.Quantized() || !before.Quantized() {
+		t.Fatal("the builds are not quantised (the default)")
+	}
 	key := vindex.ToolKey("s__tool_010")
+	v1, _ := after.Vector(key)
+	v0, _ := before.Vector(key)
+	same := 0
+	for j := range v0 {
+		if d := math.Abs(float64(v0[j] - v1[j])); d > 0.01 {
+			t.Fatalf("reused vector differs by %v in dimension %d", d, j)
+		} else if d == 0 {
+			same++
+		}
+	}
+	if same < len(v0)/2 {
+		t.Errorf("only %d of %d components of a reused vector kept their value", same, len(v0))
+	}
+}
+
+// With Flat the vectors stay float32, and a reused vector is bit for bit
+// the one the previous build computed.
+func TestFlatIncrementalReusesExactVectors(t *testing.T) {
+	c := newCatalog(10)
+	x, err := indexer.New(indexer.Config{Catalog: c, Embedder: embed.NewBuiltin(), Flat: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := x.Build(context.Background(), indexer.ModeFull); err != nil {
+		t.Fatal(err)
+	}
+	before, _, _ := x.Current()
+	c.mu.Lock()
+	extra := catalog.Tool{Server: "s", Name: "new_tool", Description: "Something else entirely."}
+	catalog.Finalize(&extra)
+	c.tools = append(c.tools, extra)
+	c.mu.Unlock()
+	if _, err := x.Build(context.Background(), indexer.ModeIncremental); err != nil {
+		t.Fatal(err)
+	}
+	after, _, _ := x.Current()
+	if after.Quantized() {
+		t.Fatal("Flat build is quantised")
+	}
+	key := vindex.ToolKey("s__tool_003")
 	v1, _ := after.Vector(key)
 	v0, _ := before.Vector(key)
 	if !equal(v0, v1) {
@@ -504,5 +550,47 @@ func TestBeforeSwitchHook(t *testing.T) {
 	_, published, err := indexpub.NewLoader(indexpub.NewDirBucket(dir), "").Load(context.Background())
 	if err != nil || published.IndexSHA256 != meta.IndexSHA256 || published.Count != 5 {
 		t.Fatalf("after the failed switch the published build is %v %s (%v), want the first (%v %s)", published.BuiltAt, published.IndexSHA256, err, meta.BuiltAt, meta.IndexSHA256)
+	}
+}
+
+// A float32 index published by an earlier version is reused by the first
+// incremental build (nothing re-embedded), which publishes it as 8-bit
+// once; the next incremental build of the unchanged catalog (a fresh
+// process, as a cold sync function) publishes nothing new.
+func TestFlatIndexMigratesToEightBitOnce(t *testing.T) {
+	ctx := context.Background()
+	c := newCatalog(30)
+	b := indexpub.NewDirBucket(t.TempDir())
+	old, err := indexer.New(indexer.Config{Catalog: c, Embedder: embed.NewBuiltin(), Bucket: b, Prefix: "ix/", Flat: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := old.Build(ctx, indexer.ModeFull); err != nil {
+		t.Fatal(err)
+	}
+	flatPtr, err := indexpub.ReadPointer(ctx, b, "ix/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var last indexpub.Pointer
+	for i, wantNew := range []bool{true, false, false} {
+		e := &counting{Embedder: embed.NewBuiltin()}
+		x, err := indexer.New(indexer.Config{Catalog: c, Embedder: e, Bucket: b, Prefix: "ix/"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := x.Build(ctx, indexer.ModeIncremental)
+		if err != nil || res.Reused != 30 || e.docs.Load() != 0 {
+			t.Fatalf("build %d: %+v, %v, %d embedded; want every vector reused", i, res, err, e.docs.Load())
+		}
+		ix, _, _ := x.Current()
+		ptr, err := indexpub.ReadPointer(ctx, b, "ix/")
+		if err != nil || !ix.Quantized() {
+			t.Fatalf("build %d: quantised %v, pointer %v", i, ix.Quantized(), err)
+		}
+		if changed := ptr != last; changed != wantNew || ptr.SHA256 == flatPtr.SHA256 {
+			t.Fatalf("build %d: pointer changed %v, want %v (%s, float32 %s)", i, changed, wantNew, ptr.SHA256, flatPtr.SHA256)
+		}
+		last = ptr
 	}
 }

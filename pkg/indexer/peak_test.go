@@ -46,7 +46,9 @@ func peakChild(spec string) int {
 		return 1
 	}
 	defer os.RemoveAll(dir)
-	x, err := indexer.New(indexer.Config{Catalog: c, Embedder: embed.NewBuiltin(), Bucket: indexpub.NewDirBucket(dir), Prefix: "index/"})
+	// TOOLRAG_INDEXER_BENCH_FLAT=1: float32 vectors (before 8-bit).
+	flat := os.Getenv("TOOLRAG_INDEXER_BENCH_FLAT") == "1"
+	x, err := indexer.New(indexer.Config{Catalog: c, Embedder: embed.NewBuiltin(), Bucket: indexpub.NewDirBucket(dir), Prefix: "index/", Flat: flat})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1

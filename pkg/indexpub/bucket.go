@@ -75,9 +75,40 @@ type Lister interface {
 	Delete(ctx context.Context, key string) error
 }
 
-// ObjectInfo describes one object returned by List.
+// ObjectInfo describes one object returned by List or Head.
 type ObjectInfo struct {
 	Key     string
 	Size    int64
 	ModTime time.Time
+	ETag    string // set by Head
+}
+
+// Header is implemented by buckets that can describe an object without
+// reading it (S3 HeadObject, a stat of the file). The Publisher then does
+// not upload an index blob that is already stored (blobs are
+// content-addressed), and a writer of an object under a fixed key can skip
+// a write that would store the same bytes.
+type Header interface {
+	// Head returns the object's size and ETag; a missing object gives an
+	// error wrapping ErrNotExist.
+	Head(ctx context.Context, key string) (ObjectInfo, error)
+	// ETagOf returns the ETag a Put of body gives the object, or "" when
+	// the store cannot tell in advance (then compare nothing: write).
+	ETagOf(body []byte) string
+}
+
+// Unchanged reports whether key already holds exactly body, asking b
+// without reading the object (false when b is not a Header or cannot
+// tell), so that the caller can skip a Put that would change nothing.
+func Unchanged(ctx context.Context, b Bucket, key string, body []byte) bool {
+	h, ok := b.(Header)
+	if !ok {
+		return false
+	}
+	want := h.ETagOf(body)
+	if want == "" {
+		return false
+	}
+	info, err := h.Head(ctx, key)
+	return err == nil && info.Size == int64(len(body)) && info.ETag == want
 }

@@ -27,13 +27,23 @@ const PointerKey = "current.json"
 // Pointer is the content of <prefix>current.json: which index is current.
 // Index and Meta are keys relative to the prefix.
 type Pointer struct {
-	Index   string    `json:"index"`
-	Meta    string    `json:"meta"`
-	SHA256  string    `json:"sha256"` // hex SHA-256 of the index bytes
-	BuiltAt time.Time `json:"built_at"`
-	ModelID string    `json:"model_id"`
-	Dim     int       `json:"dim"`
-	Count   int       `json:"count"`
+	Index  string `json:"index"`
+	Meta   string `json:"meta"`
+	SHA256 string `json:"sha256"` // hex SHA-256 of the index bytes
+	// MetaSHA256 is the hex SHA-256 of the meta without its BuiltAt: with
+	// SHA256 it is the pointer's content, and a publish of the same
+	// content changes nothing (empty in pointers written before it).
+	MetaSHA256 string    `json:"meta_sha256,omitempty"`
+	BuiltAt    time.Time `json:"built_at"`
+	ModelID    string    `json:"model_id"`
+	Dim        int       `json:"dim"`
+	Count      int       `json:"count"`
+}
+
+// sameContent reports whether p and q name the same index and meta (their
+// BuiltAt aside).
+func (p Pointer) sameContent(q Pointer) bool {
+	return p.SHA256 == q.SHA256 && (p.MetaSHA256 == q.MetaSHA256 && p.MetaSHA256 != "" || p.BuiltAt.Equal(q.BuiltAt))
 }
 
 // newerThan reports whether p must not be replaced by q: p was built later,
@@ -120,28 +130,107 @@ func blobKeys(sha string) (index, meta string) {
 // with a conditional write. When another publisher switched it meanwhile,
 // Publish re-reads it and retries, up to MaxAttempts times. It never
 // replaces a newer build (by BuiltAt): it returns the current pointer and an
-// error wrapping ErrStale instead. Publishing the pointer's own build again
-// is a no-op.
+// error wrapping ErrStale instead.
+//
+// Publishing what is already current (the same index bytes and the same
+// meta but for BuiltAt) writes nothing, not even the pointer: it returns
+// the current pointer, whose BuiltAt is the first build of that content,
+// after one read of the pointer (and, on a bucket that implements Header,
+// a check that its blobs are stored: a missing blob, or an index blob of
+// the wrong size, is uploaded again). An index blob already stored is not
+// uploaded again.
 func (p *Publisher) Publish(ctx context.Context, ix *vindex.Index, meta vindex.Meta) (Pointer, error) {
-	ptr, err := p.upload(ctx, ix, meta)
+	prep, err := p.prepare(ctx, ix, meta)
 	if err != nil {
 		return Pointer{}, err
 	}
-	return p.switchPointer(ctx, ptr)
+	switch cur, err := ReadPointer(ctx, p.b, p.prefix); {
+	case err == nil && cur.sameContent(prep.ptr):
+		// The blobs it names are repaired when they are missing or
+		// have the wrong size (a damaged upload), without a pointer write.
+		if !p.stored(ctx, prep) {
+			if err := p.store(ctx, prep); err != nil {
+				return Pointer{}, err
+			}
+		}
+		return cur, nil
+	case err != nil && !errors.Is(err, ErrNotExist) && !errors.Is(err, vindex.ErrCorrupt):
+		return Pointer{}, fmt.Errorf("indexpub: reading the pointer: %w", err)
+	}
+	if err := p.store(ctx, prep); err != nil {
+		return Pointer{}, err
+	}
+	return p.switchPointer(ctx, prep.ptr)
 }
 
 // upload writes the index and meta blobs and returns the pointer that would
 // make them current.
 func (p *Publisher) upload(ctx context.Context, ix *vindex.Index, meta vindex.Meta) (Pointer, error) {
+	prep, err := p.prepare(ctx, ix, meta)
+	if err != nil {
+		return Pointer{}, err
+	}
+	return prep.ptr, p.store(ctx, prep)
+}
+
+// prepared is an index and meta ready to upload.
+type prepared struct {
+	ptr      Pointer
+	size     int64                  // bytes of the index blob
+	upload   func(key string) error // uploads the index blob
+	metaBody []byte
+}
+
+// stored reports whether the bucket holds the index blob of prep (with its
+// size) and a meta blob for it; true when the bucket cannot tell (it does
+// not implement Header).
+func (p *Publisher) stored(ctx context.Context, prep prepared) bool {
+	h, ok := p.b.(Header)
+	if !ok {
+		return true
+	}
+	info, err := h.Head(ctx, p.prefix+prep.ptr.Index)
+	if err != nil || info.Size != prep.size {
+		return false
+	}
+	_, err = h.Head(ctx, p.prefix+prep.ptr.Meta)
+	return err == nil
+}
+
+// store writes the index blob, unless it is already stored, and the meta
+// blob.
+func (p *Publisher) store(ctx context.Context, prep prepared) error {
+	// Content-addressed, so unconditional writes are safe (and repair a
+	// blob of the wrong size).
+	key := p.prefix + prep.ptr.Index
+	stored := false
+	if h, ok := p.b.(Header); ok {
+		info, err := h.Head(ctx, key)
+		stored = err == nil && info.Size == prep.size
+	}
+	if !stored {
+		if err := prep.upload(key); err != nil {
+			return fmt.Errorf("indexpub: uploading the index: %w", err)
+		}
+	}
+	if _, err := p.b.Put(ctx, p.prefix+prep.ptr.Meta, prep.metaBody, Cond{}); err != nil {
+		return fmt.Errorf("indexpub: uploading the index meta: %w", err)
+	}
+	return nil
+}
+
+// prepare hashes the index and encodes the meta, and returns the pointer
+// that would make them current.
+func (p *Publisher) prepare(ctx context.Context, ix *vindex.Index, meta vindex.Meta) (prepared, error) {
 	if ix == nil {
-		return Pointer{}, errors.New("indexpub: no index to publish")
+		return prepared{}, errors.New("indexpub: no index to publish")
 	}
 	if meta.ModelID == "" {
-		return Pointer{}, errors.New("indexpub: meta.ModelID is empty; set it to the embedder's ModelID() so a model change is detected")
+		return prepared{}, errors.New("indexpub: meta.ModelID is empty; set it to the embedder's ModelID() so a model change is detected")
 	}
 	meta.Dim, meta.Count = ix.Dim(), ix.Len()
 	if err := meta.Check(ix); err != nil {
-		return Pointer{}, fmt.Errorf("indexpub: meta does not describe the index: %w", err)
+		return prepared{}, fmt.Errorf("indexpub: meta does not describe the index: %w", err)
 	}
 	if meta.BuiltAt.IsZero() {
 		meta.BuiltAt = p.now()
@@ -159,7 +248,7 @@ func (p *Publisher) upload(ctx context.Context, ix *vindex.Index, meta vindex.Me
 		if r, ok := ix.EncodedReader(); ok {
 			h := sha256.New()
 			if _, err := io.Copy(h, r); err != nil {
-				return Pointer{}, fmt.Errorf("indexpub: hashing the index: %w", err)
+				return prepared{}, fmt.Errorf("indexpub: hashing the index: %w", err)
 			}
 			sum = hex.EncodeToString(h.Sum(nil))
 			upload = func(key string) error {
@@ -175,7 +264,7 @@ func (p *Publisher) upload(ctx context.Context, ix *vindex.Index, meta vindex.Me
 		var buf bytes.Buffer
 		buf.Grow(int(ix.EncodedSize())) // one allocation, not a doubling series
 		if _, err := ix.WriteTo(&buf); err != nil {
-			return Pointer{}, fmt.Errorf("indexpub: encoding the index: %w", err)
+			return prepared{}, fmt.Errorf("indexpub: encoding the index: %w", err)
 		}
 		sum = sha256Hex(buf.Bytes())
 		upload = func(key string) error {
@@ -184,22 +273,26 @@ func (p *Publisher) upload(ctx context.Context, ix *vindex.Index, meta vindex.Me
 		}
 	}
 	meta.IndexSHA256 = sum
+	// The meta's content is hashed without its build time, so that a
+	// rebuild of the same catalog is recognised as the same content.
+	builtAt := meta.BuiltAt
+	meta.BuiltAt = time.Time{}
+	timeless, err := json.Marshal(meta)
+	if err != nil {
+		return prepared{}, fmt.Errorf("indexpub: encoding the meta: %w", err)
+	}
+	meta.BuiltAt = builtAt
 	metaBody, err := json.Marshal(meta)
 	if err != nil {
-		return Pointer{}, fmt.Errorf("indexpub: encoding the meta: %w", err)
+		return prepared{}, fmt.Errorf("indexpub: encoding the meta: %w", err)
 	}
 	indexKey, metaKey := blobKeys(meta.IndexSHA256)
-	// Content-addressed, so unconditional writes are safe and repair a
-	// damaged blob.
-	if err := upload(p.prefix + indexKey); err != nil {
-		return Pointer{}, fmt.Errorf("indexpub: uploading the index: %w", err)
-	}
-	if _, err := p.b.Put(ctx, p.prefix+metaKey, metaBody, Cond{}); err != nil {
-		return Pointer{}, fmt.Errorf("indexpub: uploading the index meta: %w", err)
-	}
-	return Pointer{
-		Index: indexKey, Meta: metaKey, SHA256: meta.IndexSHA256, BuiltAt: meta.BuiltAt,
-		ModelID: meta.ModelID, Dim: meta.Dim, Count: meta.Count,
+	return prepared{
+		ptr: Pointer{
+			Index: indexKey, Meta: metaKey, SHA256: meta.IndexSHA256, MetaSHA256: sha256Hex(timeless),
+			BuiltAt: meta.BuiltAt, ModelID: meta.ModelID, Dim: meta.Dim, Count: meta.Count,
+		},
+		size: ix.EncodedSize(), upload: upload, metaBody: metaBody,
 	}, nil
 }
 
@@ -233,7 +326,7 @@ func (p *Publisher) switchPointer(ctx context.Context, ptr Pointer) (Pointer, er
 			if err != nil {
 				return Pointer{}, fmt.Errorf("indexpub: %w; delete it to publish again", err)
 			}
-			if cur.SHA256 == ptr.SHA256 && cur.BuiltAt.Equal(ptr.BuiltAt) {
+			if cur.sameContent(ptr) {
 				return cur, nil
 			}
 			if cur.newerThan(ptr) {

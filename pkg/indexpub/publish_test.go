@@ -750,3 +750,120 @@ func TestPublishWithAndWithoutReaderPutter(t *testing.T) {
 		}
 	}
 }
+
+// putCounter counts Puts by key.
+type putCounter struct {
+	Bucket
+	mu   sync.Mutex
+	puts map[string]int
+}
+
+func (c *putCounter) Put(ctx context.Context, key string, body []byte, cond Cond) (string, error) {
+	c.mu.Lock()
+	if c.puts == nil {
+		c.puts = map[string]int{}
+	}
+	c.puts[key]++
+	c.mu.Unlock()
+	return c.Bucket.Put(ctx, key, body, cond)
+}
+
+func (c *putCounter) Head(ctx context.Context, key string) (ObjectInfo, error) {
+	return c.Bucket.(Header).Head(ctx, key)
+}
+func (c *putCounter) ETagOf(body []byte) string { return c.Bucket.(Header).ETagOf(body) }
+
+func (c *putCounter) total() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := 0
+	for _, v := range c.puts {
+		n += v
+	}
+	return n
+}
+
+// TestRepublishSameContentWritesNothing: publishing a rebuild of the same
+// content (same vectors, same meta, a later BuiltAt) writes no blob and no
+// pointer, and returns the current pointer; a reader's Refresh reports no
+// change. A meta change alone (same vectors) does switch the pointer, and
+// an index blob that is already stored (a return to an earlier build) is
+// not uploaded again.
+func TestRepublishSameContentWritesNothing(t *testing.T) {
+	ctx := context.Background()
+	b := &putCounter{Bucket: NewDirBucket(t.TempDir())}
+	p := NewPublisher(b, "")
+	ix, meta := build(t, 1, 5)
+	first, err := p.Publish(ctx, ix, meta)
+	if err != nil || b.total() != 3 {
+		t.Fatalf("first publish: %v, %d puts (want index, meta, pointer)", err, b.total())
+	}
+	l := NewLoader(b, "")
+	if _, _, err := l.Load(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		again, meta := build(t, 1, 5)
+		meta.BuiltAt = meta.BuiltAt.Add(time.Duration(i+1) * time.Hour) // a later rebuild
+		got, err := p.Publish(ctx, again, meta)
+		if err != nil || got != first {
+			t.Fatalf("republish %d: %+v %v; want the current pointer %+v", i, got, err, first)
+		}
+		if _, _, changed, err := l.Refresh(ctx); err != nil || changed {
+			t.Fatalf("republish %d: Refresh changed %v, %v", i, changed, err)
+		}
+	}
+	if n := b.total(); n != 3 {
+		t.Fatalf("republishing the same content made %d more puts: %v", n-3, b.puts)
+	}
+
+	// Same vectors, another document hash: the meta and the pointer are
+	// written, the stored index blob is not.
+	ix2, meta2 := build(t, 1, 5)
+	meta2.Hashes["srv__tool_0"] = "build-1-edited"
+	meta2.BuiltAt = meta2.BuiltAt.Add(time.Minute)
+	second, err := p.Publish(ctx, ix2, meta2)
+	if err != nil || second.SHA256 != first.SHA256 || second.MetaSHA256 == first.MetaSHA256 {
+		t.Fatalf("meta-only change: %+v %v", second, err)
+	}
+	if b.puts[first.Index] != 1 || b.puts[first.Meta] != 2 || b.puts[PointerKey] != 2 {
+		t.Fatalf("meta-only change: puts %v; want the meta and the pointer written again, not the index", b.puts)
+	}
+
+	// Back to the first build's content after another: its blob is there.
+	ix3, meta3 := build(t, 3, 5)
+	meta3.BuiltAt = t0.Add(2 * time.Minute)
+	if _, err := p.Publish(ctx, ix3, meta3); err != nil {
+		t.Fatal(err)
+	}
+	ix4, meta4 := build(t, 1, 5)
+	meta4.BuiltAt = t0.Add(time.Hour)
+	if _, err := p.Publish(ctx, ix4, meta4); err != nil {
+		t.Fatal(err)
+	}
+	if b.puts[first.Index] != 1 {
+		t.Fatalf("the stored index blob was uploaded %d times", b.puts[first.Index])
+	}
+
+	// A damaged (truncated) current blob is uploaded again by a publish
+	// of the same content, and the pointer stays.
+	cur, err := ReadPointer(ctx, b, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(b.Bucket.(*DirBucket).Dir(), filepath.FromSlash(cur.Index)), []byte("damaged"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ptrPuts := b.puts[PointerKey]
+	ix5, meta5 := build(t, 1, 5)
+	meta5.BuiltAt = t0.Add(2 * time.Hour)
+	if got, err := p.Publish(ctx, ix5, meta5); err != nil || got != cur {
+		t.Fatalf("republish over a damaged blob: %+v %v", got, err)
+	}
+	if b.puts[cur.Index] != 2 || b.puts[PointerKey] != ptrPuts {
+		t.Fatalf("damaged blob: puts %v; want the index uploaded again and no pointer write", b.puts)
+	}
+	if _, _, err := NewLoader(b, "").Load(ctx); err != nil {
+		t.Fatalf("after the repair: %v", err)
+	}
+}

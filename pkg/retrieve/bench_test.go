@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"strings"
 	"syscall"
@@ -144,14 +145,32 @@ func BenchmarkKeywordSync10k(b *testing.B) {
 
 // BenchmarkKeywordColdSync10k builds the keyword index of 10k tools from
 // scratch, as a cold start does.
+// It reports the heap the index keeps (retained-MB).
 func BenchmarkKeywordColdSync10k(b *testing.B) {
 	c := synthCatalog(10000)
+	var retained float64
 	for b.Loop() {
+		b.StopTimer()
+		before := liveHeap()
+		b.StartTimer()
 		kw := retrieve.NewKeywordIndex(retrieve.FieldWeights{})
 		if up, _ := kw.Sync(c.tools, c.servers); up != len(c.tools) {
 			b.Fatalf("indexed %d of %d tools", up, len(c.tools))
 		}
+		b.StopTimer()
+		retained = float64(liveHeap()-before) / (1 << 20)
+		runtime.KeepAlive(kw)
+		b.StartTimer()
 	}
+	b.ReportMetric(retained, "retained-MB")
+}
+
+// liveHeap returns the bytes of live heap objects after a collection.
+func liveHeap() int64 {
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return int64(ms.HeapAlloc)
 }
 
 // agentQueries are five capability queries of one task, as an agent sends

@@ -94,10 +94,13 @@ func readLines(t testing.TB, path string, fn func([]byte)) {
 	}
 }
 
-// buildIndex builds the vector index of c with the builtin embedder.
+// buildIndex builds the vector index of c with the builtin embedder. The
+// vectors stay float32 (indexer.Config.Flat): these tests compare exact
+// scores, also across indexes of different catalogs, whose 8-bit ranges
+// (the default) would differ by a step.
 func buildIndex(t testing.TB, c indexer.Catalog, emb embed.Embedder) *indexer.Indexer {
 	t.Helper()
-	ix, err := indexer.New(indexer.Config{Catalog: c, Embedder: emb})
+	ix, err := indexer.New(indexer.Config{Catalog: c, Embedder: emb, Flat: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,8 @@ package s3bucket
 import (
 	"bytes"
 	"context"
+	"crypto/md5"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -48,6 +50,7 @@ type Bucket struct {
 var (
 	_ indexpub.Bucket = (*Bucket)(nil)
 	_ indexpub.Lister = (*Bucket)(nil)
+	_ indexpub.Header = (*Bucket)(nil)
 )
 
 // New returns a Bucket on the named bucket.
@@ -304,6 +307,27 @@ func (b *Bucket) List(ctx context.Context, prefix string) ([]indexpub.ObjectInfo
 		}
 	}
 	return out, nil
+}
+
+// Head implements indexpub.Header with one HeadObject.
+func (b *Bucket) Head(ctx context.Context, key string) (indexpub.ObjectInfo, error) {
+	out, err := b.client.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String(b.bucket), Key: aws.String(key)})
+	if err != nil {
+		if isNotFound(err) {
+			return indexpub.ObjectInfo{}, fmt.Errorf("s3: %s: %w", b.where(key), indexpub.ErrNotExist)
+		}
+		return indexpub.ObjectInfo{}, fmt.Errorf("s3: reading the attributes of %s: %w", b.where(key), err)
+	}
+	return indexpub.ObjectInfo{Key: key, Size: aws.ToInt64(out.ContentLength), ModTime: aws.ToTime(out.LastModified), ETag: aws.ToString(out.ETag)}, nil
+}
+
+// ETagOf implements indexpub.Header: S3 gives an object stored with one
+// PutObject (as Put does), unencrypted or with SSE-S3, the quoted hex MD5 of
+// its bytes. With SSE-KMS the ETag is something else; the comparison then
+// fails and the object is simply written again.
+func (b *Bucket) ETagOf(body []byte) string {
+	sum := md5.Sum(body)
+	return `"` + hex.EncodeToString(sum[:]) + `"`
 }
 
 // Delete implements indexpub.Lister.

@@ -302,3 +302,45 @@ func TestConcurrentPublishers(t *testing.T) {
 		t.Fatal("no PUT reached the emulator")
 	}
 }
+
+// Head reads an object's size and ETag without its body, and ETagOf
+// predicts the ETag of a Put: indexpub.Unchanged can then skip a write
+// of the same bytes without reading the object.
+func TestHeadAndUnchanged(t *testing.T) {
+	ctx := context.Background()
+	b, srv := newBucket(t)
+	if _, err := b.Head(ctx, "p/missing"); !errors.Is(err, indexpub.ErrNotExist) {
+		t.Fatalf("Head missing: %v, want ErrNotExist", err)
+	}
+	body := randomBytes(3000, 9)
+	etag, err := b.Put(ctx, "p/obj", body, indexpub.Cond{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gets := srv.Gets.Load()
+	info, err := b.Head(ctx, "p/obj")
+	if err != nil || info.Size != int64(len(body)) || info.ETag != etag || b.ETagOf(body) != etag {
+		t.Fatalf("Head = %+v %v; Put gave ETag %q, ETagOf %q", info, err, etag, b.ETagOf(body))
+	}
+	if srv.Gets.Load() != gets {
+		t.Fatal("Head issued a GET")
+	}
+	other := bytes.Clone(body)
+	other[0]++
+	tests := []struct {
+		name string
+		key  string
+		body []byte
+		want bool
+	}{
+		{"same bytes", "p/obj", body, true},
+		{"one byte differs", "p/obj", other, false},
+		{"shorter", "p/obj", body[:10], false},
+		{"missing object", "p/none", body, false},
+	}
+	for _, tc := range tests {
+		if got := indexpub.Unchanged(ctx, b, tc.key, tc.body); got != tc.want {
+			t.Errorf("%s: Unchanged = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}

@@ -238,3 +238,33 @@ func TestFaissSpeedComparison(t *testing.T) {
 	}
 	t.Logf("faiss-ovh = faiss minus its Python call overhead (a search of a 1-vector index); ratio = go / faiss-ovh; generic = this package's pure-Go kernel (arm64 path)")
 }
+
+// BenchmarkSearchQuantized: one query over the float32 and the 8-bit copy
+// of the same 1,536-dim index (the builtin embedder's size), with the
+// assembly and the portable kernels.
+func BenchmarkSearchQuantized(b *testing.B) {
+	for _, n := range []int{10_000, 100_000} {
+		flat := benchIndex(n, 1536, 1)
+		sq := flat.Quantize(nil)
+		q := benchIndex(1, 1536, 2).vecs
+		for _, kern := range kernels {
+			for _, c := range []struct {
+				name string
+				ix   *Index
+			}{{"float32", flat}, {"sq8", sq}} {
+				b.Run(fmt.Sprintf("n=%d/%s/%s", n, c.name, kern), func(b *testing.B) {
+					ok, restore := setKernel(kern)
+					defer restore()
+					if !ok {
+						b.Skip("kernel not available")
+					}
+					for b.Loop() {
+						if len(c.ix.Search(q, 10, nil)) != 10 {
+							b.Fatal("short result")
+						}
+					}
+				})
+			}
+		}
+	}
+}

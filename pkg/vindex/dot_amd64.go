@@ -18,3 +18,9 @@ func dotAVX2(a, b *float32, n int) float32
 //
 //go:noescape
 func dot4AVX2(q, m *float32, n, stride, groups int, out *float32)
+
+// dotU8AVX2 returns the inner product of the n floats at w and the n bytes
+// at c; n is a multiple of 8.
+//
+//go:noescape
+func dotU8AVX2(w *float32, c *uint8, n int) float32

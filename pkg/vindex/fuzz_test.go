@@ -15,6 +15,14 @@ import (
 func FuzzRead(f *testing.F) {
 	f.Add([]byte{})
 	f.Add([]byte("IxMp"))
+	{ // an 8-bit index (IndexScalarQuantizer)
+		flat := New(3)
+		_ = flat.Upsert(7, []float32{0.6, 0.8, 0})
+		_ = flat.Upsert(9, []float32{0, -0.6, 0.8})
+		var b bytes.Buffer
+		_, _ = flat.Quantize(nil).WriteTo(&b)
+		f.Add(b.Bytes())
+	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		ix, err := Decode(b)
 		ix2, err2 := Read(bytes.NewReader(b))

@@ -45,23 +45,59 @@ func appendHeader(b []byte, fourcc string, d int, ntotal int64) []byte {
 	return b
 }
 
-// headLen is the size of what WriteTo writes before the vectors: the
-// IndexIDMap and IndexFlatIP headers and the vector data size.
+// headLen is the size of what WriteTo writes before the vectors of a float
+// index: the IndexIDMap and IndexFlatIP headers and the vector data size.
 const headLen = 2*(4+headerLen) + 8
 
-// head returns the bytes WriteTo writes before the vectors; ix.mu is held.
+// sqParamsLen is the size of a ScalarQuantizer's fields before its trained
+// ranges: qtype, rangestat, rangestat_arg, d, code_size, len(trained).
+const sqParamsLen = 4 + 4 + 4 + 8 + 8 + 8
+
+// head returns the bytes WriteTo writes before the vectors (or codes);
+// ix.mu is held.
 func (ix *Index) head() []byte {
 	n := int64(len(ix.ids))
+	if ix.sq != nil {
+		// faiss write_index: IndexScalarQuantizer is its header, the
+		// ScalarQuantizer (qtype, rangestat, rangestat_arg, d,
+		// code_size, trained = vmin ‖ vdiff) and the codes vector.
+		head := make([]byte, 0, 2*(4+headerLen)+sqParamsLen+8*ix.dim+8)
+		head = appendHeader(head, fourccIDMap, ix.dim, n)
+		head = appendHeader(head, fourccSQ, ix.dim, n)
+		head = binary.LittleEndian.AppendUint32(head, sqQT8bit)
+		head = binary.LittleEndian.AppendUint32(head, sqRSMinMax)
+		head = binary.LittleEndian.AppendUint32(head, math.Float32bits(0))
+		head = binary.LittleEndian.AppendUint64(head, uint64(ix.dim))
+		head = binary.LittleEndian.AppendUint64(head, uint64(ix.dim)) // code_size: one byte per component
+		head = binary.LittleEndian.AppendUint64(head, uint64(2*ix.dim))
+		for _, part := range [][]float32{ix.sq.vmin, ix.sq.vdiff} {
+			for _, v := range part {
+				head = binary.LittleEndian.AppendUint32(head, math.Float32bits(v))
+			}
+		}
+		return binary.LittleEndian.AppendUint64(head, uint64(len(ix.codes)))
+	}
 	head := make([]byte, 0, headLen)
 	head = appendHeader(head, fourccIDMap, ix.dim, n)
 	head = appendHeader(head, fourccFlatIP, ix.dim, n)
 	return binary.LittleEndian.AppendUint64(head, uint64(len(ix.vecs)))
 }
 
+// rowBytes returns the stored rows as bytes (native order); ix.mu is held.
+func (ix *Index) rowBytes() (b []byte, wordSize int) {
+	if ix.sq != nil {
+		return ix.codes, 1
+	}
+	return f32bytes(ix.vecs), 4
+}
+
 // EncodedSize is how many bytes WriteTo writes.
 func (ix *Index) EncodedSize() int64 {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
+	if ix.sq != nil {
+		return int64(2*(4+headerLen)+sqParamsLen+8*ix.dim+8) + int64(len(ix.codes)) + 8 + int64(len(ix.ids))*8
+	}
 	return headLen + int64(len(ix.vecs))*4 + 8 + int64(len(ix.ids))*8
 }
 
@@ -78,7 +114,8 @@ func (ix *Index) EncodedReader() (r *io.SectionReader, ok bool) {
 	defer ix.mu.RUnlock()
 	n := int64(len(ix.ids))
 	head := ix.head()
-	parts := sections{head, f32bytes(ix.vecs), binary.LittleEndian.AppendUint64(nil, uint64(n)), i64bytes(ix.ids)}
+	rows, _ := ix.rowBytes()
+	parts := sections{head, rows, binary.LittleEndian.AppendUint64(nil, uint64(n)), i64bytes(ix.ids)}
 	return io.NewSectionReader(parts, 0, parts.size()), true
 }
 
@@ -118,8 +155,9 @@ func (s sections) ReadAt(p []byte, off int64) (int, error) {
 	return n, nil
 }
 
-// WriteTo writes the index as faiss IndexIDMap(IndexFlatIP) (faiss
-// write_index layout, little-endian), which faiss.read_index loads.
+// WriteTo writes the index as faiss IndexIDMap(IndexFlatIP), or a
+// quantised one as IndexIDMap(IndexScalarQuantizer) (faiss write_index
+// layout, little-endian), which faiss.read_index loads.
 func (ix *Index) WriteTo(w io.Writer) (int64, error) {
 	if ix.dim < 1 || ix.dim > MaxDim {
 		return 0, fmt.Errorf("vindex: cannot write an index of dimension %d (want 1..%d)", ix.dim, MaxDim)
@@ -140,7 +178,8 @@ func (ix *Index) WriteTo(w io.Writer) (int64, error) {
 	if err := put(head); err != nil {
 		return written, fmt.Errorf("vindex: writing index: %w", err)
 	}
-	if err := writeLE(put, f32bytes(ix.vecs), 4); err != nil {
+	rows, size := ix.rowBytes()
+	if err := writeLE(put, rows, size); err != nil {
 		return written, fmt.Errorf("vindex: writing index vectors: %w", err)
 	}
 	if err := put(binary.LittleEndian.AppendUint64(nil, uint64(n))); err != nil {
@@ -154,7 +193,7 @@ func (ix *Index) WriteTo(w io.Writer) (int64, error) {
 
 // writeLE writes native-endian words of size bytes as little-endian.
 func writeLE(put func([]byte) error, p []byte, size int) error {
-	if littleEndian {
+	if littleEndian || size == 1 {
 		return put(p)
 	}
 	buf := make([]byte, 0, 64<<10)
@@ -341,6 +380,8 @@ func typeName(fourcc string) string {
 		return "IndexIDMap2"
 	case fourccFlatIP:
 		return "IndexFlatIP"
+	case fourccSQ:
+		return "IndexScalarQuantizer"
 	}
 	return fmt.Sprintf("index %q", fourcc)
 }
@@ -367,7 +408,7 @@ func unknownType(fourcc string, at int64) error {
 		faissLike = faissLike && (c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9')
 	}
 	if faissLike {
-		return fmt.Errorf("%w: index type %q at byte %d; only IndexIDMap/IndexIDMap2 over IndexFlatIP (IxMp, IxM2, IxFI) is supported", ErrUnsupported, fourcc, at)
+		return fmt.Errorf("%w: index type %q at byte %d; only IndexIDMap/IndexIDMap2 over IndexFlatIP or IndexScalarQuantizer (IxMp, IxM2, IxFI, IxSQ) is supported", ErrUnsupported, fourcc, at)
 	}
 	return fmt.Errorf("%w: not a faiss index (type code %q at byte %d)", ErrCorrupt, fourcc, at)
 }
@@ -416,7 +457,7 @@ func decode(s source) (*Index, error) {
 			return nil, err
 		}
 		switch inner {
-		case fourccFlatIP:
+		case fourccFlatIP, fourccSQ:
 		case fourccFlatL2:
 			return nil, fmt.Errorf("%w: the %s wraps an IndexFlatL2; only IndexFlatIP (inner product) is supported", ErrUnsupported, typeName(fourcc))
 		default:
@@ -427,9 +468,9 @@ func decode(s source) (*Index, error) {
 			return nil, err
 		}
 		if h.d != outer.d || h.ntotal != outer.ntotal {
-			return nil, fmt.Errorf("%w: the %s says dimension %d and %d vectors but its IndexFlatIP says %d and %d", ErrCorrupt, typeName(fourcc), outer.d, outer.ntotal, h.d, h.ntotal)
+			return nil, fmt.Errorf("%w: the %s says dimension %d and %d vectors but its %s says %d and %d", ErrCorrupt, typeName(fourcc), outer.d, outer.ntotal, typeName(inner), h.d, h.ntotal)
 		}
-		vecs, err := readVectors(s, h)
+		rows, err := readRows(s, h)
 		if err != nil {
 			return nil, err
 		}
@@ -445,13 +486,13 @@ func decode(s source) (*Index, error) {
 		if err != nil {
 			return nil, err
 		}
-		return assemble(h.d, ids, vecs)
-	case fourccFlatIP:
+		return assemble(h.d, ids, rows)
+	case fourccFlatIP, fourccSQ:
 		h, err := readHeader(s, fourcc)
 		if err != nil {
 			return nil, err
 		}
-		vecs, err := readVectors(s, h)
+		rows, err := readRows(s, h)
 		if err != nil {
 			return nil, err
 		}
@@ -459,12 +500,69 @@ func decode(s source) (*Index, error) {
 		for i := range ids {
 			ids[i] = int64(i)
 		}
-		return assemble(h.d, ids, vecs)
+		return assemble(h.d, ids, rows)
 	case fourccFlatL2:
 		return nil, fmt.Errorf("%w: the file is an IndexFlatL2; only inner-product indexes are supported", ErrUnsupported)
 	default:
 		return nil, unknownType(fourcc, 0)
 	}
+}
+
+// rows is the vector data of an index: float32 vectors, or a quantiser and
+// its codes.
+type rows struct {
+	vecs  []float32
+	sq    *sq8
+	codes []uint8
+}
+
+// readRows reads the vector data of an IndexFlatIP or IndexScalarQuantizer
+// whose header is h.
+func readRows(s source, h header) (rows, error) {
+	if h.fourcc != fourccSQ {
+		vecs, err := readVectors(s, h)
+		return rows{vecs: vecs}, err
+	}
+	p, err := s.take(sqParamsLen)
+	if err != nil {
+		return rows{}, failure(s, "the scalar quantizer", err)
+	}
+	qtype := binary.LittleEndian.Uint32(p[0:])
+	d := binary.LittleEndian.Uint64(p[12:])
+	codeSize := binary.LittleEndian.Uint64(p[20:])
+	ntrained := binary.LittleEndian.Uint64(p[28:])
+	if qtype != sqQT8bit {
+		return rows{}, fmt.Errorf("%w: the IndexScalarQuantizer has quantizer type %d; only QT_8bit (0) is supported", ErrUnsupported, qtype)
+	}
+	if d != uint64(h.d) || codeSize != uint64(h.d) || ntrained != 2*uint64(h.d) {
+		return rows{}, fmt.Errorf("%w: the scalar quantizer has d=%d, code size %d and %d trained values; the index has dimension %d (want %d, %d and %d)", ErrCorrupt, d, codeSize, ntrained, h.d, h.d, h.d, 2*h.d)
+	}
+	trained, err := readArray[float32](s, 2*h.d, 4, "the quantizer ranges")
+	if err != nil {
+		return rows{}, err
+	}
+	q := &sq8{vmin: trained[:h.d:h.d], vdiff: trained[h.d:]}
+	if err := checkSQ(q); err != nil {
+		return rows{}, err
+	}
+	if p, err = s.take(8); err != nil {
+		return rows{}, failure(s, "the code size", err)
+	}
+	nc := binary.LittleEndian.Uint64(p)
+	if want := uint64(h.ntotal) * uint64(h.d); nc != want {
+		return rows{}, fmt.Errorf("%w: the IndexScalarQuantizer has %d bytes of codes, want %d vectors × %d = %d", ErrCorrupt, nc, h.ntotal, h.d, want)
+	}
+	var codes []uint8
+	if bs, ok := s.(*bytesSource); ok && bs.inPlace {
+		if int64(nc) > int64(len(bs.b)) {
+			return rows{}, fmt.Errorf("%w: header promises %d bytes of codes at byte %d but only %d bytes follow", ErrCorrupt, nc, bs.off, len(bs.b))
+		}
+		codes, _ = bs.take(int(nc)) // the codes stay in the input (no alignment needed)
+		codes = codes[:len(codes):len(codes)]
+	} else if codes, err = readArray[uint8](s, int(nc), 1, "codes"); err != nil {
+		return rows{}, err
+	}
+	return rows{sq: q, codes: codes}, nil
 }
 
 func readVectors(s source, h header) ([]float32, error) {
@@ -486,7 +584,7 @@ func readVectors(s source, h header) ([]float32, error) {
 // readArray reads n little-endian words of size bytes. With an unknown input
 // length it grows the result as the data arrives, so a lying header cannot
 // make it allocate more than about twice the bytes actually present.
-func readArray[T float32 | int64](s source, n, size int, what string) ([]T, error) {
+func readArray[T float32 | int64 | uint8](s source, n, size int, what string) ([]T, error) {
 	if rem := s.remaining(); rem >= 0 && int64(n)*int64(size) > rem {
 		return nil, fmt.Errorf("%w: header promises %d %s (%d bytes) at byte %d but only %d bytes follow", ErrCorrupt, n, what, int64(n)*int64(size), s.offset(), rem)
 	}
@@ -507,7 +605,7 @@ func readArray[T float32 | int64](s source, n, size int, what string) ([]T, erro
 		if err := s.fill(b); err != nil {
 			return nil, failure(s, what, err)
 		}
-		if !littleEndian {
+		if !littleEndian && size > 1 {
 			swapWords(b, size)
 		}
 		out = out[:len(out)+c]
@@ -515,7 +613,7 @@ func readArray[T float32 | int64](s source, n, size int, what string) ([]T, erro
 	return out, nil
 }
 
-func assemble(dim int, ids []int64, vecs []float32) (*Index, error) {
+func assemble(dim int, ids []int64, r rows) (*Index, error) {
 	pos := make(map[int64]int32, len(ids))
 	for i, id := range ids {
 		if j, dup := pos[id]; dup {
@@ -523,5 +621,5 @@ func assemble(dim int, ids []int64, vecs []float32) (*Index, error) {
 		}
 		pos[id] = int32(i)
 	}
-	return &Index{dim: dim, ids: ids, vecs: vecs, pos: pos}, nil
+	return &Index{dim: dim, ids: ids, vecs: r.vecs, sq: r.sq, codes: r.codes, pos: pos}, nil
 }

@@ -1,11 +1,14 @@
-// Package vindex is a flat inner-product vector index over L2-normalised
-// float32 vectors, persisted byte-compatible with faiss
-// IndexIDMap(IndexFlatIP), so an index written here loads in faiss and the
-// other way round.
+// Package vindex is a flat (exhaustive) inner-product vector index over
+// L2-normalised vectors, persisted byte-compatible with faiss, so an index
+// written here loads in faiss and the other way round. Vectors are stored
+// either as float32 (faiss IndexIDMap(IndexFlatIP); New) or as 8-bit
+// scalar-quantised codes, one byte per component (faiss
+// IndexIDMap(IndexScalarQuantizer QT_8bit), a quarter of the size;
+// Quantize), see sq8.go.
 //
-// Vectors are stored contiguously (n×dim float32, row-major) and searched
-// exhaustively with an AVX2/FMA kernel on amd64 and an unrolled pure-Go
-// kernel elsewhere; top-k selection uses a bounded min-heap.
+// Rows are stored contiguously (row-major) and searched exhaustively with
+// AVX2/FMA kernels on amd64 and unrolled pure-Go kernels elsewhere; top-k
+// selection uses a bounded min-heap.
 //
 // An Index is safe for concurrent use: Search, IDs, Vector, Len and WriteTo
 // take a read lock and run in parallel; Upsert and Delete take the write
@@ -40,8 +43,13 @@ type Index struct {
 	mu   sync.RWMutex
 	dim  int
 	ids  []int64         // ids[i] is the id of row i
-	vecs []float32       // row i is vecs[i*dim:(i+1)*dim]
+	vecs []float32       // row i is vecs[i*dim:(i+1)*dim] (nil when quantised)
 	pos  map[int64]int32 // id → row
+
+	// A quantised index keeps codes instead of vecs: row i is
+	// codes[i*dim:(i+1)*dim], decoded by sq.
+	sq    *sq8
+	codes []uint8
 }
 
 // New returns an empty index for vectors of dim components. Upsert fails on
@@ -71,7 +79,12 @@ func (ix *Index) Grow(n int) {
 	if len(ix.ids)+n > cap(ix.ids) {
 		ix.ids = slices.Grow(ix.ids, n)
 	}
-	if len(ix.vecs)+n*ix.dim > cap(ix.vecs) {
+	switch {
+	case ix.sq != nil:
+		if len(ix.codes)+n*ix.dim > cap(ix.codes) {
+			ix.codes = slices.Grow(ix.codes, n*ix.dim)
+		}
+	case len(ix.vecs)+n*ix.dim > cap(ix.vecs):
 		ix.vecs = slices.Grow(ix.vecs, n*ix.dim)
 	}
 }
@@ -79,7 +92,9 @@ func (ix *Index) Grow(n int) {
 // Upsert stores vec under id, replacing the vector already stored under id.
 // vec is copied. It fails when len(vec) differs from Dim, when vec holds a NaN
 // or an infinity, or when id is NoID. Vectors should be L2-normalised (scores
-// are then cosine similarities); Upsert does not normalise them.
+// are then cosine similarities); Upsert does not normalise them. A
+// quantised index stores vec's codes in its ranges (components outside a
+// range are clamped to it); Quantize a float index to set the ranges.
 func (ix *Index) Upsert(id int64, vec []float32) error {
 	if ix.dim < 1 || ix.dim > MaxDim {
 		return fmt.Errorf("vindex: index dimension %d is out of range 1..%d", ix.dim, MaxDim)
@@ -98,7 +113,11 @@ func (ix *Index) Upsert(id int64, vec []float32) error {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
 	if p, ok := ix.pos[id]; ok {
-		copy(ix.vecs[int(p)*ix.dim:], vec)
+		if ix.sq != nil {
+			ix.sq.encode(ix.codes[int(p)*ix.dim:(int(p)+1)*ix.dim], vec)
+		} else {
+			copy(ix.vecs[int(p)*ix.dim:], vec)
+		}
 		return nil
 	}
 	if len(ix.ids) >= math.MaxInt32 {
@@ -106,7 +125,13 @@ func (ix *Index) Upsert(id int64, vec []float32) error {
 	}
 	ix.pos[id] = int32(len(ix.ids))
 	ix.ids = append(ix.ids, id)
-	ix.vecs = append(ix.vecs, vec...)
+	if ix.sq != nil {
+		n := len(ix.codes)
+		ix.codes = slices.Grow(ix.codes, ix.dim)[:n+ix.dim]
+		ix.sq.encode(ix.codes[n:], vec)
+	} else {
+		ix.vecs = append(ix.vecs, vec...)
+	}
 	return nil
 }
 
@@ -126,11 +151,19 @@ func (ix *Index) Delete(ids ...int64) int {
 		if int(p) != last {
 			moved := ix.ids[last]
 			ix.ids[p] = moved
-			copy(ix.vecs[int(p)*ix.dim:(int(p)+1)*ix.dim], ix.vecs[last*ix.dim:])
+			if ix.sq != nil {
+				copy(ix.codes[int(p)*ix.dim:(int(p)+1)*ix.dim], ix.codes[last*ix.dim:])
+			} else {
+				copy(ix.vecs[int(p)*ix.dim:(int(p)+1)*ix.dim], ix.vecs[last*ix.dim:])
+			}
 			ix.pos[moved] = p
 		}
 		ix.ids = ix.ids[:last]
-		ix.vecs = ix.vecs[:last*ix.dim]
+		if ix.sq != nil {
+			ix.codes = ix.codes[:last*ix.dim]
+		} else {
+			ix.vecs = ix.vecs[:last*ix.dim]
+		}
 		delete(ix.pos, id)
 		removed++
 	}
@@ -144,15 +177,10 @@ func (ix *Index) IDs() []int64 {
 	return slices.Clone(ix.ids)
 }
 
-// Vector returns a copy of the vector stored under id.
+// Vector returns a copy of the vector stored under id (of a quantised
+// index: its reconstruction, as faiss decodes it).
 func (ix *Index) Vector(id int64) ([]float32, bool) {
-	ix.mu.RLock()
-	defer ix.mu.RUnlock()
-	p, ok := ix.pos[id]
-	if !ok {
-		return nil, false
-	}
-	return slices.Clone(ix.vecs[int(p)*ix.dim : (int(p)+1)*ix.dim]), true
+	return ix.AppendVector(nil, id)
 }
 
 // AppendVector appends the vector stored under id to dst and returns the
@@ -164,6 +192,12 @@ func (ix *Index) AppendVector(dst []float32, id int64) ([]float32, bool) {
 	p, ok := ix.pos[id]
 	if !ok {
 		return dst, false
+	}
+	if ix.sq != nil {
+		n := len(dst)
+		dst = slices.Grow(dst, ix.dim)[:n+ix.dim]
+		ix.sq.decode(dst[n:], ix.codes[int(p)*ix.dim:(int(p)+1)*ix.dim])
+		return dst, true
 	}
 	return append(dst, ix.vecs[int(p)*ix.dim:(int(p)+1)*ix.dim]...), true
 }
@@ -199,7 +233,11 @@ func (ix *Index) SearchMulti(qs [][]float32, k int, allow func(id int64) bool) [
 	defer ix.mu.RUnlock()
 	rows := blockRows
 	if len(qs) > 1 && ix.dim > 0 {
-		rows = min(blockRows, max(8, multiBlockBytes/(4*ix.dim)))
+		width := 4 * ix.dim // bytes per row
+		if ix.sq != nil {
+			width = ix.dim
+		}
+		rows = min(blockRows, max(8, multiBlockBytes/width))
 	}
 	return ix.search(qs, k, allow, rows)
 }
@@ -213,9 +251,10 @@ func (ix *Index) search(qs [][]float32, k int, allow func(id int64) bool, rows i
 		return out
 	}
 	type state struct {
-		q   []float32
-		top topK
-		thr float32
+		q    []float32
+		top  topK
+		thr  float32
+		bias float32 // quantised index: score = bias + q·codes
 	}
 	var st []*state
 	idx := make([]int, 0, len(qs))
@@ -223,7 +262,11 @@ func (ix *Index) search(qs [][]float32, k int, allow func(id int64) bool, rows i
 		if len(q) != dim {
 			continue
 		}
-		st = append(st, &state{q: q, top: topK{h: make([]Hit, 0, min(k, n)), k: min(k, n)}, thr: float32(math.Inf(-1))})
+		s := &state{q: q, top: topK{h: make([]Hit, 0, min(k, n)), k: min(k, n)}, thr: float32(math.Inf(-1))}
+		if ix.sq != nil {
+			s.q, s.bias = ix.sq.query(q)
+		}
+		st = append(st, s)
 		idx = append(idx, i)
 	}
 	if len(st) == 0 {
@@ -236,7 +279,15 @@ func (ix *Index) search(qs [][]float32, k int, allow func(id int64) bool, rows i
 	for start := 0; start < n; start += rows {
 		end := min(start+rows, n)
 		ids, sc := ix.ids[start:end], scores[:end-start]
-		block := ix.vecs[start*dim : end*dim]
+		var (
+			block  []float32
+			cblock []uint8
+		)
+		if ix.sq != nil {
+			cblock = ix.codes[start*dim : end*dim]
+		} else {
+			block = ix.vecs[start*dim : end*dim]
+		}
 		m := len(ids)
 		if allow != nil {
 			m = 0
@@ -252,6 +303,12 @@ func (ix *Index) search(qs [][]float32, k int, allow func(id int64) bool, rows i
 		}
 		for _, s := range st {
 			switch {
+			case ix.sq != nil:
+				for j := range ids {
+					if allow == nil || allowed[j] {
+						sc[j] = s.bias + dotCodes(s.q, cblock[j*dim:(j+1)*dim])
+					}
+				}
 			case allow == nil || m*4 >= len(ids):
 				// Scoring the whole block with the batch kernel is
 				// cheaper than picking rows.
@@ -292,12 +349,17 @@ func (ix *Index) MaxDot(id int64, qs ...[]float32) (best float32, ok bool) {
 	if !found {
 		return 0, false
 	}
-	v := ix.vecs[int(p)*ix.dim : (int(p)+1)*ix.dim]
 	for _, q := range qs {
 		if len(q) != ix.dim {
 			continue
 		}
-		if d := Dot(q, v); !ok || d > best {
+		var d float32
+		if ix.sq != nil {
+			d = ix.sq.dot(q, ix.codes[int(p)*ix.dim:(int(p)+1)*ix.dim])
+		} else {
+			d = Dot(q, ix.vecs[int(p)*ix.dim:(int(p)+1)*ix.dim])
+		}
+		if !ok || d > best {
 			best, ok = d, true
 		}
 	}
