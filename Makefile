@@ -11,7 +11,7 @@ FUZZTIME ?= 60s
 
 .PHONY: run test test-go test-infra synth deps build build-lambdas build-bridge deploy eval eval-dev bench-index bench-aws bench-peers model fuzz bench vet config localstack-up localstack-down provision clean
 
-## run: build, then start the gateway on 0.0.0.0:8765 with config/ (examples copied on first run)
+## run: build, then start the gateway on 127.0.0.1:8765 with config/ (examples copied on first run)
 run: config
 	@echo "run: building bin/toolrag (the first build compiles every dependency: a minute or two)"
 	@set -o pipefail; $(GO) build -v -o bin/toolrag ./cmd/toolrag 2>&1 | awk '/^[^ #:]+$$/ { n++; p = 1; printf "\r  compiled %d packages: %-60.60s", n, $$0; fflush(); next } { if (p) printf "\n"; p = 0; print } END { if (p) printf "\n" }'

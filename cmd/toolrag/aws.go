@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -81,6 +82,7 @@ func runKeys(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		admin := fs.Bool("admin", false, "admin key: sees the merged catalog in tools/list and may reindex")
 		rate := fs.Float64("rate", 0, "rate limit in requests per second (0 = unlimited)")
 		burst := fs.Int("burst", 0, "rate limit burst")
+		expires := fs.String("expires-at", "", "the key stops working at this time (RFC 3339, e.g. 2027-01-31T18:00:00Z)")
 		if err := fs.Parse(args); err != nil {
 			return err
 		}
@@ -91,6 +93,13 @@ func runKeys(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			return errors.New("keys create: grant at least one --server (a key without servers can do nothing)")
 		}
 		k := policy.Key{ID: *id, Admin: *admin, Servers: map[string]policy.Rule{}, RateLimit: policy.RateLimit{Rate: *rate, Burst: *burst}}
+		if *expires != "" {
+			t, err := time.Parse(time.RFC3339, *expires)
+			if err != nil {
+				return fmt.Errorf("keys create: --expires-at %q is not an RFC 3339 time (e.g. 2027-01-31T18:00:00Z)", *expires)
+			}
+			k.ExpiresAt = t
+		}
 		for _, s := range servers {
 			sid, rule, err := policy.ParseGrant(s)
 			if err != nil {
@@ -128,8 +137,13 @@ func runKeys(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		fmt.Fprintln(tw, "ID\tADMIN\tSTATE\tSERVERS\tHASH\tCREATED")
 		for _, k := range keys {
 			state := "active"
-			if k.Disabled {
+			switch {
+			case k.Disabled:
 				state = "revoked"
+			case k.Expired(time.Now()):
+				state = "expired"
+			case !k.ExpiresAt.IsZero():
+				state = "active until " + k.ExpiresAt.UTC().Format("2006-01-02 15:04")
 			}
 			fmt.Fprintf(tw, "%s\t%v\t%s\t%s\t%s\t%s\n", k.ID, k.Admin, state, grants(k.Servers), shortHash(k.SecretHash), k.CreatedAt.Format("2006-01-02 15:04"))
 		}

@@ -27,6 +27,9 @@ func serve(ctx context.Context, stdout io.Writer) error {
 		return err
 	}
 	defer g.Close()
+	if err := g.CheckExposure(); err != nil {
+		return err
+	}
 	addr := net.JoinHostPort(g.Env.Host, fmt.Sprint(g.Env.Port))
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {

@@ -15,7 +15,7 @@ Environment variables (all optional; defaults in brackets):
   MCP_GATEWAY_CONFIG_DIR                 YAML directory [./config]
   MCP_GATEWAY_REGISTRY, MCP_GATEWAY_REGISTRY_GENERATED, MCP_GATEWAY_KEYS
                                          file paths, absolute [in the config dir]
-  MCP_GATEWAY_HOST, MCP_GATEWAY_PORT     listen address [0.0.0.0, 8765]
+  MCP_GATEWAY_HOST, MCP_GATEWAY_PORT     listen address [127.0.0.1, 8765]
   MCP_GATEWAY_MCP_PATH                   MCP endpoint path [/mcp]
   MCP_GATEWAY_UPSTREAM_TIMEOUT, MCP_GATEWAY_UPSTREAM_CONNECT_TIMEOUT
                                          per-call and connect timeouts, seconds [60, 20]
@@ -24,6 +24,13 @@ Environment variables (all optional; defaults in brackets):
   MCP_GATEWAY_MAX_BODY_BYTES             request body limit of /mcp and /tool-rag/*, HTTP 413 above [4194304]
   MCP_GATEWAY_MAX_RESULT_BYTES           upstream result limit [8388608]
   MCP_GATEWAY_SESSION_TTL                MCP session lifetime, seconds [86400]
+  MCP_GATEWAY_CONFIG_POLL                seconds between checks of keys.yaml and the registry for changes,
+                                         0 = only on SIGHUP [2]
+  MCP_GATEWAY_AUTH_FAILURE_BURST, MCP_GATEWAY_AUTH_FAILURE_RATE
+                                         failed authentications per client address before 429; refill
+                                         per second, burst 0 = no limit [30, 0.5]
+  MCP_GATEWAY_TRUST_FORWARDED_FOR        1: count failures under the last X-Forwarded-For entry (behind
+                                         your own reverse proxy only) [0]
   TOOL_RAG_MAX_PARALLEL                  run_tools concurrency cap [8]
   TOOL_RAG_DB, TOOL_RAG_INDEX_DIR        SQLite catalog; index folder [tool_registry.db, next to it]
   TOOL_RAG_STARTUP_REINDEX               full | incremental | off [full]

@@ -102,7 +102,7 @@ func TestUpstreamFaults(t *testing.T) {
 		within     time.Duration  // the client's deadline: the gateway must answer first
 	}{
 		{name: "crash on call", call: "crash__echo", args: map[string]any{"text": "x"},
-			want: []string{`upstream "crash"`, "server process exited (exit status 3) during the call", "crashing on tools/call"}, within: 20 * time.Second},
+			want: []string{`upstream "crash"`, "server process exited (exit status 3) during the call", "its stderr is in the gateway's log"}, within: 20 * time.Second},
 		{name: "hang past the timeout", call: "hang__echo", args: map[string]any{"text": "x"},
 			want: []string{`upstream "hang"`, "did not answer within 2s"}, within: 20 * time.Second},
 		{name: "garbage on stdout", call: "garbage__echo", args: map[string]any{"text": "x"},

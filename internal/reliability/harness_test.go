@@ -95,6 +95,9 @@ func gatewayEnv(dir string) map[string]string {
 		"TOOL_RAG_DB":                   filepath.Join(dir, "tools.db"),
 		"TOOL_RAG_HEALTHCHECK_INTERVAL": "0",
 		"MCP_GATEWAY_MAX_BODY_BYTES":    "65536",
+		// Many tests fail authentication on purpose from one address;
+		// TestAuthFailureLimit sets its own limit.
+		"MCP_GATEWAY_AUTH_FAILURE_BURST": "0",
 	}
 }
 

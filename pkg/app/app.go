@@ -119,6 +119,9 @@ type Options struct {
 	// metrics in the App's registry).
 	Limit   func(http.Handler) http.Handler
 	WrapMCP func(*metrics.Registry, http.Handler) http.Handler
+	// TrustForwardedFor takes the client address of the failed-auth limit
+	// from X-Forwarded-For (behind a trusted proxy only).
+	TrustForwardedFor bool
 	// SessionTimeout bounds one session-store call (0: the default).
 	SessionTimeout time.Duration
 	// MCPOptions are extra mcp-go transport options.
@@ -225,7 +228,7 @@ func (a *App) routes(con *console.Console) http.Handler {
 		res = &oauth.Resource{MCPPath: env.MCPPath}
 	}
 	authCfg := auth.Config{Keys: a.b.Keys, Disabled: env.WithoutAuth, Counters: &a.authC, OnRateLimited: a.Usage.RateLimitedRequest,
-		Tokens: res.Tokens(), Challenge: res.Challenge()}
+		Tokens: res.Tokens(), Challenge: res.Challenge(), FailureLimit: env.AuthFailureLimit(), TrustForwardedFor: a.o.TrustForwardedFor}
 	ids := session.NewIDManager(a.b.Sessions, env.SessionTTL)
 	if a.o.SessionTimeout > 0 {
 		ids.Timeout = a.o.SessionTimeout
@@ -233,7 +236,7 @@ func (a *App) routes(con *console.Console) http.Handler {
 	ids.OnError = a.b.SessionErrors
 	a.SessionIDs = ids
 	api := ragapi.New(ragapi.Config{Retriever: retrieval{a}, Tools: a.Catalog, Reindexer: a.b.Reindexer,
-		Metrics: a.Metrics, Health: a.details, MaxBodyBytes: env.MaxBodyBytes})
+		Metrics: a.Metrics, Health: a.details, ServerUp: a.serversUp, MaxBodyBytes: env.MaxBodyBytes})
 	mcp := a.MCP.Handler(gateway.HTTPOptions{
 		SessionIDs: ids, MaxBodyBytes: env.MaxBodyBytes, Options: a.o.MCPOptions,
 		Observe: newRequestMetrics(a.Metrics).observe,
@@ -360,4 +363,14 @@ func (a *App) countCatalog() {
 	tools, stale := a.MCP.CatalogCounts()
 	a.tools.Store(int64(tools))
 	a.stale.Store(int64(stale))
+}
+
+// serversUp reports each configured server and whether it is up (a
+// non-admin key's /tool-rag/health counts the ones it is granted).
+func (a *App) serversUp() map[string]bool {
+	out := map[string]bool{}
+	for _, id := range a.b.Upstreams.Servers() {
+		out[id] = a.b.Health.Up(id)
+	}
+	return out
 }

@@ -27,6 +27,7 @@ func (a *App) registerMetrics() {
 	})
 	m.CounterFunc("auth_failures_total", a.authC.Failures.Load)
 	m.CounterFunc("auth_rate_limited_total", a.authC.RateLimited.Load)
+	m.CounterFunc("auth_failures_throttled_total", a.authC.FailureThrottled.Load)
 	m.CounterFunc("auth_lookup_errors_total", a.authC.LookupErrors.Load)
 	m.CounterFunc("mcp_tool_calls_total", a.MCP.Metrics.Calls.Load)
 	m.CounterFunc("mcp_tool_call_errors_total", a.MCP.Metrics.CallErrors.Load)

@@ -27,6 +27,9 @@ var ErrUnknownKey = errors.New("unknown API key")
 // ErrDisabledKey is returned for a revoked key.
 var ErrDisabledKey = errors.New("API key is revoked")
 
+// ErrExpiredKey is returned for a key past its expires_at.
+var ErrExpiredKey = errors.New("API key has expired")
+
 // KeyLookup finds the key whose secret hashes to secretHash
 // ("sha256:<hex>"). It returns ErrUnknownKey (or an error wrapping it) when
 // there is none.
@@ -116,16 +119,20 @@ func PolicyFrom(ctx context.Context) (policy.Policy, bool) { return policy.FromC
 // covers every route it is used on (MCP and REST alike).
 type Counters struct {
 	Authenticated atomic.Int64
-	Failures      atomic.Int64 // missing, malformed, unknown or revoked key
+	Failures      atomic.Int64 // missing, malformed, unknown, revoked or expired key
 	RateLimited   atomic.Int64
 	LookupErrors  atomic.Int64 // key store unavailable
+	// FailureThrottled counts requests refused because their client
+	// address failed authentication too often (FailureLimit).
+	FailureThrottled atomic.Int64
 
 	limitOnce sync.Once
 	limits    *limiters
+	failures  *limiters // per client address
 }
 
 func (c *Counters) limiter() *limiters {
-	c.limitOnce.Do(func() { c.limits = newLimiters() })
+	c.limitOnce.Do(func() { c.limits, c.failures = newLimiters(), newLimiters() })
 	return c.limits
 }
 
@@ -141,6 +148,16 @@ type Config struct {
 	Counters    *Counters
 	// Realm is reported in WWW-Authenticate.
 	Realm string
+	// FailureLimit bounds failed authentications per client address
+	// (ClientAddr): after Burst failures, at most Rate per second; beyond
+	// it every request from that address is answered 429 with Retry-After
+	// before its key is even looked up, so keys cannot be guessed faster.
+	// Zero means no limit.
+	FailureLimit policy.RateLimit
+	// TrustForwardedFor takes the client address from the last
+	// X-Forwarded-For entry (see ClientAddr); set it only behind a reverse
+	// proxy that appends it.
+	TrustForwardedFor bool
 	// Tokens, when set, validates OAuth access tokens (pkg/oauth) before
 	// the API key lookup.
 	Tokens TokenValidator
@@ -161,21 +178,44 @@ func Middleware(cfg Config, next http.Handler) http.Handler {
 		cfg.Realm = "mcp-gateway"
 	}
 	limiter := cfg.Counters.limiter()
+	failures := cfg.Counters.failures
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if cfg.Disabled {
-			next.ServeHTTP(w, r.WithContext(policy.NewContext(r.Context(), policy.Unrestricted())))
+			next.ServeHTTP(w, r.WithContext(WithPrincipal(policy.NewContext(r.Context(), policy.Unrestricted()), AnonymousPrincipal)))
 			return
+		}
+		client := ClientAddr(r, cfg.TrustForwardedFor)
+		if wait := failures.peek(client, cfg.FailureLimit, time.Now()); wait > 0 {
+			cfg.Counters.FailureThrottled.Add(1)
+			w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(wait.Seconds()))))
+			writeError(w, http.StatusTooManyRequests, "too many failed authentication attempts from this address; retry later")
+			return
+		}
+		failed := func() {
+			cfg.Counters.Failures.Add(1)
+			failures.allow(client, cfg.FailureLimit, time.Now())
 		}
 		secret, ok := bearer(r.Header.Get("Authorization"))
 		if !ok {
-			cfg.Counters.Failures.Add(1)
+			failed()
 			unauthorized(w, cfg.Challenge.header(r, cfg.Realm, ""), orDefault(cfg.Challenge.NoCredentials, "missing or malformed Authorization header: use \"Authorization: Bearer <key>\""))
 			return
+		}
+		// tokenFailed answers a failed token validation; an invalid token
+		// counts as a failed authentication of the client address.
+		tokenFailed := func(err error) bool {
+			if !cfg.tokenFailure(w, r, err) {
+				return false
+			}
+			if !errors.Is(err, ErrTokenCheckUnavailable) && !errors.Is(err, ErrInsufficientScope) {
+				failures.allow(client, cfg.FailureLimit, time.Now())
+			}
+			return true
 		}
 		var key policy.Key
 		var err, notToken error
 		if cfg.Tokens != nil {
-			if key, err = cfg.Tokens.ValidateToken(r.Context(), secret); err != nil && cfg.tokenFailure(w, r, err) {
+			if key, err = cfg.Tokens.ValidateToken(r.Context(), secret); err != nil && tokenFailed(err) {
 				return
 			}
 			notToken = err
@@ -190,16 +230,19 @@ func Middleware(cfg Config, next http.Handler) http.Handler {
 				err = ErrUnknownKey
 			}
 			if opaque, ok := cfg.Tokens.(OpaqueTokenValidator); ok && errors.Is(err, ErrUnknownKey) {
-				if key, err = opaque.IntrospectToken(r.Context(), secret); err != nil && cfg.tokenFailure(w, r, err) {
+				if key, err = opaque.IntrospectToken(r.Context(), secret); err != nil && tokenFailed(err) {
 					return
 				}
 			}
 		}
+		if err == nil && key.Expired(time.Now()) {
+			err = ErrExpiredKey
+		}
 		if err != nil {
-			if errors.Is(err, ErrUnknownKey) || errors.Is(err, ErrDisabledKey) || errors.Is(err, ErrNotAccessToken) {
-				cfg.Counters.Failures.Add(1)
+			if errors.Is(err, ErrUnknownKey) || errors.Is(err, ErrDisabledKey) || errors.Is(err, ErrNotAccessToken) || errors.Is(err, ErrExpiredKey) {
+				failed()
 				msg := orDefault(cfg.Challenge.InvalidKey, "invalid API key")
-				if notToken != nil && !errors.Is(err, ErrDisabledKey) && notToken.Error() != ErrNotAccessToken.Error() {
+				if notToken != nil && !errors.Is(err, ErrDisabledKey) && !errors.Is(err, ErrExpiredKey) && notToken.Error() != ErrNotAccessToken.Error() {
 					msg += " (" + notToken.Error() + ")"
 				}
 				unauthorized(w, cfg.Challenge.header(r, cfg.Realm, "invalid_token"), msg)
@@ -224,7 +267,8 @@ func Middleware(cfg Config, next http.Handler) http.Handler {
 			return
 		}
 		cfg.Counters.Authenticated.Add(1)
-		next.ServeHTTP(w, r.WithContext(policy.NewContext(r.Context(), policy.For(key))))
+		ctx := WithPrincipal(policy.NewContext(r.Context(), policy.For(key)), KeyPrincipal(key))
+		next.ServeHTTP(w, r.WithContext(withTokens(ctx, limiter, key.ID, rl)))
 	})
 }
 
@@ -276,14 +320,14 @@ func (l *limiters) allow(keyID string, rl policy.RateLimit, now time.Time) (time
 	if rl.Rate <= 0 {
 		return 0, true
 	}
-	burst := float64(rl.Burst)
-	if burst < 1 {
-		burst = math.Max(1, rl.Rate)
-	}
+	burst := burstOf(rl)
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	b, ok := l.m[keyID]
 	if !ok {
+		if len(l.m) >= maxBuckets {
+			l.evictFull(now, rl)
+		}
 		b = &bucket{tokens: burst, last: now}
 		l.m[keyID] = b
 	}
@@ -294,4 +338,27 @@ func (l *limiters) allow(keyID string, rl policy.RateLimit, now time.Time) (time
 		return 0, true
 	}
 	return time.Duration((1 - b.tokens) / rl.Rate * float64(time.Second)), false
+}
+
+// maxBuckets bounds the buckets one limiter keeps (client addresses can
+// be many); full buckets are dropped first, as a new bucket starts full.
+const maxBuckets = 100000
+
+// evictFull drops the buckets that have refilled; the caller holds l.mu.
+func (l *limiters) evictFull(now time.Time, rl policy.RateLimit) {
+	for id, b := range l.m {
+		if b.tokens+now.Sub(b.last).Seconds()*rl.Rate >= burstOf(rl) {
+			delete(l.m, id)
+		}
+	}
+	if len(l.m) >= maxBuckets { // all busy: start over rather than grow
+		l.m = map[string]*bucket{}
+	}
+}
+
+func burstOf(rl policy.RateLimit) float64 {
+	if rl.Burst < 1 {
+		return math.Max(1, rl.Rate)
+	}
+	return float64(rl.Burst)
 }

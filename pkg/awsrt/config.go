@@ -13,6 +13,7 @@ package awsrt
 import (
 	"context"
 	"fmt"
+	"github.com/toolrag/mcp-gateway/internal/redact"
 	"io"
 	"log/slog"
 	"net/url"
@@ -304,6 +305,7 @@ func (c Config) withDefaults() (Config, error) {
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}
+	c.Logger = slog.New(redact.Handler(c.Logger.Handler())) // no credential or session id in any log line
 	if c.Now == nil {
 		c.Now = time.Now
 	}

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/toolrag/mcp-gateway/pkg/policy"
 )
 
 // Env is the process configuration read from environment variables.
@@ -19,7 +21,7 @@ type Env struct {
 	GeneratedPath string // MCP_GATEWAY_REGISTRY_GENERATED, default <config>/registry.generated.yaml
 	KeysPath      string // MCP_GATEWAY_KEYS, default <config>/keys.yaml
 	MCPPath       string // MCP_GATEWAY_MCP_PATH, default /mcp
-	Host          string // MCP_GATEWAY_HOST, default 0.0.0.0
+	Host          string // MCP_GATEWAY_HOST, default 127.0.0.1 (loopback only)
 	Port          int    // MCP_GATEWAY_PORT, default 8765
 
 	MaxParallel        int           // TOOL_RAG_MAX_PARALLEL, default 8
@@ -44,7 +46,11 @@ type Env struct {
 	MaxTools       int           // TOOL_RAG_MAX_TOOLS_PER_SERVER, default 2000
 	MaxToolPages   int           // TOOL_RAG_MAX_TOOL_PAGES (tools/list pages per server), default 100
 
-	ConsolePath string // TOOL_RAG_CONSOLE_PATH, default /console; "off" (or "") turns the console off
+	AuthFailureRate   float64       // MCP_GATEWAY_AUTH_FAILURE_RATE (failed authentications per second and client address, after the burst), default 0.5
+	AuthFailureBurst  int           // MCP_GATEWAY_AUTH_FAILURE_BURST, default 30; 0 turns the limit off
+	TrustForwardedFor bool          // MCP_GATEWAY_TRUST_FORWARDED_FOR: count failures under the last X-Forwarded-For entry, default false
+	ConfigPoll        time.Duration // MCP_GATEWAY_CONFIG_POLL (seconds): how often keys.yaml and registry.yaml are checked for changes, default 2, 0 = only on SIGHUP
+	ConsolePath       string        // TOOL_RAG_CONSOLE_PATH, default /console; "off" (or "") turns the console off
 }
 
 // FromEnv reads Env through getenv (os.Getenv in production).
@@ -53,7 +59,7 @@ func FromEnv(getenv func(string) string) (Env, error) {
 	e := Env{
 		ConfigDir:          p.str("MCP_GATEWAY_CONFIG_DIR", "./config"),
 		MCPPath:            p.str("MCP_GATEWAY_MCP_PATH", "/mcp"),
-		Host:               p.str("MCP_GATEWAY_HOST", "0.0.0.0"),
+		Host:               p.str("MCP_GATEWAY_HOST", "127.0.0.1"),
 		Port:               p.int("MCP_GATEWAY_PORT", 8765, 1, 65535),
 		MaxParallel:        p.int("TOOL_RAG_MAX_PARALLEL", 8, 1, 1024),
 		WithoutAuth:        p.bool("TOOL_RAG_WITHOUT_AUTH", false),
@@ -72,6 +78,10 @@ func FromEnv(getenv func(string) string) (Env, error) {
 		SessionTTL:         p.seconds("MCP_GATEWAY_SESSION_TTL", 86400),
 		SyncParallel:       p.int("TOOL_RAG_SYNC_PARALLEL", 16, 1, 1024),
 		SyncTimeout:        p.seconds("TOOL_RAG_SYNC_TIMEOUT", 30),
+		AuthFailureRate:    p.float("MCP_GATEWAY_AUTH_FAILURE_RATE", 0.5),
+		AuthFailureBurst:   p.int("MCP_GATEWAY_AUTH_FAILURE_BURST", 30, 0, 1<<30),
+		TrustForwardedFor:  p.bool("MCP_GATEWAY_TRUST_FORWARDED_FOR", false),
+		ConfigPoll:         p.seconds("MCP_GATEWAY_CONFIG_POLL", 2),
 		MaxTools:           p.int("TOOL_RAG_MAX_TOOLS_PER_SERVER", 2000, 1, 1<<20),
 		MaxToolPages:       p.int("TOOL_RAG_MAX_TOOL_PAGES", 100, 1, 1<<20),
 		ConsolePath:        p.str("TOOL_RAG_CONSOLE_PATH", "/console"),
@@ -143,6 +153,28 @@ func (p *parser) seconds(name string, def float64) time.Duration {
 		return time.Duration(def * float64(time.Second))
 	}
 	return time.Duration(f * float64(time.Second))
+}
+
+func (p *parser) float(name string, def float64) float64 {
+	v := strings.TrimSpace(p.getenv(name))
+	if v == "" {
+		return def
+	}
+	f, err := strconv.ParseFloat(v, 64)
+	if err != nil || f <= 0 {
+		p.errs = append(p.errs, fmt.Sprintf("%s=%q must be a positive number", name, v))
+		return def
+	}
+	return f
+}
+
+// AuthFailureLimit is the per-client-address limit on failed
+// authentications (zero when MCP_GATEWAY_AUTH_FAILURE_BURST is 0).
+func (e Env) AuthFailureLimit() policy.RateLimit {
+	if e.AuthFailureBurst <= 0 {
+		return policy.RateLimit{}
+	}
+	return policy.RateLimit{Rate: e.AuthFailureRate, Burst: e.AuthFailureBurst}
 }
 
 func (p *parser) bool(name string, def bool) bool {

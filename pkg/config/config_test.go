@@ -17,9 +17,12 @@ func TestFromEnvDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if e.Port != 8765 || e.Host != "0.0.0.0" || e.MCPPath != "/mcp" || e.MaxParallel != 8 ||
+	// The gateway listens on loopback only unless MCP_GATEWAY_HOST says
+	// otherwise (issue #11).
+	if e.Port != 8765 || e.Host != "127.0.0.1" || e.MCPPath != "/mcp" || e.MaxParallel != 8 ||
 		e.RegistryPath != filepath.Join("config", "registry.yaml") || e.StartupReindex != "full" ||
-		e.HealthInterval != 30*time.Second || e.ShortlistDescChars != 300 || e.DBPath != "tool_registry.db" {
+		e.HealthInterval != 30*time.Second || e.ShortlistDescChars != 300 || e.DBPath != "tool_registry.db" ||
+		e.AuthFailureLimit().Burst != 30 || e.AuthFailureLimit().Rate != 0.5 || e.TrustForwardedFor || e.ConfigPoll != 2*time.Second {
 		t.Fatalf("defaults: %+v", e)
 	}
 }
@@ -221,6 +224,25 @@ func FuzzParseRegistry(f *testing.F) {
 			}
 		}
 	})
+}
+
+func TestParseKeysExpiresAt(t *testing.T) {
+	doc := "keys:\n  - id: a\n    secret: s1\n    expires_at: 2027-01-31\n  - id: b\n    secret: s2\n    expires_at: \"2027-02-01T18:30:00+01:00\"\n  - id: c\n    secret: s3\n"
+	keys, err := ParseKeys("k.yaml", []byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !keys[0].ExpiresAt.Equal(time.Date(2027, 1, 31, 0, 0, 0, 0, time.UTC)) ||
+		!keys[1].ExpiresAt.Equal(time.Date(2027, 2, 1, 17, 30, 0, 0, time.UTC)) || !keys[2].ExpiresAt.IsZero() {
+		t.Fatalf("expires_at: %v, %v, %v", keys[0].ExpiresAt, keys[1].ExpiresAt, keys[2].ExpiresAt)
+	}
+	if !keys[0].Expired(time.Date(2027, 1, 31, 0, 0, 0, 0, time.UTC)) || keys[0].Expired(time.Date(2027, 1, 30, 23, 59, 0, 0, time.UTC)) || keys[2].Expired(time.Now()) {
+		t.Fatal("Expired disagrees with expires_at")
+	}
+	_, err = ParseKeys("k.yaml", []byte("keys:\n  - id: a\n    secret: s1\n    expires_at: next tuesday\n"))
+	if err == nil || !strings.Contains(err.Error(), "k.yaml:2") || !strings.Contains(err.Error(), "expires_at") || !strings.Contains(err.Error(), "RFC 3339") {
+		t.Fatalf("bad expires_at: %v", err)
+	}
 }
 
 // TestExampleKeys: config/keys.example.yaml (what `make run` copies) parses

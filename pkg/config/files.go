@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"sort"
+	"time"
 
 	"gopkg.in/yaml.v3"
 
@@ -119,9 +120,10 @@ type keyEntry struct {
 	Servers    map[string]policy.Rule `yaml:"servers"`
 	RateLimit  policy.RateLimit       `yaml:"rate_limit"`
 	Disabled   bool                   `yaml:"disabled"`
+	ExpiresAt  string                 `yaml:"expires_at"`
 }
 
-var keyFields = map[string]bool{"id": true, "secret": true, "secret_hash": true, "admin": true, "servers": true, "rate_limit": true, "disabled": true}
+var keyFields = map[string]bool{"id": true, "secret": true, "secret_hash": true, "admin": true, "servers": true, "rate_limit": true, "disabled": true, "expires_at": true}
 var ruleFields = map[string]bool{"tool_prefixes": true, "uri_prefixes": true, "prompt_prefixes": true}
 
 // LoadKeys reads keys.yaml. Plain secrets are hashed on load and never kept.
@@ -166,7 +168,7 @@ func ParseKeys(name string, data []byte) ([]policy.Key, error) {
 		}
 		for j := 0; j+1 < len(n.Content); j += 2 {
 			if f := n.Content[j].Value; !keyFields[f] {
-				return nil, fmt.Errorf("%s: unknown field %q (known: id, secret, secret_hash, admin, servers, rate_limit, disabled)", where, f)
+				return nil, fmt.Errorf("%s: unknown field %q (known: id, secret, secret_hash, admin, servers, rate_limit, disabled, expires_at)", where, f)
 			}
 		}
 		if srv := mapValue(n, "servers"); srv != nil && srv.Kind == yaml.MappingNode {
@@ -221,10 +223,31 @@ func ParseKeys(name string, data []byte) ([]policy.Key, error) {
 		if e.RateLimit.Rate < 0 || e.RateLimit.Burst < 0 {
 			return nil, fmt.Errorf("%s: rate_limit values must not be negative", where)
 		}
-		keys = append(keys, policy.Key{ID: e.ID, SecretHash: hash, Admin: e.Admin, Servers: e.Servers, RateLimit: e.RateLimit, Disabled: e.Disabled})
+		var expires time.Time
+		if e.ExpiresAt != "" {
+			t, err := parseExpiry(e.ExpiresAt)
+			if err != nil {
+				return nil, fmt.Errorf("%s: expires_at: %w", where, err)
+			}
+			expires = t
+		}
+		keys = append(keys, policy.Key{ID: e.ID, SecretHash: hash, Admin: e.Admin, Servers: e.Servers, RateLimit: e.RateLimit, Disabled: e.Disabled, ExpiresAt: expires})
 	}
 	sort.Slice(keys, func(i, j int) bool { return keys[i].ID < keys[j].ID })
 	return keys, nil
+}
+
+// parseExpiry reads an expires_at: an RFC 3339 time
+// ("2027-01-31T18:00:00Z") or a date ("2027-01-31", the start of that day
+// in UTC).
+func parseExpiry(v string) (time.Time, error) {
+	if t, err := time.Parse(time.RFC3339, v); err == nil {
+		return t, nil
+	}
+	if t, err := time.Parse("2006-01-02", v); err == nil {
+		return t, nil
+	}
+	return time.Time{}, fmt.Errorf("%q is not a time: use RFC 3339 (2027-01-31T18:00:00Z) or a date (2027-01-31)", v)
 }
 
 // normalizeRuleNode checks one server rule of a key and rewrites it to

@@ -4,6 +4,8 @@ import (
 	"io"
 	"log/slog"
 	"strings"
+
+	"github.com/toolrag/mcp-gateway/internal/redact"
 )
 
 // NewLogger returns the process logger. The level is TOOLRAG_LOG_LEVEL,
@@ -18,10 +20,12 @@ func NewLogger(getenv func(string) string, w io.Writer) *slog.Logger {
 	if format == "" {
 		format = getenv("AWS_LAMBDA_LOG_FORMAT")
 	}
+	// Every line goes through redact.Handler: no credential in a URL, no
+	// token-like value and no session id is written, whoever logs it.
 	if strings.EqualFold(format, "json") {
-		return slog.New(slog.NewJSONHandler(w, opts))
+		return slog.New(redact.Handler(slog.NewJSONHandler(w, opts)))
 	}
-	return slog.New(slog.NewTextHandler(w, opts))
+	return slog.New(redact.Handler(slog.NewTextHandler(w, opts)))
 }
 
 func logLevel(getenv func(string) string) slog.Level {

@@ -27,6 +27,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/toolrag/mcp-gateway/internal/redact"
 	"github.com/toolrag/mcp-gateway/pkg/catalog"
 	"github.com/toolrag/mcp-gateway/pkg/policy"
 	"github.com/toolrag/mcp-gateway/pkg/retrieve"
@@ -261,6 +262,7 @@ func (c *Console) servers(w http.ResponseWriter, r *http.Request) {
 	counts := map[string]int{}
 	for i := range list {
 		s := &list[i]
+		s.Reason = redact.Text(s.Reason) // an upstream's error text: no credentials, even for admins
 		counts[s.Status]++
 		if st, ok := stats[s.ID]; ok {
 			s.Calls, s.Errors, s.ErrorRate, s.P50ms, s.P99ms = st.Calls, st.Errors, st.ErrorRate, st.P50ms, st.P99ms

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/toolrag/mcp-gateway/pkg/auth"
 	"github.com/toolrag/mcp-gateway/pkg/policy"
 	"github.com/toolrag/mcp-gateway/pkg/session"
 )
@@ -61,7 +62,10 @@ func SeedEventFixtures(ctx context.Context, keys *KeyStore, reg *RegistryStore, 
 	if err := sessions.Delete(ctx, EventsSessionID); err != nil {
 		return "", err
 	}
-	if err := sessions.Create(ctx, EventsSessionID, EventsSessionTTL); err != nil {
+	// The sample events' session belongs to their key: a session answers
+	// only the principal that opened it.
+	owner := auth.KeyPrincipal(policy.Key{ID: EventsKeyID, SecretHash: policy.HashSecret(EventsKeySecret)})
+	if err := sessions.Create(ctx, EventsSessionID, owner, EventsSessionTTL); err != nil {
 		return "", err
 	}
 	if !session.ValidID(EventsSessionID) {

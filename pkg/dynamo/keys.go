@@ -64,7 +64,7 @@ func encodeKey(k policy.Key) (item, error) {
 	if err != nil {
 		return nil, fmt.Errorf("encode rate limit of key %q: %w", k.ID, err)
 	}
-	return item{
+	it := item{
 		attrSecretHash: avS(k.SecretHash),
 		attrKeyID:      avS(k.ID),
 		"admin":        avBool(k.Admin),
@@ -72,7 +72,11 @@ func encodeKey(k policy.Key) (item, error) {
 		"rate_limit":   rl,
 		"disabled":     avBool(k.Disabled),
 		"created_at":   avS(formatTime(k.CreatedAt)),
-	}, nil
+	}
+	if !k.ExpiresAt.IsZero() {
+		it["key_expires_at"] = avS(formatTime(k.ExpiresAt))
+	}
+	return it, nil
 }
 
 func decodeKey(it item) (policy.Key, error) {
@@ -82,6 +86,7 @@ func decodeKey(it item) (policy.Key, error) {
 		Admin:      getBool(it, "admin"),
 		Disabled:   getBool(it, "disabled"),
 		CreatedAt:  parseTime(getS(it, "created_at")),
+		ExpiresAt:  parseTime(getS(it, "key_expires_at")),
 	}
 	if v, ok := it["servers"]; ok {
 		if err := attributevalue.Unmarshal(v, &k.Servers); err != nil {

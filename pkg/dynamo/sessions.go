@@ -27,6 +27,9 @@ type SessionStore struct {
 
 var _ session.Store = (*SessionStore)(nil)
 
+// attrPrincipal holds the principal that created a session.
+const attrPrincipal = "principal"
+
 // NewSessionStore returns a session store on the sessions table.
 func NewSessionStore(client *dynamodb.Client, table string) *SessionStore {
 	return &SessionStore{Now: time.Now, client: client, table: table}
@@ -45,29 +48,33 @@ func ttlSeconds(ttl time.Duration) int64 {
 }
 
 // Create implements session.Store.
-func (s *SessionStore) Create(ctx context.Context, id string, ttl time.Duration) error {
+func (s *SessionStore) Create(ctx context.Context, id, principal string, ttl time.Duration) error {
 	if err := session.CheckCreate(id, ttl); err != nil {
 		return err
 	}
 	now := s.now()
 	ttlS := ttlSeconds(ttl)
+	it := item{
+		attrSessionID: avS(id),
+		attrExpiresAt: avN(now + ttlS),
+		"ttl_seconds": avN(ttlS),
+		"created_at":  avN(now),
+	}
+	if principal != "" {
+		it[attrPrincipal] = avS(principal)
+	}
 	_, err := s.client.PutItem(ctx, &dynamodb.PutItemInput{
 		TableName: aws.String(s.table),
-		Item: item{
-			attrSessionID: avS(id),
-			attrExpiresAt: avN(now + ttlS),
-			"ttl_seconds": avN(ttlS),
-			"created_at":  avN(now),
-		},
+		Item:      it,
 		// A live session is never overwritten; an expired leftover is.
 		ConditionExpression:       aws.String("attribute_not_exists(session_id) OR expires_at <= :now"),
 		ExpressionAttributeValues: item{":now": avN(now)},
 	})
 	if isConditionFailed(err) {
-		return fmt.Errorf("session %q already exists", id)
+		return fmt.Errorf("session %s already exists", session.Ref(id))
 	}
 	if err != nil {
-		return fmt.Errorf("create session %q: %w", id, err)
+		return fmt.Errorf("create session %s: %w", session.Ref(id), err)
 	}
 	return nil
 }
@@ -79,7 +86,7 @@ func (s *SessionStore) get(ctx context.Context, id string) (item, error) {
 	out, err := s.client.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(s.table),
 		Key: item{attrSessionID: avS(id)}, ConsistentRead: aws.Bool(true)})
 	if err != nil {
-		return nil, fmt.Errorf("read session %q: %w", id, err)
+		return nil, fmt.Errorf("read session %s: %w", session.Ref(id), err)
 	}
 	if out.Item == nil || getN(out.Item, attrExpiresAt) <= s.now() {
 		return nil, nil
@@ -93,6 +100,17 @@ func (s *SessionStore) Exists(ctx context.Context, id string) (bool, error) {
 	return it != nil, err
 }
 
+// Owner implements session.Store: the principal recorded by Create (an
+// item written before sessions had owners has none, and matches only the
+// empty principal).
+func (s *SessionStore) Owner(ctx context.Context, id string) (string, bool, error) {
+	it, err := s.get(ctx, id)
+	if err != nil || it == nil {
+		return "", false, err
+	}
+	return getS(it, attrPrincipal), true, nil
+}
+
 // Delete implements session.Store.
 func (s *SessionStore) Delete(ctx context.Context, id string) error {
 	if id == "" {
@@ -100,7 +118,7 @@ func (s *SessionStore) Delete(ctx context.Context, id string) error {
 	}
 	_, err := s.client.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(s.table), Key: item{attrSessionID: avS(id)}})
 	if err != nil {
-		return fmt.Errorf("delete session %q: %w", id, err)
+		return fmt.Errorf("delete session %s: %w", session.Ref(id), err)
 	}
 	return nil
 }
@@ -109,7 +127,7 @@ func (s *SessionStore) Delete(ctx context.Context, id string) error {
 // a string set is atomic, so concurrent calls lose nothing.
 func (s *SessionStore) AddTools(ctx context.Context, id string, toolIDs []string) error {
 	if id == "" {
-		return fmt.Errorf("session %q: %w", id, session.ErrNotFound)
+		return fmt.Errorf("session %s: %w", session.Ref(id), session.ErrNotFound)
 	}
 	set := map[string]bool{}
 	var ids []string
@@ -134,10 +152,10 @@ func (s *SessionStore) AddTools(ctx context.Context, id string, toolIDs []string
 		ExpressionAttributeValues: vals,
 	})
 	if isConditionFailed(err) {
-		return fmt.Errorf("session %q: %w", id, session.ErrNotFound)
+		return fmt.Errorf("session %s: %w", session.Ref(id), session.ErrNotFound)
 	}
 	if err != nil {
-		return fmt.Errorf("add tools to session %q: %w", id, err)
+		return fmt.Errorf("add tools to session %s: %w", session.Ref(id), err)
 	}
 	return nil
 }

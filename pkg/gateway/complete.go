@@ -57,7 +57,7 @@ func (c completions) forward(ctx context.Context, srv string, ref any, arg mcp.C
 	req.Params.Ref, req.Params.Argument, req.Params.Context = ref, arg, cctx
 	res, err := up.Complete(ctx, srv, req)
 	if err != nil {
-		return nil, err
+		return nil, c.g.callerError(ctx, srv, err)
 	}
 	return &res.Completion, nil
 }

@@ -47,14 +47,19 @@ func queriesArg(args map[string]any, maxChars int) (queries []string, grouped bo
 	}
 	var out []string
 	seen := map[string]bool{}
-	for _, q := range queries {
+	for i, q := range queries {
 		key := strings.ToLower(strings.Join(strings.Fields(q), " "))
 		if seen[key] {
 			continue
 		}
 		seen[key] = true
 		if n := utf8.RuneCountInString(q); n > maxChars {
-			return nil, false, fmt.Errorf("query %q is %d characters; the limit is %d", truncate(q, 40), n, maxChars)
+			// The query itself is not repeated back (it may be long, or
+			// hold what the caller should not see again in a log).
+			if len(queries) == 1 {
+				return nil, false, fmt.Errorf("query is %d characters; the limit is %d", n, maxChars)
+			}
+			return nil, false, fmt.Errorf("query %d of %d is %d characters; the limit is %d", i+1, len(queries), n, maxChars)
 		}
 		out = append(out, q)
 	}

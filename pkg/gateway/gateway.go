@@ -21,6 +21,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/toolrag/mcp-gateway/internal/redact"
 	"github.com/toolrag/mcp-gateway/pkg/catalog"
 	"github.com/toolrag/mcp-gateway/pkg/ident"
 	"github.com/toolrag/mcp-gateway/pkg/policy"
@@ -225,6 +226,9 @@ func New(cfg Config) (*Gateway, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
+	// No log line of the gateway (or of mcp-go, which logs through it)
+	// carries a session id or a credential in a URL.
+	cfg.Logger = slog.New(redact.Handler(cfg.Logger.Handler()))
 	g := &Gateway{cfg: cfg, log: cfg.Logger, surface: map[string]serverSurface{}}
 	g.tools.Store(&toolSet{byID: map[string]catalog.Tool{}, byName: map[string]string{}, exposed: map[string]string{}})
 	g.surfNames.Store(&surfaceNames{prompts: map[string]origin{}, resources: map[string]origin{}, exposedTemplates: map[string]origin{}})

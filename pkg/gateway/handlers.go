@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
+	"net/http"
 	"strings"
 	"sync"
 	"time"
@@ -15,6 +17,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 	"github.com/yosida95/uritemplate/v3"
 
+	"github.com/toolrag/mcp-gateway/pkg/auth"
 	"github.com/toolrag/mcp-gateway/pkg/catalog"
 	"github.com/toolrag/mcp-gateway/pkg/ident"
 	"github.com/toolrag/mcp-gateway/pkg/policy"
@@ -268,7 +271,7 @@ func (g *Gateway) call(ctx context.Context, callName string, args map[string]any
 	if err != nil {
 		g.Metrics.CallErrors.Add(1)
 		g.logCall(ctx, pol.KeyID, id, "upstream_error", start, err)
-		return mcp.NewToolResultErrorf("%s failed: %v", callName, err)
+		return mcp.NewToolResultErrorf("%s failed: %v", callName, publicError(err))
 	}
 	if res == nil {
 		g.logCall(ctx, pol.KeyID, id, "upstream_error", start, errors.New("the upstream returned no result"))
@@ -329,6 +332,8 @@ type runResult struct {
 	OK       bool                `json:"ok"`
 	Result   *mcp.CallToolResult `json:"result,omitempty"`
 	Error    string              `json:"error,omitempty"`
+	// Status is 429 for a call refused by the key's rate limit.
+	Status int `json:"status,omitempty"`
 }
 
 func (g *Gateway) handleRunMany(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -356,6 +361,10 @@ func (g *Gateway) handleRunMany(ctx context.Context, req mcp.CallToolRequest) (*
 		}
 		conc = min(conc, int(n))
 	}
+	// Each call of a batch costs one rate-limit token of the key; the
+	// request itself paid for the first. Calls beyond the tokens left are
+	// refused one by one (429), not run.
+	allowed, wait := auth.TakeTokens(ctx, len(calls)-1)
 	results := make([]runResult, len(calls))
 	sem := make(chan struct{}, conc)
 	rctx := g.withRelay(ctx)
@@ -366,6 +375,11 @@ func (g *Gateway) handleRunMany(ctx context.Context, req mcp.CallToolRequest) (*
 			id = fmt.Sprint(i)
 		}
 		results[i] = runResult{ID: id, CallName: c.CallName}
+		if i > allowed {
+			results[i].Status = http.StatusTooManyRequests
+			results[i].Error = fmt.Sprintf("rate limit exceeded: each call of a run_tools batch costs one of the key's rate-limit tokens, and this one is beyond those left; retry in %ds", int(math.Ceil(wait.Seconds())))
+			continue
+		}
 		if c.CallName == "" || isMeta(c.CallName) {
 			results[i].Error = "call_name must name a catalog tool from find_tools"
 			continue
@@ -607,7 +621,7 @@ func (g *Gateway) promptHandler(srv, name string) server.PromptHandlerFunc {
 		}
 		res, err := g.cfg.Upstreams.GetPrompt(g.withRelay(ctx), srv, name, req.Params.Arguments)
 		if err != nil {
-			return nil, fmt.Errorf("prompt %s: %w", req.Params.Name, err)
+			return nil, fmt.Errorf("prompt %s: %w", req.Params.Name, g.callerError(ctx, srv, err))
 		}
 		return res, nil
 	}
@@ -622,7 +636,7 @@ func (g *Gateway) resourceHandler() server.ResourceHandlerFunc {
 		}
 		res, err := g.cfg.Upstreams.ReadResource(g.withRelay(ctx), srv, orig)
 		if err != nil {
-			return nil, fmt.Errorf("read %s: %w", req.Params.URI, err)
+			return nil, fmt.Errorf("read %s: %w", req.Params.URI, g.callerError(ctx, srv, err))
 		}
 		if !strings.HasPrefix(req.Params.URI, "gateway://") {
 			return res.Contents, nil // an unprefixed server's URIs are exposed as they are

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -12,15 +13,24 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/toolrag/mcp-gateway/pkg/auth"
 	"github.com/toolrag/mcp-gateway/pkg/httpserve"
+	"github.com/toolrag/mcp-gateway/pkg/session"
 )
+
+// SessionIDs issues and validates legacy-protocol session ids for one
+// principal at a time (pkg/session.IDManager): a session answers only the
+// principal (API key, OAuth subject) that opened it.
+type SessionIDs interface {
+	For(principal string) server.SessionIdManager
+}
 
 // HTTPOptions configures the Streamable HTTP endpoint.
 type HTTPOptions struct {
 	// SessionIDs issues and validates legacy-protocol session ids; use a
 	// store-backed manager so any instance can continue a session. Nil
-	// keeps mcp-go's default (stateless, format-checked ids).
-	SessionIDs server.SessionIdManager
+	// keeps sessions in this process's memory.
+	SessionIDs SessionIDs
 	// MaxBodyBytes rejects larger POST bodies with HTTP 413. Default 4 MiB.
 	MaxBodyBytes int64
 	// MaxJSONDepth rejects more deeply nested JSON with HTTP 400. Default 64.
@@ -42,12 +52,16 @@ func (g *Gateway) Handler(o HTTPOptions) http.Handler {
 		o.MaxJSONDepth = 64
 	}
 	// relayEvents first, so that an event store in o.Options replaces it.
-	opts := append([]server.StreamableHTTPOption{server.WithEventStore(relayEvents{})}, o.Options...)
-	if o.SessionIDs != nil {
-		opts = append(opts, server.WithSessionIdManager(o.SessionIDs))
+	opts := append([]server.StreamableHTTPOption{server.WithEventStore(relayEvents{}), server.WithStreamableHTTPLogger(g.log)}, o.Options...)
+	if o.SessionIDs == nil {
+		o.SessionIDs = session.NewIDManager(session.NewMemory(), 0)
 	}
+	opts = append(opts, server.WithSessionIdManagerResolver(sessionResolver{o.SessionIDs}))
 	mcpHandler := server.NewStreamableHTTPServer(g.srv, opts...)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !ownSession(w, r, o.SessionIDs) {
+			return
+		}
 		if !g.waitInitialized(r) {
 			return // the client went away
 		}
@@ -106,6 +120,59 @@ func (g *Gateway) Handler(o HTTPOptions) http.Handler {
 			o.Observe(m, time.Since(start))
 		}
 	})
+}
+
+// sessionResolver hands mcp-go the session id manager of the request's
+// principal, so that a POST naming another principal's session (a call,
+// a sampling response) is answered 404 like an unknown session.
+type sessionResolver struct{ ids SessionIDs }
+
+func (s sessionResolver) ResolveSessionIdManager(r *http.Request) server.SessionIdManager {
+	if r == nil {
+		// mcp-go's idle sweeper: it drops this instance's transport state
+		// of a session idle here, which must not end the session itself.
+		return keepSessions{}
+	}
+	return s.ids.For(principalOf(r.Context()))
+}
+
+// keepSessions validates nothing and terminates nothing.
+type keepSessions struct{}
+
+func (keepSessions) Generate() string               { return "" }
+func (keepSessions) Validate(string) (bool, error)  { return false, errors.New("no principal") }
+func (keepSessions) Terminate(string) (bool, error) { return false, nil }
+
+// principalOf is the authenticated principal of a request; requests
+// without one (no auth middleware) share the empty principal.
+func principalOf(ctx context.Context) string {
+	p, _ := auth.PrincipalFrom(ctx)
+	return p
+}
+
+// ownSession answers a GET or DELETE that names a session the caller's
+// principal does not own (or that does not exist) with 404, exactly as
+// mcp-go answers an unknown session on POST, and reports whether the
+// request may go on. mcp-go does not validate the session of a GET (it
+// would open a stream on any id, and receive that session's sampling
+// requests), and answers a failed DELETE with 500. A POST is checked by
+// mcp-go itself through sessionResolver.
+func ownSession(w http.ResponseWriter, r *http.Request, ids SessionIDs) bool {
+	if r.Method != http.MethodGet && r.Method != http.MethodDelete {
+		return true
+	}
+	sid := r.Header.Get(server.HeaderKeySessionID)
+	if sid == "" {
+		return true
+	}
+	if _, err := ids.For(principalOf(r.Context())).Validate(sid); err != nil {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		w.Header().Set("X-Content-Type-Options", "nosniff")
+		w.WriteHeader(http.StatusNotFound)
+		_, _ = io.WriteString(w, "Invalid session ID\n")
+		return false
+	}
+	return true
 }
 
 // waitInitialized holds a request of a session whose initialize is still

@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/santhosh-tekuri/jsonschema/v6/kind"
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
 
@@ -131,7 +132,7 @@ func flattenValidation(err error) string {
 	walk = func(e *jsonschema.ValidationError) {
 		if len(e.Causes) == 0 {
 			loc := "/" + strings.Join(e.InstanceLocation, "/")
-			lines = append(lines, fmt.Sprintf("at %s: %s", loc, e.ErrorKind.LocalizedString(printer)))
+			lines = append(lines, fmt.Sprintf("at %s: %s", loc, ruleMessage(e.ErrorKind)))
 			return
 		}
 		for _, c := range e.Causes {
@@ -143,4 +144,47 @@ func flattenValidation(err error) string {
 		lines = append(lines[:5], fmt.Sprintf("and %d more", len(lines)-5))
 	}
 	return strings.Join(lines, "; ")
+}
+
+// ruleMessage says which rule of the schema an argument broke, never the
+// argument's value: the message goes back to the caller and into the audit
+// log, and a value may be a secret (a token that fails its pattern). The
+// schema's own constraints (pattern, bounds, allowed values) are public.
+func ruleMessage(k jsonschema.ErrorKind) string {
+	switch k := k.(type) {
+	case *kind.Pattern:
+		return fmt.Sprintf("does not match the pattern %q", k.Want)
+	case *kind.Format:
+		return fmt.Sprintf("is not a valid %s", k.Want)
+	case *kind.MinLength:
+		return fmt.Sprintf("is shorter than minLength %d", k.Want)
+	case *kind.MaxLength:
+		return fmt.Sprintf("is longer than maxLength %d", k.Want)
+	case *kind.MinItems:
+		return fmt.Sprintf("has fewer items than minItems %d", k.Want)
+	case *kind.MaxItems:
+		return fmt.Sprintf("has more items than maxItems %d", k.Want)
+	case *kind.MinProperties:
+		return fmt.Sprintf("has fewer properties than minProperties %d", k.Want)
+	case *kind.MaxProperties:
+		return fmt.Sprintf("has more properties than maxProperties %d", k.Want)
+	case *kind.Minimum:
+		return fmt.Sprintf("is less than minimum %s", k.Want.RatString())
+	case *kind.Maximum:
+		return fmt.Sprintf("is greater than maximum %s", k.Want.RatString())
+	case *kind.ExclusiveMinimum:
+		return fmt.Sprintf("is not greater than exclusiveMinimum %s", k.Want.RatString())
+	case *kind.ExclusiveMaximum:
+		return fmt.Sprintf("is not less than exclusiveMaximum %s", k.Want.RatString())
+	case *kind.MultipleOf:
+		return fmt.Sprintf("is not a multiple of %s", k.Want.RatString())
+	case *kind.Type, *kind.Enum, *kind.Const, *kind.Required, *kind.AdditionalProperties,
+		*kind.UniqueItems, *kind.FalseSchema, *kind.DependentRequired, *kind.Dependency,
+		*kind.MinContains, *kind.MaxContains, *kind.AdditionalItems, *kind.Not:
+		return k.LocalizedString(printer) // these name types, property names, indices or the schema's values only
+	}
+	if path := k.KeywordPath(); len(path) > 0 {
+		return fmt.Sprintf("fails the %s rule", strings.Join(path, "/"))
+	}
+	return "does not match the schema"
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/toolrag/mcp-gateway/pkg/ident"
 	"github.com/toolrag/mcp-gateway/pkg/policy"
+	"github.com/toolrag/mcp-gateway/pkg/session"
 	"github.com/toolrag/mcp-gateway/pkg/upstream"
 )
 
@@ -76,7 +77,7 @@ func (g *Gateway) subscribeHook(ctx context.Context, _ any, message any) error {
 	key := origin{srv, orig}
 	if subscribe {
 		if err := up.Subscribe(ctx, srv, orig); err != nil {
-			return fmt.Errorf("subscribe to %s: %w", uri, err)
+			return fmt.Errorf("subscribe to %s: %w", uri, g.callerError(ctx, srv, err))
 		}
 		g.subs.mu.Lock()
 		if g.subs.subs == nil {
@@ -160,7 +161,7 @@ func (g *Gateway) resourceUpdated(srv, uri string) {
 	for sid, exposed := range targets {
 		err := g.srv.SendNotificationToSpecificClient(sid, mcp.MethodNotificationResourceUpdated, map[string]any{"uri": exposed})
 		if err != nil {
-			g.log.Debug("resource update not delivered", "session", sid, "error", err)
+			g.log.Debug("resource update not delivered", "session", session.Ref(sid), "error", err)
 		}
 	}
 }

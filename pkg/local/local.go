@@ -6,8 +6,10 @@ package local
 
 import (
 	"context"
+
 	"errors"
 	"fmt"
+	"github.com/toolrag/mcp-gateway/internal/redact"
 	"log/slog"
 	"net"
 	"os"
@@ -45,6 +47,12 @@ type Gateway struct {
 
 	syncMu   sync.Mutex
 	lastSync atomic.Pointer[syncer.Report]
+	// configuration reloads (reload.go)
+	keySet       *auth.KeySet
+	reloadedKeys atomic.Pointer[[]policy.Key] // the keys of the last reload, for the console
+	getenv       func(string) string
+	cfgMu        sync.Mutex
+	cfgFiles     configFiles
 }
 
 // Options tunes New beyond the environment.
@@ -68,6 +76,7 @@ func New(ctx context.Context, o Options) (*Gateway, error) {
 	if log == nil {
 		log = slog.Default()
 	}
+	log = slog.New(redact.Handler(log.Handler())) // no credential or session id in any log line
 	env, err := config.FromEnv(o.Getenv)
 	if err != nil {
 		return nil, err
@@ -77,6 +86,7 @@ func New(ctx context.Context, o Options) (*Gateway, error) {
 		return nil, err
 	}
 	var keys auth.KeyLookup
+	var keySet *auth.KeySet
 	var keyList []policy.Key
 	if !env.WithoutAuth {
 		list, err := config.LoadKeys(env.KeysPath)
@@ -86,13 +96,15 @@ func New(ctx context.Context, o Options) (*Gateway, error) {
 		if err := config.CheckKeyGrants(env.KeysPath, list, servers, log); err != nil {
 			return nil, err
 		}
-		keys, keyList = auth.NewStaticKeys(list), list
+		keySet = auth.NewKeySet(list) // replaced when keys.yaml changes (WatchConfig)
+		keys, keyList = keySet, list
 	}
 	resource, err := oauthResource(ctx, env, o.Getenv, keyList, log)
 	if err != nil {
 		return nil, err
 	}
-	g := &Gateway{Env: env, log: log, Health: health.NewTracker()}
+	g := &Gateway{Env: env, log: log, Health: health.NewTracker(), keySet: keySet, getenv: o.Getenv}
+	g.snapshotConfig()
 	g.Upstreams = upstream.NewManager(env.UpstreamOptions(log))
 	g.Upstreams.SetServers(servers)
 	if dir := filepath.Dir(env.DBPath); dir != "." {
@@ -106,8 +118,13 @@ func New(ctx context.Context, o Options) (*Gateway, error) {
 	b := app.Backend{Runtime: "local", Catalog: g.Store, Keys: keys, OAuth: resource, Sessions: session.NewMemory(),
 		Index: indexpub.NewDirBucket(env.IndexDir), Upstreams: g.Upstreams, Health: g.Health,
 		Embedder: o.Embedder, Reindexer: reindexer{g}, Details: g.details,
-		KeyList: func(context.Context) ([]policy.Key, error) { return keyList, nil },
-		Sync:    func(ctx context.Context) (any, error) { return g.Sync(ctx, indexer.ModeIncremental) }}
+		KeyList: func(context.Context) ([]policy.Key, error) {
+			if k := g.reloadedKeys.Load(); k != nil { // keys.yaml changed since start
+				return *k, nil
+			}
+			return keyList, nil
+		},
+		Sync: func(ctx context.Context) (any, error) { return g.Sync(ctx, indexer.ModeIncremental) }}
 	if b.Embedder == nil {
 		ecfg, err := embed.ConfigFromEnv(o.Getenv)
 		if err != nil {
@@ -134,7 +151,7 @@ func New(ctx context.Context, o Options) (*Gateway, error) {
 		}
 	}
 	g.App, err = app.New(b, app.Options{Env: env, Unprefixed: unprefixed, WhileLoading: app.ServeWhileLoading,
-		StartupWait: o.StartupWait, ConsolePoll: min(max(env.HealthInterval, 2*time.Second), 30*time.Second), Logger: log})
+		StartupWait: o.StartupWait, TrustForwardedFor: env.TrustForwardedFor, ConsolePoll: min(max(env.HealthInterval, 2*time.Second), 30*time.Second), Logger: log})
 	if err != nil {
 		g.Store.Close()
 		return nil, err
@@ -230,6 +247,9 @@ func Run(ctx context.Context, o Options) error {
 		return err
 	}
 	defer g.Close()
+	if err := g.CheckExposure(); err != nil {
+		return err
+	}
 	addr := net.JoinHostPort(g.Env.Host, fmt.Sprint(g.Env.Port))
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
@@ -266,6 +286,7 @@ func (g *Gateway) Serve(ctx context.Context, ln net.Listener) error {
 		}
 		g.Background(ctx)
 	}()
+	go g.WatchConfig(ctx)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(httpserve.IdleUntilFirstByte(ln, srv.IdleTimeout)) }()
 	select {

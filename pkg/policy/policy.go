@@ -59,6 +59,13 @@ type Key struct {
 	RateLimit  RateLimit       `json:"rate_limit,omitempty" dynamodbav:"rate_limit"`
 	Disabled   bool            `json:"disabled,omitempty" dynamodbav:"disabled"`
 	CreatedAt  time.Time       `json:"created_at,omitempty" dynamodbav:"created_at"`
+	// ExpiresAt, when set, is the instant the key stops working.
+	ExpiresAt time.Time `json:"expires_at,omitempty" dynamodbav:"expires_at,omitempty"`
+}
+
+// Expired reports whether the key has an expiry at or before now.
+func (k Key) Expired(now time.Time) bool {
+	return !k.ExpiresAt.IsZero() && !now.Before(k.ExpiresAt)
 }
 
 // HashSecret returns the stored form of a secret: "sha256:<hex>".

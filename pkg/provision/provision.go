@@ -50,9 +50,14 @@ type Options struct {
 	// Only limits setup to the server with this id. The generated files
 	// still list every server.
 	Only string
-	// SkipSetup writes the generated files without running any setup step
-	// (for example on a machine that only deploys: the AWS image build runs
-	// the steps itself).
+	// AllowSetup runs the setup steps of stdio manifests (shell commands
+	// from servers/<id>/manifest.yaml, run as the current user): only with
+	// this explicit consent (toolrag provision --allow-setup), never as part
+	// of a sync. Without it, pending steps are listed and not run.
+	AllowSetup bool
+	// SkipSetup writes the generated files without running or listing any
+	// setup step (for example on a machine that only deploys: the AWS image
+	// build runs the steps itself).
 	SkipSetup bool
 	// Out receives progress and setup output (nil = discard).
 	Out io.Writer
@@ -88,6 +93,13 @@ func Run(ctx context.Context, opts Options) error {
 	if !opts.SkipSetup {
 		for _, m := range servers {
 			if m.Kind != KindStdio || len(m.Setup) == 0 || (opts.Only != "" && m.ID != opts.Only) {
+				continue
+			}
+			if !opts.AllowSetup {
+				if opts.Force || setupPending(opts.Root, m) {
+					fmt.Fprintf(out, "provision: %s: %d setup step(s) not run: they are shell commands from %s; review them, then run `toolrag provision --allow-setup`\n",
+						m.ID, len(m.Setup), path.Join(ServersDir, m.ID, ManifestName))
+				}
 				continue
 			}
 			if err := runSetup(ctx, opts.Root, m, opts.Force, out); err != nil {

@@ -93,7 +93,7 @@ func TestGolden(t *testing.T) {
 // the registry as the gateway's snake_case map, the infra list as JSON.
 func TestGeneratedFilesParse(t *testing.T) {
 	root := copyTree(t, filepath.Join("testdata", "golden", "mixed", "in"))
-	if err := Run(context.Background(), Options{Root: root}); err != nil {
+	if err := Run(context.Background(), Options{Root: root, AllowSetup: true}); err != nil {
 		t.Fatal(err)
 	}
 	var reg struct {
@@ -329,12 +329,17 @@ func TestSetupRunsOnceUntilChanged(t *testing.T) {
 		runs  int
 		notes string // expected in output
 	}{
-		{"first run", Options{}, "", 1, "setup 1/1"},
-		{"unchanged", Options{}, "", 1, "setup unchanged; skipped"},
-		{"forced", Options{Force: true}, "", 2, "setup 1/1"},
-		{"changed step", Options{}, `"echo run >> count.txt # v2"`, 3, "setup 1/1"},
-		{"unchanged again", Options{}, "", 3, "skipped"},
-		{"skip setup", Options{SkipSetup: true, Force: true}, "", 3, "wrote"},
+		// Setup steps are shell commands from the manifest: they run only
+		// with explicit consent (issue #11).
+		{"not allowed", Options{}, "", 0, "1 setup step(s) not run"},
+		{"first run", Options{AllowSetup: true}, "", 1, "setup 1/1"},
+		{"unchanged", Options{AllowSetup: true}, "", 1, "setup unchanged; skipped"},
+		{"forced", Options{AllowSetup: true, Force: true}, "", 2, "setup 1/1"},
+		{"changed step", Options{AllowSetup: true}, `"echo run >> count.txt # v2"`, 3, "setup 1/1"},
+		{"changed, not allowed", Options{}, `"echo run >> count.txt # v3"`, 3, "review them, then run `toolrag provision --allow-setup`"},
+		{"unchanged again", Options{AllowSetup: true}, "", 4, "setup 1/1"},
+		{"unchanged, not allowed", Options{}, "", 4, "wrote"},
+		{"skip setup", Options{AllowSetup: true, SkipSetup: true, Force: true}, "", 4, "wrote"},
 	}
 	for _, s := range steps {
 		if s.edit != "" {
@@ -360,7 +365,7 @@ func TestSetupRunsOnceUntilChanged(t *testing.T) {
 func TestSetupFailure(t *testing.T) {
 	root := t.TempDir()
 	writeManifest(t, root, "s", "id: s\nkind: stdio\ncommand: [\"true\"]\nsetup:\n  - \"true\"\n  - \"echo compiling; echo 'error: missing header foo.h' >&2; exit 3\"\n")
-	err := Run(context.Background(), Options{Root: root})
+	err := Run(context.Background(), Options{Root: root, AllowSetup: true})
 	var se *SetupError
 	if !errors.As(err, &se) {
 		t.Fatalf("err = %v (%T), want *SetupError", err, err)
@@ -385,7 +390,7 @@ func TestOnlyLimitsSetup(t *testing.T) {
 	root := t.TempDir()
 	counterManifest(t, root, "a", `"echo run >> count.txt"`)
 	counterManifest(t, root, "b", `"echo run >> count.txt"`)
-	if err := Run(context.Background(), Options{Root: root, Only: "b"}); err != nil {
+	if err := Run(context.Background(), Options{Root: root, Only: "b", AllowSetup: true}); err != nil {
 		t.Fatal(err)
 	}
 	if runs(t, root, "a") != 0 || runs(t, root, "b") != 1 {
@@ -406,7 +411,7 @@ func TestSetupContextCancel(t *testing.T) {
 	counterManifest(t, root, "s", `"sleep 30"`)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if err := Run(ctx, Options{Root: root}); err == nil {
+	if err := Run(ctx, Options{Root: root, AllowSetup: true}); err == nil {
 		t.Fatal("want an error from a cancelled context")
 	}
 }

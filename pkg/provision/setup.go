@@ -47,6 +47,14 @@ func SetupHash(m *Manifest) string {
 	return "sha256:" + hex.EncodeToString(sum[:])
 }
 
+// setupPending reports whether m's setup has not completed with its
+// current steps.
+func setupPending(root string, m *Manifest) bool {
+	var st state
+	b, err := os.ReadFile(filepath.Join(root, ServersDir, m.ID, StateName))
+	return err != nil || json.Unmarshal(b, &st) != nil || st.SetupHash != SetupHash(m)
+}
+
 func runSetup(ctx context.Context, root string, m *Manifest, force bool, out io.Writer) error {
 	dir := filepath.Join(root, ServersDir, m.ID)
 	statePath := filepath.Join(dir, StateName)

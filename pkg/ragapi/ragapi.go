@@ -15,6 +15,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/toolrag/mcp-gateway/internal/redact"
 	"github.com/toolrag/mcp-gateway/pkg/catalog"
 	"github.com/toolrag/mcp-gateway/pkg/httpserve"
 	"github.com/toolrag/mcp-gateway/pkg/metrics"
@@ -40,11 +41,14 @@ type Reindexer interface {
 
 // Config configures the API.
 type Config struct {
-	Prefix        string // default /tool-rag
-	Retriever     Retriever
-	Tools         Tools
-	Reindexer     Reindexer
-	Health        func(ctx context.Context) map[string]any // extra fields for /health
+	Prefix    string // default /tool-rag
+	Retriever Retriever
+	Tools     Tools
+	Reindexer Reindexer
+	Health    func(ctx context.Context) map[string]any // extra fields for /health (admin keys only)
+	// ServerUp reports each configured upstream server and whether it is
+	// up; a non-admin key's /health counts the servers it is granted.
+	ServerUp      func() map[string]bool
 	Metrics       *metrics.Registry
 	MaxTopK       int   // default 50
 	MaxQueryChars int   // default 2000
@@ -338,14 +342,76 @@ func isUnrestricted(p interface{ Servers() ([]string, bool) }) bool {
 	return all
 }
 
+// health answers an admin key (or an unauthenticated gateway) with the
+// details, credentials removed from every string in them (upstream URLs,
+// error texts); any other key learns only how many of the servers it is
+// granted are up: no server ids, URLs or error texts.
 func (a *API) health(w http.ResponseWriter, r *http.Request) int {
+	pol, _ := policy.FromContext(r.Context())
+	if !pol.Admin && !isUnrestricted(pol) {
+		return writeJSON(w, http.StatusOK, a.grantedHealth(pol))
+	}
 	out := map[string]any{"status": "ok", "started_at": a.started}
 	if a.cfg.Health != nil {
 		for k, v := range a.cfg.Health(r.Context()) {
 			out[k] = v
 		}
 	}
-	return writeJSON(w, http.StatusOK, out)
+	return writeJSON(w, http.StatusOK, redactJSON(out))
+}
+
+// grantedHealth is the aggregate a non-admin key sees.
+func (a *API) grantedHealth(pol interface{ AllowsServer(string) bool }) map[string]any {
+	granted, up := 0, 0
+	if a.cfg.ServerUp != nil {
+		for id, isUp := range a.cfg.ServerUp() {
+			if !pol.AllowsServer(id) {
+				continue
+			}
+			granted++
+			if isUp {
+				up++
+			}
+		}
+	}
+	status := "ok"
+	if up < granted {
+		status = "degraded"
+	}
+	return map[string]any{"status": status, "servers": map[string]int{"granted": granted, "up": up, "down": granted - up}}
+}
+
+// redactJSON returns v as generic JSON with credentials removed from every
+// string (redact.Text), whatever type the runtime put there.
+func redactJSON(v any) any {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return map[string]any{"status": "ok", "error": "health details could not be encoded"}
+	}
+	var generic any
+	if err := json.Unmarshal(b, &generic); err != nil {
+		return map[string]any{"status": "ok", "error": "health details could not be encoded"}
+	}
+	var walk func(any) any
+	walk = func(x any) any {
+		switch t := x.(type) {
+		case string:
+			return redact.Text(t)
+		case map[string]any:
+			out := make(map[string]any, len(t))
+			for k, v := range t {
+				out[redact.Text(k)] = walk(v)
+			}
+			return out
+		case []any:
+			for i := range t {
+				t[i] = walk(t[i])
+			}
+			return t
+		}
+		return x
+	}
+	return walk(generic)
 }
 
 func (a *API) metrics(w http.ResponseWriter, r *http.Request) int {

@@ -3,10 +3,13 @@ package session
 import (
 	"context"
 	"crypto/rand"
+	"crypto/subtle"
 	"encoding/hex"
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/mark3labs/mcp-go/server"
 )
 
 // IDPrefix starts every session id IDManager issues (the same prefix
@@ -16,11 +19,13 @@ const IDPrefix = "mcp-session-"
 // DefaultTTL is how long a session lives without AddTools refreshing it.
 const DefaultTTL = 24 * time.Hour
 
-// IDManager implements mcp-go's server.SessionIdManager over a Store, so
-// that any gateway instance can validate and terminate a session another
-// instance started:
+// IDManager issues mcp-go server.SessionIdManagers over a Store, one per
+// principal (For), so that any gateway instance can validate and terminate
+// a session another instance started, and only for the principal that
+// started it:
 //
-//	server.NewStreamableHTTPServer(mcpServer, server.WithSessionIdManager(session.NewIDManager(store, ttl)))
+//	ids := session.NewIDManager(store, ttl)
+//	... server.WithSessionIdManagerResolver(resolver using ids.For(principalOf(r)))
 //
 // The SessionIdManager methods take no context and Generate returns no
 // error, so each store call runs under Timeout, and every store error is
@@ -80,50 +85,75 @@ func ValidID(id string) bool {
 	return err == nil
 }
 
-// Generate creates a session record and returns its id.
-func (m *IDManager) Generate() string {
+// For returns the session id manager of one principal (the abstract
+// identity that authenticated the request: an API key, later an OAuth
+// subject). Generate records the principal as the session's owner;
+// Validate and Terminate answer a session that another principal owns
+// exactly like an unknown one, so a session id is worth nothing without
+// its owner's credentials.
+func (m *IDManager) For(principal string) server.SessionIdManager {
+	return &boundIDManager{m: m, principal: principal}
+}
+
+// Check returns nil when id is a live session owned by principal and an
+// error wrapping ErrNotFound otherwise (malformed, unknown, expired,
+// terminated or another principal's session alike), or the store's error.
+func (m *IDManager) Check(ctx context.Context, principal, id string) error {
+	if !ValidID(id) {
+		return fmt.Errorf("malformed session id: %w", ErrNotFound)
+	}
+	owner, live, err := m.Store.Owner(ctx, id)
+	if err != nil {
+		err = fmt.Errorf("look up session %s: %w", Ref(id), err)
+		m.storeError(id, err)
+		return err
+	}
+	if !live || subtle.ConstantTimeCompare([]byte(owner), []byte(principal)) != 1 {
+		return fmt.Errorf("session %s: %w", Ref(id), ErrNotFound)
+	}
+	return nil
+}
+
+type boundIDManager struct {
+	m         *IDManager
+	principal string
+}
+
+// Generate creates a session record owned by the principal and returns
+// its id.
+func (b *boundIDManager) Generate() string {
 	id := NewID()
-	ctx, cancel := m.ctx()
+	ctx, cancel := b.m.ctx()
 	defer cancel()
-	if err := m.Store.Create(ctx, id, m.TTL); err != nil {
-		m.storeError(id, fmt.Errorf("create session %s: %w", id, err))
+	if err := b.m.Store.Create(ctx, id, b.principal, b.m.TTL); err != nil {
+		b.m.storeError(id, fmt.Errorf("create session %s: %w", Ref(id), err))
 	}
 	return id
 }
 
 // Validate returns an error (mcp-go answers 404 "Invalid session ID") for a
-// malformed id and for a session that is unknown, expired or terminated;
-// the store cannot tell a terminated session from one that never existed,
-// and both make the client start over.
-func (m *IDManager) Validate(sessionID string) (isTerminated bool, err error) {
-	if !ValidID(sessionID) {
-		return false, fmt.Errorf("invalid session id %q", sessionID)
-	}
-	ctx, cancel := m.ctx()
+// malformed id and for a session that is unknown, expired, terminated or
+// owned by another principal; the store cannot tell a terminated session
+// from one that never existed, and all of them make the client start over.
+func (b *boundIDManager) Validate(sessionID string) (isTerminated bool, err error) {
+	ctx, cancel := b.m.ctx()
 	defer cancel()
-	ok, err := m.Store.Exists(ctx, sessionID)
-	if err != nil {
-		err = fmt.Errorf("look up session %s: %w", sessionID, err)
-		m.storeError(sessionID, err)
-		return false, err
-	}
-	if !ok {
-		return false, fmt.Errorf("session %s: %w", sessionID, ErrNotFound)
-	}
-	return false, nil
+	return false, b.m.Check(ctx, b.principal, sessionID)
 }
 
-// Terminate deletes the session. Clients may always terminate their own
-// session, so isNotAllowed is always false.
-func (m *IDManager) Terminate(sessionID string) (isNotAllowed bool, err error) {
-	if !ValidID(sessionID) {
-		return false, fmt.Errorf("invalid session id %q", sessionID)
-	}
-	ctx, cancel := m.ctx()
+// Terminate deletes the session if the principal owns it. Clients may
+// always terminate their own session, so isNotAllowed is always false; a
+// session of another principal is an error (as for an unknown one), and
+// is left alone.
+func (b *boundIDManager) Terminate(sessionID string) (isNotAllowed bool, err error) {
+	ctx, cancel := b.m.ctx()
 	defer cancel()
-	if err := m.Store.Delete(ctx, sessionID); err != nil {
-		err = fmt.Errorf("delete session %s: %w", sessionID, err)
-		m.storeError(sessionID, err)
+	if err := b.m.Check(ctx, b.principal, sessionID); err != nil {
+		return false, err
+	}
+	if err := b.m.Store.Delete(ctx, sessionID); err != nil {
+		err = fmt.Errorf("delete session %s: %w", Ref(sessionID), err)
+		b.m.storeError(sessionID, err)
 		return false, err
 	}
 	return false, nil

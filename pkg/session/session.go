@@ -16,6 +16,8 @@ import (
 	"sort"
 	"sync"
 	"time"
+
+	"github.com/toolrag/mcp-gateway/internal/redact"
 )
 
 // ErrNotFound is returned by AddTools for a session that does not exist,
@@ -24,11 +26,16 @@ var ErrNotFound = errors.New("session not found")
 
 // Store persists sessions. Every implementation must pass sessiontest.Run.
 type Store interface {
-	// Create records a new live session that expires after ttl.
-	Create(ctx context.Context, id string, ttl time.Duration) error
+	// Create records a new live session, owned by principal, that
+	// expires after ttl.
+	Create(ctx context.Context, id, principal string, ttl time.Duration) error
 	// Exists reports whether the session is live: false when it is
 	// missing, expired or deleted.
 	Exists(ctx context.Context, id string) (bool, error)
+	// Owner returns the principal that created a live session; live is
+	// false (and principal "") when the session is missing, expired or
+	// deleted.
+	Owner(ctx context.Context, id string) (principal string, live bool, err error)
 	// Delete removes the session. Deleting a missing session is not an error.
 	Delete(ctx context.Context, id string) error
 	// AddTools adds tool ids to the session's set (set union) and restarts
@@ -39,6 +46,12 @@ type Store interface {
 	// or expired session.
 	Tools(ctx context.Context, id string) ([]string, error)
 }
+
+// Ref is what logs and error messages say instead of a session id: a
+// session id is a bearer credential of its session (together with its
+// owner's key), so it is never written out; Ref is a short hash of it
+// that lets an operator correlate lines.
+func Ref(id string) string { return redact.SessionRef(id) }
 
 // CheckCreate validates the arguments of Store.Create.
 func CheckCreate(id string, ttl time.Duration) error {
@@ -65,6 +78,7 @@ type Memory struct {
 }
 
 type memSession struct {
+	owner   string
 	ttl     time.Duration
 	expires time.Time
 	tools   map[string]struct{}
@@ -99,16 +113,16 @@ func (m *Memory) live(id string) *memSession {
 }
 
 // Create implements Store. Creating an id that is already live is an error.
-func (m *Memory) Create(_ context.Context, id string, ttl time.Duration) error {
+func (m *Memory) Create(_ context.Context, id, principal string, ttl time.Duration) error {
 	if err := CheckCreate(id, ttl); err != nil {
 		return err
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.live(id) != nil {
-		return fmt.Errorf("session %q already exists", id)
+		return fmt.Errorf("session %s already exists", Ref(id))
 	}
-	m.sessions[id] = &memSession{ttl: ttl, expires: m.now().Add(ttl), tools: map[string]struct{}{}}
+	m.sessions[id] = &memSession{owner: principal, ttl: ttl, expires: m.now().Add(ttl), tools: map[string]struct{}{}}
 	return nil
 }
 
@@ -117,6 +131,16 @@ func (m *Memory) Exists(_ context.Context, id string) (bool, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.live(id) != nil, nil
+}
+
+// Owner implements Store.
+func (m *Memory) Owner(_ context.Context, id string) (string, bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if s := m.live(id); s != nil {
+		return s.owner, true, nil
+	}
+	return "", false, nil
 }
 
 // Delete implements Store.
@@ -133,7 +157,7 @@ func (m *Memory) AddTools(_ context.Context, id string, toolIDs []string) error 
 	defer m.mu.Unlock()
 	s := m.live(id)
 	if s == nil {
-		return fmt.Errorf("session %q: %w", id, ErrNotFound)
+		return fmt.Errorf("session %s: %w", Ref(id), ErrNotFound)
 	}
 	for _, t := range toolIDs {
 		if t != "" {

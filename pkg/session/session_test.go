@@ -33,7 +33,7 @@ func TestMemorySweep(t *testing.T) {
 	m.Now = c.Now
 	ctx := context.Background()
 	for _, id := range []string{"a", "b", "c"} {
-		if err := m.Create(ctx, id, time.Minute); err != nil {
+		if err := m.Create(ctx, id, "key:a", time.Minute); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -47,19 +47,18 @@ func TestMemorySweep(t *testing.T) {
 	}
 }
 
-var _ server.SessionIdManager = (*session.IDManager)(nil)
-
 type failingStore struct{ session.Store }
 
-func (failingStore) Create(context.Context, string, time.Duration) error {
+func (failingStore) Create(context.Context, string, string, time.Duration) error {
 	return errors.New("table is gone")
 }
-func (failingStore) Exists(context.Context, string) (bool, error) {
-	return false, errors.New("table is gone")
+func (failingStore) Owner(context.Context, string) (string, bool, error) {
+	return "", false, errors.New("table is gone")
 }
 
 func TestIDManager(t *testing.T) {
-	m := session.NewIDManager(session.NewMemory(), time.Hour)
+	ids := session.NewIDManager(session.NewMemory(), time.Hour)
+	m := ids.For("key:alice")
 	id := m.Generate()
 	if !session.ValidID(id) || !strings.HasPrefix(id, "mcp-session-") {
 		t.Fatalf("Generate() = %q", id)
@@ -91,14 +90,51 @@ func TestIDManager(t *testing.T) {
 	}
 
 	var reported []error
-	f := session.NewIDManager(failingStore{}, time.Hour)
-	f.OnError = func(err error) { reported = append(reported, err) }
+	fm := session.NewIDManager(failingStore{}, time.Hour)
+	fm.OnError = func(err error) { reported = append(reported, err) }
+	f := fm.For("key:alice")
 	id = f.Generate()
 	if !session.ValidID(id) || len(reported) != 1 || !strings.Contains(reported[0].Error(), "table is gone") {
 		t.Fatalf("failed Create: id %q, reported %v", id, reported)
 	}
 	if _, err := f.Validate(id); err == nil || !strings.Contains(err.Error(), "table is gone") {
 		t.Fatalf("Validate with a failing store: %v", err)
+	}
+	if strings.Contains(reported[0].Error(), id) {
+		t.Fatalf("the reported error names the session id: %v", reported[0])
+	}
+}
+
+// A session is bound to the principal that generated it: for any other
+// principal it does not exist (Validate and Terminate fail as for an
+// unknown id, and Terminate leaves it alive).
+func TestIDManagerBindsPrincipal(t *testing.T) {
+	store := session.NewMemory()
+	ids := session.NewIDManager(store, time.Hour)
+	alice, mallory := ids.For("key:alice"), ids.For("key:mallory")
+	id := alice.Generate()
+	_, errForeign := mallory.Validate(id)
+	_, errUnknown := mallory.Validate(session.NewID())
+	if !errors.Is(errForeign, session.ErrNotFound) || !errors.Is(errUnknown, session.ErrNotFound) {
+		t.Fatalf("foreign Validate: %v; unknown: %v; want ErrNotFound for both", errForeign, errUnknown)
+	}
+	if strings.Contains(errForeign.Error(), id) || strings.Contains(errForeign.Error(), "mallory") || strings.Contains(errForeign.Error(), "alice") {
+		t.Fatalf("the error tells more than \"not found\": %v", errForeign)
+	}
+	if _, err := mallory.Terminate(id); !errors.Is(err, session.ErrNotFound) {
+		t.Fatalf("foreign Terminate: %v", err)
+	}
+	if _, err := alice.Validate(id); err != nil {
+		t.Fatalf("the owner's session died of a foreign Terminate: %v", err)
+	}
+	if err := ids.Check(context.Background(), "key:alice", id); err != nil {
+		t.Fatal(err)
+	}
+	if owner, live, _ := store.Owner(context.Background(), id); !live || owner != "key:alice" {
+		t.Fatalf("Owner = %q, %v", owner, live)
+	}
+	if ref := session.Ref(id); strings.Contains(id, strings.TrimPrefix(ref, "s-")) || len(ref) != 10 {
+		t.Fatalf("Ref(%s) = %q: not a short hash", id, ref)
 	}
 }
 
@@ -112,7 +148,7 @@ func TestIDManagerAcrossInstances(t *testing.T) {
 		s.AddTool(mcp.NewTool("ping", mcp.WithDescription("answers pong")), func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			return mcp.NewToolResultText("pong"), nil
 		})
-		h := server.NewStreamableHTTPServer(s, server.WithSessionIdManager(session.NewIDManager(store, time.Hour)))
+		h := server.NewStreamableHTTPServer(s, server.WithSessionIdManager(session.NewIDManager(store, time.Hour).For("key:test")))
 		ts := httptest.NewServer(h)
 		t.Cleanup(ts.Close)
 		return ts

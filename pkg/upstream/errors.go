@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -135,6 +136,29 @@ func tooLarge(size, limit int64) *problem {
 		return newProblem(ErrResultTooLarge, nil, "the server's response is larger than the %s limit (MaxResultBytes)", fmtBytes(limit))
 	}
 	return newProblem(ErrResultTooLarge, nil, "the server's response of %s is larger than the %s limit (MaxResultBytes)", fmtBytes(size), fmtBytes(limit))
+}
+
+// stderrMarker starts the stderr tail a failure of a stdio server quotes.
+const stderrMarker = "; its last stderr lines: "
+
+// CallerMessage returns err's message as the caller of a tool, prompt or
+// resource may read it: without the stderr tail of a stdio server (which
+// can hold anything the server printed, its own credentials included).
+// The full error is for operators, in the gateway's log.
+func CallerMessage(err error) string {
+	msg := err.Error()
+	for {
+		i := strings.Index(msg, stderrMarker)
+		if i < 0 {
+			return msg
+		}
+		rest := msg[i+len(stderrMarker):]
+		q, qerr := strconv.QuotedPrefix(rest)
+		if qerr != nil {
+			q = rest
+		}
+		msg = msg[:i] + "; its stderr is in the gateway's log" + rest[len(q):]
+	}
 }
 
 // quoteTail shortens s for an error message.

@@ -132,7 +132,7 @@ func (pr *proc) stderrNote() string {
 	}
 	pr.stderr.wait(200 * time.Millisecond)
 	if t := pr.stderr.tail(); t != "" {
-		return "; its last stderr lines: " + quoteTail(t, 600)
+		return stderrMarker + quoteTail(t, 600)
 	}
 	return ""
 }

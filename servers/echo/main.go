@@ -59,7 +59,11 @@ func main() {
 	floodPage := flag.Int("flood-page", 5000, "tools per tools/list page in -misbehave=flood-tools mode")
 	alias := flag.String("alias", "", "also offer the echo tool and a prompt under this name (tests of hostile names)")
 	httpAddr := flag.String("http", "", "serve Streamable HTTP at this address (path /mcp) instead of stdio")
+	stderrLine := flag.String("stderr-line", "", "test-only: write this line to stderr at start (e.g. a connection string, to check that the gateway never shows it to callers)")
 	flag.Parse()
+	if *stderrLine != "" {
+		fmt.Fprintln(os.Stderr, *stderrLine)
+	}
 
 	switch *misbehave {
 	case "", "crash-on-call", "hang", "garbage", "badframe", "huge", "flood-tools", "loop-tools":

@@ -61,6 +61,7 @@ func Run(t *testing.T, newStore func(t *testing.T, now func() time.Time) session
 		{"BadInput", testBadInput},
 		{"ConcurrentAddTools", testConcurrent},
 		{"ManyTools", testManyTools},
+		{"Owner", testOwner},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -100,7 +101,7 @@ func tools(t *testing.T, s session.Store, id string) []string {
 
 func mustCreate(t *testing.T, s session.Store, id string, ttl time.Duration) {
 	t.Helper()
-	if err := s.Create(ctx, id, ttl); err != nil {
+	if err := s.Create(ctx, id, "key:owner", ttl); err != nil {
 		t.Fatalf("Create(%s): %v", id, err)
 	}
 }
@@ -219,7 +220,7 @@ func testCreateTwice(t *testing.T, s session.Store, c *Clock) {
 	a := uid(t, "a")
 	mustCreate(t, s, a, 10*time.Minute)
 	mustAdd(t, s, a, "x__y")
-	if err := s.Create(ctx, a, time.Hour); err == nil {
+	if err := s.Create(ctx, a, "key:owner", time.Hour); err == nil {
 		t.Fatal("Create of a live id succeeded")
 	}
 	if got := tools(t, s, a); !reflect.DeepEqual(got, []string{"x__y"}) {
@@ -233,13 +234,13 @@ func testCreateTwice(t *testing.T, s session.Store, c *Clock) {
 }
 
 func testBadInput(t *testing.T, s session.Store, _ *Clock) {
-	if err := s.Create(ctx, "", time.Hour); err == nil {
+	if err := s.Create(ctx, "", "key:owner", time.Hour); err == nil {
 		t.Error("Create with an empty id succeeded")
 	}
-	if err := s.Create(ctx, uid(t, "a"), 0); err == nil {
+	if err := s.Create(ctx, uid(t, "a"), "key:owner", 0); err == nil {
 		t.Error("Create with ttl 0 succeeded")
 	}
-	if err := s.Create(ctx, uid(t, "b"), -time.Second); err == nil {
+	if err := s.Create(ctx, uid(t, "b"), "key:owner", -time.Second); err == nil {
 		t.Error("Create with a negative ttl succeeded")
 	}
 	if ok, err := s.Exists(ctx, ""); err != nil || ok {
@@ -297,5 +298,51 @@ func testManyTools(t *testing.T, s session.Store, _ *Clock) {
 	sort.Strings(ids)
 	if got := tools(t, s, a); !reflect.DeepEqual(got, ids) {
 		t.Fatalf("got %d tools, want %d", len(got), len(ids))
+	}
+}
+
+// testOwner: a session remembers the principal that created it, for as
+// long as it lives; an unknown, expired or deleted session has none.
+func testOwner(t *testing.T, s session.Store, c *Clock) {
+	a, b, gone := uid(t, "a"), uid(t, "b"), uid(t, "gone")
+	if err := s.Create(ctx, a, "key:alice", 10*time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Create(ctx, b, "oauth:https://issuer|bob", 10*time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	owner := func(id string) (string, bool) {
+		t.Helper()
+		p, live, err := s.Owner(ctx, id)
+		if err != nil {
+			t.Fatalf("Owner(%s): %v", id, err)
+		}
+		return p, live
+	}
+	if p, live := owner(a); !live || p != "key:alice" {
+		t.Fatalf("Owner(a) = %q, %v; want key:alice, true", p, live)
+	}
+	if p, live := owner(b); !live || p != "oauth:https://issuer|bob" {
+		t.Fatalf("Owner(b) = %q, %v", p, live)
+	}
+	if p, live := owner(gone); live || p != "" {
+		t.Fatalf("Owner(unknown) = %q, %v; want \"\", false", p, live)
+	}
+	if err := s.Create(ctx, a, "key:mallory", time.Hour); err == nil {
+		t.Fatal("Create over a live session of another principal succeeded")
+	}
+	mustAdd(t, s, a, "x__y") // refreshing keeps the owner
+	if p, _ := owner(a); p != "key:alice" {
+		t.Fatalf("after AddTools and a refused Create, Owner(a) = %q", p)
+	}
+	if err := s.Delete(ctx, b); err != nil {
+		t.Fatal(err)
+	}
+	if p, live := owner(b); live || p != "" {
+		t.Fatalf("Owner(deleted) = %q, %v", p, live)
+	}
+	c.Advance(11 * time.Minute)
+	if p, live := owner(a); live || p != "" {
+		t.Fatalf("Owner(expired) = %q, %v", p, live)
 	}
 }

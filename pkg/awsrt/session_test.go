@@ -1,0 +1,74 @@
+package awsrt
+
+import (
+	"encoding/json"
+	"net/http"
+	"testing"
+
+	"github.com/toolrag/mcp-gateway/pkg/session"
+)
+
+// TestSessionBoundToKeyAcrossInstances (issue #11, finding 2): a session
+// in the DynamoDB sessions table answers only the key that opened it, on
+// every instance. Another key's POST and DELETE with its id get the 404 of
+// an unknown session, and the owner's session survives them.
+func TestSessionBoundToKeyAcrossInstances(t *testing.T) {
+	e := newTestEnv(t)
+	a := Dispatch(e.gateway(t), LambdaOptions{})
+	b := Dispatch(e.gateway(t), LambdaOptions{})
+	sid := initialize(t, a, "http-api-initialize.json", devSecret)
+	unknown := session.NewID()
+
+	for name, h := range map[string]func() response{
+		"POST tools/list": func() response {
+			return invoke(t, b, event(t, "http-api-tools-list.json", request{auth: agentSecret, session: sid}))
+		},
+		"DELETE": func() response {
+			return invoke(t, b, event(t, "http-api-tools-list.json", request{auth: agentSecret, session: sid, method: http.MethodDelete}))
+		},
+	} {
+		r := h()
+		if r.status != http.StatusNotFound {
+			t.Errorf("%s with another key's session: %d %q, want 404", name, r.status, r.body)
+		}
+	}
+	ru := invoke(t, b, event(t, "http-api-tools-list.json", request{auth: agentSecret, session: unknown}))
+	rf := invoke(t, b, event(t, "http-api-tools-list.json", request{auth: agentSecret, session: sid}))
+	if ru.status != rf.status || ru.body != rf.body {
+		t.Errorf("another key's session: %d %q; unknown session: %d %q; want the same answer", rf.status, rf.body, ru.status, ru.body)
+	}
+	if r := invoke(t, b, event(t, "http-api-tools-list.json", request{auth: devSecret, session: sid})); r.status != http.StatusOK {
+		t.Fatalf("the owner on instance B after the attacks: %d %q", r.status, r.body)
+	}
+}
+
+// TestAuthFailureLimitBySourceIP (issue #11, finding 5): on Lambda, failed
+// authentications are counted per source IP of the request context; an
+// X-Forwarded-For header (which the client writes) does not change it.
+func TestAuthFailureLimitBySourceIP(t *testing.T) {
+	e := newTestEnv(t)
+	h := Dispatch(e.gateway(t, func(c *Config) { c.Env.AuthFailureBurst, c.Env.AuthFailureRate = 2, 0.01 }), LambdaOptions{})
+	from := func(ip, xff, secret string) response {
+		var ev map[string]any
+		if err := json.Unmarshal(event(t, "http-api-health.json", request{auth: secret, path: "/tool-rag/health"}), &ev); err != nil {
+			t.Fatal(err)
+		}
+		ev["requestContext"].(map[string]any)["http"].(map[string]any)["sourceIp"] = ip
+		if xff != "" {
+			ev["headers"].(map[string]any)["x-forwarded-for"] = xff
+		}
+		raw, _ := json.Marshal(ev)
+		return invoke(t, h, raw)
+	}
+	for i := 0; i < 2; i++ {
+		if r := from("198.51.100.7", "", "wrong"); r.status != http.StatusUnauthorized {
+			t.Fatalf("failure %d within the burst: %d", i, r.status)
+		}
+	}
+	if r := from("198.51.100.7", "192.0.2.99", agentSecret); r.status != http.StatusTooManyRequests || r.header("Retry-After") == "" {
+		t.Errorf("a valid key from the throttled source IP (spoofed X-Forwarded-For): %d %q", r.status, r.body)
+	}
+	if r := from("198.51.100.8", "198.51.100.7", agentSecret); r.status != http.StatusOK {
+		t.Errorf("another source IP: %d %q", r.status, r.body)
+	}
+}

@@ -1,0 +1,147 @@
+package local
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"errors"
+	"io/fs"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/toolrag/mcp-gateway/pkg/config"
+	"github.com/toolrag/mcp-gateway/pkg/indexer"
+	"github.com/toolrag/mcp-gateway/pkg/upstream"
+)
+
+// configFiles remembers what keys.yaml and the registry files held when
+// they were last loaded, so that a change (and only a change) reloads
+// them.
+type configFiles struct {
+	keys, registry []byte // sha256 of the concatenated file contents
+}
+
+func readAll(paths ...string) []byte {
+	h := sha256.New()
+	for _, p := range paths {
+		b, err := os.ReadFile(p)
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			b = []byte("unreadable: " + err.Error())
+		}
+		h.Write([]byte(p + "\x00"))
+		h.Write(b)
+		h.Write([]byte{0})
+	}
+	return h.Sum(nil)
+}
+
+// snapshotConfig records the current files (called once they are loaded).
+func (g *Gateway) snapshotConfig() {
+	g.cfgFiles = configFiles{
+		keys:     readAll(g.Env.KeysPath),
+		registry: readAll(g.Env.RegistryPath, g.Env.GeneratedPath),
+	}
+}
+
+// WatchConfig reloads keys.yaml and registry.yaml when they change, so that
+// revoking a key (or disabling it, or letting it expire) takes effect
+// within MCP_GATEWAY_CONFIG_POLL seconds, without a restart. SIGHUP checks
+// at once. A file that does not load keeps the previous configuration and
+// the error (file:line) is logged. It returns when ctx ends.
+func (g *Gateway) WatchConfig(ctx context.Context) {
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	var tick <-chan time.Time
+	if g.Env.ConfigPoll > 0 {
+		t := time.NewTicker(g.Env.ConfigPoll)
+		defer t.Stop()
+		tick = t.C
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick:
+		case <-hup:
+			g.log.Info("SIGHUP: checking keys.yaml and registry.yaml for changes")
+		}
+		g.ReloadConfig(ctx)
+	}
+}
+
+// ReloadConfig reloads the files that changed since they were last loaded
+// and reports whether something was reloaded.
+func (g *Gateway) ReloadConfig(ctx context.Context) bool {
+	g.cfgMu.Lock()
+	defer g.cfgMu.Unlock()
+	reloaded := false
+	if g.keySet != nil {
+		if sum := readAll(g.Env.KeysPath); !bytes.Equal(sum, g.cfgFiles.keys) {
+			g.cfgFiles.keys = sum
+			if g.reloadKeys() {
+				reloaded = true
+			}
+		}
+	}
+	if sum := readAll(g.Env.RegistryPath, g.Env.GeneratedPath); !bytes.Equal(sum, g.cfgFiles.registry) {
+		g.cfgFiles.registry = sum
+		if g.reloadRegistry(ctx) {
+			reloaded = true
+		}
+	}
+	return reloaded
+}
+
+// CheckExposure refuses to serve beyond loopback while a key from
+// config/keys.example.yaml is active (see config.CheckExposure); call it
+// before listening.
+func (g *Gateway) CheckExposure() error {
+	if g.Env.WithoutAuth {
+		return nil
+	}
+	keys, err := config.LoadKeys(g.Env.KeysPath)
+	if err != nil {
+		return err
+	}
+	return config.CheckExposure(g.Env.Host, keys, time.Now())
+}
+
+func (g *Gateway) reloadKeys() bool {
+	keys, err := config.LoadKeys(g.Env.KeysPath)
+	if err == nil {
+		err = config.CheckExposure(g.Env.Host, keys, time.Now())
+	}
+	if err == nil {
+		var servers map[string]upstream.ServerConfig
+		if servers, err = config.LoadRegistry(g.Env.RegistryPath, g.Env.GeneratedPath, g.getenv); err == nil {
+			err = config.CheckKeyGrants(g.Env.KeysPath, keys, servers, g.log)
+		}
+	}
+	if err != nil {
+		g.log.Error("keys.yaml changed but does not load; the previous keys stay in force", "error", err)
+		return false
+	}
+	g.keySet.Replace(keys)
+	g.reloadedKeys.Store(&keys)
+	g.log.Info("keys.yaml reloaded", "keys", len(keys))
+	return true
+}
+
+func (g *Gateway) reloadRegistry(ctx context.Context) bool {
+	servers, err := config.LoadRegistry(g.Env.RegistryPath, g.Env.GeneratedPath, g.getenv)
+	if err != nil {
+		g.log.Error("the registry changed but does not load; the previous servers stay in force", "error", err)
+		return false
+	}
+	g.Upstreams.SetServers(servers)
+	g.log.Info("registry reloaded; syncing the servers", "servers", len(servers))
+	go func() {
+		if _, err := g.Sync(ctx, indexer.ModeIncremental); err != nil {
+			g.log.Error("sync after a registry reload failed", "error", err)
+		}
+	}()
+	return true
+}
