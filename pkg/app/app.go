@@ -157,6 +157,7 @@ type App struct {
 	applyMu sync.Mutex
 	ready   atomic.Bool
 	stored  atomic.Bool   // a non-empty stored catalog is served (Change.Stored)
+	firstUp atomic.Bool   // a first load is under way (Change.Stored was applied)
 	invoked atomic.Bool   // a request has reached the readiness gate
 	loaded  chan struct{} // closed when the first full catalog is applied
 	once    sync.Once
@@ -282,6 +283,8 @@ type Change struct {
 	// runtime's stored catalog while its first sync runs): only the MCP
 	// tool list is updated (the keyword index is built by the first
 	// retrieval), no upstream is asked, and the App does not become ready.
+	// It also says that a first load is under way: under
+	// ServeWhileLoading, retrievals on an empty catalog wait for it.
 	Stored bool
 }
 
@@ -325,6 +328,7 @@ func (a *App) Apply(ctx context.Context, c Change) (Applied, error) {
 		out.Surface = time.Since(t0)
 		a.countCatalog()
 		a.stored.Store(err == nil && a.Catalog.Len() > 0)
+		a.firstUp.Store(true)
 		return out, err
 	}
 	if c.Index != "" {

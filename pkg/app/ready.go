@@ -115,13 +115,15 @@ func (a *App) gate(h http.Handler) http.Handler {
 }
 
 // retrieval serves find_tools, plan and POST /tool-rag/retrieve: under
-// ServeWhileLoading it waits for the first catalog when there is none,
-// and marks an answer given without one Loading.
+// ServeWhileLoading, while a first load is under way on an empty
+// catalog, it waits for it and marks an answer given without it Loading.
+// (A gateway used without a first load, such as a one-shot command,
+// answers from its store at once.)
 type retrieval struct{ a *App }
 
 func (s retrieval) Retrieve(ctx context.Context, req retrieve.Request) (retrieve.Response, error) {
 	loading := false
-	if s.a.o.WhileLoading == ServeWhileLoading {
+	if s.a.o.WhileLoading == ServeWhileLoading && s.a.firstUp.Load() {
 		loading = !s.a.waitLoaded(ctx, s.a.o.StartupWait)
 	}
 	resp, err := s.a.Retriever.Retrieve(ctx, req)

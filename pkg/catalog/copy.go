@@ -30,8 +30,9 @@ type Copy struct {
 	loaded  bool
 }
 
-// NewCopy returns an empty Copy of src: reads fail until Load or Set;
-// GetTool falls back to src for a tool added since the copy was taken.
+// NewCopy returns an empty Copy of src. Until Load or Set (and after
+// Release), reads go to src itself; GetTool falls back to src for a tool
+// added since the copy was taken.
 func NewCopy(src Reader) *Copy { return &Copy{src: src} }
 
 // Load replaces the copy with src's current content, reading the tools and
@@ -68,7 +69,8 @@ func (c *Copy) Set(tools []Tool, servers []Server) {
 	c.mu.Unlock()
 }
 
-// Release drops the copy; reads fail until the next Load or Set.
+// Release drops the copy; reads go to the source until the next Load or
+// Set.
 func (c *Copy) Release() {
 	c.mu.Lock()
 	c.tools, c.byID, c.servers, c.loaded = nil, nil, nil, false
@@ -90,26 +92,26 @@ func (c *Copy) Content() ([]Tool, []Server, bool) {
 	return c.tools, c.servers, c.loaded
 }
 
-var errNotRead = errors.New("the tool catalog has not been read yet")
-
 // ListTools returns the copy (a fresh slice; the records are shared).
 func (c *Copy) ListTools(ctx context.Context) ([]Tool, error) {
 	c.mu.RLock()
-	defer c.mu.RUnlock()
-	if !c.loaded {
-		return nil, errNotRead
+	tools, loaded := slices.Clone(c.tools), c.loaded
+	c.mu.RUnlock()
+	if !loaded {
+		return c.src.ListTools(ctx)
 	}
-	return slices.Clone(c.tools), nil
+	return tools, nil
 }
 
 // ListServers returns the copy's servers.
 func (c *Copy) ListServers(ctx context.Context) ([]Server, error) {
 	c.mu.RLock()
-	defer c.mu.RUnlock()
-	if !c.loaded {
-		return nil, errNotRead
+	servers, loaded := slices.Clone(c.servers), c.loaded
+	c.mu.RUnlock()
+	if !loaded {
+		return c.src.ListServers(ctx)
 	}
-	return slices.Clone(c.servers), nil
+	return servers, nil
 }
 
 // GetTool answers from the copy and falls back to the store for a tool
