@@ -310,16 +310,13 @@ func (c *Console) tools(w http.ResponseWriter, r *http.Request) {
 		if text != "" && !strings.Contains(strings.ToLower(t.ID), text) && !strings.Contains(strings.ToLower(t.Description), text) {
 			continue
 		}
-		rows = append(rows, ToolRow{ID: t.ID, Server: t.Server, Name: t.Name, Type: t.ToolType, Scope: t.PermissionScope, Status: t.Status})
+		rows = append(rows, ToolRow{ID: t.ID, Server: t.Server, Name: t.Name, Type: t.ToolType, Scope: t.PermissionScope,
+			Status: t.Status, Description: t.Description})
 	}
 	total := len(rows)
 	page := rows[min(offset, total):min(offset+limit, total)]
-	byID := map[string]string{}
-	for _, t := range all {
-		byID[t.ID] = t.Description
-	}
 	for i := range page {
-		page[i].Description = truncate(byID[page[i].ID], rowDescChars)
+		page[i].Description = truncate(page[i].Description, rowDescChars)
 	}
 	ids := make([]string, 0, len(servers))
 	for s := range servers {
