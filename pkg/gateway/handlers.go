@@ -15,10 +15,8 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
-	"github.com/yosida95/uritemplate/v3"
 
 	"github.com/toolrag/mcp-gateway/pkg/auth"
-	"github.com/toolrag/mcp-gateway/pkg/catalog"
 	"github.com/toolrag/mcp-gateway/pkg/ident"
 	"github.com/toolrag/mcp-gateway/pkg/policy"
 	"github.com/toolrag/mcp-gateway/pkg/retrieve"
@@ -609,129 +607,6 @@ func (g *Gateway) registerForSession(ctx context.Context, ids []string) {
 	if err := g.srv.SendNotificationToClient(ctx, string(mcp.MethodNotificationToolsListChanged), nil); err != nil {
 		g.log.Debug("list_changed notification not delivered", "error", err)
 	}
-}
-
-// ---- prompts and resources ----
-
-func (g *Gateway) promptHandler(srv, name string) server.PromptHandlerFunc {
-	return func(ctx context.Context, req mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
-		pol, ok := policy.FromContext(ctx)
-		if !ok || !pol.AllowsPrompt(srv, name) {
-			return nil, fmt.Errorf("prompt %q not found", req.Params.Name)
-		}
-		res, err := g.cfg.Upstreams.GetPrompt(g.withRelay(ctx), srv, name, req.Params.Arguments)
-		if err != nil {
-			return nil, fmt.Errorf("prompt %s: %w", req.Params.Name, g.callerError(ctx, srv, err))
-		}
-		return res, nil
-	}
-}
-
-func (g *Gateway) resourceHandler() server.ResourceHandlerFunc {
-	return func(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
-		srv, orig, ok := g.resolveURI(req.Params.URI)
-		pol, authed := policy.FromContext(ctx)
-		if !ok || !authed || !pol.AllowsURI(srv, orig) {
-			return nil, fmt.Errorf("%w: %s", server.ErrResourceNotFound, req.Params.URI)
-		}
-		res, err := g.cfg.Upstreams.ReadResource(g.withRelay(ctx), srv, orig)
-		if err != nil {
-			return nil, fmt.Errorf("read %s: %w", req.Params.URI, g.callerError(ctx, srv, err))
-		}
-		if !strings.HasPrefix(req.Params.URI, "gateway://") {
-			return res.Contents, nil // an unprefixed server's URIs are exposed as they are
-		}
-		out := make([]mcp.ResourceContents, 0, len(res.Contents))
-		for _, c := range res.Contents {
-			out = append(out, rewriteContentsURI(srv, c))
-		}
-		return out, nil
-	}
-}
-
-func rewriteContentsURI(srv string, c mcp.ResourceContents) mcp.ResourceContents {
-	switch v := c.(type) {
-	case mcp.TextResourceContents:
-		v.URI = GatewayURI(srv, v.URI)
-		return v
-	case *mcp.TextResourceContents:
-		cp := *v
-		cp.URI = GatewayURI(srv, cp.URI)
-		return cp
-	case mcp.BlobResourceContents:
-		v.URI = GatewayURI(srv, v.URI)
-		return v
-	case *mcp.BlobResourceContents:
-		cp := *v
-		cp.URI = GatewayURI(srv, cp.URI)
-		return cp
-	}
-	return c
-}
-
-// GatewayURI maps an upstream resource URI into the gateway namespace:
-// gateway://<server>/<original URI>. The mapping is lossless because
-// server ids never contain "/".
-func GatewayURI(server, uri string) string { return "gateway://" + server + "/" + uri }
-
-// resolveURI maps an exposed resource URI to its server and original URI:
-// gateway://server/uri, or a URI of an unprefixed server. The original URI
-// comes back in canonical form (pkg/ident): it is what the policy checks
-// and what the upstream receives. A URI that cannot be made canonical
-// resolves to nothing.
-func (g *Gateway) resolveURI(u string) (server, uri string, ok bool) {
-	if server, uri, ok = ParseGatewayURI(u); ok {
-		canon, err := ident.CanonicalURI(uri)
-		if err != nil {
-			return "", "", false
-		}
-		return server, canon, true
-	}
-	canon, err := ident.CanonicalURI(u)
-	if err != nil {
-		return "", "", false
-	}
-	names := g.surfNames.Load()
-	if o, found := names.resources[canon]; found {
-		return o.server, o.name, true
-	}
-	for _, t := range names.templates {
-		if t.tmpl.Regexp().MatchString(canon) {
-			return t.server, canon, true
-		}
-	}
-	return "", "", false
-}
-
-// unprefixedTemplate finds the unprefixed server owning a raw template.
-func (g *Gateway) unprefixedTemplate(raw string) (server, orig string, ok bool) {
-	for _, t := range g.surfNames.Load().templates {
-		if t.tmpl.Raw() == raw {
-			return t.server, raw, true
-		}
-	}
-	return "", "", false
-}
-
-// ParseGatewayURI reverses GatewayURI.
-func ParseGatewayURI(u string) (server, uri string, ok bool) {
-	rest, found := strings.CutPrefix(u, "gateway://")
-	if !found {
-		return "", "", false
-	}
-	server, uri, found = strings.Cut(rest, "/")
-	if !found || catalog.ValidServerID(server) != nil {
-		return "", "", false
-	}
-	return server, uri, true
-}
-
-func mustTemplate(raw string) *mcp.URITemplate {
-	t, err := uritemplate.New(raw)
-	if err != nil {
-		return nil
-	}
-	return &mcp.URITemplate{Template: t}
 }
 
 // ---- helpers ----
