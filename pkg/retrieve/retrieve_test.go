@@ -143,10 +143,10 @@ func TestSanity(t *testing.T) {
 		cfg  retrieve.Config
 	}{
 		{"hybrid", retrieve.Config{Tools: c, Index: ix, Embedder: emb}},
-		{"hybrid-flat", retrieve.Config{Tools: c, Index: ix, Embedder: emb, ServerWeight: -1}},
-		{"hybrid+decompose", retrieve.Config{Tools: c, Index: ix, Embedder: emb, Decompose: true}},
+		{"hybrid-flat", retrieve.Config{Tools: c, Index: ix, Embedder: emb, Experimental: retrieve.Experimental{ServerWeight: -1}}},
+		{"hybrid+decompose", retrieve.Config{Tools: c, Index: ix, Embedder: emb, Experimental: retrieve.Experimental{Decompose: true}}},
 		{"keyword-only", retrieve.Config{Tools: c}},
-		{"keyword-only-flat", retrieve.Config{Tools: c, ServerWeight: -1}},
+		{"keyword-only-flat", retrieve.Config{Tools: c, Experimental: retrieve.Experimental{ServerWeight: -1}}},
 	}
 	for _, tc := range configs {
 		t.Run(tc.name, func(t *testing.T) {
@@ -200,8 +200,8 @@ func TestPolicyScoping(t *testing.T) {
 	}
 	emb := embed.NewBuiltin()
 	for _, server := range []float64{-1, 0} {
-		rFull := newRetriever(t, retrieve.Config{Tools: full, Index: buildIndex(t, full, emb), Embedder: emb, ServerWeight: server, Decompose: true})
-		rVis := newRetriever(t, retrieve.Config{Tools: visible, Index: buildIndex(t, visible, emb), Embedder: emb, ServerWeight: server, Decompose: true})
+		rFull := newRetriever(t, retrieve.Config{Tools: full, Index: buildIndex(t, full, emb), Embedder: emb, Experimental: retrieve.Experimental{ServerWeight: server, Decompose: true}})
+		rVis := newRetriever(t, retrieve.Config{Tools: visible, Index: buildIndex(t, visible, emb), Embedder: emb, Experimental: retrieve.Experimental{ServerWeight: server, Decompose: true}})
 		for _, q := range []string{
 			"delete the email from my boss",       // the best match (email__delete_email) is hidden
 			"reply to the message from Ana",       // hidden too
@@ -341,7 +341,7 @@ func TestDeterminism(t *testing.T) {
 	emb := embed.NewBuiltin()
 	ix := buildIndex(t, c, emb)
 	for _, decompose := range []bool{false, true} {
-		cfg := retrieve.Config{Tools: c, Index: ix, Embedder: emb, ServerWeight: 0.3, Decompose: decompose, PRF: true}
+		cfg := retrieve.Config{Tools: c, Index: ix, Embedder: emb, Experimental: retrieve.Experimental{ServerWeight: 0.3, Decompose: decompose, PRF: true}}
 		checkDeterminism(t, cfg, queries)
 	}
 }
@@ -465,8 +465,8 @@ func TestNewRejectsBadConfig(t *testing.T) {
 	c, _ := loadSynthetic(t)
 	for _, cfg := range []retrieve.Config{
 		{},
-		{Tools: c, Fusion: "sum"},
-		{Tools: c, Merge: "zip"},
+		{Tools: c, Experimental: retrieve.Experimental{Fusion: "sum"}},
+		{Tools: c, Experimental: retrieve.Experimental{Merge: "zip"}},
 	} {
 		if _, err := retrieve.New(cfg); err == nil {
 			t.Errorf("New(%+v) succeeded, want an error", cfg)

@@ -85,7 +85,7 @@ const (
 	// improved recall and nDCG on both evaluation sets (docs/retrieval.md).
 	DefaultServerWeight = 0.3
 	// DefaultSynonymWeight is the weight of a synonym term relative to a
-	// query term when Config.Synonyms is on.
+	// query term when Experimental.Synonyms is on.
 	DefaultSynonymWeight = 0.3
 	// DefaultVerbWeight is the weight of the action-verb agreement
 	// feature, chosen on the DEV sets (docs/retrieval.md).
@@ -96,7 +96,9 @@ const (
 )
 
 // Config configures a Retriever. Tools is required; everything else is
-// optional.
+// optional. The ranking knobs that only evaluations (pkg/eval) and tests
+// set are in the embedded Experimental; their zero values are the
+// production defaults.
 type Config struct {
 	Tools    ToolLister
 	Index    IndexSource    // nil: keyword scan only
@@ -106,6 +108,21 @@ type Config struct {
 	// returns false are withheld. nil means every server is up.
 	ServerUp func(serverID string) bool
 
+	Experimental
+
+	// SyncAfter, when positive, makes Retrieve re-read the catalog when the
+	// last Sync is older than this (for processes that do not see catalog
+	// changes happen, such as warm Lambda instances). Zero: only explicit
+	// Sync calls (and the first Retrieve) read the catalog.
+	SyncAfter time.Duration
+
+	Logger *slog.Logger
+}
+
+// Experimental holds the ranking knobs that only evaluations (pkg/eval,
+// docs/retrieval.md) and tests set. Every zero value is the production
+// default, so a deployment leaves it zero.
+type Experimental struct {
 	Weights Weights // zero value: DefaultWeights
 	Fusion  string  // FusionWeighted (default) or FusionRRF
 	// SemanticNorm rescales the cosines of one query before the weighted
@@ -171,14 +188,6 @@ type Config struct {
 	StalePenalty     float64
 	ScopePenalty     float64
 	DisablePenalties bool
-
-	// SyncAfter, when positive, makes Retrieve re-read the catalog when the
-	// last Sync is older than this (for processes that do not see catalog
-	// changes happen, such as warm Lambda instances). Zero: only explicit
-	// Sync calls (and the first Retrieve) read the catalog.
-	SyncAfter time.Duration
-
-	Logger *slog.Logger
 }
 
 // Retriever ranks catalog tools for queries. It is safe for concurrent use.

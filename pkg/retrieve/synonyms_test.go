@@ -67,7 +67,7 @@ func TestNormalizeSemantic(t *testing.T) {
 
 func TestConfigSemanticNorm(t *testing.T) {
 	for norm, ok := range map[string]bool{"": true, NormNone: true, NormMinMax: true, "zscore": false} {
-		_, err := New(Config{Tools: staticCatalog{}, SemanticNorm: norm})
+		_, err := New(Config{Tools: staticCatalog{}, Experimental: Experimental{SemanticNorm: norm}})
 		if (err == nil) != ok {
 			t.Errorf("SemanticNorm %q: err %v", norm, err)
 		}
