@@ -296,9 +296,9 @@ func DefaultAblation() []Config {
 	ref.Keyword = 0.25 // the reference formula: 1.0, 0.25, 0.15
 	hashing := embed.NewHashing()
 	rows := []Config{
-		{Name:"bm25f-flat", NoDense: true, Experimental: retrieve.Experimental{ServerWeight: -1}},
+		{Name: "bm25f-flat", NoDense: true, Experimental: retrieve.Experimental{ServerWeight: -1}},
 		{Name: "bm25f", NoDense: true},
-		{Name:"hashing-dense-flat", Embedder: hashing, Experimental: retrieve.Experimental{Weights: semOnly, ServerWeight: -1}},
+		{Name: "hashing-dense-flat", Embedder: hashing, Experimental: retrieve.Experimental{Weights: semOnly, ServerWeight: -1}},
 	}
 	model, err := embed.NewBuiltinWith(embed.BuiltinConfig{HashWeight: -1})
 	if err == nil {
