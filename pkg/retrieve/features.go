@@ -1,13 +1,10 @@
 package retrieve
 
 import (
-	"context"
 	"math"
 	"regexp"
 	"sort"
 	"strings"
-
-	"github.com/toolrag/mcp-gateway/pkg/catalog"
 )
 
 // serverLevel adds the coarse level of two-level retrieval: the query is
@@ -197,28 +194,3 @@ func appendClauses(parts []string, step string) []string {
 	}
 	return append(parts, step)
 }
-
-// KeywordScan ranks tools by BM25F alone, without a vector index or an
-// embedder: the fallback when no index is available. The request's policy
-// applies as in Retrieve. FallbackUsed is always true.
-func KeywordScan(tools []catalog.Tool, servers []catalog.Server, req Request) Response {
-	r, err := New(Config{Tools: staticCatalog{tools, servers}})
-	if err != nil {
-		return Response{FallbackUsed: true}
-	}
-	resp, err := r.Retrieve(context.Background(), req)
-	if err != nil {
-		return Response{FallbackUsed: true}
-	}
-	resp.FallbackUsed = true
-	return resp
-}
-
-// staticCatalog is a ToolLister over fixed slices.
-type staticCatalog struct {
-	tools   []catalog.Tool
-	servers []catalog.Server
-}
-
-func (c staticCatalog) ListTools(context.Context) ([]catalog.Tool, error)     { return c.tools, nil }
-func (c staticCatalog) ListServers(context.Context) ([]catalog.Server, error) { return c.servers, nil }

@@ -9,7 +9,6 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/toolrag/mcp-gateway/pkg/catalog"
 	"github.com/toolrag/mcp-gateway/pkg/embed"
@@ -110,12 +109,6 @@ type Config struct {
 
 	Experimental
 
-	// SyncAfter, when positive, makes Retrieve re-read the catalog when the
-	// last Sync is older than this (for processes that do not see catalog
-	// changes happen, such as warm Lambda instances). Zero: only explicit
-	// Sync calls (and the first Retrieve) read the catalog.
-	SyncAfter time.Duration
-
 	Logger *slog.Logger
 }
 
@@ -192,12 +185,11 @@ type Experimental struct {
 
 // Retriever ranks catalog tools for queries. It is safe for concurrent use.
 type Retriever struct {
-	cfg      Config
-	kw       *KeywordIndex
-	log      *slog.Logger
-	syncMu   sync.Mutex
-	synced   bool
-	syncedAt time.Time
+	cfg    Config
+	kw     *KeywordIndex
+	log    *slog.Logger
+	syncMu sync.Mutex
+	synced bool
 
 	keyMu   sync.Mutex
 	keys    map[int64]*kdoc // vector id → keyword entry, for keysFor at keysGen
@@ -287,25 +279,18 @@ func (r *Retriever) Sync(ctx context.Context) error {
 		return fmt.Errorf("retrieve: reading the server list: %w", err)
 	}
 	r.kw.Sync(tools, servers)
-	r.synced, r.syncedAt = true, time.Now()
+	r.synced = true
 	return nil
 }
 
 func (r *Retriever) ensureSynced(ctx context.Context) error {
 	r.syncMu.Lock()
-	done := r.synced && (r.cfg.SyncAfter <= 0 || time.Since(r.syncedAt) < r.cfg.SyncAfter)
-	stale := r.synced && !done
+	done := r.synced
 	r.syncMu.Unlock()
 	if done {
 		return nil
 	}
-	err := r.Sync(ctx)
-	if err != nil && stale {
-		// Serve the catalog we have rather than fail the query.
-		r.log.Warn("catalog re-read failed; using the last synced catalog", "error", err)
-		return nil
-	}
-	return err
+	return r.Sync(ctx)
 }
 
 // Keywords returns the retriever's keyword index (for metrics and tests).

@@ -1,8 +1,11 @@
 package retrieve
 
 import (
+	"context"
 	"math"
 	"testing"
+
+	"github.com/toolrag/mcp-gateway/pkg/catalog"
 )
 
 func TestExpandSynonyms(t *testing.T) {
@@ -73,3 +76,12 @@ func TestConfigSemanticNorm(t *testing.T) {
 		}
 	}
 }
+
+// staticCatalog is a ToolLister over fixed slices.
+type staticCatalog struct {
+	tools   []catalog.Tool
+	servers []catalog.Server
+}
+
+func (c staticCatalog) ListTools(context.Context) ([]catalog.Tool, error)     { return c.tools, nil }
+func (c staticCatalog) ListServers(context.Context) ([]catalog.Server, error) { return c.servers, nil }
