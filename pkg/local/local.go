@@ -240,22 +240,15 @@ func (g *Runtime) Close() error {
 	return errors.Join(g.Upstreams.Close(), g.Store.Close())
 }
 
-// Run starts the gateway and serves until ctx ends (see Serve).
-func Run(ctx context.Context, o Options) error {
-	g, err := New(ctx, o)
-	if err != nil {
-		return err
-	}
-	defer g.Close()
-	if err := g.CheckExposure(); err != nil {
-		return err
-	}
+// Listen opens the TCP listener the environment names (MCP_GATEWAY_HOST,
+// MCP_GATEWAY_PORT), for Serve.
+func (g *Runtime) Listen() (net.Listener, error) {
 	addr := net.JoinHostPort(g.Env.Host, fmt.Sprint(g.Env.Port))
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return fmt.Errorf("listen on %s: %w (set MCP_GATEWAY_PORT to use another port)", addr, err)
+		return nil, fmt.Errorf("listen on %s: %w (set MCP_GATEWAY_PORT to use another port)", addr, err)
 	}
-	return g.Serve(ctx, ln)
+	return ln, nil
 }
 
 // Serve serves on ln until ctx ends. It serves first and syncs in the
