@@ -17,7 +17,7 @@ import (
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 
 	"github.com/toolrag/mcp-gateway/pkg/catalog"
-	"github.com/toolrag/mcp-gateway/pkg/store/plan"
+	"github.com/toolrag/mcp-gateway/pkg/catalog/writeplan"
 )
 
 // DefaultPath is the database file used when TOOL_RAG_DB is unset.
@@ -174,7 +174,7 @@ func (s *SQLite) fail(op string, err error) error {
 // ReplaceServerTools implements catalog.Store in one transaction.
 func (s *SQLite) ReplaceServerTools(ctx context.Context, srv catalog.Server, tools []catalog.Tool) (changed, deleted []string, err error) {
 	now := s.now()
-	srv, next, err := plan.Prepare(srv, tools, now)
+	srv, next, err := writeplan.Prepare(srv, tools, now)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -188,20 +188,20 @@ func (s *SQLite) ReplaceServerTools(ctx context.Context, srv catalog.Server, too
 	if err != nil {
 		return nil, nil, s.fail("read tools of "+srv.ID, err)
 	}
-	current := map[string]plan.Current{}
+	current := map[string]writeplan.Current{}
 	for rows.Next() {
 		var id, hash, status string
 		if err := rows.Scan(&id, &hash, &status); err != nil {
 			rows.Close()
 			return nil, nil, s.fail("read tools of "+srv.ID, err)
 		}
-		current[id] = plan.Current{ContentHash: hash, Stale: status != catalog.StatusActive}
+		current[id] = writeplan.Current{ContentHash: hash, Stale: status != catalog.StatusActive}
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
 		return nil, nil, s.fail("read tools of "+srv.ID, err)
 	}
-	d := plan.Diff(current, next)
+	d := writeplan.Diff(current, next)
 
 	if _, err := tx.ExecContext(ctx, `INSERT INTO servers (id, title, description, status, last_error, synced_at)
 		VALUES (?, ?, ?, ?, '', ?)
