@@ -20,6 +20,7 @@ import (
 
 	"github.com/toolrag/mcp-gateway/pkg/app"
 	"github.com/toolrag/mcp-gateway/pkg/auth"
+	"github.com/toolrag/mcp-gateway/pkg/catalog/sqlite"
 	"github.com/toolrag/mcp-gateway/pkg/config"
 	"github.com/toolrag/mcp-gateway/pkg/embed"
 	"github.com/toolrag/mcp-gateway/pkg/health"
@@ -29,7 +30,6 @@ import (
 	"github.com/toolrag/mcp-gateway/pkg/policy"
 	"github.com/toolrag/mcp-gateway/pkg/rerank"
 	"github.com/toolrag/mcp-gateway/pkg/session"
-	"github.com/toolrag/mcp-gateway/pkg/store"
 	"github.com/toolrag/mcp-gateway/pkg/syncer"
 	"github.com/toolrag/mcp-gateway/pkg/upstream"
 )
@@ -41,7 +41,7 @@ type Runtime struct {
 	*app.App
 	Env       config.Env
 	Upstreams *upstream.Manager
-	Store     *store.SQLite
+	Store     *sqlite.Store
 	Health    *health.Tracker
 	log       *slog.Logger
 
@@ -112,7 +112,7 @@ func New(ctx context.Context, o Options) (*Runtime, error) {
 			return nil, fmt.Errorf("create %s: %w", dir, err)
 		}
 	}
-	if g.Store, err = store.OpenSQLite(ctx, env.DBPath); err != nil {
+	if g.Store, err = sqlite.Open(ctx, env.DBPath); err != nil {
 		return nil, err
 	}
 	b := app.Backend{Runtime: "local", Catalog: g.Store, Keys: keys, OAuth: resource, Sessions: session.NewMemory(),
