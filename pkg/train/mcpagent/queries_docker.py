@@ -313,6 +313,124 @@ Q["okta-mcp-server"].update({
  "get_user": ["show okta user 00u1abc", "get jane's okta profile by id", "what's the status of user 00u9", "fetch the user record including their manager field"],
  "create_user": ["create an okta account for John Park, john.park@acme.com", "add a new user in staged status without activating", "provision an account for the contractor starting Monday", "new okta user with department Finance"],
  "update_user": ["set jane's title to Engineering Manager", "change the mobile phone of user 00u1", "update Bob's last name after his marriage", "move the user to the Berlin office in their profile"],
- "deactivate_user": ["deactivate jane@acme.com, she left today", "suspend access for user 00u123 permanently", "disable Bob's okta account", "deprovision the contractor's account"],
+ "deactivate_user": ["deactivate jane@acme.com, she left today", "cut off user 00u123, they were let go", "disable Bob's okta account", "deprovision the contractor's account"],
  "export_users_csv": ["download all okta users as a spreadsheet", "save every user to /tmp/users.csv", "export the user directory to a csv file", "dump the list of users in Engineering to CSV"],
+})
+
+# Second pass: terser agent-style capability phrases, questions, and
+# implied steps, for the tools used most.
+def more(server, extra):
+    for tool, qs in extra.items():
+        Q[server].setdefault(tool, []).extend(qs)
+
+more("stripe-remote", {
+ "create_refund": ["stripe refund", "money back to a customer who was double charged", "can you refund order #5521, it arrived broken", "partial refund of 15 USD on pi_3Nx"],
+ "create_customer": ["stripe: new customer", "I need a customer object for tom@fabrikam.com before I can bill him"],
+ "list_customers": ["do we already have a customer for fabrikam.com", "get customer id from email"],
+ "create_invoice": ["bill Fabrikam 1,200 USD for onboarding", "send a customer an invoice"],
+ "list_invoices": ["how much does Acme still owe us", "list invoices with status draft"],
+ "create_payment_link": ["stripe checkout link", "let people pay for the webinar online"],
+ "create_product": ["we're launching a new add-on called Extra Storage, add it to Stripe"],
+ "create_price": ["the Extra Storage add-on costs $5/month"],
+ "list_subscriptions": ["is cus_123 still subscribed", "who cancelled their subscription this week"],
+ "cancel_subscription": ["cancel at period end for sub_88", "customer churned, stop billing them"],
+ "update_subscription": ["give the customer 10 seats instead of 5", "apply the new price to the existing subscription"],
+ "retrieve_balance": ["how much money do we have in stripe", "stripe payout balance"],
+ "list_payment_intents": ["did jane@example.com pay", "list the latest stripe payments"],
+ "fetch_stripe_resources": ["what's in charge ch_1PqR", "look up the dispute object du_77 by id"],
+ "search_stripe_documentation": ["stripe api docs for creating a checkout session", "does stripe support SEPA direct debit"],
+ "list_disputes": ["any chargebacks this week?"],
+ "create_coupon": ["give new customers 30% off their first month"],
+ "list_prices": ["is there already a yearly price for the Pro product"],
+ "list_products": ["does the catalog have an Extra Storage product"],
+ "get_stripe_account_info": ["stripe account id"],
+})
+more("notion-remote", {
+ "search_pages": ["notion search 'hiring plan'", "find the page in notion where we keep API keys rotation steps", "is there a notion doc about expense reports"],
+ "create_page": ["notion: new page", "write this blog draft into notion", "put the trip itinerary into a fresh notion page"],
+ "read_page": ["what's written on the team wiki page", "summarize the notion page about the launch", "pull the text of the onboarding doc"],
+ "notion_append_block_children": ["append action items to the meeting page", "add a table of contents block at the end", "add a quote block with the customer feedback"],
+ "add_comment": ["tell the author on notion that section 2 needs a source", "@mention Sam in a comment on the doc"],
+ "retrieve_page": ["what's the parent of this notion page", "get page properties like tags and due date"],
+ "notion_retrieve_block_children": ["read the children of the notion block", "list the bullet points under this toggle"],
+ "notion_retrieve_block": ["what's in block 9c1f", "was this block edited recently"],
+})
+more("sentry-remote", {
+ "search_issues": ["sentry: unresolved issues", "what's breaking in production right now", "errors introduced by release 4.2.0", "show ignored issues in the mobile app"],
+ "search_events": ["sentry: error count by release", "how many users hit the crash on android today", "slowest transactions in the last hour", "events where url contains /checkout and status is 500"],
+})
+more("simplechecklist", {
+ "create_task": ["add a to-do", "put 'book dentist' on my todo list for Thursday", "task: prepare slides, priority high"],
+ "list_tasks": ["what's left to do on the packing list", "read me my to-do list"],
+ "toggle_task_completion": ["done with 'call mom'", "tick task 44"],
+ "get_all_tasks": ["what do I have to do today", "overdue tasks across all projects"],
+ "create_project": ["start a checklist project for the garden"],
+ "update_task": ["postpone 'pay rent' to the 5th", "lower the priority of task 9"],
+ "delete_task": ["clear the task 'old idea' off my list"],
+ "list_projects": ["what checklists do I have"],
+})
+more("okta-mcp-server", {
+ "list_users": ["okta: find user by email", "which users haven't logged in for 90 days", "get the okta user id for jane doe"],
+ "create_user": ["onboard Maria Lopez as a new hire in okta", "okta: create user"],
+ "deactivate_user": ["offboard jane today", "okta: deactivate user"],
+ "add_user_to_group": ["okta: add user to group", "grant Maria access to the Finance group"],
+ "remove_user_from_group": ["okta: remove user from group", "Bob moved teams, take him out of Sales"],
+ "list_group_users": ["who has admin access via the Admins group", "members of the VPN Users group"],
+ "get_login_failures": ["user says they're locked out, find out why", "failed MFA attempts for jane this morning"],
+ "get_logs": ["okta audit trail for app assignments yesterday", "who deactivated user 00u5"],
+ "list_groups": ["okta: list groups", "what groups is the org using for VPN"],
+ "list_applications": ["okta: list apps", "is Slack connected to okta"],
+ "update_user": ["okta: update user profile"],
+ "get_user": ["okta user details for 00u777"],
+ "create_group": ["okta: create group"],
+ "list_policies": ["what password rules apply in okta"],
+})
+more("keboola-mcp", {
+ "query_data": ["keboola: run SQL", "what were total sales last week according to the orders table", "count distinct customers in in.c-crm.contacts"],
+ "run_job": ["keboola: run job", "refresh the data by running the extractor again"],
+ "get_job": ["keboola: job status", "did job 4455 finish successfully"],
+ "list_jobs": ["what ran in keboola overnight", "show the failed jobs of the Snowflake writer"],
+ "list_tables": ["keboola: tables in bucket"],
+ "list_buckets": ["keboola: list buckets", "what data do we have in storage"],
+ "get_table": ["what columns does the contacts table have", "schema of the orders table"],
+ "create_sql_transformation": ["turn this SQL into a keboola transformation that writes daily_kpis"],
+ "find_component_id": ["which keboola connector reads from Google Ads"],
+ "docs_query": ["keboola help: what is a branch"],
+ "list_configs": ["what extractors are set up"],
+ "search": ["keboola: search by name"],
+})
+more("sonarqube", {
+ "search_sonar_issues_in_projects": ["sonar: list issues", "what does sonar say is wrong with my code", "new bugs on PR 77 from sonar"],
+ "get_project_quality_gate_status": ["sonar: quality gate status", "can I merge, is the gate passing"],
+ "get_component_measures": ["sonar: coverage", "how much technical debt does my-api have"],
+ "analyze_code_snippet": ["sonar: analyze snippet", "review this C# method for vulnerabilities"],
+ "change_sonar_issue_status": ["sonar: change issue status", "this finding is intended, accept it"],
+ "show_rule": ["sonar: show rule", "what's wrong according to rule S1192"],
+ "search_my_sonarqube_projects": ["sonar: list projects"],
+ "search_dependency_risks": ["any vulnerable npm packages in my-web according to sonar"],
+})
+more("maestro-mcp-server", {
+ "get_address_balance": ["bitcoin: address balance", "how many BTC are at bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq"],
+ "get_address_txs": ["bitcoin: address transactions"],
+ "get_btc_price_by_timestamp": ["bitcoin: historical price", "what did BTC cost on 2023-01-01 00:00 UTC"],
+ "rpc_mempool_info": ["bitcoin: mempool fees", "is it a good time to send a bitcoin transaction, how full is the mempool"],
+ "rpc_chain_info": ["bitcoin: block height", "latest block hash"],
+ "event_create_trigger": ["bitcoin: webhook on address activity"],
+ "get_address_utxos": ["bitcoin: list utxos"],
+ "get_address_runes": ["bitcoin: rune balances"],
+ "get_address_inscriptions": ["bitcoin: ordinals at address"],
+ "get_dex_ohlc": ["rune price candles"],
+})
+more("neo4j", {
+ "read-cypher": ["neo4j: run a read query", "who does Alice follow in the social graph", "find all products bought together with product 42"],
+ "write-cypher": ["neo4j: run a write query", "store these people and their friendships in the graph database"],
+ "get-schema": ["neo4j: get schema", "what's in the graph database"],
+ "list-gds-procedures": ["neo4j: graph algorithms available"],
+})
+more("dotnet-types-explorer", {
+ "NuGetPackageSearch": ["nuget: search packages", "I need a .NET library for sending email"],
+ "NuGetPackageVersions": ["nuget: package versions"],
+ "NamespaceTypes": ["what classes does System.Net.Http provide"],
+ "ReferencedAssembliesExplorer": ["which assemblies can MyApi.csproj use"],
+ "NamespacesExplorer": ["which namespaces are in the Azure.Identity assembly"],
 })
