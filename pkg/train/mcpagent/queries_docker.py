@@ -10,7 +10,7 @@
 Q = {}
 
 Q["stripe-remote"] = {
- "get_stripe_account_info": ["which Stripe account am I connected to", "show the business name and id of our Stripe account", "get details of the connected Stripe account", "is this the live or test Stripe account", "what country is our Stripe account registered in"],
+ "get_stripe_account_info": ["which Stripe account am I connected to", "show the business name and id of our Stripe account", "get details of the connected Stripe account", "what's the display name of our Stripe account", "what country is our Stripe account registered in"],
  "retrieve_balance": ["how much is available for payout in Stripe", "check the pending balance on Stripe", "show our current Stripe funds in EUR and USD", "what's the available vs pending amount", "stripe account balance right now", "do we have enough balance to cover a refund"],
  "create_coupon": ["make a 15% off coupon for three months", "create a $5 off discount in Stripe", "set up a one-time 50 percent promo for Black Friday", "new coupon BLACKFRIDAY25 with 25% off", "add a forever 10% discount coupon", "generate a coupon that takes 20 euros off"],
  "list_coupons": ["what discount codes do we have in stripe", "list the active promo coupons", "show me every coupon and its percent off", "do we already have a 20% coupon", "which coupons exist for the summer sale"],
@@ -127,7 +127,7 @@ Q["keboola-mcp"] = {
  "create_sql_transformation": ["write a SQL transformation that aggregates daily revenue into a new table", "create a snowflake transformation that dedupes the customers table", "new keboola transformation to compute monthly active users", "build a SQL step that joins sessions with users and outputs user_sessions"],
  "docs_query": ["how do input mappings work in keboola transformations", "what does keboola say about incremental loading", "how do I share a bucket between projects", "keboola documentation on flows and phases", "ask the keboola docs how to set up a writer to BigQuery"],
  "find_component_id": ["which component do I use to extract from Salesforce", "find the keboola component id for the Google Sheets writer", "is there a keboola extractor for HubSpot", "what's the component for loading data into Snowflake", "search components for a MongoDB source"],
- "get_bucket": ["details of bucket in.c-sales", "show info about the out.c-reports bucket", "when was bucket in.c-crm last changed", "who owns the bucket and what stage is it in"],
+ "get_bucket": ["details of bucket in.c-sales", "show info about the out.c-reports bucket", "when was bucket in.c-crm last changed", "what stage and backend is bucket in.c-sales on"],
  "get_component": ["show the configuration schema of keboola.ex-db-mysql", "what parameters does the generic extractor accept", "get documentation for component keboola.wr-google-sheets", "describe the component before I configure it"],
  "get_config": ["show configuration 12345 of the MySQL extractor", "what does the Shopify orders config contain", "get the details of this transformation configuration", "which tables does config 987 extract", "inspect the current settings of the writer config"],
  "get_config_examples": ["show example configurations for the HTTP extractor", "give me a sample config for keboola.ex-google-drive", "how does a typical config for the Snowflake writer look", "example parameters for the postgres extractor"],
@@ -286,7 +286,7 @@ Q["okta-mcp-server"] = {
  "add_user_to_group": ["put jane.doe into the Admins group", "add user 00u123 to group 00g456", "give Bob access via the VPN Users group"],
  "remove_user_from_group": ["take Alice out of the Contractors group", "remove user 00u7 from group 00g2", "revoke Bob's membership in Admins"],
  # policies
- "list_policies": ["list okta sign-on policies", "show all password policies", "which MFA enrollment policies are active", "list inactive access policies"],
+ "list_policies": ["show the okta policies of type OKTA_SIGN_ON", "show all password policies", "which MFA enrollment policies are active", "list inactive access policies"],
  "get_policy": ["show policy 00p1abc", "get the details of the default password policy", "what does the global session policy contain"],
  "create_policy": ["create a password policy requiring 12 characters", "new sign-on policy for contractors", "add an MFA enrollment policy", "set up an okta policy for the partner group"],
  "update_policy": ["rename policy 00p1 to Strict Passwords", "update the password policy to expire after 90 days", "change the groups a policy applies to"],
@@ -383,7 +383,7 @@ more("okta-mcp-server", {
  "update_user": ["okta: update user profile"],
  "get_user": ["okta user details for 00u777"],
  "create_group": ["okta: create group"],
- "list_policies": ["what password rules apply in okta"],
+ "list_policies": ["which password policies exist in okta"],
 })
 more("keboola-mcp", {
  "query_data": ["keboola: run SQL", "what were total sales last week according to the orders table", "count distinct customers in in.c-crm.contacts"],
@@ -556,14 +556,14 @@ TASKS = [
  ("Document this week's top Sentry issues on the team Notion page", [(SE, "search_issues"), (N, "search_pages"), (N, "notion_append_block_children")]),
  # simplechecklist
  ("Set up a moving-house project with a Packing list and add 'buy boxes'", [(C, "create_project"), (C, "create_group"), (C, "create_task_list"), (C, "create_task")]),
- ("Mark 'buy milk' on the shopping list as done", [(C, "list_tasks"), (C, "toggle_task_completion")]),
+ ("Mark 'buy milk' on the shopping list as done", [(C, "get_all_tasks"), (C, "toggle_task_completion")]),
  ("Add 'pay rent' to my Home project", [(C, "list_projects"), (C, "list_groups"), (C, "list_task_lists"), (C, "create_task")]),
- ("Break 'plan the trip' into book flights, book hotel and rent car", [(C, "list_tasks"), (C, "create_subtask")]),
+ ("Break 'plan the trip' into book flights, book hotel and rent car", [(C, "get_all_tasks"), (C, "create_subtask")]),
  ("How far along is the renovation and what's still open", [(C, "list_projects"), (C, "get_project_stats"), (C, "get_all_tasks")]),
- ("Delete every finished task in the Errands list", [(C, "list_tasks"), (C, "delete_task")]),
+ ("Delete every finished task in the Errands list", [(C, "get_all_tasks"), (C, "delete_task")]),
  ("Push all of Friday's tasks to Monday", [(C, "get_all_tasks"), (T, "get_current_time"), (C, "update_task")]),
- ("Tick off the 'book hotel' step of the trip task", [(C, "list_subtasks"), (C, "toggle_subtask_completion")]),
- ("Rename the Website project and delete its old Legacy group's tasks", [(C, "list_projects"), (C, "update_project"), (C, "list_groups"), (C, "list_task_lists")]),
+ ("Tick off the 'book hotel' step of the trip task", [(C, "get_all_tasks"), (C, "list_subtasks"), (C, "toggle_subtask_completion")]),
+ ("Rename the Website project and show the lists in its Legacy group", [(C, "list_projects"), (C, "update_project"), (C, "list_groups"), (C, "list_task_lists")]),
  ("Save all my open to-dos to todo.md", [(C, "get_all_tasks"), (FS, "write_file")]),
  ("Add the action items from notes.txt to my checklist", [(FS, "read_text_file"), (C, "create_task")]),
  # neo4j
@@ -587,7 +587,7 @@ TASKS = [
  ("SonarQube seems down; check it and get the logs", [(SQ, "ping_system"), (SQ, "get_system_health"), (SQ, "get_system_logs")]),
  ("Notify our CI when the quality gate changes unless a webhook already exists", [(SQ, "list_webhooks"), (SQ, "create_webhook")]),
  ("Find the project key of the mobile app and report its coverage", [(SQ, "search_my_sonarqube_projects"), (SQ, "get_component_measures")]),
- ("Analyze the files I changed and commit only if sonar finds nothing", [(G, "git_status"), (SQ, "analyze_file_list"), (G, "git_commit")]),
+ ("Analyze the files I changed and commit only if sonar finds nothing", [(G, "git_status"), (SQ, "analyze_file_list"), (G, "git_add"), (G, "git_commit")]),
  ("Read src/auth.py and check it for security issues", [(FS, "read_text_file"), (SQ, "analyze_code_snippet")]),
  ("List vulnerable dependencies of my-web and save a report to risks.md", [(SQ, "search_dependency_risks"), (FS, "write_file")]),
  ("Which metric key measures duplicated lines, and what is it for web-app", [(SQ, "search_metrics"), (SQ, "get_component_measures")]),
@@ -616,7 +616,7 @@ TASKS = [
  ("What did my triggers fire today", [(M, "event_list_triggers"), (M, "event_list_logs")]),
  ("Pick UTXOs to spend and check the current fees", [(M, "get_address_utxos"), (M, "rpc_mempool_info")]),
  ("Get daily candles for DOG on a supported dex", [(M, "list_supported_dexs"), (M, "get_dex_ohlc")]),
- ("Which runes does my address hold and what are they worth now", [(M, "get_address_runes"), (M, "get_rune_price_by_timestamp")]),
+ ("Which runes does my address hold and what are they worth now", [(M, "get_address_runes"), (T, "get_current_time"), (M, "get_rune_price_by_timestamp")]),
  ("Who mined the latest block and how much did it move", [(M, "rpc_chain_info"), (M, "rpc_block_miner_info"), (M, "rpc_block_volume")]),
  ("Save the transaction history of my address to txs.csv", [(M, "get_address_txs"), (FS, "write_file")]),
  ("How much ORDI do I hold and what's its supply", [(M, "get_address_brc20"), (M, "get_brc20_info")]),
@@ -625,7 +625,7 @@ TASKS = [
  ("Onboard Maria Lopez: create her account and add her to Engineering and VPN Users", [(O, "create_user"), (O, "list_groups"), (O, "add_user_to_group")]),
  ("Jane left: deactivate her and delete the account", [(O, "list_users"), (O, "deactivate_user"), (O, "delete_deactivated_user")]),
  ("Why can't bob@acme.com log in", [(O, "list_users"), (O, "get_login_failures")]),
- ("Give the Sales group access to the Salesforce app", [(O, "list_groups"), (O, "list_applications"), (O, "list_group_apps")]),
+ ("Can the Sales group use the Salesforce app? Check its assigned apps", [(O, "list_groups"), (O, "list_group_apps")]),
  ("Move Bob from Sales to Marketing", [(O, "list_users"), (O, "list_groups"), (O, "remove_user_from_group"), (O, "add_user_to_group")]),
  ("Use login.acme.com for the okta sign-in page", [(O, "create_custom_domain"), (O, "verify_custom_domain")]),
  ("Add acme.com as the okta email sender and verify it", [(O, "list_brands"), (O, "create_email_domain"), (O, "verify_email_domain")]),
