@@ -5,7 +5,8 @@
 - the TRAIN servers of ../shared/train/docker_mcp_registry (TRAIN_SERVERS),
 - fs.jsonl, mem.jsonl and refservers.py (reference servers),
 - every servers/<server>.jsonl (one tool a line: {"name", "description",
-  "input_schema"}; the server is the file name),
+  "input_schema"}; the server is the file name; it replaces a built-in
+  catalog of the same server),
 - the queries of every queries*.py module in this folder (each has
   Q = {server: {tool: [queries]}} and TASKS = [(query, [(server, tool)])]).
 
@@ -23,7 +24,17 @@ if len(sys.argv) != 2:
     raise SystemExit("usage: make.py <shared/train folder>")
 train = sys.argv[1]
 tools = {}
+# A captured catalog in servers/ replaces a built-in one of the same server
+# (a real tools/list beats one written from a README).
+harvested = {os.path.basename(p)[:-len(".jsonl")]: p
+             for p in sorted(glob.glob(os.path.join(here, "servers", "*.jsonl")))}
+replaced = set()
 def add(server, name, desc, schema, source):
+    if server in harvested and not source.startswith(os.path.join(here, "servers")):
+        if server not in replaced:
+            replaced.add(server)
+            print("servers/%s.jsonl replaces the %s catalog of %s" % (server, source, server))
+        return
     tid = "mcpagent__%s__%s" % (server, name)
     if tid in tools:
         raise SystemExit("%s: tool %s is defined twice" % (source, tid))
@@ -46,9 +57,10 @@ for server, ts in refservers.REF.items():
     for name, desc, params in ts:
         props = {k: {"type": "string", "description": v} for k, v in params.items()}
         add(server, name, desc, {"type": "object", "properties": props}, "refservers.py")
-for path in sorted(glob.glob(os.path.join(here, "servers", "*.jsonl"))):
-    server = os.path.basename(path)[:-len(".jsonl")]
+for server, path in harvested.items():
     for t in jsonl(path):
+        if not isinstance(t, dict) or not t.get("name"):
+            raise SystemExit("%s: a line without a tool name: %r" % (path, t))
         add(server, t["name"], t.get("description"), t.get("input_schema"), path)
 
 pairs, seen = [], set()
