@@ -47,7 +47,12 @@ def jsonl(path):
                     yield json.loads(l)
                 except ValueError as e:
                     raise SystemExit("%s:%d: %s" % (path, n, e))
-for t in jsonl(os.path.join(train, "docker_mcp_registry", "tools.jsonl")):
+docker = list(jsonl(os.path.join(train, "docker_mcp_registry", "tools.jsonl")))
+dev = {t["server"] for t in docker} - TRAIN_SERVERS  # the real-MCP DEV servers: never trained on
+for server in harvested:
+    if server in dev:
+        raise SystemExit("servers/%s.jsonl: %s is a DEV server of pkg/eval/testdata/realmcp" % (server, server))
+for t in docker:
     if t["server"] in TRAIN_SERVERS:
         add(t["server"], t["name"], t.get("description"), t.get("input_schema"), "docker_mcp_registry")
 for server, path in (("filesystem", "fs.jsonl"), ("memory", "mem.jsonl")):
