@@ -333,7 +333,7 @@ more("stripe-remote", {
  "create_product": ["we're launching a new add-on called Extra Storage, add it to Stripe"],
  "create_price": ["the Extra Storage add-on costs $5/month"],
  "list_subscriptions": ["is cus_123 still subscribed", "who cancelled their subscription this week"],
- "cancel_subscription": ["cancel at period end for sub_88", "customer churned, stop billing them"],
+ "cancel_subscription": ["cancel sub_88 right away", "customer churned, stop billing them"],
  "update_subscription": ["give the customer 10 seats instead of 5", "apply the new price to the existing subscription"],
  "retrieve_balance": ["how much money do we have in stripe", "stripe payout balance"],
  "list_payment_intents": ["did jane@example.com pay", "list the latest stripe payments"],
@@ -513,6 +513,113 @@ more("okta-mcp-server", {
  "deactivate_policy_rule": ["pause the rule that allows legacy clients"],
  "delete_deactivated_user": ["hard delete the offboarded account 00u55"],
  "create_brand": ["new okta brand named Acme EU"],
+})
+
+# Fourth pass: the need stated as a situation or a question with concrete
+# arguments, not as the tool's action ("the customer says they were charged
+# twice"), written for the tools agents reach for most often.
+more("stripe-remote", {
+ "list_payment_intents": ["customer says they were charged twice, show their payments", "why did the card payment from cus_88 fail", "payments stuck in requires_payment_method"],
+ "create_refund": ["the order was cancelled before shipping, send the money back", "refund half of the $80 charge"],
+ "list_invoices": ["who hasn't paid us this quarter", "total of open invoices for Globex"],
+ "create_invoice": ["I need to charge Globex for the extra work in April"],
+ "create_invoice_item": ["also bill them 2 extra training days"],
+ "create_customer": ["we signed a new client, Initech, add them to billing"],
+ "list_subscriptions": ["how many paying subscribers are on the yearly plan", "when does Acme's subscription renew"],
+ "cancel_subscription": ["Initech asked to end their contract, cancel their plan"],
+ "update_subscription": ["the client wants the enterprise tier starting today"],
+ "create_coupon": ["offer Globex a 3-month 40% retention discount"],
+ "create_payment_link": ["people at the conference should be able to pay for the t-shirt by QR code"],
+ "retrieve_balance": ["can we cover the payroll payout from the stripe balance"],
+ "list_disputes": ["did any customer file a chargeback on the March orders"],
+ "update_dispute": ["we have the signed delivery receipt for the disputed order, send it to stripe"],
+ "search_stripe_documentation": ["what does the error card_declined insufficient_funds mean in stripe", "how do I test 3D Secure payments"],
+ "search_stripe_resources": ["all customers with metadata plan legacy", "payment intents over $1,000 from last week via search"],
+ "list_products": ["what are we selling right now"],
+ "list_prices": ["how much is the starter plan in euros"],
+})
+more("notion-remote", {
+ "search_pages": ["I wrote something about the offsite agenda somewhere in notion", "which notion doc has the wifi password for the office"],
+ "create_page": ["jot down these interview notes in notion", "draft a notion page for the incident postmortem"],
+ "read_page": ["what did we decide in the architecture review doc", "check the notion runbook for the deploy steps"],
+ "notion_append_block_children": ["add the new decision to the decision log page", "tack a 'next steps' section onto the doc"],
+ "add_comment": ["ask in notion whether the budget numbers are final"],
+ "retrieve_page": ["is the notion task page marked Done in its status property"],
+})
+more("sentry-remote", {
+ "search_issues": ["users report the app crashes on login, is there a sentry issue", "what errors started after yesterday's deploy", "is the 'Cannot read property of undefined' error still happening"],
+ "search_events": ["how many people were affected by the login crash in the last hour", "which endpoints return the most 5xx errors this week", "the site felt slow around 3pm, check transaction durations"],
+})
+more("simplechecklist", {
+ "create_task": ["don't let me forget to renew the car insurance", "I need to call the landlord tomorrow, put it on the list"],
+ "toggle_task_completion": ["I already sent the invoice to Acme, check that one off"],
+ "get_all_tasks": ["what's on my plate across everything", "anything urgent on my to-do lists"],
+ "list_tasks": ["read back the grocery list"],
+ "create_subtask": ["the 'plan party' task needs steps: invitations, cake, music"],
+ "get_project_stats": ["are we on track with the garden project"],
+ "update_task": ["the plumber moved to next Tuesday, update the task"],
+ "delete_task": ["we cancelled the trip, remove 'buy sunscreen'"],
+})
+more("okta-mcp-server", {
+ "list_users": ["does anyone named Chen work here according to okta", "which accounts are still in STAGED status"],
+ "create_user": ["a new designer starts Monday, set up her okta login"],
+ "deactivate_user": ["Tom's last day was Friday, lock him out of everything"],
+ "get_login_failures": ["the CEO can't get into email, is okta blocking him", "lots of people got access denied this morning, what happened"],
+ "get_logs": ["who changed the sign-on policy last night", "show jane's sign-in events from the system log this week"],
+ "add_user_to_group": ["Maria needs the same access as the design team"],
+ "list_group_users": ["who can use the production VPN"],
+ "list_group_apps": ["what does membership in Contractors give access to"],
+ "update_user": ["Bob got promoted to Director, update his title in okta"],
+ "create_group": ["we need a group for the new Lisbon office"],
+ "list_applications": ["is there already an okta app for GitHub Enterprise"],
+ "create_application": ["we bought a new SaaS tool, hook it up to okta SSO"],
+ "create_policy_rule": ["block sign-ins from outside the corporate network for admins"],
+ "export_users_csv": ["HR wants a spreadsheet of everyone in okta"],
+ "list_device_assurance_policies": ["are we still allowing Windows 10 laptops"],
+ "send_test_email": ["check that the new reset email actually arrives"],
+ "verify_custom_domain": ["the login domain still shows as unverified, try again"],
+})
+more("keboola-mcp", {
+ "query_data": ["how many orders did we get from Germany in May", "give me a sample of the raw events data"],
+ "list_jobs": ["something broke overnight in keboola, what failed"],
+ "get_job": ["why is job 5521 taking so long"],
+ "run_job": ["the dashboard is stale, run the extractor to refresh it"],
+ "create_sql_transformation": ["I need a table with weekly revenue per product"],
+ "find_component_id": ["I want to pull data from our Postgres database into keboola"],
+ "docs_query": ["can keboola transformations use python", "what does 'incremental load' mean in keboola"],
+ "list_tables": ["what data did the CRM extractor bring in"],
+ "get_table": ["what's the primary key of the orders table"],
+ "update_table_description": ["add a note to the orders table that it excludes refunds"],
+ "create_flow": ["I want the whole ETL to run as one pipeline, extractors first"],
+})
+more("sonarqube", {
+ "search_sonar_issues_in_projects": ["what's blocking the release in sonar", "vulnerabilities and bugs in payments-service"],
+ "get_project_quality_gate_status": ["the PR check is red, is it the sonar gate"],
+ "get_component_measures": ["did our test coverage drop below 80% on main"],
+ "analyze_code_snippet": ["is this regex vulnerable to ReDoS"],
+ "change_sonar_issue_status": ["this issue is in generated code, mark it as won't fix"],
+ "show_rule": ["what does the cognitive complexity rule expect"],
+ "search_dependency_risks": ["is log4j vulnerable in our backend dependencies"],
+ "get_system_health": ["sonar dashboard won't load, is the server ok"],
+})
+more("maestro-mcp-server", {
+ "get_address_balance": ["did my cold wallet bc1q... get emptied"],
+ "get_address_txs": ["when did I last send bitcoin from this address"],
+ "rpc_mempool_info": ["my transaction is stuck, what's the minimum fee to get in the mempool"],
+ "rpc_mempool_transactions": ["is my stuck transaction still unconfirmed in the mempool"],
+ "get_btc_price_by_timestamp": ["what was bitcoin worth when I bought it on 2022-11-09"],
+ "get_address_utxos": ["how many coins can I consolidate in my wallet"],
+ "event_create_trigger": ["call my server's webhook when the exchange deposit address gets funds"],
+})
+more("neo4j", {
+ "read-cypher": ["who are the managers of employees in the Berlin office, from the org graph", "recommend movies liked by people who liked Inception"],
+ "write-cypher": ["Bob now reports to Carol, update the graph"],
+ "get-schema": ["I don't know the graph model, show what's there"],
+})
+more("dotnet-types-explorer", {
+ "NuGetPackageSearch": ["what's a good library for retry policies in C#"],
+ "NuGetPackageVersions": ["is there a prerelease of EF Core 9"],
+ "NamespaceTypes": ["which exception types are in System.IO"],
 })
 
 S, N, SE, C, NE, D, SQ, K, M, O = ("stripe-remote", "notion-remote", "sentry-remote", "simplechecklist", "neo4j",
