@@ -515,6 +515,13 @@ more("okta-mcp-server", {
  "create_brand": ["new okta brand named Acme EU"],
 })
 
+more("keboola-mcp", {
+ "update_table_description": ["set the description of table in.c-sales.orders", "document what the customers table holds", "keboola: update table description", "write a description for out.c-reports.revenue"],
+})
+more("okta-mcp-server", {
+ "create_policy_rule": ["add a rule requiring MFA off-network to the sign-on policy", "new rule in policy 00p1 for the contractors group", "add a password policy rule that allows self-service reset by email", "okta: add policy rule"],
+})
+
 # Fourth pass: the need stated as a situation or a question with concrete
 # arguments, not as the tool's action ("the customer says they were charged
 # twice"), written for the tools agents reach for most often.
