@@ -736,7 +736,7 @@ more("sonarqube", {
 more("maestro-mcp-server", {
  "get_address_balance": ["get confirmed balance of a bitcoin address"],
  "get_mempool_address_balance": ["get unconfirmed balance of a bitcoin address"],
- "get_address_txs": ["list transactions of a bitcoin address"],
+ "get_address_txs": ["list txs where a bitcoin address spent or received"],
  "get_address_utxos": ["list unspent outputs of a bitcoin address"],
  "get_btc_price_by_timestamp": ["get bitcoin USD price at timestamp"],
  "rpc_mempool_info": ["get mempool fee thresholds"],
@@ -885,7 +885,7 @@ TASKS = [
  ("Renew the TLS certificate of our custom login domain", [(O, "list_custom_domains"), (O, "upsert_custom_domain_certificate")]),
  ("What happened to user 00u5 yesterday in okta", [(T, "get_current_time"), (O, "get_logs")]),
  ("Set Jane's department to Finance; check that the attribute exists", [(O, "get_user_profile_attributes"), (O, "list_users"), (O, "update_user")]),
- ("Make the live error page show our support phone number, starting from okta's default", [(O, "get_default_error_page"), (O, "replace_customized_error_page")]),
+ ("Make the live error page show our support phone number, starting from okta's default", [(O, "list_brands"), (O, "get_default_error_page"), (O, "replace_customized_error_page")]),
  ("Send users to acme.com after they sign out of okta", [(O, "list_brands"), (O, "replace_sign_out_page_settings")]),
  ("Only admins should get the password changed email", [(O, "list_brands"), (O, "get_email_settings"), (O, "replace_email_settings")]),
  # mixed
