@@ -373,9 +373,9 @@ TASKS = [
  # Slack
  ("Post the release notes in #releases", [(SL, "slack_list_channels"), (SL, "slack_post_message")]),
  ("Catch me up on #incidents and reply in the latest thread that I'm on it", [(SL, "slack_get_channel_history"), (SL, "slack_get_thread_replies"), (SL, "slack_reply_to_thread")]),
- ("Thank Maria in Slack for the review and react to her message", [(SL, "slack_get_users"), (SL, "slack_post_message"), (SL, "slack_add_reaction")]),
+ ("Thank Maria in #dev for her review and react to her message", [(SL, "slack_get_channel_history"), (SL, "slack_add_reaction"), (SL, "slack_post_message")]),
  ("Who asked about the outage in #support? Get their profile", [(SL, "slack_get_channel_history"), (SL, "slack_get_user_profile")]),
- ("Tell the team on Slack when PR 56 is merged", [(G, "merge_pull_request"), (SL, "slack_post_message")]),
+ ("Merge PR 56 and let the team know on Slack", [(G, "merge_pull_request"), (SL, "slack_post_message")]),
  ("Post a summary of open GitHub issues to the #dev channel", [(G, "list_issues"), (SL, "slack_list_channels"), (SL, "slack_post_message")]),
  ("Turn the bug reported in the #support thread into a GitHub issue", [(SL, "slack_get_thread_replies"), (G, "create_issue")]),
  # Google Maps
@@ -415,7 +415,7 @@ TASKS = [
  ("Move the Trello card to Done on the board", [(PW, "browser_navigate"), (PW, "browser_snapshot"), (PW, "browser_drag")]),
  ("Find the 'Export CSV' button on the report page and click it", [(PW, "browser_navigate"), (PW, "browser_find"), (PW, "browser_click")]),
  ("Pick Germany as the country on the checkout page and wait for the shipping price", [(PW, "browser_select_option"), (PW, "browser_wait_for")]),
- ("Open the docs in a second tab and compare with the first", [(PW, "browser_tabs"), (PW, "browser_navigate"), (PW, "browser_snapshot")]),
+ ("Open the docs in a second tab and compare with the first", [(PW, "browser_tabs"), (PW, "browser_snapshot")]),
  # Chrome DevTools
  ("Why is our homepage slow? Profile the load and explain the LCP", [(CD, "navigate_page"), (CD, "performance_start_trace"), (CD, "performance_analyze_insight")]),
  ("Record a video of the checkout flow in Chrome", [(CD, "new_page"), (CD, "screencast_start"), (CD, "click"), (CD, "screencast_stop")]),
@@ -438,10 +438,10 @@ TASKS = [
  ("Search papers on sparse attention and get the metadata of the top one", [(FC, "firecrawl_research_search_papers"), (FC, "firecrawl_research_inspect_paper")]),
  ("Parse the contract PDF and post the key dates to #legal", [(FC, "firecrawl_parse"), (SL, "slack_post_message")]),
  ("Search the web with Firecrawl for the vendor's status page and scrape it", [(FC, "firecrawl_search"), (FC, "firecrawl_scrape")]),
- ("Open the product page in a live browser, click 'Show all reviews', then stop the session", [(FC, "firecrawl_scrape"), (FC, "firecrawl_interact"), (FC, "firecrawl_interact_stop")]),
+ ("Open the product page in a live browser, click 'Show all reviews', then stop the session", [(FC, "firecrawl_interact"), (FC, "firecrawl_interact_stop")]),
  # Asana
  ("Add a task 'prepare slides' to the Q3 Launch project in Asana due Friday", [(AS, "asana_list_workspaces"), (AS, "asana_search_projects"), (AS, "asana_create_task")]),
- ("Move all my finished tasks in the Sprint board to Done", [(AS, "asana_get_tasks_for_project"), (AS, "asana_get_project_sections"), (AS, "asana_add_task_to_section")]),
+ ("Move all my finished tasks in the Sprint board to Done", [(AS, "asana_search_projects"), (AS, "asana_get_tasks_for_project"), (AS, "asana_get_project_sections"), (AS, "asana_add_task_to_section")]),
  ("Split the 'website launch' task into three subtasks", [(AS, "asana_search_tasks"), (AS, "asana_create_subtask")]),
  ("Write this week's status update for the Website project with its progress", [(AS, "asana_search_projects"), (AS, "asana_get_project_task_counts"), (AS, "asana_create_project_status")]),
  ("Tag every overdue task in Marketing as urgent", [(AS, "asana_search_tasks"), (AS, "asana_get_tags_for_workspace"), (AS, "asana_add_tag_to_task")]),
@@ -463,7 +463,7 @@ TASKS = [
  ("Find the 5 biggest customers by revenue in Mongo", [(MG, "connect"), (MG, "collection-schema"), (MG, "aggregate")]),
  ("The users query by email is slow: check the plan and add an index", [(MG, "explain"), (MG, "collection-indexes"), (MG, "create-index")]),
  ("Export all inactive users from Mongo to a JSON file", [(MG, "connect"), (MG, "find"), (MG, "export")]),
- ("Archive old events: copy them into a new collection and delete them from events", [(MG, "create-collection"), (MG, "insert-many"), (MG, "delete-many")]),
+ ("Archive old events: copy them into a new collection and delete them from events", [(MG, "create-collection"), (MG, "find"), (MG, "insert-many"), (MG, "delete-many")]),
  ("What databases and collections are on the cluster", [(MG, "connect"), (MG, "list-databases"), (MG, "list-collections")]),
  ("Rename the legacy collection and drop its unused index", [(MG, "rename-collection"), (MG, "drop-index")]),
  ("Why is the database big? Show db stats and the size of the largest collection", [(MG, "db-stats"), (MG, "collection-storage-size")]),
