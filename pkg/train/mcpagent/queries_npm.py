@@ -816,6 +816,88 @@ MORE["circleci"] = {
  "list_component_versions": ["circleci component versions", "what's deployed to production right now"],
  "list_artifacts": ["circleci artifacts", "get the screenshots the test job saved"],
 }
+
+# Third batch of servers (servers/README.md).
+MORE["argocd"] = {
+ "list_applications": ["list the Argo CD applications", "which apps does ArgoCD manage", "find the argocd app for the payments service", "argocd apps"],
+ "list_clusters": ["which clusters are registered in Argo CD", "list ArgoCD clusters", "is the prod cluster connected to argocd"],
+ "get_application": ["is the checkout app synced and healthy in Argo CD", "show the ArgoCD application 'web' with its source repo", "sync status of the api app", "argocd app details"],
+ "get_appproject": ["show the Argo CD project 'platform' and its allowed destinations", "which repos may the team-a AppProject deploy from"],
+ "get_application_resource_tree": ["resource tree of the ArgoCD app", "which pods and replicasets belong to the web application", "show the hierarchy of resources the app created"],
+ "get_application_managed_resources": ["list the Deployments managed by the argocd app", "which resources does the application manage and are any out of sync", "managed ConfigMaps of the app"],
+ "get_application_workload_logs": ["logs of the api Deployment in Argo CD", "why is the pod crashing — get the workload logs via argocd", "container logs for the app's StatefulSet"],
+ "get_application_events": ["recent events of the ArgoCD application", "what happened during the last sync of the app"],
+ "get_resource_events": ["events for the failing pod in the app", "why is that Deployment degraded — show its events"],
+ "get_resources": ["get the manifests of the app's resources", "show the live YAML of the service managed by Argo CD"],
+ "get_resource_actions": ["which actions can I run on the Deployment in argocd", "available resource actions for the rollout"],
+ "create_application": ["create an Argo CD app from the helm chart in our repo", "register a new ArgoCD application for the frontend", "deploy the manifests folder as a new argocd app"],
+ "update_application": ["point the ArgoCD app at the v2 branch", "change the target revision of the application", "enable auto-sync on the app"],
+ "delete_application": ["delete the staging app from Argo CD", "remove the argocd application and its resources"],
+ "sync_application": ["sync the web app in Argo CD", "deploy the latest commit with an ArgoCD sync", "force a sync with prune on the app", "dry-run sync the application"],
+ "run_resource_action": ["restart the Deployment through Argo CD", "run the 'resume' action on the rollout", "trigger a resource action on the app's deployment"],
+}
+MORE["cloud-run"] = {
+ "list_projects": ["list my GCP projects", "which Google Cloud projects can I deploy to"],
+ "create_project": ["create a new GCP project for the demo", "make a Google Cloud project and link billing"],
+ "list_services": ["list Cloud Run services in my-project", "what's running on Cloud Run", "which services are deployed in the project"],
+ "get_service": ["get the URL of the Cloud Run service", "details of the api service on Cloud Run", "which revision is serving traffic"],
+ "get_service_log": ["Cloud Run logs for the api service", "why is my Cloud Run service returning 500 — check the logs", "show error messages of the service"],
+ "deploy_local_folder": ["deploy this project folder to Cloud Run", "ship the current directory to Cloud Run", "deploy /home/me/app as a Cloud Run service"],
+ "deploy_file_contents": ["deploy these two files to Cloud Run", "put this small Node server on Cloud Run from its source text"],
+ "deploy_container_image": ["deploy gcr.io/my-proj/api:1.2 to Cloud Run", "run this container image on Cloud Run", "deploy the docker image us-docker.pkg.dev/x/y as a service"],
+}
+MORE["drawio"] = {
+ "open_drawio_xml": ["open this diagram XML in draw.io", "create a draw.io diagram from mxGraph XML", "show the network diagram in the draw.io editor"],
+ "open_drawio_csv": ["make an org chart in draw.io from this CSV", "import the CSV of nodes into draw.io"],
+ "open_drawio_mermaid": ["open this mermaid flowchart in draw.io for editing", "convert the mermaid ER diagram into an editable draw.io diagram"],
+ "list_pages": ["which pages are in architecture.drawio", "list the diagrams inside the .drawio file"],
+ "get_page": ["read the second page of design.drawio", "get the XML of the 'Network' page of the drawio file"],
+ "set_page": ["replace page 1 of the .drawio file with this XML", "update the diagram page in the local drawio file"],
+ "search_shapes": ["find the AWS Lambda shape in draw.io", "search draw.io shapes for 'database'", "which draw.io icon is a Kubernetes pod"],
+}
+MORE["figma"] = {
+ "get_figma_data": ["read the Figma design for the login screen", "get the layout and components of this Figma file", "what does the Figma frame at node 12:34 contain", "implement this Figma design — fetch its data first", "colors and fonts used in the Figma mockup"],
+ "download_figma_images": ["download the icons from the Figma file as SVG", "export the hero image from Figma as PNG", "save the Figma assets to ./public/img"],
+}
+MORE["launchdarkly"] = {
+ "get-audit-log-entries": ["who changed the checkout flag in LaunchDarkly", "audit log of flag changes this week", "LaunchDarkly change history for production"],
+ "get-code-references": ["which repos still reference the new-nav flag", "where in code is the feature flag used", "code references of the LaunchDarkly flag"],
+ "get-flag-status-across-environments": ["is the dark-mode flag safe to remove", "is the flag launched in every environment", "lifecycle status of the feature flag", "which flags are stale"],
+ "list-feature-flags": ["list feature flags in the web project", "what LaunchDarkly flags do we have", "show all toggles for the mobile project"],
+ "create-feature-flag": ["create a feature flag for the new checkout", "add a boolean LaunchDarkly flag 'beta-search'", "new toggle for the redesign rollout"],
+ "get-feature-flag": ["show the targeting rules of the new-nav flag", "what variations does the flag have", "is beta-search on in production"],
+ "update-feature-flag": ["turn on the beta-search flag in production", "roll the flag out to 20% of users", "add a targeting rule for internal users", "turn off the broken feature now"],
+ "delete-feature-flag": ["delete the old-checkout flag", "clean up the retired feature toggle"],
+ "get-environments": ["which LaunchDarkly environments exist", "which environments are critical in the project"],
+ "get-ai-config-targeting": ["who gets which variation of the support-bot AI config", "targeting rules of the AI Config"],
+ "update-ai-config-targeting": ["serve the gpt variation to beta users", "change the rollout of the AI Config"],
+ "list-ai-configs": ["list AI Configs in the project", "which LLM configs are defined in LaunchDarkly"],
+ "create-ai-config": ["create an AI Config for the summarizer", "set up a new LaunchDarkly AI config"],
+ "delete-ai-config": ["delete the unused AI Config", "remove the old chatbot AI config"],
+ "get-ai-config": ["show the model settings of the support-bot AI Config", "details of the AI config and its variations"],
+ "update-ai-config": ["rename the AI Config and update its description", "edit the AI Config metadata"],
+ "create-ai-config-variation": ["add a variation using Claude to the AI Config", "new prompt variation for the summarizer config"],
+ "delete-ai-config-variation": ["delete the old-model variation", "remove a variation from the AI Config"],
+ "get-ai-config-variation": ["show the prompt of the 'concise' variation", "get one AI Config variation"],
+ "update-ai-config-variation": ["change the temperature in the AI config variation", "update the system prompt of the variation"],
+}
+MORE["perplexity"] = {
+ "perplexity_ask": ["ask Perplexity who won the match yesterday", "quick web-grounded answer: what's the capital gains tax rate in Canada", "explain what a CVE score means with sources"],
+ "perplexity_research": ["deep research with Perplexity on battery recycling", "literature review on LLM evaluation methods", "comprehensive report on remote work trends with citations"],
+ "perplexity_reason": ["reason step by step with web facts: is leasing or buying cheaper", "compare the three cloud providers' pricing and conclude", "work through this logic puzzle with Perplexity"],
+ "perplexity_search": ["Perplexity search for the official announcement URL", "ranked search results from the past week about the outage", "find links to the product's changelog"],
+}
+MORE["pinecone"] = {
+ "search-docs": ["Pinecone docs on namespaces", "how do I do hybrid search in Pinecone", "pinecone documentation for metadata filtering"],
+ "list-indexes": ["list my Pinecone indexes", "which vector indexes exist in the project"],
+ "describe-index": ["what embedding model does the index use", "show the config and fieldMap of the Pinecone index"],
+ "describe-index-stats": ["how many vectors are in the index", "which namespaces are in the Pinecone index", "record count per namespace"],
+ "create-index-for-model": ["create a Pinecone index with integrated embedding", "new vector index on AWS us-east-1 using multilingual-e5-large"],
+ "upsert-records": ["add these documents to the Pinecone index", "upsert records into the 'faq' namespace", "index the product descriptions in Pinecone"],
+ "search-records": ["semantic search the Pinecone index for 'refund policy'", "find similar records in the vector index", "query the knowledge base index with reranking"],
+ "rerank-documents": ["rerank these ten passages by relevance to the question", "order the search results with a reranker model"],
+ "cascading-search": ["search across several Pinecone indexes and merge the results", "query all three indexes at once and rerank"],
+}
 for _server, _byTool in MORE.items():
     for _tool, _qs in _byTool.items():
         Q.setdefault(_server, {}).setdefault(_tool, []).extend(_qs)
