@@ -496,6 +496,57 @@ TASKS = [
  ("Make an Asana task for each action item in the Notion meeting notes", [(NO, "API-retrieve-page-markdown"), (AS, "asana_create_task")]),
 ]
 
+AR, CR, DR, FG, LD, MB, MO, PX, PC, PM, SC = "argocd", "cloud-run", "drawio", "figma", "launchdarkly", "mapbox", "mobile", "perplexity", "pinecone", "postman", "shortcut"
+TASKS += [
+ # Argo CD
+ ("The checkout app is degraded in Argo CD: find out why", [(AR, "get_application"), (AR, "get_application_resource_tree"), (AR, "get_resource_events")]),
+ ("Deploy the latest commit of the web app with Argo CD and check it's healthy", [(AR, "sync_application"), (AR, "get_application")]),
+ ("Restart the api Deployment via Argo CD and read its logs afterwards", [(AR, "get_resource_actions"), (AR, "run_resource_action"), (AR, "get_application_workload_logs")]),
+ ("Point the staging app at the release-2.0 branch and sync it", [(AR, "update_application"), (AR, "sync_application")]),
+ # Cloud Run
+ ("Deploy this folder to Cloud Run and give me the service URL", [(CR, "list_projects"), (CR, "deploy_local_folder"), (CR, "get_service")]),
+ ("My Cloud Run service is erroring — find it and read its logs", [(CR, "list_services"), (CR, "get_service_log")]),
+ ("Roll out the image built for the latest release to Cloud Run and check the service", [(CR, "deploy_container_image"), (CR, "get_service")]),
+ # draw.io and Figma
+ ("Turn this mermaid sketch into an editable draw.io diagram with AWS icons", [(DR, "search_shapes"), (DR, "open_drawio_mermaid")]),
+ ("Update the network page of architecture.drawio to add a load balancer", [(DR, "list_pages"), (DR, "get_page"), (DR, "set_page")]),
+ ("Implement the Figma login screen and save its icons into the repo assets", [(FG, "get_figma_data"), (FG, "download_figma_images")]),
+ # LaunchDarkly
+ ("Is the old-checkout flag safe to remove? Check its status and where the code uses it, then delete it", [(LD, "get-flag-status-across-environments"), (LD, "get-code-references"), (LD, "delete-feature-flag")]),
+ ("Create a flag for the new search and roll it out to 10% in production", [(LD, "create-feature-flag"), (LD, "get-environments"), (LD, "update-feature-flag")]),
+ ("Something broke after a flag change this morning: who changed what, and turn it back off", [(LD, "get-audit-log-entries"), (LD, "get-feature-flag"), (LD, "update-feature-flag")]),
+ ("Add a Claude variation to the support-bot AI Config and target beta users with it", [(LD, "get-ai-config"), (LD, "create-ai-config-variation"), (LD, "update-ai-config-targeting")]),
+ # Mapbox
+ ("Plan the best route for today's 6 deliveries and show it on a map", [(MB, "search_and_geocode_tool"), (MB, "optimization_tool"), (MB, "render_map_tool")]),
+ ("Which of our stores can customers reach within 20 minutes of the station", [(MB, "isochrone_tool"), (MB, "points_within_polygon_tool")]),
+ ("Find coffee shops near the venue and get opening hours of the closest", [(MB, "category_search_tool"), (MB, "place_details_tool")]),
+ ("How many acres is the area within 2 km of the river", [(MB, "buffer_tool"), (MB, "area_tool")]),
+ ("Make a static map of the office with a marker for the invite email", [(MB, "search_and_geocode_tool"), (MB, "static_map_image_tool")]),
+ # Mobile
+ ("Install the new build on the Android emulator and open it", [(MO, "mobile_list_available_devices"), (MO, "mobile_install_app"), (MO, "mobile_launch_app")]),
+ ("Log in to our app on the phone with the test account", [(MO, "mobile_launch_app"), (MO, "mobile_list_elements_on_screen"), (MO, "mobile_click_on_screen_at_coordinates"), (MO, "mobile_type_keys")]),
+ ("The app crashes on startup on the iPhone: reproduce and get the crash report", [(MO, "mobile_launch_app"), (MO, "mobile_list_crashes"), (MO, "mobile_get_crash")]),
+ ("Record a video of the onboarding swipes on the phone", [(MO, "mobile_start_screen_recording"), (MO, "mobile_swipe_on_screen"), (MO, "mobile_stop_screen_recording")]),
+ ("Check how the app looks in landscape and save a screenshot", [(MO, "mobile_set_orientation"), (MO, "mobile_save_screenshot")]),
+ ("Test our app on a real Samsung phone from the cloud", [(MO, "mobile_list_remote_devices"), (MO, "mobile_allocate_remote_device"), (MO, "mobile_install_app"), (MO, "mobile_release_remote_device")]),
+ # Perplexity and Pinecone
+ ("Research vector database pricing with Perplexity and post the summary to Slack", [(PX, "perplexity_research"), (SL, "slack_post_message")]),
+ ("Load our FAQ into a new Pinecone index and test a search", [(PC, "create-index-for-model"), (PC, "upsert-records"), (PC, "search-records")]),
+ ("Which namespace holds the support docs? Then search it for 'refund'", [(PC, "list-indexes"), (PC, "describe-index-stats"), (PC, "search-records")]),
+ # Postman
+ ("Generate a Postman collection from our OpenAPI spec and run it against staging", [(PM, "getAllSpecs"), (PM, "generateCollection"), (PM, "getEnvironments"), (PM, "runCollection")]),
+ ("Add a DELETE /users/{id} request to the billing collection with an example response", [(PM, "getCollections"), (PM, "createCollectionRequest"), (PM, "createCollectionResponse")]),
+ ("Give the frontend team a public mock of the orders API", [(PM, "createMock"), (PM, "publishMock")]),
+ ("The spec changed: update openapi.yaml and sync the generated collection", [(PM, "updateSpecFile"), (PM, "syncCollectionWithSpec")]),
+ # Shortcut
+ ("Pick up story 1234: assign it to me, get its branch name and move it to In Progress", [(SC, "stories-assign-current-user"), (SC, "stories-get-branch-name"), (SC, "stories-update")]),
+ ("Create a bug story in the current sprint for the crash", [(SC, "iterations-get-active"), (SC, "stories-create")]),
+ ("What's left in this sprint that's assigned to me", [(SC, "users-get-current"), (SC, "iterations-get-active"), (SC, "iterations-get-stories")]),
+ ("Link PR 56 to its Shortcut story and comment that it's ready for review", [(SC, "stories-search"), (SC, "stories-add-external-link"), (SC, "stories-create-comment")]),
+ ("Break story 1234 into three sub-tasks and give it a checklist", [(SC, "stories-create-subtask"), (SC, "stories-add-task")]),
+ ("Turn each flaky CircleCI test into a Shortcut chore", [(CI, "find_flaky_tests"), (SC, "stories-create")]),
+]
+
 # Second pass: terser find_tools-style phrasings and situations that imply
 # the capability without naming it; merged into Q below.
 MORE = {}
