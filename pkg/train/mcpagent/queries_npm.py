@@ -100,7 +100,7 @@ Q["brave-search"] = {
 
 Q["google-calendar"] = {
  "list-calendars": ["which calendars do I have", "list my Google calendars", "show the calendar ids of my work and family calendars"],
- "list-events": ["what's on my calendar next Friday", "show my meetings for tomorrow", "what do I have this week", "list events on the team calendar in March", "am I busy on Monday morning", "what's my schedule today"],
+ "list-events": ["what meetings are booked for Friday the 12th", "show my meetings for tomorrow", "what do I have this week", "list events on the team calendar in March", "which meetings do I have Monday morning", "what's my schedule today"],
  "search-events": ["find the meeting called 'quarterly review'", "when is my dentist appointment", "search my calendar for events with Alice", "look for the standup event"],
  "get-event": ["show the details of that calendar event", "who is invited to the event with id abc123", "get the location and attendees of the meeting"],
  "list-colors": ["which colors can I give calendar events", "list the color ids for events"],
@@ -630,7 +630,7 @@ MORE["brave-search"] = {
 }
 MORE["google-calendar"] = {
  "list-calendars": ["calendar list", "do I have a shared team calendar"],
- "list-events": ["calendar events this week", "when is my next meeting", "what's my day look like tomorrow", "am I free at 3pm today"],
+ "list-events": ["calendar events this week", "when is my next meeting", "what's my day look like tomorrow", "what is on my calendar at 3pm today"],
  "search-events": ["find event", "when did I last meet with the recruiter", "look up the 'board meeting' on my calendar"],
  "get-event": ["event details", "what's the Zoom link of the 10am meeting"],
  "list-colors": ["calendar colors", "what does color id 5 mean"],
@@ -1116,6 +1116,102 @@ MORE["shortcut"] = {
  "projects-get-stories": ["stories in the iOS project", "all stories of project 7"],
  "custom-fields-list": ["which custom fields can I set on stories", "values of the Priority custom field"],
 }
-for _server, _byTool in MORE.items():
-    for _tool, _qs in _byTool.items():
-        Q.setdefault(_server, {}).setdefault(_tool, []).extend(_qs)
+# Third pass: the steps an agent infers from a task (the prerequisite or
+# follow-up it must look up on its own) and more for the common tools.
+THIRD = {
+ "github": {
+  "get_file_contents": ["check what the current README says before editing it", "read the existing workflow file before changing CI"],
+  "list_issues": ["before filing, see if a similar issue is already open in the repo"],
+  "create_branch": ["I need a branch to push the fix to on GitHub"],
+  "get_pull_request": ["find out which branch PR 31 comes from so I can update it"],
+  "list_pull_requests": ["is there already a PR for this change"],
+  "create_issue": ["users say the dark mode toggle does nothing — track it on GitHub", "write up the flaky test as a GitHub issue with steps to reproduce"],
+  "create_pull_request": ["my fix is pushed to fix/null-check, now get it reviewed"],
+ },
+ "slack": {
+  "slack_list_channels": ["need the channel id for #deploys before posting"],
+  "slack_get_users": ["who is 'Priya' in Slack — I need her user id to mention her"],
+  "slack_post_message": ["share the incident summary with the on-call channel", "post the weekly metrics to #kpi"],
+  "slack_get_channel_history": ["find the message about the outage so I can reply to it"],
+ },
+ "google-calendar": {
+  "get-current-time": ["what's the date today so I can book 'next Tuesday' correctly"],
+  "list-calendars": ["find the id of the 'Team' calendar before adding the event"],
+  "search-events": ["find the event id of tomorrow's standup so I can move it"],
+  "create-event": ["put a reminder on my calendar to renew the passport in March", "hold Friday afternoon for the offsite prep"],
+  "list-events": ["anything scheduled for the Friday after next", "do I have anything on the 14th"],
+ },
+ "google-maps": {
+  "maps_geocode": ["I need coordinates for the venue address before checking elevation"],
+  "maps_search_places": ["get the place id of the Louvre so I can look up its hours"],
+ },
+ "browser": {
+  "browser_navigate": ["first open the signup page", "load the checkout URL before filling the form"],
+  "browser_snapshot": ["I need the element refs before clicking anything", "read the page after the login to confirm it worked"],
+  "browser_wait_for": ["wait for the results to finish loading before the screenshot"],
+  "browser_take_screenshot": ["capture the page for the bug report"],
+ },
+ "chrome-devtools": {
+  "take_snapshot": ["get element uids in Chrome before filling the form"],
+  "new_page": ["open the site in Chrome before tracing it"],
+  "list_pages": ["find the page id of the checkout tab in Chrome"],
+ },
+ "firecrawl": {
+  "firecrawl_map": ["find the docs URLs first, then scrape only the API pages"],
+  "firecrawl_check_crawl_status": ["the crawl returned a job id, poll it"],
+  "firecrawl_agent_status": ["the agent returned a job id — wait for its results"],
+ },
+ "asana": {
+  "asana_list_workspaces": ["I need the Asana workspace gid before searching"],
+  "asana_search_projects": ["get the project gid of 'Launch' so I can add tasks"],
+  "asana_get_project_sections": ["find the section id of 'Done' before moving tasks"],
+  "asana_search_tasks": ["look up the task id of 'prepare slides'"],
+ },
+ "airtable": {
+  "list_bases": ["need the base id of the CRM before reading tables"],
+  "list_tables": ["which table id holds the leads"],
+  "search_records": ["find the record id of Acme before updating it"],
+ },
+ "mongodb": {
+  "connect": ["I need a connection id before running queries on Mongo"],
+  "list-collections": ["which collection holds the orders"],
+  "collection-schema": ["check the field names before writing the aggregation"],
+ },
+ "notion": {
+  "API-post-search": ["get the page id of the Roadmap page first"],
+  "API-retrieve-a-database": ["find the data source id of the Tasks database before querying it"],
+ },
+ "circleci": {
+  "list_followed_projects": ["find the CircleCI project slug before checking the pipeline"],
+  "get_latest_pipeline_status": ["did my last push break the build"],
+ },
+ "shortcut": {
+  "iterations-get-active": ["which sprint are we in, so I can add the story to it"],
+  "teams-list": ["get the team id before creating the story"],
+  "workflows-get-default": ["which workflow state is 'In Review' for our team"],
+ },
+ "postman": {
+  "getWorkspaces": ["find the workspace id before listing collections"],
+  "getCollections": ["which collection is the billing API in"],
+ },
+ "mobile": {
+  "mobile_list_available_devices": ["get the device id of the emulator before installing"],
+  "mobile_list_elements_on_screen": ["find where the Login button is before tapping"],
+ },
+ "mapbox": {
+  "search_and_geocode_tool": ["turn the stop addresses into coordinates with Mapbox before planning the route"],
+ },
+ "pinecone": {
+  "describe-index": ["check the index's text field name before upserting"],
+ },
+ "argocd": {
+  "list_applications": ["what's the exact Argo CD app name of the payments service"],
+ },
+ "launchdarkly": {
+  "list-feature-flags": ["find the key of the checkout flag before changing it"],
+ },
+}
+for _more in (MORE, THIRD):
+    for _server, _byTool in _more.items():
+        for _tool, _qs in _byTool.items():
+            Q.setdefault(_server, {}).setdefault(_tool, []).extend(_qs)
