@@ -160,7 +160,7 @@ func (r *Retriever) visible(req Request) *snapshot {
 	})
 }
 
-// rankAll ranks each query (with its decomposition when Config.Decompose
+// rankAll ranks each query (with its decomposition when Experimental.Decompose
 // is on, merged to at least want results), embedding and scanning the
 // vector index for all of them in one pass.
 func (r *Retriever) rankAll(ctx context.Context, snap *snapshot, dense *denseState, queries []string, req Request, want int) ([][]*candidate, error) {

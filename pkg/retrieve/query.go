@@ -20,7 +20,7 @@ type kwQuery struct {
 // into two catalog words ("screenshot" → "screen", "shot").
 const compoundSplitWeight = 0.5
 
-// keywordQuery builds the keyword query. With Config.Compounds, two adjacent
+// keywordQuery builds the keyword query. With Experimental.Compounds, two adjacent
 // query words whose concatenation is a word of a tool name add that term
 // ("roll back" → "rollback", "sign up" → "signup"), and a query word of 8
 // or more letters that no visible tool holds is split into two catalog

@@ -34,6 +34,19 @@ const S = {
   "notion": ["notion-mcp-server", [], {NOTION_TOKEN: dummy}],
   "slack": ["mcp-server-slack", [], {SLACK_BOT_TOKEN: dummy, SLACK_TEAM_ID: "T000"}],
   "tavily": ["tavily-mcp", [], {TAVILY_API_KEY: dummy}],
+  // second batch (another scratch folder works too: the bins are looked up by name)
+  "argocd": ["argocd-mcp", ["stdio"], {ARGOCD_BASE_URL: "https://argocd.invalid", ARGOCD_API_TOKEN: dummy}],
+  "cloud-run": ["cloud-run-mcp", [], {}],
+  "drawio": ["drawio-mcp", [], {}],
+  "figma": ["figma-developer-mcp", ["--stdio"], {FIGMA_API_KEY: dummy}],
+  "heroku": ["heroku-mcp-server", [], {HEROKU_API_KEY: dummy}],
+  "launchdarkly": ["mcp", ["start", "--api-key", dummy], {}],
+  "mapbox": ["mcp-server", [], {MAPBOX_ACCESS_TOKEN: dummy}],
+  "mobile": ["mcp-server-mobile", [], {}],
+  "perplexity": ["perplexity-mcp", [], {PERPLEXITY_API_KEY: dummy}],
+  "pinecone": ["pinecone-mcp", [], {PINECONE_API_KEY: dummy}],
+  "postman": ["postman-mcp-server", [], {POSTMAN_API_KEY: dummy}],
+  "shortcut": ["mcp-server-shortcut", [], {SHORTCUT_API_TOKEN: dummy}],
 };
 const only = process.argv.slice(3);
 let failed = 0;
