@@ -40,13 +40,17 @@ const S = {
   "drawio": ["drawio-mcp", [], {}],
   "figma": ["figma-developer-mcp", ["--stdio"], {FIGMA_API_KEY: dummy}],
   "heroku": ["heroku-mcp-server", [], {HEROKU_API_KEY: dummy}],
-  "launchdarkly": ["mcp", ["start", "--api-key", dummy], {}],
+  "launchdarkly": ["../@launchdarkly/mcp-server/bin/mcp-server.js", ["start", "--api-key", dummy], {}],
   "mapbox": ["mcp-server", [], {MAPBOX_ACCESS_TOKEN: dummy}],
   "mobile": ["mcp-server-mobile", [], {}],
   "perplexity": ["perplexity-mcp", [], {PERPLEXITY_API_KEY: dummy}],
   "pinecone": ["pinecone-mcp", [], {PINECONE_API_KEY: dummy}],
   "postman": ["postman-mcp-server", [], {POSTMAN_API_KEY: dummy}],
   "shortcut": ["mcp-server-shortcut", [], {SHORTCUT_API_TOKEN: dummy}],
+  // third batch
+  "backlog": ["backlog-mcp-server", [], {BACKLOG_DOMAIN: "example.backlog.com", BACKLOG_API_KEY: dummy}],
+  "elasticsearch": ["mcp-server-elasticsearch", [], {ES_URL: "http://127.0.0.1:9", ES_API_KEY: dummy}],
+  "eslint": ["../@eslint/mcp/src/mcp-cli.js", [], {}],
 };
 const only = process.argv.slice(3);
 let failed = 0;
