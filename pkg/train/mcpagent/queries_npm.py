@@ -7,10 +7,13 @@
 # description and input schema, before any ranking was looked at (no
 # retrieval or evaluation was run). Never for ../shared/bench catalogs or
 # the real-MCP DEV servers. Where two servers offer the same capability
-# (GitHub/GitLab, Playwright/Chrome DevTools, the web-search servers,
-# notion/notion-remote) the query names the product or a feature only the
-# labelled tool has.
-# {server: {tool: [queries]}}; TASKS: (query, [(server, tool)]).
+# (GitHub/GitLab/Backlog, Playwright/Chrome DevTools, the web-search
+# servers, Google Maps/Mapbox, notion/notion-remote) most queries name the
+# product or a feature only the labelled tool has; some generic ones
+# ("take a screenshot of the page") keep one label although another
+# server's tool would do too.
+# {server: {tool: [queries]}}; TASKS: (query, [(server, tool)]); the later
+# passes (MORE, THIRD, FOURTH, FIFTH) are merged into Q at the end.
 Q = {}
 
 Q["github"] = {
