@@ -11,7 +11,7 @@ const (
 
 // feedback expands the keyword query with the most distinctive terms of the
 // first-pass best keyword matches and re-scores the keyword signal.
-func (r *Retriever) feedback(snap *snapshot, cands map[*kdoc]*candidate, qterms []string) {
+func (r *Retriever) feedback(snap *visibleCorpus, cands map[*kdoc]*candidate, qterms []string) {
 	var top []*candidate
 	for _, c := range cands {
 		if c.keyword > 0 {

@@ -372,7 +372,7 @@ func (r *Retriever) Retrieve(ctx context.Context, req Request) (Response, error)
 
 // result turns a ranked candidate into a Result with its match level and
 // related tools.
-func (r *Retriever) result(snap *snapshot, c *candidate) Result {
+func (r *Retriever) result(snap *visibleCorpus, c *candidate) Result {
 	res := Result{Tool: c.d.tool, Score: round6(c.score), Reason: r.reason(c)}
 	res.Signals = matchSignals(c)
 	res.Match = r.cfg.Calibration.Level(res.Signals)
@@ -386,7 +386,7 @@ func round6(f float64) float64 { return math.Round(f*1e6) / 1e6 }
 
 // rank scores every visible tool for one query and returns them best first
 // (only tools with some signal).
-func (r *Retriever) rank(ctx context.Context, snap *snapshot, dense *denseState, pre *denseQuery, query string, req Request, topK int) ([]*candidate, error) {
+func (r *Retriever) rank(ctx context.Context, snap *visibleCorpus, dense *denseState, pre *denseQuery, query string, req Request, topK int) ([]*candidate, error) {
 	kwq := r.keywordQuery(snap, query)
 	qterms := kwq.terms
 	kws := snap.scoreWeighted(kwq.order, kwq.weights)

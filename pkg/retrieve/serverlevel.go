@@ -8,7 +8,7 @@ import "math"
 // tool for the semantic part), and every tool of the server gets that score
 // in its server term. Only visible tools take part, so tools hidden by the
 // policy cannot lift their siblings.
-func (r *Retriever) serverLevel(snap *snapshot, cands map[*kdoc]*candidate, qterms []string) {
+func (r *Retriever) serverLevel(snap *visibleCorpus, cands map[*kdoc]*candidate, qterms []string) {
 	kw := snap.scoreServers(qterms)
 	var maxKw float64
 	for _, v := range kw {
