@@ -389,13 +389,13 @@ TASKS = [
  ("What is at these coordinates and what are its opening hours", [(GM, "maps_reverse_geocode"), (GM, "maps_search_places"), (GM, "maps_place_details")]),
  # Calendar
  ("Schedule a 1-hour sync with Alice next week when we're both free", [(CAL, "get-current-time"), (CAL, "get-freebusy"), (CAL, "create-event")]),
- ("Move my Friday dentist appointment to next Monday at the same time", [(CAL, "search-events"), (CAL, "update-event")]),
+ ("Move my Friday dentist appointment to next Monday at the same time", [(CAL, "get-current-time"), (CAL, "search-events"), (CAL, "update-event")]),
  ("Cancel all my meetings tomorrow afternoon", [(CAL, "get-current-time"), (CAL, "list-events"), (CAL, "delete-event")]),
  ("Accept the invite for the offsite and tell #team in Slack I'll be there", [(CAL, "search-events"), (CAL, "respond-to-event"), (SL, "slack_post_message")]),
  ("What's on the family calendar this weekend", [(CAL, "get-current-time"), (CAL, "list-calendars"), (CAL, "list-events")]),
  ("Add the conference to my calendar with the venue address and directions from home", [(CAL, "create-event"), (GM, "maps_directions")]),
  ("Color-code my gym events green", [(CAL, "list-colors"), (CAL, "search-events"), (CAL, "update-event")]),
- ("Book lunch with Sam on Thursday at a sushi place near the office", [(GM, "maps_search_places"), (CAL, "create-event")]),
+ ("Book lunch with Sam on Thursday at a sushi place near the office", [(GM, "maps_search_places"), (CAL, "get-current-time"), (CAL, "create-event")]),
  # Search servers
  ("Research the latest EU AI Act changes and post a summary in #legal", [(TV, "tavily_research"), (SL, "slack_post_message")]),
  ("Search Tavily for the release announcement and extract the full article", [(TV, "tavily_search"), (TV, "tavily_extract")]),
@@ -531,7 +531,7 @@ TASKS += [
  ("The app crashes on startup on the iPhone: reproduce and get the crash report", [(MO, "mobile_launch_app"), (MO, "mobile_list_crashes"), (MO, "mobile_get_crash")]),
  ("Record a video of the onboarding swipes on the phone", [(MO, "mobile_start_screen_recording"), (MO, "mobile_swipe_on_screen"), (MO, "mobile_stop_screen_recording")]),
  ("Check how the app looks in landscape and save a screenshot", [(MO, "mobile_set_orientation"), (MO, "mobile_save_screenshot")]),
- ("Test our app on a real Samsung phone from the cloud", [(MO, "mobile_list_remote_devices"), (MO, "mobile_allocate_remote_device"), (MO, "mobile_install_app"), (MO, "mobile_release_remote_device")]),
+ ("Reserve a real Samsung phone from the device cloud and give it back afterwards", [(MO, "mobile_login_to_cloud_provider"), (MO, "mobile_list_remote_devices"), (MO, "mobile_allocate_remote_device"), (MO, "mobile_release_remote_device")]),
  # Perplexity and Pinecone
  ("Research vector database pricing with Perplexity and post the summary to Slack", [(PX, "perplexity_research"), (SL, "slack_post_message")]),
  ("Load our FAQ into a new Pinecone index and test a search", [(PC, "create-index-for-model"), (PC, "upsert-records"), (PC, "search-records")]),
@@ -539,7 +539,7 @@ TASKS += [
  # Postman
  ("Generate a Postman collection from our OpenAPI spec and run it against staging", [(PM, "getAllSpecs"), (PM, "generateCollection"), (PM, "getEnvironments"), (PM, "runCollection")]),
  ("Add a DELETE /users/{id} request to the billing collection with an example response", [(PM, "getCollections"), (PM, "createCollectionRequest"), (PM, "createCollectionResponse")]),
- ("Give the frontend team a public mock of the orders API", [(PM, "createMock"), (PM, "publishMock")]),
+ ("Give the frontend team a public mock of the orders API", [(PM, "getCollections"), (PM, "createMock"), (PM, "publishMock")]),
  ("The spec changed: update openapi.yaml and sync the generated collection", [(PM, "updateSpecFile"), (PM, "syncCollectionWithSpec")]),
  # Shortcut
  ("Pick up story 1234: assign it to me, get its branch name and move it to In Progress", [(SC, "stories-assign-current-user"), (SC, "stories-get-branch-name"), (SC, "stories-update")]),
@@ -559,7 +559,7 @@ TASKS += [
  ("Find Jordan's Slack profile and send the deploy notes to #releases", [(SL, "slack_get_users"), (SL, "slack_get_user_profile"), (SL, "slack_post_message")]),
  ("Reschedule every meeting with Bob this week to next week", [(CAL, "get-current-time"), (CAL, "search-events"), (CAL, "update-event")]),
  ("Add the three interview slots to the hiring calendar", [(CAL, "list-calendars"), (CAL, "create-events")]),
- ("Decline tomorrow's 9am meeting and tell the organizer in Slack", [(CAL, "list-events"), (CAL, "respond-to-event"), (SL, "slack_post_message")]),
+ ("Decline tomorrow's 9am meeting and tell the organizer in Slack", [(CAL, "get-current-time"), (CAL, "list-events"), (CAL, "respond-to-event"), (SL, "slack_post_message")]),
  ("Geocode the new office address and find the nearest train station", [(GM, "maps_geocode"), (GM, "maps_search_places")]),
  ("Find two hotels near the convention center and compare drive times from the airport", [(GM, "maps_search_places"), (GM, "maps_distance_matrix")]),
  ("Get Tavily's top results on the outage and a deeper research report", [(TV, "tavily_search"), (TV, "tavily_research")]),
