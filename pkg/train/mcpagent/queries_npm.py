@@ -7,10 +7,13 @@
 # description and input schema, before any ranking was looked at (no
 # retrieval or evaluation was run). Never for ../shared/bench catalogs or
 # the real-MCP DEV servers. Where two servers offer the same capability
-# (GitHub/GitLab, Playwright/Chrome DevTools, the web-search servers,
-# notion/notion-remote) the query names the product or a feature only the
-# labelled tool has.
-# {server: {tool: [queries]}}; TASKS: (query, [(server, tool)]).
+# (GitHub/GitLab/Backlog, Playwright/Chrome DevTools, the web-search
+# servers, Google Maps/Mapbox, notion/notion-remote) most queries name the
+# product or a feature only the labelled tool has; some generic ones
+# ("take a screenshot of the page") keep one label although another
+# server's tool would do too.
+# {server: {tool: [queries]}}; TASKS: (query, [(server, tool)]); the later
+# passes (MORE, THIRD, FOURTH, FIFTH) are merged into Q at the end.
 Q = {}
 
 Q["github"] = {
@@ -386,18 +389,18 @@ TASKS = [
  ("What is at these coordinates and what are its opening hours", [(GM, "maps_reverse_geocode"), (GM, "maps_search_places"), (GM, "maps_place_details")]),
  # Calendar
  ("Schedule a 1-hour sync with Alice next week when we're both free", [(CAL, "get-current-time"), (CAL, "get-freebusy"), (CAL, "create-event")]),
- ("Move my Friday dentist appointment to next Monday at the same time", [(CAL, "search-events"), (CAL, "update-event")]),
+ ("Move my Friday dentist appointment to next Monday at the same time", [(CAL, "get-current-time"), (CAL, "search-events"), (CAL, "update-event")]),
  ("Cancel all my meetings tomorrow afternoon", [(CAL, "get-current-time"), (CAL, "list-events"), (CAL, "delete-event")]),
  ("Accept the invite for the offsite and tell #team in Slack I'll be there", [(CAL, "search-events"), (CAL, "respond-to-event"), (SL, "slack_post_message")]),
  ("What's on the family calendar this weekend", [(CAL, "get-current-time"), (CAL, "list-calendars"), (CAL, "list-events")]),
  ("Add the conference to my calendar with the venue address and directions from home", [(CAL, "create-event"), (GM, "maps_directions")]),
  ("Color-code my gym events green", [(CAL, "list-colors"), (CAL, "search-events"), (CAL, "update-event")]),
- ("Book lunch with Sam on Thursday at a sushi place near the office", [(GM, "maps_search_places"), (CAL, "create-event")]),
+ ("Book lunch with Sam on Thursday at a sushi place near the office", [(GM, "maps_search_places"), (CAL, "get-current-time"), (CAL, "create-event")]),
  # Search servers
  ("Research the latest EU AI Act changes and post a summary in #legal", [(TV, "tavily_research"), (SL, "slack_post_message")]),
  ("Search Tavily for the release announcement and extract the full article", [(TV, "tavily_search"), (TV, "tavily_extract")]),
  ("Map the docs site with Tavily and crawl the API reference section", [(TV, "tavily_map"), (TV, "tavily_crawl")]),
- ("Find recent news on the strike with Brave and get an AI summary", [(BR, "brave_news_search"), (BR, "brave_summarizer")]),
+ ("Find recent news on the strike with Brave and get an AI summary of the web results", [(BR, "brave_news_search"), (BR, "brave_web_search"), (BR, "brave_summarizer")]),
  ("Find a vegan bakery near the Louvre with Brave and get directions on Google Maps", [(BR, "brave_place_search"), (GM, "maps_directions")]),
  ("Search Brave for pictures and videos of the new stadium", [(BR, "brave_image_search"), (BR, "brave_video_search")]),
  ("Look up the bug on the web with Brave and comment the workaround on GitHub issue 9", [(BR, "brave_web_search"), (G, "add_issue_comment")]),
@@ -528,7 +531,7 @@ TASKS += [
  ("The app crashes on startup on the iPhone: reproduce and get the crash report", [(MO, "mobile_launch_app"), (MO, "mobile_list_crashes"), (MO, "mobile_get_crash")]),
  ("Record a video of the onboarding swipes on the phone", [(MO, "mobile_start_screen_recording"), (MO, "mobile_swipe_on_screen"), (MO, "mobile_stop_screen_recording")]),
  ("Check how the app looks in landscape and save a screenshot", [(MO, "mobile_set_orientation"), (MO, "mobile_save_screenshot")]),
- ("Test our app on a real Samsung phone from the cloud", [(MO, "mobile_list_remote_devices"), (MO, "mobile_allocate_remote_device"), (MO, "mobile_install_app"), (MO, "mobile_release_remote_device")]),
+ ("Reserve a real Samsung phone from the device cloud and give it back afterwards", [(MO, "mobile_login_to_cloud_provider"), (MO, "mobile_list_remote_devices"), (MO, "mobile_allocate_remote_device"), (MO, "mobile_release_remote_device")]),
  # Perplexity and Pinecone
  ("Research vector database pricing with Perplexity and post the summary to Slack", [(PX, "perplexity_research"), (SL, "slack_post_message")]),
  ("Load our FAQ into a new Pinecone index and test a search", [(PC, "create-index-for-model"), (PC, "upsert-records"), (PC, "search-records")]),
@@ -536,7 +539,7 @@ TASKS += [
  # Postman
  ("Generate a Postman collection from our OpenAPI spec and run it against staging", [(PM, "getAllSpecs"), (PM, "generateCollection"), (PM, "getEnvironments"), (PM, "runCollection")]),
  ("Add a DELETE /users/{id} request to the billing collection with an example response", [(PM, "getCollections"), (PM, "createCollectionRequest"), (PM, "createCollectionResponse")]),
- ("Give the frontend team a public mock of the orders API", [(PM, "createMock"), (PM, "publishMock")]),
+ ("Give the frontend team a public mock of the orders API", [(PM, "getCollections"), (PM, "createMock"), (PM, "publishMock")]),
  ("The spec changed: update openapi.yaml and sync the generated collection", [(PM, "updateSpecFile"), (PM, "syncCollectionWithSpec")]),
  # Shortcut
  ("Pick up story 1234: assign it to me, get its branch name and move it to In Progress", [(SC, "stories-assign-current-user"), (SC, "stories-get-branch-name"), (SC, "stories-update")]),
@@ -556,11 +559,11 @@ TASKS += [
  ("Find Jordan's Slack profile and send the deploy notes to #releases", [(SL, "slack_get_users"), (SL, "slack_get_user_profile"), (SL, "slack_post_message")]),
  ("Reschedule every meeting with Bob this week to next week", [(CAL, "get-current-time"), (CAL, "search-events"), (CAL, "update-event")]),
  ("Add the three interview slots to the hiring calendar", [(CAL, "list-calendars"), (CAL, "create-events")]),
- ("Decline tomorrow's 9am meeting and tell the organizer in Slack", [(CAL, "list-events"), (CAL, "respond-to-event"), (SL, "slack_post_message")]),
+ ("Decline tomorrow's 9am meeting and tell the organizer in Slack", [(CAL, "get-current-time"), (CAL, "list-events"), (CAL, "respond-to-event"), (SL, "slack_post_message")]),
  ("Geocode the new office address and find the nearest train station", [(GM, "maps_geocode"), (GM, "maps_search_places")]),
  ("Find two hotels near the convention center and compare drive times from the airport", [(GM, "maps_search_places"), (GM, "maps_distance_matrix")]),
  ("Get Tavily's top results on the outage and a deeper research report", [(TV, "tavily_search"), (TV, "tavily_research")]),
- ("Ground an answer about the new EU battery rules in fresh web text and summarize it", [(BR, "brave_llm_context"), (BR, "brave_summarizer")]),
+ ("Get a Brave AI summary, with sources, of what the web says about the new EU battery rules", [(BR, "brave_web_search"), (BR, "brave_summarizer")]),
  ("Fill the shipping form on the checkout page and pick express delivery", [(PW, "browser_navigate"), (PW, "browser_fill_form"), (PW, "browser_select_option")]),
  ("Sign in, open settings and download my data export", [(PW, "browser_navigate"), (PW, "browser_type"), (PW, "browser_click"), (PW, "browser_wait_for")]),
  ("Run this snippet on the page and tell me the number of product cards", [(PW, "browser_navigate"), (PW, "browser_evaluate")]),
@@ -595,6 +598,20 @@ TASKS += [
  ("Create a doc in Shortcut with the sprint retro notes and link it from the epic", [(SC, "documents-create"), (SC, "epics-search"), (SC, "epics-create-comment")]),
  ("Which stories carry the 'customer' label and are still in this sprint", [(SC, "labels-list"), (SC, "labels-get-stories"), (SC, "iterations-get-active")]),
  ("Open our architecture Figma frame and redraw it as a draw.io diagram", [(FG, "get_figma_data"), (DR, "open_drawio_xml")]),
+]
+
+BL, ES = "backlog", "elasticsearch"
+TASKS += [
+ ("File a high-priority bug in the Backlog WEB project", [(BL, "get_project"), (BL, "get_issue_types"), (BL, "get_priorities"), (BL, "add_issue")]),
+ ("Close WEB-42 as fixed with a comment", [(BL, "get_resolutions"), (BL, "update_issue")]),
+ ("Which of my Backlog issues are due this week? Comment on the overdue ones", [(BL, "get_myself"), (BL, "get_issues"), (BL, "add_issue_comment")]),
+ ("Plan release 2.1 in Backlog and move the open bugs into it", [(BL, "add_version_milestone"), (BL, "get_issues"), (BL, "update_issue")]),
+ ("Open a PR in the Backlog api repo for my branch and link it to WEB-42", [(BL, "get_git_repositories"), (BL, "add_pull_request"), (BL, "update_pull_request")]),
+ ("Catch up on my Backlog notifications and mark them read", [(BL, "get_notifications"), (BL, "mark_notification_as_read")]),
+ ("Update the deploy runbook wiki page in Backlog with the new steps", [(BL, "get_wiki_pages"), (BL, "update_wiki")]),
+ ("Look at the screenshot attached to WEB-42", [(BL, "get_issue"), (BL, "get_issue_attachment")]),
+ ("Find the error logs for order 991 in Elasticsearch", [(ES, "list_indices"), (ES, "get_mappings"), (ES, "search")]),
+ ("Lint the files changed in PR 56 on GitHub", [(G, "get_pull_request_files"), ("eslint", "lint-files")]),
 ]
 
 # Second pass: terser find_tools-style phrasings and situations that imply
@@ -1510,7 +1527,84 @@ FOURTH = {
   "custom-fields-list": ["shortcut custom fields", "which values can Priority take on a story"],
  },
 }
-for _more in (MORE, THIRD, FOURTH):
+# Fifth pass: backlog, elasticsearch and eslint (the last three captured).
+FIFTH = {
+ "backlog": {
+  "get_space": ["show our Backlog space info", "which Backlog space am I connected to", "backlog space details", "what's the name and owner of the Backlog space"],
+  "get_space_activities": ["recent activity in the Backlog space", "what changed in Backlog today", "backlog space activity feed", "latest updates across all Backlog projects"],
+  "get_users": ["list users in Backlog", "who has an account in our Backlog space", "backlog users", "find the Backlog user id of Kenji"],
+  "get_user_stars_count": ["how many stars did Aiko get in Backlog", "backlog stars received by a user this month", "count of stars for user 123", "stars Kenji received since January"],
+  "get_myself": ["who am I in Backlog", "my Backlog user id", "backlog current user", "which account is the Backlog key for"],
+  "get_user_recent_updates": ["what has Kenji done recently in Backlog", "recent updates by user 123", "backlog user activity", "Aiko's latest changes in Backlog"],
+  "get_project_list": ["list Backlog projects", "which projects are in Backlog", "backlog projects including archived", "find the project key of the mobile app in Backlog"],
+  "add_project": ["create a Backlog project called WEB", "new Backlog project with subtasking enabled", "backlog add project", "set up a project in Backlog for the redesign"],
+  "get_project": ["show Backlog project WEB", "details of the backlog project", "backlog project info by key", "is subtasking on in the WEB project"],
+  "get_project_users": ["who is in the Backlog project WEB", "members of the backlog project", "backlog project users", "list people assigned to project API"],
+  "update_project": ["rename the Backlog project", "turn on the chart for the WEB project", "backlog update project", "change the project key from WEB to SITE"],
+  "get_issue": ["show Backlog issue WEB-42", "details of backlog issue WEB-7", "what does WEB-42 say", "backlog get issue"],
+  "get_issues": ["list open Backlog issues in WEB", "backlog issues assigned to me", "which Backlog bugs are due this week", "backlog issue list for milestone 2.0"],
+  "count_issues": ["how many open issues in the Backlog project", "count backlog bugs by status", "number of issues in milestone 2.0", "backlog count issues"],
+  "add_issue": ["create a Backlog issue for the login bug", "add a task to Backlog project WEB", "new backlog issue with high priority", "file the crash in Backlog"],
+  "update_issue": ["close Backlog issue WEB-42", "change the assignee of WEB-7", "set the due date of the backlog issue", "backlog update issue status to In Progress"],
+  "delete_issue": ["delete Backlog issue WEB-99", "remove the duplicate backlog issue", "backlog delete issue", "get rid of the test issue in Backlog"],
+  "get_issue_comments": ["comments on Backlog issue WEB-42", "what did people say on WEB-7", "backlog issue comments", "read the discussion on the backlog ticket"],
+  "add_issue_comment": ["comment on Backlog issue WEB-42", "reply on the backlog ticket that it's fixed", "backlog add comment and notify Aiko", "post an update on WEB-7"],
+  "update_issue_comment": ["edit my comment on WEB-42", "fix the typo in the backlog comment", "backlog update comment", "change comment 555 on the issue"],
+  "get_related_issues": ["which issues are related to WEB-42", "backlog related issues", "linked tickets of WEB-7", "show issues connected to this one"],
+  "add_related_issue": ["link WEB-42 to WEB-40 in Backlog", "mark the two backlog issues as related", "backlog relate issues", "connect this ticket to the parent bug"],
+  "remove_related_issue": ["unlink WEB-42 from WEB-40", "remove the relation between the backlog issues", "backlog remove related issue", "these tickets aren't related, drop the link"],
+  "get_priorities": ["which priorities exist in Backlog", "backlog priority ids", "list issue priorities", "what's the id of High priority"],
+  "get_categories": ["categories of the Backlog project", "backlog categories", "list issue categories in WEB", "which category ids can I use"],
+  "add_category": ["add a category 'frontend' to the Backlog project", "backlog new category", "create an issue category for billing", "new category in project WEB"],
+  "get_custom_fields": ["custom fields of the Backlog project", "backlog custom fields", "which extra fields do WEB issues have", "list project custom fields"],
+  "get_issue_types": ["issue types in the Backlog project", "backlog issue type ids", "is there a Bug type in WEB", "list Task, Bug and Request types"],
+  "get_resolutions": ["backlog resolutions", "which resolutions can I close an issue with", "list issue resolutions", "id of the 'Fixed' resolution"],
+  "get_watching_list_items": ["which issues am I watching in Backlog", "backlog watch list", "my watched tickets", "what does Aiko watch"],
+  "get_watching_list_count": ["how many issues do I watch", "backlog watching count", "number of watched items", "count Aiko's watches"],
+  "add_watching": ["watch Backlog issue WEB-42", "follow the ticket so I get updates", "backlog add watch", "keep an eye on WEB-7 with a note"],
+  "update_watching": ["change the note on my watch", "backlog update watch note", "edit watch 77", "update why I'm watching the ticket"],
+  "delete_watching": ["stop watching WEB-42", "backlog delete watch", "unwatch the ticket", "remove watch 77"],
+  "mark_watching_as_read": ["mark the watch as read", "backlog mark watching read", "I've seen the update on watch 77", "clear the unread watch"],
+  "get_version_milestone_list": ["milestones of the Backlog project", "backlog versions", "which releases are planned in WEB", "list version milestones"],
+  "add_version_milestone": ["create milestone 2.1 in Backlog", "backlog new version due in March", "add a release milestone", "plan version 3.0 in the project"],
+  "update_version_milestone": ["move the 2.1 release date", "rename the milestone", "backlog update version", "change the milestone description"],
+  "delete_version": ["delete milestone 2.0-beta", "backlog delete version", "remove the unused release", "drop version 9"],
+  "get_wiki_pages": ["list Backlog wiki pages", "backlog wiki", "find wiki pages about deployment", "which wiki pages does WEB have"],
+  "get_wikis_count": ["how many wiki pages does the project have", "backlog wiki count", "count wiki pages in WEB", "number of wiki pages"],
+  "get_wiki": ["read the Backlog wiki page Setup", "show wiki page 12", "backlog get wiki", "what's on the onboarding wiki page"],
+  "add_wiki": ["create a Backlog wiki page with the runbook", "backlog add wiki", "new wiki page for release steps", "write the FAQ as a wiki page"],
+  "update_wiki": ["update the Backlog wiki page", "edit the Setup wiki with the new steps", "backlog update wiki", "rename wiki page 12"],
+  "get_git_repositories": ["git repos in the Backlog project", "backlog repositories", "which repositories does WEB have", "list project git repos"],
+  "get_git_repository": ["details of the Backlog git repo 'api'", "backlog repo info", "clone URL of the repository in Backlog", "show repository 3"],
+  "get_pull_requests": ["open pull requests in the Backlog repo", "backlog pull requests", "PRs assigned to me in Backlog", "list PRs of repo api"],
+  "get_pull_requests_count": ["how many open PRs in the Backlog repo", "backlog pull request count", "count merged PRs in api", "number of PRs waiting"],
+  "get_pull_request": ["show Backlog pull request #5", "backlog PR details", "what does PR 5 in repo api change", "status of the backlog pull request"],
+  "add_pull_request": ["open a pull request in Backlog from feature into main", "backlog create PR", "new pull request in repo api", "ask for review of my branch in Backlog"],
+  "update_pull_request": ["change the title of Backlog PR 5", "assign the PR to Aiko", "backlog update pull request", "link the PR to issue WEB-42"],
+  "get_pull_request_comments": ["comments on Backlog PR 5", "backlog PR review comments", "what did reviewers say on PR 5", "read the PR discussion"],
+  "add_pull_request_comment": ["comment on Backlog PR 5", "backlog PR comment", "leave a review note on the pull request", "reply on the PR that tests pass"],
+  "update_pull_request_comment": ["edit my comment on PR 5", "backlog update PR comment", "fix the PR comment text", "change comment 9 on the PR"],
+  "get_documents": ["list Backlog documents", "backlog docs in the project", "which documents exist in WEB", "documents of projects 1 and 2"],
+  "get_document_tree": ["document tree of the Backlog project", "backlog doc hierarchy", "how are the project documents organized", "folder structure of docs in WEB"],
+  "get_document": ["read Backlog document d-1", "backlog get document", "open the design document", "show the document content"],
+  "add_document": ["create a Backlog document with the spec", "backlog add document", "new doc under the Specs folder", "write meeting notes as a Backlog document"],
+  "get_notifications": ["my Backlog notifications", "backlog notifications", "what was I notified about", "recent mentions in Backlog"],
+  "count_notifications": ["how many unread Backlog notifications", "backlog notification count", "count unread notifications", "number of new notifications"],
+  "reset_unread_notification_count": ["reset my unread notification count", "backlog clear unread count", "mark the notification badge as seen", "zero the unread counter"],
+  "mark_notification_as_read": ["mark notification 42 as read", "backlog read notification", "I've seen that notification", "mark the mention as read"],
+  "get_issue_attachment": ["download the screenshot attached to WEB-42", "backlog issue attachment", "open the file on the ticket", "get attachment 7 of the issue"],
+ },
+ "elasticsearch": {
+  "list_indices": ["which Elasticsearch indices exist", "list ES indexes", "elasticsearch indices", "is there a logs-2026 index"],
+  "get_mappings": ["field mappings of the products index", "elasticsearch mapping", "what fields does the logs index have", "is the title field text or keyword"],
+  "search": ["search the Elasticsearch logs index for 500 errors", "run this query DSL against ES", "elasticsearch search", "find orders over $100 in the ES index", "full-text search the articles in Elasticsearch"],
+  "get_shards": ["shard info of the ES cluster", "elasticsearch shards", "are any shards unassigned", "how are the index shards distributed"],
+ },
+ "eslint": {
+  "lint-files": ["lint src/app.ts with ESLint", "run eslint on these files", "check the code for lint errors", "why is CI failing on lint — run eslint on the changed files", "lint the files I just edited"],
+ },
+}
+for _more in (MORE, THIRD, FOURTH, FIFTH):
     for _server, _byTool in _more.items():
         for _tool, _qs in _byTool.items():
             Q.setdefault(_server, {}).setdefault(_tool, []).extend(_qs)

@@ -1,7 +1,7 @@
 // Captures the tools/list of the npm MCP servers in servers/README.md into
 // servers/<server>.jsonl ({"name","description","input_schema"} a line).
-// Install the packages (README.md: versions) into a scratch folder outside
-// the repo first, then: node capture.mjs <scratch>/node_modules [server...]
+// Install all the packages (README.md: versions) into one scratch folder
+// outside the repo first, then: node capture.mjs <scratch>/node_modules [server...]
 // Placeholder values stand in for the API keys a server wants at start;
 // tools/list is answered without calling the service.
 import fs from "node:fs";
@@ -34,25 +34,26 @@ const S = {
   "notion": ["notion-mcp-server", [], {NOTION_TOKEN: dummy}],
   "slack": ["mcp-server-slack", [], {SLACK_BOT_TOKEN: dummy, SLACK_TEAM_ID: "T000"}],
   "tavily": ["tavily-mcp", [], {TAVILY_API_KEY: dummy}],
-  // second batch (another scratch folder works too: the bins are looked up by name)
   "argocd": ["argocd-mcp", ["stdio"], {ARGOCD_BASE_URL: "https://argocd.invalid", ARGOCD_API_TOKEN: dummy}],
   "cloud-run": ["cloud-run-mcp", [], {}],
   "drawio": ["drawio-mcp", [], {}],
   "figma": ["figma-developer-mcp", ["--stdio"], {FIGMA_API_KEY: dummy}],
-  "heroku": ["heroku-mcp-server", [], {HEROKU_API_KEY: dummy}],
-  "launchdarkly": ["mcp", ["start", "--api-key", dummy], {}],
+  "launchdarkly": ["../@launchdarkly/mcp-server/bin/mcp-server.js", ["start", "--api-key", dummy], {}],
   "mapbox": ["mcp-server", [], {MAPBOX_ACCESS_TOKEN: dummy}],
   "mobile": ["mcp-server-mobile", [], {}],
   "perplexity": ["perplexity-mcp", [], {PERPLEXITY_API_KEY: dummy}],
   "pinecone": ["pinecone-mcp", [], {PINECONE_API_KEY: dummy}],
   "postman": ["postman-mcp-server", [], {POSTMAN_API_KEY: dummy}],
   "shortcut": ["mcp-server-shortcut", [], {SHORTCUT_API_TOKEN: dummy}],
+  "backlog": ["backlog-mcp-server", [], {BACKLOG_DOMAIN: "example.backlog.com", BACKLOG_API_KEY: dummy}],
+  "elasticsearch": ["mcp-server-elasticsearch", [], {ES_URL: "http://127.0.0.1:9", ES_API_KEY: dummy}],
+  "eslint": ["../@eslint/mcp/src/mcp-cli.js", [], {}],
 };
 const only = process.argv.slice(3);
 let failed = 0;
 for (const [name, [bin, args, env]] of Object.entries(S)) {
   if (only.length && !only.includes(name)) continue;
-  const t = new StdioClientTransport({command: B + bin, args, env: {...process.env, ...env, HOME: home}, stderr: "pipe"});
+  const t = new StdioClientTransport({command: B + bin, args, cwd: home, env: {...process.env, ...env, HOME: home}, stderr: "pipe"});
   const c = new Client({name: "mcpagent-capture", version: "0.1"});
   let err = "";
   try {
@@ -62,7 +63,7 @@ for (const [name, [bin, args, env]] of Object.entries(S)) {
     const tools = [];
     let cursor;
     do { const r = await c.listTools(cursor ? {cursor} : {}); tools.push(...r.tools); cursor = r.nextCursor; } while (cursor);
-    fs.writeFileSync(path.join(here, name + ".jsonl"), tools.map(x => JSON.stringify({name: x.name, description: x.description || "", input_schema: x.inputSchema})).join("\n") + "\n");
+    fs.writeFileSync(path.join(here, name + ".jsonl"), tools.map(x => JSON.stringify({name: x.name, description: (x.description || "").replaceAll(home, "<working directory>"), input_schema: x.inputSchema})).join("\n") + "\n");
     console.log(name, tools.length, "tools");
   } catch (e) {
     failed++;
