@@ -45,6 +45,8 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/toolrag/mcp-gateway/pkg/statelesscall"
 )
 
 // version is reported in serverInfo.
@@ -118,10 +120,27 @@ func main() {
 	fmt.Fprintf(os.Stderr, "echo: serving MCP on stdio (pid %d)\n", os.Getpid())
 	stdio := server.NewStdioServer(s)
 	server.WithWorkerPoolSize(32)(stdio)
-	if err := stdio.Listen(ctx, in, out); err != nil && !errors.Is(err, context.Canceled) {
+	var err error
+	if *misbehave == "" && os.Getenv("ECHO_MCPGO_ONLY") == "" {
+		// 2026-07-28 tools/call requests are answered without mcp-go's
+		// per-request re-decoding (docs/mcp-go-stateless-cost.md).
+		err = serveFast(ctx, s, stdio, in, out)
+	} else {
+		err = stdio.Listen(ctx, in, out)
+	}
+	if err != nil && !errors.Is(err, context.Canceled) {
 		fmt.Fprintln(os.Stderr, "echo:", err)
 		os.Exit(1)
 	}
+}
+
+// serveFast serves stdio through the stateless tools/call fast path.
+func serveFast(ctx context.Context, s *server.MCPServer, stdio *server.StdioServer, in io.Reader, out io.Writer) error {
+	fast, err := statelesscall.New(statelesscall.Config{Server: s, Recover: true})
+	if err != nil {
+		return err
+	}
+	return fast.ServeStdio(ctx, stdio, in, out)
 }
 
 // newServer builds the MCP server with every tool, prompt and resource.
