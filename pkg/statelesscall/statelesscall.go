@@ -36,6 +36,7 @@ import (
 	"fmt"
 	"net/http"
 	"sync"
+	"sync/atomic"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -58,6 +59,33 @@ type Server struct {
 
 	captureMu sync.Mutex
 	captured  chan context.Context
+
+	// The last client identity and capabilities decoded: a client repeats
+	// the same bytes on every request.
+	lastInfo atomic.Pointer[decoded[mcp.Implementation]]
+	lastCaps atomic.Pointer[decoded[mcp.ClientCapabilities]]
+}
+
+// decoded is a _meta value and the bytes it was decoded from.
+type decoded[T any] struct {
+	raw   []byte
+	value T
+}
+
+// decodeCached decodes raw into a new *T, reusing the value last decoded
+// from the same bytes (a shallow copy, so that each request has its own).
+// A JSON null gives nil.
+func decodeCached[T any](last *atomic.Pointer[decoded[T]], raw []byte) (*T, error) {
+	if d := last.Load(); d != nil && bytes.Equal(d.raw, raw) {
+		v := d.value
+		return &v, nil
+	}
+	var v *T
+	if err := json.Unmarshal(raw, &v); err != nil || v == nil {
+		return nil, err
+	}
+	last.Store(&decoded[T]{raw: raw, value: *v})
+	return v, nil
 }
 
 // captureMethod is the notification New registers on the mcp-go server to
@@ -134,19 +162,24 @@ type Call struct {
 // for matching notifications/cancelled.
 func (c *Call) ID() any { return c.id }
 
-// wireRequest is a tools/call request as the fast path accepts it: any
-// other member makes the decoder fail and the message go to mcp-go.
+// wireRequest is a tools/call request with every member mcp-go reads:
+// those the fast path does not handle (result, task, the multi round-trip
+// retry's) send the message to mcp-go; others mcp-go ignores as well.
 type wireRequest struct {
-	JSONRPC string      `json:"jsonrpc"`
-	ID      any         `json:"id"`
-	Method  string      `json:"method"`
-	Params  *wireParams `json:"params"`
+	JSONRPC string          `json:"jsonrpc"`
+	ID      any             `json:"id"`
+	Method  string          `json:"method"`
+	Params  *wireParams     `json:"params"`
+	Result  json.RawMessage `json:"result"`
 }
 
 type wireParams struct {
-	Meta      map[string]json.RawMessage `json:"_meta"`
-	Name      string                     `json:"name"`
-	Arguments json.RawMessage            `json:"arguments"`
+	Meta           map[string]json.RawMessage `json:"_meta"`
+	Name           string                     `json:"name"`
+	Arguments      json.RawMessage            `json:"arguments"`
+	Task           json.RawMessage            `json:"task"`
+	InputResponses json.RawMessage            `json:"inputResponses"`
+	RequestState   json.RawMessage            `json:"requestState"`
 }
 
 var toolsCall = []byte(`"tools/call"`)
@@ -159,12 +192,11 @@ func (s *Server) Prepare(ctx context.Context, msg []byte, header http.Header) *C
 		return nil
 	}
 	var w wireRequest
-	dec := json.NewDecoder(bytes.NewReader(msg))
-	dec.DisallowUnknownFields()
-	if dec.Decode(&w) != nil || len(bytes.TrimSpace(msg[dec.InputOffset():])) != 0 {
+	if json.Unmarshal(msg, &w) != nil || w.Result != nil {
 		return nil
 	}
-	if w.JSONRPC != mcp.JSONRPC_VERSION || w.Method != string(mcp.MethodToolsCall) || w.Params == nil || w.Params.Meta == nil {
+	if w.JSONRPC != mcp.JSONRPC_VERSION || w.Method != string(mcp.MethodToolsCall) || w.Params == nil || w.Params.Meta == nil ||
+		w.Params.Task != nil || w.Params.InputResponses != nil || w.Params.RequestState != nil {
 		return nil
 	}
 	switch w.ID.(type) {
@@ -173,7 +205,7 @@ func (s *Server) Prepare(ctx context.Context, msg []byte, header http.Header) *C
 		return nil
 	}
 	c := &Call{id: w.ID}
-	meta, ok := decodeMeta(w.Params.Meta, &c.info)
+	meta, ok := s.decodeMeta(w.Params.Meta, &c.info)
 	if !ok {
 		return nil
 	}
@@ -214,7 +246,7 @@ func (s *Server) Prepare(ctx context.Context, msg []byte, header http.Header) *C
 // handler gets (typed values, which mcp.Meta's accessors accept), reporting
 // false when the request is not a well-formed modern one or carries a key
 // the fast path does not know.
-func decodeMeta(raw map[string]json.RawMessage, info *server.RequestProtocolInfo) (*mcp.Meta, bool) {
+func (s *Server) decodeMeta(raw map[string]json.RawMessage, info *server.RequestProtocolInfo) (*mcp.Meta, bool) {
 	meta := &mcp.Meta{AdditionalFields: make(map[string]any, len(raw))}
 	for k, v := range raw {
 		var err error
@@ -224,12 +256,12 @@ func decodeMeta(raw map[string]json.RawMessage, info *server.RequestProtocolInfo
 			meta.AdditionalFields[k] = info.ProtocolVersion
 		case mcp.MetaKeyClientInfo:
 			var ci *mcp.Implementation
-			err = json.Unmarshal(v, &ci)
+			ci, err = decodeCached(&s.lastInfo, v)
 			info.ClientInfo = ci
 			meta.AdditionalFields[k] = ci
 		case mcp.MetaKeyClientCapabilities:
 			var cc *mcp.ClientCapabilities
-			err = json.Unmarshal(v, &cc)
+			cc, err = decodeCached(&s.lastCaps, v)
 			info.ClientCapabilities = cc
 			meta.AdditionalFields[k] = cc
 		case mcp.MetaKeyLogLevel:

@@ -158,7 +158,7 @@ func TestFallback(t *testing.T) {
 		{"task", call("1", modernMeta+`,"name":"echo","task":{"ttl":1000}`)},
 		{"multi round-trip retry", call("1", modernMeta+`,"name":"echo","requestState":"abc"`)},
 		{"unknown tool", call("1", modernMeta+`,"name":"nope"`)},
-		{"unknown member", `{"jsonrpc":"2.0","id":1,"method":"tools/call","extra":true,"params":{` + modernMeta + `,"name":"echo"}}`},
+		{"multi round-trip answers", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{` + modernMeta + `,"name":"echo","inputResponses":{"a":{}}}}`},
 		{"response-shaped", `{"jsonrpc":"2.0","id":1,"method":"tools/call","result":{},"params":{` + modernMeta + `,"name":"echo"}}`},
 		{"notification", `{"jsonrpc":"2.0","method":"tools/call","params":{` + modernMeta + `,"name":"echo"}}`},
 		{"null id", `{"jsonrpc":"2.0","id":null,"method":"tools/call","params":{` + modernMeta + `,"name":"echo"}}`},
