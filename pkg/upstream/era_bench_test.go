@@ -36,8 +36,9 @@ func BenchmarkEraCall(b *testing.B) {
 				b.Run("transport=stdio/era="+era+"/"+mode+"/upstream="+up, func(b *testing.B) {
 					m, _ := newTestManager(b, Options{IdleTimeout: -1, StdioPoolSize: 1})
 					cfg := echoConfig()
+					cfg.Env = map[string]string{"ECHO_CPUPROFILE": os.Getenv("ECHO_CPUPROFILE")} // profile the upstream when set
 					if up == "mcpgo" {
-						cfg.Env = map[string]string{"ECHO_MCPGO_ONLY": "1"}
+						cfg.Env["ECHO_MCPGO_ONLY"] = "1"
 					}
 					m.SetServers(map[string]ServerConfig{"echo": cfg})
 					if era != mcp.LATEST_PROTOCOL_VERSION {

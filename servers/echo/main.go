@@ -9,6 +9,10 @@
 // Tools: echo {text}, add {a, b}, reverse {text}, sleep {ms}, fail {message}.
 // Prompt: greeting {name}. Resource: echo://info. Template: echo://items/{id}.
 //
+// ECHO_MCPGO_ONLY=1 serves stdio with mcp-go alone, without the stateless
+// tools/call fast path (pkg/statelesscall); ECHO_CPUPROFILE=path (%p: the
+// pid) writes a CPU profile of a stdio run. Both are for the benchmarks.
+//
 // The -misbehave flag turns it into a faulty server for the gateway's fault
 // tests (never use it in a registry):
 //
@@ -38,6 +42,8 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"runtime/pprof"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -112,6 +118,7 @@ func main() {
 
 	ctx, cancel := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer cancel()
+	defer cpuProfile()()
 	out := &lockedWriter{w: os.Stdout}
 	var in io.Reader = os.Stdin
 	if *misbehave != "" {
@@ -132,6 +139,24 @@ func main() {
 		fmt.Fprintln(os.Stderr, "echo:", err)
 		os.Exit(1)
 	}
+}
+
+// cpuProfile profiles the stdio server into $ECHO_CPUPROFILE (%p: the pid)
+// when set, for the benchmarks; the returned function ends the profile.
+func cpuProfile() func() {
+	path := os.Getenv("ECHO_CPUPROFILE")
+	if path == "" {
+		return func() {}
+	}
+	f, err := os.Create(strings.ReplaceAll(path, "%p", strconv.Itoa(os.Getpid())))
+	if err == nil {
+		err = pprof.StartCPUProfile(f)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "echo: ECHO_CPUPROFILE:", err)
+		return func() {}
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }
 }
 
 // serveFast serves stdio through the stateless tools/call fast path.
