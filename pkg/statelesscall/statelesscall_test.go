@@ -289,3 +289,42 @@ func TestStdio(t *testing.T) {
 		}
 	}
 }
+
+// TestStdioStopsWithContext checks that ServeStdio returns when its context
+// ends although its input is still open (the reader is blocked on it), and
+// that a call still running is cancelled first, as mcp-go's workers are.
+func TestStdioStopsWithContext(t *testing.T) {
+	srv := testServer(t, true)
+	started, ended := make(chan struct{}), make(chan error, 1)
+	srv.AddTool(mcp.NewTool("block"), func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		close(started)
+		<-ctx.Done()
+		ended <- ctx.Err()
+		return nil, ctx.Err()
+	})
+	fast, err := New(Config{Server: srv, Recover: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	inR, inW := io.Pipe() // never closed while serving
+	defer inW.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- fast.ServeStdio(ctx, server.NewStdioServer(srv), inR, io.Discard) }()
+	if _, err := io.WriteString(inW, call("1", modernMeta+`,"name":"block"`)+"\n"); err != nil {
+		t.Fatal(err)
+	}
+	<-started
+	cancel()
+	if err := <-served; err != nil && !errors.Is(err, context.Canceled) {
+		t.Fatalf("ServeStdio: %v", err)
+	}
+	select {
+	case err := <-ended:
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("the running call ended with %v, want context.Canceled", err)
+		}
+	default:
+		t.Error("ServeStdio returned before the running call ended")
+	}
+}

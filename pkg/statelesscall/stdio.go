@@ -31,15 +31,20 @@ func (s *Server) ServeStdio(ctx context.Context, stdio *server.StdioServer, in i
 	})(stdio)
 
 	pr, pw := io.Pipe()
+	callCtx, cancelCalls := context.WithCancel(ctx)
+	defer cancelCalls()
 	f := &stdioFilter{s: s, out: w, ready: ready, inflight: make(map[any]*inflightCall)}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		f.run(ctx, in, pw)
-	}()
+	go f.run(callCtx, in, pw)
 	err := stdio.Listen(ctx, pr, w)
-	pr.CloseWithError(io.ErrClosedPipe) // stops the filter if Listen ended first
-	<-done
+	// Input processing is over (end of input, ctx, or an error): like
+	// mcp-go's own workers, the calls still running are cancelled and
+	// waited for. The reader may be blocked on in; it takes no new call
+	// and ends at its next line or at the end of input.
+	pr.CloseWithError(io.ErrClosedPipe)
+	f.mu.Lock()
+	f.stopped = true
+	f.mu.Unlock()
+	cancelCalls()
 	f.calls.Wait()
 	return err
 }
@@ -53,6 +58,7 @@ type stdioFilter struct {
 
 	mu       sync.Mutex
 	inflight map[any]*inflightCall
+	stopped  bool // ServeStdio is returning: no new call
 	calls    sync.WaitGroup
 }
 
@@ -104,9 +110,14 @@ func (f *stdioFilter) handle(ctx context.Context, line []byte) bool {
 	cctx, cancel := context.WithCancel(f.base)
 	call := &inflightCall{cancel: cancel}
 	f.mu.Lock()
+	if f.stopped {
+		f.mu.Unlock()
+		cancel()
+		return true // the connection is over: dropped, as mcp-go drops unread input
+	}
 	f.inflight[c.id] = call
-	f.mu.Unlock()
 	f.calls.Add(1)
+	f.mu.Unlock()
 	go func() {
 		defer f.calls.Done()
 		resp := f.s.Run(cctx, c)
