@@ -9,7 +9,7 @@
 // by the Writes and the Close that follow it. Close (on shutdown) writes
 // whatever is pending; after it, writes go straight through. What a crash
 // that ends the process at once (SIGKILL, a fatal runtime error) can lose
-// is the last FlushDelay of lines.
+// is the lines of the last FlushDelay.
 package logwriter
 
 import (
@@ -23,9 +23,10 @@ import (
 type Config struct {
 	// Out receives the lines (typically os.Stderr).
 	Out io.Writer
-	// FlushDelay is how long the flusher waits after the first pending
-	// line to collect more before writing them in one call (0: 5 ms;
-	// negative: write as soon as it wakes up).
+	// FlushDelay is the least time between two writes of the flusher: a
+	// line after a quiet spell is written at once, lines that follow within
+	// FlushDelay wait for the next write, which carries them all (0: 5 ms;
+	// negative: write whenever the flusher wakes up).
 	FlushDelay time.Duration
 	// MaxPending is the most bytes held in memory; Write waits while the
 	// buffer is full (0: 1 MiB).
@@ -111,17 +112,20 @@ func (w *Writer) kick() {
 func (w *Writer) flusher() {
 	defer close(w.done)
 	var timer *time.Timer
+	var last time.Time // when the last batch was written
 	for {
 		select {
 		case <-w.wake:
 		case <-w.closing:
 			return
 		}
-		if w.delay > 0 {
+		// A line after a quiet spell goes out at once; while lines keep
+		// coming, at most one write per FlushDelay carries them all.
+		if wait := w.delay - time.Since(last); w.delay > 0 && wait > 0 {
 			if timer == nil {
-				timer = time.NewTimer(w.delay)
+				timer = time.NewTimer(wait)
 			} else {
-				timer.Reset(w.delay)
+				timer.Reset(wait)
 			}
 			select {
 			case <-timer.C:
@@ -130,6 +134,7 @@ func (w *Writer) flusher() {
 			}
 		}
 		w.Flush()
+		last = time.Now()
 	}
 }
 
