@@ -57,8 +57,8 @@ type Server struct {
 	recover bool
 	info    mcp.Implementation // serverInfo mcp-go stamps on modern results
 
-	captureMu sync.Mutex
-	captured  chan context.Context
+	captureMu sync.Mutex                            // one BaseContext at a time
+	captured  atomic.Pointer[chan context.Context] // set while BaseContext asks
 
 	// The last client identity and capabilities decoded: a client repeats
 	// the same bytes on every request.
@@ -124,9 +124,11 @@ func New(cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("statelesscall: reading the server's serverInfo: %w", err)
 	}
 	cfg.Server.AddNotificationHandler(captureMethod, func(ctx context.Context, _ mcp.JSONRPCNotification) {
-		select {
-		case s.captured <- ctx:
-		default:
+		if ch := s.captured.Load(); ch != nil {
+			select {
+			case *ch <- ctx:
+			default:
+			}
 		}
 	})
 	return s, nil
@@ -139,11 +141,12 @@ func New(cfg Config) (*Server, error) {
 func (s *Server) BaseContext(ctx context.Context) context.Context {
 	s.captureMu.Lock()
 	defer s.captureMu.Unlock()
-	s.captured = make(chan context.Context, 1)
-	defer func() { s.captured = nil }()
+	ch := make(chan context.Context, 1)
+	s.captured.Store(&ch)
+	defer s.captured.Store(nil)
 	s.srv.HandleMessage(ctx, json.RawMessage(`{"jsonrpc":"2.0","method":"`+captureMethod+`"}`))
 	select {
-	case c := <-s.captured:
+	case c := <-ch:
 		return c
 	default:
 		return ctx
