@@ -57,7 +57,7 @@ type Server struct {
 	recover bool
 	info    mcp.Implementation // serverInfo mcp-go stamps on modern results
 
-	captureMu sync.Mutex                            // one BaseContext at a time
+	captureMu sync.Mutex                           // one BaseContext at a time
 	captured  atomic.Pointer[chan context.Context] // set while BaseContext asks
 
 	// The last client identity and capabilities decoded: a client repeats
