@@ -17,14 +17,16 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 )
 
-// statelessCaller sends tools/call on a stdio connection that speaks the
-// 2026-07-28 protocol without mcp-go's per-request re-encoding.
+// statelessCaller sends tools/call on a stdio or Streamable HTTP connection
+// that speaks the 2026-07-28 protocol without mcp-go's per-request
+// re-encoding.
 //
 // On that protocol every request repeats the client's protocol version,
 // identity and capabilities in _meta. mcp-go v1.2.1's client adds them to
 // each request by marshalling the params, decoding them into a map,
 // marshalling the _meta again, and then marshalling the params once more
-// to derive HTTP headers that a stdio transport ignores; with the bigger
+// (and once more for the tool's name) to derive HTTP headers, which a
+// stdio transport ignores; with the bigger
 // request and result that roughly doubled the gateway's CPU per call over
 // the 2025-11-25 protocol (docs/mcp-go-stateless-cost.md). Here the
 // well-known _meta members are encoded once per connection and each
