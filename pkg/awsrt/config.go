@@ -14,6 +14,7 @@ import (
 	"context"
 	"fmt"
 	"github.com/toolrag/mcp-gateway/internal/redact"
+	"github.com/toolrag/mcp-gateway/pkg/metrics"
 	"io"
 	"log/slog"
 	"net/url"
@@ -201,7 +202,7 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 		InitWait:               v.Seconds("TOOL_RAG_INIT_WAIT", defaultInitWait(v.Str("AWS_LAMBDA_INITIALIZATION_TYPE", ""))),
 		HealthParallel:         v.Int("TOOL_RAG_HEALTH_PARALLEL", 0, 1, 1024),
 		MetricsNamespace:       v.Str("TOOL_RAG_METRICS_NAMESPACE", ""),
-		MetricsInterval:        v.Seconds("TOOL_RAG_METRICS_INTERVAL", DefaultMetricsInterval),
+		MetricsInterval:        v.Seconds("TOOL_RAG_METRICS_INTERVAL", metrics.DefaultEMFInterval),
 		RateLimit:              strings.ToLower(v.Str("TOOL_RAG_RATE_LIMIT", "")),
 		RateLimitWindow:        v.Seconds("TOOL_RAG_RATE_LIMIT_WINDOW", DefaultRateLimitWindow),
 		SecretsPrefix:          v.Str("TOOL_RAG_SECRETS_PREFIX", ""),
@@ -283,7 +284,7 @@ func (c Config) withDefaults() (Config, error) {
 		c.HealthParallel = 16
 	}
 	if c.MetricsInterval <= 0 {
-		c.MetricsInterval = DefaultMetricsInterval
+		c.MetricsInterval = metrics.DefaultEMFInterval
 	}
 	switch c.RateLimit {
 	case "":

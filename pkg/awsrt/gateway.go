@@ -60,7 +60,7 @@ type GatewayFunction struct {
 	// function; emit writes CloudWatch EMF lines (nil: off); exact is
 	// TOOL_RAG_RATE_LIMIT=exact (nil otherwise).
 	surfaces *storedSurfaces
-	emit     *emitter
+	emit     *metrics.Emitter
 	exact    *exactLimiter
 	// catalogSource says where the catalog copy came from: "s3" or "dynamodb".
 	catalogSource atomic.Pointer[string]
@@ -166,7 +166,7 @@ func NewGatewayFunction(ctx context.Context, cfg Config) (*GatewayFunction, erro
 			return lambdalimits.AnswerBy(ctx, start, first, front, answerMargin)
 		},
 		Limit: exact, SessionTimeout: sessionStoreTimeout,
-		WrapMCP:    observeTools,
+		WrapMCP:    metrics.ObserveTools,
 		MCPOptions: []server.StreamableHTTPOption{server.WithSessionIdleTTL(sessionStateIdle)},
 	})
 	if err != nil {
@@ -174,7 +174,7 @@ func NewGatewayFunction(ctx context.Context, cfg Config) (*GatewayFunction, erro
 	}
 	copies.Tools = g.Catalog // an in-place build reads the copy Apply has just read
 	g.initTime = time.Since(start)
-	g.emit = newEmitter(g.Metrics, cfg.MetricsNamespace, cfg.MetricsInterval, cfg.metricsOut)
+	g.emit = metrics.NewEmitter(g.Metrics, cfg.MetricsNamespace, cfg.MetricsInterval, cfg.metricsOut)
 
 	// The first load runs on its own goroutine so that NewGatewayFunction can
 	// return after InitWait while it goes on (see Config.InitWait).
@@ -306,7 +306,7 @@ func (g *GatewayFunction) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		g.refreshMu.Unlock()
 	}
 	g.Handler.ServeHTTP(w, r)
-	g.emit.maybe(time.Now())
+	g.emit.Maybe(time.Now())
 }
 
 // Refresh checks for a newer index and catalog now, regardless of

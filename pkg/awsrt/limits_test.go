@@ -18,6 +18,7 @@ import (
 	"github.com/toolrag/mcp-gateway/internal/testenv"
 	"github.com/toolrag/mcp-gateway/pkg/dynamo"
 	"github.com/toolrag/mcp-gateway/pkg/lambdalimits"
+	"github.com/toolrag/mcp-gateway/pkg/metrics"
 	"github.com/toolrag/mcp-gateway/pkg/policy"
 )
 
@@ -329,7 +330,7 @@ func emfSums(t *testing.T, out string) map[string]float64 {
 		}
 		aws, _ := doc["_aws"].(map[string]any)
 		cwm, _ := aws["CloudWatchMetrics"].([]any)
-		if len(cwm) != 1 || cwm[0].(map[string]any)["Namespace"] != DefaultMetricsNamespace {
+		if len(cwm) != 1 || cwm[0].(map[string]any)["Namespace"] != metrics.DefaultEMFNamespace {
 			t.Fatalf("EMF line without its directive: %.300s", line)
 		}
 		for _, m := range cwm[0].(map[string]any)["Metrics"].([]any) {
