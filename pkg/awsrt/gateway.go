@@ -26,6 +26,7 @@ import (
 	"github.com/toolrag/mcp-gateway/pkg/metrics"
 	"github.com/toolrag/mcp-gateway/pkg/oauth"
 	"github.com/toolrag/mcp-gateway/pkg/policy"
+	"github.com/toolrag/mcp-gateway/pkg/ratelimit"
 	"github.com/toolrag/mcp-gateway/pkg/rerank"
 	"github.com/toolrag/mcp-gateway/pkg/s3bucket"
 	"github.com/toolrag/mcp-gateway/pkg/upstream"
@@ -61,7 +62,7 @@ type GatewayFunction struct {
 	// TOOL_RAG_RATE_LIMIT=exact (nil otherwise).
 	surfaces *storedSurfaces
 	emit     *metrics.Emitter
-	exact    *exactLimiter
+	exact    *ratelimit.Exact
 	// catalogSource says where the catalog copy came from: "s3" or "dynamodb".
 	catalogSource atomic.Pointer[string]
 	// copySHA and copyETag identify the catalog copy the catalog was read
@@ -137,11 +138,11 @@ func NewGatewayFunction(ctx context.Context, cfg Config) (*GatewayFunction, erro
 	// Key lookups remember each key's rate limit for the exact limiter.
 	limits := &sync.Map{}
 	if cfg.RateLimit == RateLimitExact {
-		g.exact = &exactLimiter{counter: dynamo.NewRateCounter(cfg.DynamoDB, cfg.Tables.Sessions), window: cfg.RateLimitWindow, limits: limits, log: log}
+		g.exact = ratelimit.NewExact(ratelimit.ExactConfig{Counter: dynamo.NewRateCounter(cfg.DynamoDB, cfg.Tables.Sessions), Window: cfg.RateLimitWindow, Limits: limits, Log: log})
 	}
 	var exact func(http.Handler) http.Handler // nil: per-instance limits only
 	if g.exact != nil {
-		exact = g.exact.middleware
+		exact = g.exact.Middleware
 	}
 	front := cfg.frontTimeout
 	if front == 0 {
@@ -492,13 +493,13 @@ func (g *GatewayFunction) registerMetrics(m *metrics.Registry) {
 		if g.exact == nil {
 			return 0
 		}
-		return g.exact.limited.Load()
+		return g.exact.Limited()
 	})
 	m.CounterFunc("rate_limit_store_errors_total", func() int64 {
 		if g.exact == nil {
 			return 0
 		}
-		return g.exact.storeErrors.Load()
+		return g.exact.StoreErrors()
 	})
 	m.CounterFunc("session_store_errors_total", func() int64 {
 		if g.App == nil || g.SessionIDs == nil {
