@@ -13,11 +13,12 @@ import (
 
 	"github.com/toolrag/mcp-gateway/pkg/awsrt"
 	"github.com/toolrag/mcp-gateway/pkg/config"
+	"github.com/toolrag/mcp-gateway/pkg/lambdalimits"
 )
 
 func main() {
 	slog.SetDefault(config.NewLogger(os.Getenv, os.Stdout))
-	awsrt.LimitMemory(os.Getenv)
+	lambdalimits.LimitMemory(os.Getenv)
 	cfg, err := awsrt.ConfigFromEnv(os.Getenv)
 	if err != nil {
 		slog.Error("sync: configuration", "error", err)

@@ -1,4 +1,4 @@
-package awsrt
+package lambdalimits
 
 import "testing"
 
