@@ -29,6 +29,7 @@ import (
 	"github.com/toolrag/mcp-gateway/pkg/ratelimit"
 	"github.com/toolrag/mcp-gateway/pkg/rerank"
 	"github.com/toolrag/mcp-gateway/pkg/s3bucket"
+	"github.com/toolrag/mcp-gateway/pkg/surfaces"
 	"github.com/toolrag/mcp-gateway/pkg/upstream"
 )
 
@@ -60,7 +61,7 @@ type GatewayFunction struct {
 	// surfaces are the upstream prompts/resources stored by the sync
 	// function; emit writes CloudWatch EMF lines (nil: off); exact is
 	// TOOL_RAG_RATE_LIMIT=exact (nil otherwise).
-	surfaces *storedSurfaces
+	surfaces *surfaces.Stored
 	emit     *metrics.Emitter
 	exact    *ratelimit.Exact
 	// catalogSource says where the catalog copy came from: "s3" or "dynamodb".
@@ -115,7 +116,7 @@ func NewGatewayFunction(ctx context.Context, cfg Config) (*GatewayFunction, erro
 	}
 	log := cfg.Logger
 	g := &GatewayFunction{cfg: cfg, log: log, DynamoMetrics: dm, health: health.NewTracker(), loaded: make(chan struct{}),
-		surfaces: &storedSurfaces{}}
+		surfaces: &surfaces.Stored{}}
 	g.Tools = dynamo.NewToolStore(cfg.DynamoDB, cfg.Tables.Tools)
 	g.Tools.Metrics = dm
 	g.Keys = dynamo.NewKeyStore(cfg.DynamoDB, cfg.Tables.Keys)
@@ -413,7 +414,7 @@ func (g *GatewayFunction) reloadCatalog(ctx context.Context) (*app.Change, error
 		return nil, fmt.Errorf("read the upstream registry: %w", err)
 	}
 	g.Upstreams.SetServers(servers)
-	surfChanged, err := g.surfaces.load(ctx, g.Registry, g.log)
+	surfChanged, err := g.surfaces.Load(ctx, g.Registry, g.log)
 	if err != nil {
 		return nil, err
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/toolrag/mcp-gateway/pkg/indexer"
 	"github.com/toolrag/mcp-gateway/pkg/indexpub"
 	"github.com/toolrag/mcp-gateway/pkg/s3bucket"
+	"github.com/toolrag/mcp-gateway/pkg/surfaces"
 	"github.com/toolrag/mcp-gateway/pkg/syncer"
 	"github.com/toolrag/mcp-gateway/pkg/upstream"
 )
@@ -160,7 +161,7 @@ func (s *Syncer) Run(ctx context.Context, mode indexer.Mode) (SyncReport, error)
 			listable[id] = c
 		}
 	}
-	rep.SurfaceErrors = syncSurfaces(ctx, s.Upstreams, s.Registry, listable, s.cfg.Env.SyncParallel, s.cfg.UpstreamListTimeout, s.log)
+	rep.SurfaceErrors = surfaces.Sync(ctx, s.Upstreams, s.Registry, listable, s.cfg.Env.SyncParallel, s.cfg.UpstreamListTimeout, s.log)
 	if err := s.catalog.Load(ctx); err != nil {
 		rep.Duration = time.Since(start)
 		return rep, fmt.Errorf("sync: %w", err)

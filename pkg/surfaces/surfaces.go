@@ -1,4 +1,8 @@
-package awsrt
+// Package surfaces carries the upstreams' prompts, resources and resource
+// templates from the sync step to the gateways through a store (on AWS,
+// the registry table): Sync lists them from the upstreams and stores
+// them; Stored reads them back as the gateway's gateway.SurfaceSource.
+package surfaces
 
 import (
 	"bytes"
@@ -14,17 +18,27 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
-	"github.com/toolrag/mcp-gateway/pkg/dynamo"
 	"github.com/toolrag/mcp-gateway/pkg/gateway"
 	"github.com/toolrag/mcp-gateway/pkg/upstream"
 )
 
 // The prompts and resources of every upstream are listed by the sync
 // function and stored on the server's registry item (dynamo
-// SetSurface); gateways build their MCP surface from what is stored and
+// RegistryStore.SetSurface); gateways build their MCP surface from what is stored and
 // never list an upstream themselves, so that neither a cold start nor a
 // catalog reload inside a user's request waits on a server that does not
 // answer.
+
+// Writer stores a server's surface document (dynamo.RegistryStore).
+type Writer interface {
+	SetSurface(ctx context.Context, id string, doc json.RawMessage) error
+}
+
+// Reader returns every stored surface document by server id
+// (dynamo.RegistryStore).
+type Reader interface {
+	Surfaces(ctx context.Context) (map[string]json.RawMessage, error)
+}
 
 // surfaceDoc is the stored document.
 type surfaceDoc struct {
@@ -32,12 +46,12 @@ type surfaceDoc struct {
 	ListedAt time.Time `json:"listed_at"`
 }
 
-// syncSurfaces lists the prompts, resources and resource templates of
+// Sync lists the prompts, resources and resource templates of
 // every server (misconfigured ones excepted), at most parallel at once,
 // each bounded by timeout, and stores them. A server that cannot be listed
 // keeps what was stored before. It returns the servers that failed, with
 // why.
-func syncSurfaces(ctx context.Context, up *upstream.Manager, reg *dynamo.RegistryStore, servers map[string]upstream.ServerConfig,
+func Sync(ctx context.Context, up *upstream.Manager, reg Writer, servers map[string]upstream.ServerConfig,
 	parallel int, timeout time.Duration, log *slog.Logger) map[string]string {
 	if parallel <= 0 {
 		parallel = 8
@@ -74,7 +88,7 @@ func syncSurfaces(ctx context.Context, up *upstream.Manager, reg *dynamo.Registr
 	return failed
 }
 
-func syncSurface(ctx context.Context, up *upstream.Manager, reg *dynamo.RegistryStore, id string, timeout time.Duration) error {
+func syncSurface(ctx context.Context, up *upstream.Manager, reg Writer, id string, timeout time.Duration) error {
 	lctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	var doc surfaceDoc
@@ -110,17 +124,17 @@ func unsupported(err error) bool {
 	return strings.Contains(s, "method not found") || strings.Contains(s, "not supported") || strings.Contains(s, "does not support")
 }
 
-// storedSurfaces is the gateway's gateway.SurfaceSource: the registry's
+// Stored is the gateway's gateway.SurfaceSource: the registry's
 // stored surfaces, read with the registry on each catalog reload.
-type storedSurfaces struct {
+type Stored struct {
 	mu   sync.RWMutex
 	docs map[string]gateway.Surface
 	raw  map[string]json.RawMessage
 }
 
-// load re-reads the stored surfaces and reports whether they changed; a
+// Load re-reads the stored surfaces and reports whether they changed; a
 // damaged document is logged and that server shows none.
-func (s *storedSurfaces) load(ctx context.Context, reg *dynamo.RegistryStore, log *slog.Logger) (changed bool, err error) {
+func (s *Stored) Load(ctx context.Context, reg Reader, log *slog.Logger) (changed bool, err error) {
 	raw, err := reg.Surfaces(ctx)
 	if err != nil {
 		return false, fmt.Errorf("read the stored prompts and resources: %w", err)
@@ -152,7 +166,7 @@ func (s *storedSurfaces) load(ctx context.Context, reg *dynamo.RegistryStore, lo
 }
 
 // Surface implements gateway.SurfaceSource.
-func (s *storedSurfaces) Surface(_ context.Context, server string) (gateway.Surface, bool, error) {
+func (s *Stored) Surface(_ context.Context, server string) (gateway.Surface, bool, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	d, ok := s.docs[server]

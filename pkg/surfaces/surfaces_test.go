@@ -1,0 +1,46 @@
+package surfaces
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"testing"
+)
+
+// docs is a Reader over fixed documents (the DynamoDB one is exercised
+// through pkg/awsrt's tests against DynamoDB Local).
+type docs map[string]json.RawMessage
+
+func (d docs) Surfaces(context.Context) (map[string]json.RawMessage, error) { return d, nil }
+
+func TestStoredLoad(t *testing.T) {
+	ctx := context.Background()
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	echo := json.RawMessage(`{"prompts":[{"name":"greet"}],"listed_at":"2026-01-01T00:00:00Z"}`)
+	var s Stored
+	steps := []struct {
+		name        string
+		store       docs
+		wantChanged bool
+		wantPrompts map[string]int // server → prompts; absent: none stored
+	}{
+		{"first load", docs{"echo": echo}, true, map[string]int{"echo": 1}},
+		{"same documents", docs{"echo": echo}, false, map[string]int{"echo": 1}},
+		{"damaged document dropped", docs{"echo": echo, "bad": json.RawMessage(`{`)}, true, map[string]int{"echo": 1}},
+		{"server gone", docs{}, true, map[string]int{}},
+	}
+	for _, st := range steps {
+		changed, err := s.Load(ctx, st.store, log)
+		if err != nil || changed != st.wantChanged {
+			t.Fatalf("%s: Load = %v, %v; want %v, nil", st.name, changed, err, st.wantChanged)
+		}
+		for _, id := range []string{"echo", "bad"} {
+			got, ok, _ := s.Surface(ctx, id)
+			want, wantOK := st.wantPrompts[id]
+			if ok != wantOK || len(got.Prompts) != want {
+				t.Errorf("%s: Surface(%q) = %d prompts, ok %v; want %d, %v", st.name, id, len(got.Prompts), ok, want, wantOK)
+			}
+		}
+	}
+}
