@@ -456,6 +456,11 @@ func (g *Gateway) reloadHealth(ctx context.Context) error {
 		st[id] = health.Status{Up: s.Status != dynamo.HealthDown, CheckedAt: s.CheckedAt, Error: s.Error}
 	}
 	g.health.Replace(st)
+	if g.surfaces.setDown(g.health.Down()) {
+		// Rebuild the MCP surface now: prompts and resources of servers
+		// marked down are withheld like their tools.
+		g.catalogDue = true
+	}
 	return nil
 }
 
