@@ -99,7 +99,7 @@ func relatedScore(d, u *kdoc) float64 {
 	if len(b.object) > 0 {
 		mentioned := 0
 		for _, y := range b.object {
-			if tf := d.terms[y]; tf != nil && tf[FieldDescription] > 0 {
+			if tf := d.tf(y); tf != nil && tf[FieldDescription] > 0 {
 				mentioned++
 			}
 		}
