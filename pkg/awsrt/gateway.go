@@ -160,6 +160,9 @@ func NewGateway(ctx context.Context, cfg Config) (*Gateway, error) {
 		Sync: func(ctx context.Context) (any, error) { return reindexer{g}.Reindex(ctx, "incremental") },
 	}, app.Options{
 		Env: cfg.Env, UpstreamListTimeout: cfg.UpstreamListTimeout, WhileLoading: app.RejectWhileLoading, Logger: log,
+		// Agents see the meta-tools: the MCP list of every catalog tool
+		// is built by the first admin listing or call by name only.
+		LazyToolList: true,
 		// The request that caused the cold start answers before API
 		// Gateway's timeout counted from the process start.
 		GiveUpAt: func(ctx context.Context, first bool) time.Time {
