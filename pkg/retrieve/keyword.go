@@ -329,11 +329,15 @@ type analyzer struct {
 	ids     map[string]uint32
 	terms   []string
 	scratch []kent
-	at      map[uint32]int // term id → index in scratch
+	// at[id] is the index in scratch of term id when stamp[id] is the
+	// current document's (doc): no table to clear between documents.
+	at    []int32
+	stamp []uint32
+	doc   uint32
 }
 
 func newAnalyzer(c stemCache) *analyzer {
-	return &analyzer{c: c, ids: map[string]uint32{}, at: map[uint32]int{}}
+	return &analyzer{c: c, ids: map[string]uint32{}}
 }
 
 func (a *analyzer) id(term string) uint32 {
@@ -368,7 +372,7 @@ func (a *analyzer) analyze(d *kdoc, serverTerms []string) {
 	fields[FieldTags] = c.terms(strings.Join(t.Tags, " "))
 	d.shape = shapeOf(t.Name, c)
 	a.scratch = a.scratch[:0]
-	clear(a.at)
+	a.doc++
 	for f, terms := range fields {
 		d.lens[f] = float32(len(terms))
 		if Field(f) == FieldName {
@@ -379,12 +383,14 @@ func (a *analyzer) analyze(d *kdoc, serverTerms []string) {
 		}
 		for _, term := range terms {
 			id := a.id(term)
-			i, ok := a.at[id]
-			if !ok {
-				i = len(a.scratch)
-				a.at[id] = i
+			for len(a.at) < len(a.terms) {
+				a.at, a.stamp = append(a.at, 0), append(a.stamp, 0)
+			}
+			if a.stamp[id] != a.doc {
+				a.stamp[id], a.at[id] = a.doc, int32(len(a.scratch))
 				a.scratch = append(a.scratch, kent{term: id})
 			}
+			i := a.at[id]
 			if tf := &a.scratch[i].tf; tf[f] < math.MaxUint16 {
 				tf[f]++
 			}
