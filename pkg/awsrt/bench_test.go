@@ -40,13 +40,13 @@ import (
 
 	"github.com/toolrag/mcp-gateway/internal/testenv"
 	"github.com/toolrag/mcp-gateway/pkg/catalog"
+	"github.com/toolrag/mcp-gateway/pkg/catalog/writeplan"
 	"github.com/toolrag/mcp-gateway/pkg/dynamo"
 	"github.com/toolrag/mcp-gateway/pkg/indexer"
 	"github.com/toolrag/mcp-gateway/pkg/indexpub"
 	"github.com/toolrag/mcp-gateway/pkg/local"
 	"github.com/toolrag/mcp-gateway/pkg/policy"
 	"github.com/toolrag/mcp-gateway/pkg/s3bucket"
-	"github.com/toolrag/mcp-gateway/pkg/store/plan"
 	"github.com/toolrag/mcp-gateway/pkg/vindex"
 )
 
@@ -193,7 +193,7 @@ func benchDeploy(b *testing.B, n int) *benchDeployment {
 			b.Fatal(err)
 		}
 		for id, st := range syntheticTools(n) {
-			srv, next, err := plan.Prepare(catalog.Server{ID: id, Title: id, Status: catalog.StatusActive, SyncedAt: time.Now()}, st, time.Now())
+			srv, next, err := writeplan.Prepare(catalog.Server{ID: id, Title: id, Status: catalog.StatusActive, SyncedAt: time.Now()}, st, time.Now())
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -333,7 +333,7 @@ func writeHeapProfile(b *testing.B, path string) {
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
-// BenchmarkColdStart measures NewGateway (fresh SDK clients) plus the first
+// BenchmarkColdStart measures NewGatewayFunction (fresh SDK clients) plus the first
 // initialize + find_tools through the Lambda handler, split into its
 // parts, against plain GETs of the same objects.
 func BenchmarkColdStart(b *testing.B) {
@@ -386,7 +386,7 @@ func coldStart(b *testing.B, d *benchDeployment, source string) {
 		cfg.DynamoDBEndpoint, cfg.S3Endpoint = testDynamoEndpoint(b), e.s3.URL
 		gets0 := e.s3.Gets.Load()
 		b.StartTimer()
-		g, err := NewGateway(context.Background(), cfg)
+		g, err := NewGatewayFunction(context.Background(), cfg)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -473,7 +473,7 @@ func BenchmarkWarmLambda(b *testing.B) {
 }
 
 func warmLambda(b *testing.B, d *benchDeployment) {
-	g, err := NewGateway(context.Background(), d.env.config(b))
+	g, err := NewGatewayFunction(context.Background(), d.env.config(b))
 	if err != nil {
 		b.Fatal(err)
 	}

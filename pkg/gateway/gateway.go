@@ -70,7 +70,7 @@ type PlanCandidate struct {
 	ToolType    string          `json:"tool_type,omitempty"`
 }
 
-// Config configures a Gateway.
+// Config configures a Server.
 type Config struct {
 	Name, Version string
 	Catalog       Catalog
@@ -119,8 +119,9 @@ type Config struct {
 	LazyToolList bool
 }
 
-// Gateway is the merged MCP server.
-type Gateway struct {
+// Server is the merged MCP server: meta-tools, passthrough tools, prompts
+// and resources of every upstream behind one endpoint.
+type Server struct {
 	cfg     Config
 	srv     *server.MCPServer
 	log     *slog.Logger
@@ -210,8 +211,8 @@ const (
 		"find_tools searches it semantically; run_tool and run_tools execute tools by call_name."
 )
 
-// New creates a Gateway. Call Reload to load the catalog.
-func New(cfg Config) (*Gateway, error) {
+// New creates a Server. Call Reload to load the catalog.
+func New(cfg Config) (*Server, error) {
 	if cfg.Catalog == nil || cfg.Upstreams == nil || cfg.Retriever == nil || cfg.Sessions == nil {
 		return nil, errors.New("gateway: Catalog, Upstreams, Retriever and Sessions are required")
 	}
@@ -245,7 +246,7 @@ func New(cfg Config) (*Gateway, error) {
 	// No log line of the gateway (or of mcp-go, which logs through it)
 	// carries a session id or a credential in a URL.
 	cfg.Logger = slog.New(redact.Handler(cfg.Logger.Handler()))
-	g := &Gateway{cfg: cfg, log: cfg.Logger, surface: map[string]serverSurface{}}
+	g := &Server{cfg: cfg, log: cfg.Logger, surface: map[string]serverSurface{}}
 	g.tools.Store(&toolSet{byID: map[string]catalog.Tool{}, byName: map[string]string{}, exposed: map[string]string{}})
 	g.surfNames.Store(&surfaceNames{prompts: map[string]origin{}, resources: map[string]origin{}, exposedTemplates: map[string]origin{}})
 
@@ -290,12 +291,12 @@ func New(cfg Config) (*Gateway, error) {
 }
 
 // MCPServer returns the underlying mcp-go server.
-func (g *Gateway) MCPServer() *server.MCPServer { return g.srv }
+func (g *Server) MCPServer() *server.MCPServer { return g.srv }
 
 // Reload re-reads the tool catalog and the upstreams' prompts and resources
 // and re-registers them. A server that cannot be listed keeps its previous
 // prompts and resources.
-func (g *Gateway) Reload(ctx context.Context) error {
+func (g *Server) Reload(ctx context.Context) error {
 	if err := g.ReloadTools(ctx); err != nil {
 		return err
 	}
@@ -305,7 +306,7 @@ func (g *Gateway) Reload(ctx context.Context) error {
 
 // ReloadTools re-reads the tool catalog only, without asking any upstream
 // (a restarted gateway serves its stored catalog while it syncs).
-func (g *Gateway) ReloadTools(ctx context.Context) error {
+func (g *Server) ReloadTools(ctx context.Context) error {
 	g.regMu.Lock()
 	defer g.regMu.Unlock()
 	tools, err := g.cfg.Catalog.ListTools(ctx)
@@ -339,7 +340,7 @@ func (g *Gateway) ReloadTools(ctx context.Context) error {
 
 // registerList hands mcp-go the meta-tools and one tool per catalog tool
 // of set (in the order of tools). The caller holds regMu.
-func (g *Gateway) registerList(tools []catalog.Tool, set *toolSet) {
+func (g *Server) registerList(tools []catalog.Tool, set *toolSet) {
 	serverTools := g.metaTools()
 	fps := make(map[string]string, len(serverTools)+len(tools))
 	for _, st := range serverTools {
@@ -360,7 +361,7 @@ func (g *Gateway) registerList(tools []catalog.Tool, set *toolSet) {
 // listedTool is the MCP tool of a catalog tool under its exposed name; ok
 // is false for a tool mcp-go cannot list (an invalid x-mcp-header
 // annotation: mcp-go panics on it), which run_tool still reaches.
-func (g *Gateway) listedTool(set *toolSet, t catalog.Tool) (mcp.Tool, bool) {
+func (g *Server) listedTool(set *toolSet, t catalog.Tool) (mcp.Tool, bool) {
 	mt := mcpTool(t)
 	if name, ok := set.exposed[t.ID]; ok {
 		mt.Name = name
@@ -376,7 +377,7 @@ func (g *Gateway) listedTool(set *toolSet, t catalog.Tool) (mcp.Tool, bool) {
 
 // ensureToolList builds the MCP tool list now if Config.LazyToolList
 // deferred it (the caller is about to need it).
-func (g *Gateway) ensureToolList() {
+func (g *Server) ensureToolList() {
 	if g.listBuilt.Load() {
 		return
 	}
@@ -405,7 +406,7 @@ func (g *Gateway) ensureToolList() {
 // it stays callable throughout; the gateway validates arguments itself,
 // and mcp-go's own input validation, whose cache AddTools would not
 // refresh, is not enabled.
-func (g *Gateway) register(all []server.ServerTool, fps map[string]string) {
+func (g *Server) register(all []server.ServerTool, fps map[string]string) {
 	if g.registered == nil {
 		g.srv.SetTools(all...)
 		g.registered = fps
@@ -443,7 +444,7 @@ func mayHaveHeaderAnnotations(raw json.RawMessage) bool {
 // CatalogCounts reports how many catalog tools the last Reload loaded and
 // how many of them are stale (their server was unreachable at the last
 // sync).
-func (g *Gateway) CatalogCounts() (tools, stale int) {
+func (g *Server) CatalogCounts() (tools, stale int) {
 	set := g.tools.Load()
 	for _, t := range set.byID {
 		if t.Status != catalog.StatusActive {
@@ -468,7 +469,7 @@ func mcpTool(t catalog.Tool) mcp.Tool {
 	return mt
 }
 
-func (g *Gateway) reloadSurface(ctx context.Context) {
+func (g *Server) reloadSurface(ctx context.Context) {
 	servers := g.cfg.Upstreams.Servers()
 	type result struct {
 		id   string

@@ -15,10 +15,10 @@ import (
 	"time"
 
 	"github.com/toolrag/mcp-gateway/pkg/catalog"
+	"github.com/toolrag/mcp-gateway/pkg/catalog/sqlite"
 	"github.com/toolrag/mcp-gateway/pkg/policy"
 	"github.com/toolrag/mcp-gateway/pkg/retrieve"
 	"github.com/toolrag/mcp-gateway/pkg/session"
-	"github.com/toolrag/mcp-gateway/pkg/store"
 )
 
 // With LazyToolList the gateway answers exactly as with the list built at
@@ -29,7 +29,7 @@ import (
 // that touches no mcp-go state.
 func TestLazyToolListAnswersAsBuilt(t *testing.T) {
 	ctx := context.Background()
-	st, err := store.OpenSQLite(ctx, filepath.Join(t.TempDir(), "c.db"))
+	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "c.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,7 +51,7 @@ func TestLazyToolListAnswersAsBuilt(t *testing.T) {
 	put("ops", "send_alert", "restart")
 
 	type gw struct {
-		g *Gateway
+		g *Server
 		h http.Handler
 	}
 	newGW := func(lazy bool) gw {

@@ -537,10 +537,10 @@ func (ix *KeywordIndex) Server(id string) (catalog.Server, bool) {
 	return s, ok
 }
 
-// snapshot is a read view of the index for one query: the visible tools and
+// visibleCorpus is a read view of the index for one query: the visible tools and
 // the corpus statistics computed over them only, so that tools the caller
 // may not see influence neither the ranking nor the scores.
-type snapshot struct {
+type visibleCorpus struct {
 	ix       *KeywordIndex
 	nVisible int
 	allowed  []bool // by slot
@@ -562,8 +562,8 @@ type serverStats struct {
 }
 
 // view must be called with ix.mu held for reading.
-func (ix *KeywordIndex) view(allow func(catalog.Tool) bool) *snapshot {
-	s := &snapshot{ix: ix, allowed: make([]bool, len(ix.slots))}
+func (ix *KeywordIndex) view(allow func(catalog.Tool) bool) *visibleCorpus {
+	s := &visibleCorpus{ix: ix, allowed: make([]bool, len(ix.slots))}
 	var sum [numFields]float64
 	for _, d := range ix.slots {
 		if d == nil || (allow != nil && !allow(d.tool)) {
@@ -586,7 +586,7 @@ func (ix *KeywordIndex) view(allow func(catalog.Tool) bool) *snapshot {
 
 // servers computes the per-server statistics. When every tool is visible
 // they are shared by all queries until the index changes.
-func (s *snapshot) servers() {
+func (s *visibleCorpus) servers() {
 	if s.serverStats != nil {
 		return
 	}
@@ -603,7 +603,7 @@ func (s *snapshot) servers() {
 	s.serverStats = ix.srvAll
 }
 
-func (s *snapshot) computeServers() *serverStats {
+func (s *visibleCorpus) computeServers() *serverStats {
 	st := &serverStats{
 		byServer: map[string][]*kdoc{},
 		srvLen:   map[string]float64{},
@@ -680,19 +680,9 @@ func idf(n, df float64) float64 {
 	return math.Log(1 + (n-df+0.5)/(df+0.5))
 }
 
-// score computes BM25F for every visible tool matching at least one query
-// term. Duplicate query terms count once per occurrence.
-func (s *snapshot) score(qterms []string) *kwResult {
-	counts, order := countTerms(qterms)
-	w := make(map[string]float64, len(counts))
-	for t, c := range counts {
-		w[t] = float64(c)
-	}
-	return s.scoreWeighted(order, w)
-}
-
-// scoreWeighted is score with an explicit weight per query term.
-func (s *snapshot) scoreWeighted(order []string, weights map[string]float64) *kwResult {
+// scoreWeighted computes BM25F for every visible tool matching at least
+// one query term, each term weighted as weights says.
+func (s *visibleCorpus) scoreWeighted(order []string, weights map[string]float64) *kwResult {
 	res := &kwResult{terms: order}
 	n := float64(s.nVisible)
 	if n == 0 {
@@ -763,7 +753,7 @@ func (s *snapshot) scoreWeighted(order []string, weights map[string]float64) *kw
 }
 
 // df returns the number of visible tools containing term.
-func (s *snapshot) df(term string) int {
+func (s *visibleCorpus) df(term string) int {
 	p := s.ix.postings(term)
 	if s.all {
 		return len(p)
@@ -780,7 +770,7 @@ func (s *snapshot) df(term string) int {
 // scoreServers computes BM25 for each server as one document made of the
 // visible tools' text (all fields, unweighted) — the coarse level of
 // two-level retrieval. Servers without a visible tool are not scored.
-func (s *snapshot) scoreServers(qterms []string) map[string]float64 {
+func (s *visibleCorpus) scoreServers(qterms []string) map[string]float64 {
 	s.servers()
 	out := map[string]float64{}
 	n := float64(len(s.srvNames))
