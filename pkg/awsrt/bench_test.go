@@ -99,6 +99,7 @@ type benchDeployment struct {
 	meta        vindex.Meta
 	published   string
 	republished int // variants published by republish
+	variant     *vindex.Index // the last variant republish published
 }
 
 // benchIndexes returns the index encodings to benchmark:
@@ -759,6 +760,9 @@ func benchInitWaits() []string {
 func republish(b *testing.B, d *benchDeployment) {
 	ctx := context.Background()
 	cur, meta := d.indexes[d.published], d.meta
+	if cur == nil { // a variant is current: the previous republish's
+		cur = d.variant
+	}
 	r, _ := cur.EncodedReader()
 	raw, err := io.ReadAll(r)
 	if err != nil {
@@ -792,7 +796,7 @@ func republish(b *testing.B, d *benchDeployment) {
 	if _, err := pub.Publish(ctx, next, meta); err != nil {
 		b.Fatal(err)
 	}
-	d.published = "" // a variant: use publishes the original again
+	d.published, d.variant = "", next // a variant: use publishes the original again
 }
 
 // vmHWM returns the peak resident set size of process pid (what Lambda's
