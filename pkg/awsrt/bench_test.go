@@ -98,7 +98,7 @@ type benchDeployment struct {
 	catalog     catalog.Reader // what the index and the catalog copy are built from
 	meta        vindex.Meta
 	published   string
-	republished int // variants published by republish
+	republished int           // variants published by republish
 	variant     *vindex.Index // the last variant republish published
 }
 
