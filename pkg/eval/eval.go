@@ -51,6 +51,9 @@ type Config struct {
 	Reranker          retrieve.Reranker
 	Compounds         bool
 	VerbWeight        float64 // 0: the retriever's default; negative: off
+	// RelatedStructureOnly ranks related tools by the catalog structure
+	// alone, without the learned prior (retrieve.Config).
+	RelatedStructureOnly bool
 	// PlainBM25 ranks with the textbook single-field BM25 baseline
 	// instead of the retriever (all other settings are ignored).
 	PlainBM25 bool
@@ -234,6 +237,7 @@ func (e *env) searcher(ctx context.Context, c Config) (retrieve.Searcher, time.D
 		Tools: e.st, Weights: c.Weights, Fusion: c.Fusion, SemanticNorm: c.SemanticNorm, FieldWeights: c.FieldWeights,
 		ServerWeight: c.ServerWeight, Decompose: c.Decompose, Merge: c.Merge, PRF: c.PRF, Synonyms: c.Synonyms, SynonymWeight: c.SynonymWeight, SemanticWholeOnly: c.SemanticWholeOnly,
 		Reranker: c.Reranker, Compounds: c.Compounds, VerbWeight: c.VerbWeight,
+		RelatedStructureOnly: c.RelatedStructureOnly,
 	}
 	var buildTime time.Duration
 	if !c.NoDense {

@@ -33,6 +33,7 @@ func AgentConfigs() []Config {
 		{Name: "hybrid-sem0.5", Weights: retrieve.Weights{Semantic: 0.5, Keyword: 1, Metadata: 0.15}},
 		{Name: "hybrid-serverfield1.2", FieldWeights: serverField(1.2)},
 		{Name: "hybrid-noverb-flat", VerbWeight: -1, ServerWeight: -1},
+		{Name: "hybrid-relstruct", RelatedStructureOnly: true},
 	}
 }
 

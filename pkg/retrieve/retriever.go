@@ -156,6 +156,13 @@ type Config struct {
 	// Related is how many related tools each result lists (zero:
 	// DefaultRelated; negative: none).
 	Related int
+	// RelatedPrior ranks the related candidates (tools of the result's
+	// server sharing its object or named by its description) by what
+	// co-needed tool pairs of training tasks have in common; nil means
+	// DefaultRelatedPrior. RelatedStructureOnly ranks them by the catalog
+	// structure alone (object overlap, doubled for another action).
+	RelatedPrior         *RelatedPrior
+	RelatedStructureOnly bool
 
 	RerankPool int // shortlist size for the reranker, at most MaxRerankPool (default)
 	// Candidates is how many tools each of the dense and the keyword
