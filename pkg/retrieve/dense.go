@@ -142,13 +142,19 @@ func stepSimilarity(dense *denseState, byKey map[int64]*kdoc, snap *snapshot,
 			}
 		}
 	}
+	keys := make([]int64, 0, len(cands))
+	var scored []*candidate
 	for d, c := range cands {
-		key := vindex.ToolKey(d.tool.ID)
-		if byKey[key] != d {
-			continue
+		if key := vindex.ToolKey(d.tool.ID); byKey[key] == d {
+			keys = append(keys, key)
+			scored = append(scored, c)
 		}
-		if best, ok := dense.ix.MaxDot(key, vecs...); ok {
-			c.semantic, c.hasSem = float64(best), true
+	}
+	best, found := make([]float32, len(keys)), make([]bool, len(keys))
+	dense.ix.MaxDots(keys, vecs, best, found)
+	for i, c := range scored {
+		if found[i] {
+			c.semantic, c.hasSem = float64(best[i]), true
 		}
 	}
 }

@@ -197,6 +197,8 @@ type Retriever struct {
 	synced   bool
 	syncedAt time.Time
 
+	srvTerms serverTermsCache
+
 	keyMu   sync.Mutex
 	keys    map[int64]*kdoc // vector id → keyword entry, for keysFor at keysGen
 	keysFor *vindex.Index
@@ -468,15 +470,24 @@ func (r *Retriever) rank(ctx context.Context, snap *snapshot, dense *denseState,
 			}
 			return a.d.tool.ID < b.d.tool.ID
 		})
-		for i, c := range kwOnly {
-			if i >= r.cfg.Candidates {
-				delete(cands, c.d)
-				continue
-			}
+		for _, c := range kwOnly[min(len(kwOnly), r.cfg.Candidates):] {
+			delete(cands, c.d)
+		}
+		kwOnly = kwOnly[:min(len(kwOnly), r.cfg.Candidates)]
+		// The keyword-only candidates' cosines, in one call.
+		keys := make([]int64, 0, len(kwOnly))
+		scored := kwOnly[:0:0]
+		for _, c := range kwOnly {
 			if key := vindex.ToolKey(c.d.tool.ID); byKey[key] == c.d {
-				if v, ok := dense.ix.MaxDot(key, qv); ok {
-					c.semantic, c.hasSem = float64(v), true
-				}
+				keys = append(keys, key)
+				scored = append(scored, c)
+			}
+		}
+		best, found := make([]float32, len(keys)), make([]bool, len(keys))
+		dense.ix.MaxDots(keys, [][]float32{qv}, best, found)
+		for i, c := range scored {
+			if found[i] {
+				c.semantic, c.hasSem = float64(best[i]), true
 			}
 		}
 		if len(vecs) > 1 {
