@@ -15,9 +15,9 @@ import (
 // its visible tools' text for the keyword part, its best-matching visible
 // tool for the semantic part), and every tool of the server gets that score
 // in its server term. Only visible tools take part, so tools hidden by the
-// policy cannot lift their siblings.
-func (r *Retriever) serverLevel(snap *snapshot, cands map[*kdoc]*candidate, qterms []string) {
-	kw := r.serverScores(snap, qterms)
+// policy cannot lift their siblings. kw are the servers' keyword scores
+// (serverScores).
+func (r *Retriever) serverLevel(snap *snapshot, cands map[*kdoc]*candidate, kw []float64) {
 	var maxKw float64
 	for _, v := range kw {
 		maxKw = math.Max(maxKw, v)

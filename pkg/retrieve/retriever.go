@@ -399,12 +399,33 @@ func (r *Retriever) result(snap *snapshot, c *candidate) Result {
 
 func round6(f float64) float64 { return math.Round(f*1e6) / 1e6 }
 
-// rank scores every visible tool for one query and returns them best first
-// (only tools with some signal).
-func (r *Retriever) rank(ctx context.Context, snap *snapshot, dense *denseState, pre *denseQuery, query string, req Request, topK int) ([]*candidate, error) {
+// keywordPhase is the part of ranking one query that needs no vectors
+// (rankAll runs it while the vector index is scanned): the keyword query,
+// its BM25F scores and the server-level keyword scores.
+type keywordPhase struct {
+	kwq *kwQuery
+	kws *kwResult
+	srv []float64 // by visible server index; nil when the server term is off
+}
+
+func (r *Retriever) keywordPhase(snap *snapshot, query string) *keywordPhase {
 	kwq := r.keywordQuery(snap, query)
+	kp := &keywordPhase{kwq: kwq, kws: snap.scoreWeighted(kwq.order, kwq.weights)}
+	if r.cfg.ServerWeight > 0 {
+		kp.srv = r.serverScores(snap, kwq.terms)
+	}
+	return kp
+}
+
+// rank scores every visible tool for one query and returns them best first
+// (only tools with some signal). kp, when not nil, is the query's
+// keywordPhase.
+func (r *Retriever) rank(ctx context.Context, snap *snapshot, dense *denseState, pre *denseQuery, kp *keywordPhase, query string, req Request, topK int) ([]*candidate, error) {
+	if kp == nil {
+		kp = r.keywordPhase(snap, query)
+	}
+	kwq, kws := kp.kwq, kp.kws
 	qterms := kwq.terms
-	kws := snap.scoreWeighted(kwq.order, kwq.weights)
 	cands := make(map[*kdoc]*candidate, len(kws.hits))
 	get := func(d *kdoc) *candidate {
 		c := cands[d]
@@ -497,7 +518,7 @@ func (r *Retriever) rank(ctx context.Context, snap *snapshot, dense *denseState,
 	}
 
 	if r.cfg.ServerWeight > 0 {
-		r.serverLevel(snap, cands, qterms)
+		r.serverLevel(snap, cands, kp.srv)
 	}
 
 	list := make([]*candidate, 0, len(cands))

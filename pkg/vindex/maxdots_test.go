@@ -3,6 +3,7 @@ package vindex
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -44,6 +45,46 @@ func TestMaxDots(t *testing.T) {
 		}
 		if ok[1] {
 			t.Errorf("%s: an id that is not stored was scored", name)
+		}
+	}
+}
+
+// TestSearchMultiSplit: splitting the rows over goroutines returns exactly
+// SearchMulti's hits (order, ties by id, k larger than a range, a filter,
+// a query of the wrong length), on a float32 and an 8-bit index.
+func TestSearchMultiSplit(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	const dim = 16
+	flat := New(dim)
+	for id := int64(1); id <= 5000; id++ {
+		v := make([]float32, dim)
+		for j := range v {
+			// Few distinct values: many equal scores, ordered by id.
+			v[j] = float32(rng.IntN(3)) / 4
+		}
+		if err := flat.Upsert(id, v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	qs := [][]float32{make([]float32, dim), make([]float32, dim), make([]float32, 3)}
+	for j := range dim {
+		qs[0][j] = float32(rng.NormFloat64())
+		qs[1][j] = float32(j % 2)
+	}
+	odd := func(id int64) bool { return id%2 == 1 }
+	for name, ix := range map[string]*Index{"float32": flat, "8-bit": flat.Quantize(nil)} {
+		for _, k := range []int{1, 10, 200, 6000} {
+			for _, allow := range []func(int64) bool{nil, odd} {
+				want := ix.SearchMulti(qs, k, allow)
+				for _, parts := range []int{2, 3, 7} {
+					got := ix.SearchMultiSplit(qs, k, allow, parts)
+					for i := range qs {
+						if !slices.Equal(got[i], want[i]) {
+							t.Fatalf("%s k=%d parts=%d filter=%v query %d: %d hits differ from SearchMulti's %d", name, k, parts, allow != nil, i, len(got[i]), len(want[i]))
+						}
+					}
+				}
+			}
 		}
 	}
 }

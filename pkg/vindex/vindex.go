@@ -215,7 +215,7 @@ const blockRows = 256
 func (ix *Index) Search(q []float32, k int, allow func(id int64) bool) []Hit {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
-	return ix.search([][]float32{q}, k, allow, blockRows)[0]
+	return ix.search([][]float32{q}, k, allow, blockRows, 0, len(ix.ids))[0]
 }
 
 // multiBlockBytes bounds the block of rows SearchMulti scores against every
@@ -239,15 +239,15 @@ func (ix *Index) SearchMulti(qs [][]float32, k int, allow func(id int64) bool) [
 		}
 		rows = min(blockRows, max(8, multiBlockBytes/width))
 	}
-	return ix.search(qs, k, allow, rows)
+	return ix.search(qs, k, allow, rows, 0, len(ix.ids))
 }
 
-// search scores blocks of rows against each usable query; the caller holds
-// the read lock.
-func (ix *Index) search(qs [][]float32, k int, allow func(id int64) bool, rows int) [][]Hit {
+// search scores blocks of rows [lo, hi) against each usable query; the
+// caller holds the read lock.
+func (ix *Index) search(qs [][]float32, k int, allow func(id int64) bool, rows, lo, hi int) [][]Hit {
 	out := make([][]Hit, len(qs))
-	n, dim := len(ix.ids), ix.dim
-	if k < 1 || n == 0 {
+	n, dim := hi, ix.dim
+	if k < 1 || n <= lo {
 		return out
 	}
 	type state struct {
@@ -262,7 +262,7 @@ func (ix *Index) search(qs [][]float32, k int, allow func(id int64) bool, rows i
 		if len(q) != dim {
 			continue
 		}
-		s := &state{q: q, top: topK{h: make([]Hit, 0, min(k, n)), k: min(k, n)}, thr: float32(math.Inf(-1))}
+		s := &state{q: q, top: topK{h: make([]Hit, 0, min(k, n-lo)), k: min(k, n-lo)}, thr: float32(math.Inf(-1))}
 		if ix.sq != nil {
 			s.q, s.bias = ix.sq.query(q)
 		}
@@ -276,7 +276,7 @@ func (ix *Index) search(qs [][]float32, k int, allow func(id int64) bool, rows i
 		scores  [blockRows]float32
 		allowed [blockRows]bool
 	)
-	for start := 0; start < n; start += rows {
+	for start := lo; start < n; start += rows {
 		end := min(start+rows, n)
 		ids, sc := ix.ids[start:end], scores[:end-start]
 		var (
