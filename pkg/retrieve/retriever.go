@@ -426,7 +426,9 @@ func (r *Retriever) rank(ctx context.Context, snap *snapshot, dense *denseState,
 	}
 	kwq, kws := kp.kwq, kp.kws
 	qterms := kwq.terms
-	cands := make(map[*kdoc]*candidate, len(kws.hits))
+	// At most Candidates keyword and Candidates dense nominees (more
+	// with PRF or the server term's additions, which grow the map).
+	cands := make(map[*kdoc]*candidate, min(len(kws.hits)+r.cfg.Candidates, 2*r.cfg.Candidates))
 	get := func(d *kdoc) *candidate {
 		c := cands[d]
 		if c == nil {
