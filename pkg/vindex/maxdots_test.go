@@ -88,3 +88,27 @@ func TestSearchMultiSplit(t *testing.T) {
 		}
 	}
 }
+
+// TestDotCodes2: the two-query kernel gives each query exactly what
+// dotCodes gives it, for every length (tails included), with and without
+// the assembly kernel.
+func TestDotCodes2(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	for _, kernel := range kernels {
+		ok, restore := setKernel(kernel)
+		if !ok {
+			continue
+		}
+		for n := 0; n <= 80; n++ {
+			w1, w2, c := make([]float32, n), make([]float32, n), make([]uint8, n)
+			for i := range n {
+				w1[i], w2[i], c[i] = float32(rng.NormFloat64()), float32(rng.NormFloat64()), uint8(rng.IntN(256))
+			}
+			x, y := dotCodes2(w1, w2, c)
+			if wx, wy := dotCodes(w1, c), dotCodes(w2, c); x != wx || y != wy {
+				t.Fatalf("%s n=%d: dotCodes2 %v %v, dotCodes %v %v", kernel, n, x, y, wx, wy)
+			}
+		}
+		restore()
+	}
+}

@@ -255,6 +255,7 @@ func (ix *Index) search(qs [][]float32, k int, allow func(id int64) bool, rows, 
 		top  topK
 		thr  float32
 		bias float32 // quantised index: score = bias + q·codes
+		sc   []float32 // quantised index: the block's scores
 	}
 	var st []*state
 	idx := make([]int, 0, len(qs))
@@ -265,6 +266,7 @@ func (ix *Index) search(qs [][]float32, k int, allow func(id int64) bool, rows, 
 		s := &state{q: q, top: topK{h: make([]Hit, 0, min(k, n-lo)), k: min(k, n-lo)}, thr: float32(math.Inf(-1))}
 		if ix.sq != nil {
 			s.q, s.bias = ix.sq.query(q)
+			s.sc = make([]float32, blockRows)
 		}
 		st = append(st, s)
 		idx = append(idx, i)
@@ -301,14 +303,33 @@ func (ix *Index) search(qs [][]float32, k int, allow func(id int64) bool, rows, 
 				continue
 			}
 		}
-		for _, s := range st {
-			switch {
-			case ix.sq != nil:
+		if ix.sq != nil {
+			// Two queries at a time: each row's codes are converted once
+			// for both.
+			for i := 0; i < len(st); i += 2 {
+				a := st[i]
+				if i+1 == len(st) {
+					for j := range ids {
+						if allow == nil || allowed[j] {
+							a.sc[j] = a.bias + dotCodes(a.q, cblock[j*dim:(j+1)*dim])
+						}
+					}
+					continue
+				}
+				b := st[i+1]
 				for j := range ids {
 					if allow == nil || allowed[j] {
-						sc[j] = s.bias + dotCodes(s.q, cblock[j*dim:(j+1)*dim])
+						x, y := dotCodes2(a.q, b.q, cblock[j*dim:(j+1)*dim])
+						a.sc[j], b.sc[j] = a.bias+x, b.bias+y
 					}
 				}
+			}
+		}
+		for _, s := range st {
+			sc := sc
+			switch {
+			case ix.sq != nil:
+				sc = s.sc[:len(ids)]
 			case allow == nil || m*4 >= len(ids):
 				// Scoring the whole block with the batch kernel is
 				// cheaper than picking rows.
