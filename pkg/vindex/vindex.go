@@ -254,7 +254,7 @@ func (ix *Index) search(qs [][]float32, k int, allow func(id int64) bool, rows, 
 		q    []float32
 		top  topK
 		thr  float32
-		bias float32 // quantised index: score = bias + q·codes
+		bias float32   // quantised index: score = bias + q·codes
 		sc   []float32 // quantised index: the block's scores
 	}
 	var st []*state
