@@ -41,8 +41,8 @@ type StackProps struct {
 	Servers []Server // from LoadServers; nil deploys no upstream servers
 }
 
-// Gateway exposes the parts of the stack that tests and outputs use.
-type Gateway struct {
+// Deployment exposes the parts of the stack that tests and outputs use.
+type Deployment struct {
 	Stack     awscdk.Stack
 	Api       awsapigatewayv2.HttpApi
 	Functions map[string]awslambda.Function
@@ -57,12 +57,12 @@ type Gateway struct {
 // NewGatewayStack defines the whole deployment: HTTP API, the three
 // functions, tables, index bucket, schedules, and one Fargate service per
 // docker or stdio server with its registry entry.
-func NewGatewayStack(scope constructs.Construct, id string, props *StackProps) (*Gateway, error) {
+func NewGatewayStack(scope constructs.Construct, id string, props *StackProps) (*Deployment, error) {
 	cfg := props.Config
 	stack := awscdk.NewStack(scope, &id, &props.StackProps)
 	awscdk.Tags_Of(stack).Add(jsii.String("project"), jsii.String("toolrag-mcp-gateway"), nil)
 	awscdk.Tags_Of(stack).Add(jsii.String("stage"), jsii.String(cfg.Stage), nil)
-	g := &Gateway{Stack: stack, Functions: map[string]awslambda.Function{}, Tables: map[string]awsdynamodb.Table{}, Services: map[string]awsecs.FargateService{}, ServerURLs: map[string]string{}}
+	g := &Deployment{Stack: stack, Functions: map[string]awslambda.Function{}, Tables: map[string]awsdynamodb.Table{}, Services: map[string]awsecs.FargateService{}, ServerURLs: map[string]string{}}
 	prod := cfg.Stage == "prod"
 	removal := awscdk.RemovalPolicy_DESTROY
 	if prod {

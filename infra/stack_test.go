@@ -34,7 +34,7 @@ const (
 )
 
 type synthResult struct {
-	g        *Gateway
+	g        *Deployment
 	tmpl     assertions.Template
 	doc      map[string]any // the template as JSON
 	buildDir string

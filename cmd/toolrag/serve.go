@@ -22,15 +22,15 @@ func init() {
 	})
 	registerOneShot("sync", "pull tool lists from every upstream into the catalog and rebuild the index, then exit",
 		"incremental", "index rebuild mode: full, incremental or off",
-		func(ctx context.Context, g *local.Gateway, m indexer.Mode) (any, error) { return g.Sync(ctx, m) })
+		func(ctx context.Context, g *local.Runtime, m indexer.Mode) (any, error) { return g.Sync(ctx, m) })
 	registerOneShot("reindex", "rebuild the index from the local catalog (no upstream calls)",
 		"full", "full or incremental",
-		func(ctx context.Context, g *local.Gateway, m indexer.Mode) (any, error) { return g.Reindex(ctx, m) })
+		func(ctx context.Context, g *local.Runtime, m indexer.Mode) (any, error) { return g.Reindex(ctx, m) })
 }
 
 // registerOneShot registers a command that builds the local gateway, runs
 // one operation with a --mode flag and prints its result as JSON.
-func registerOneShot(name, summary, defMode, modeHelp string, op func(context.Context, *local.Gateway, indexer.Mode) (any, error)) {
+func registerOneShot(name, summary, defMode, modeHelp string, op func(context.Context, *local.Runtime, indexer.Mode) (any, error)) {
 	register(name, summary, func(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		fs := flag.NewFlagSet(name, flag.ContinueOnError)
 		fs.SetOutput(stderr)

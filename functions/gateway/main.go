@@ -22,7 +22,7 @@ func main() {
 		slog.Error("gateway: configuration", "error", err)
 		os.Exit(1)
 	}
-	g, err := awsrt.NewGateway(ctx, cfg)
+	g, err := awsrt.NewGatewayFunction(ctx, cfg)
 	if err != nil {
 		slog.Error("gateway: cold start failed", "error", err)
 		os.Exit(1)

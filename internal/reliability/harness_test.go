@@ -48,7 +48,7 @@ type gwOpts struct {
 // gateway is a real local gateway (SQLite, index dir, builtin embedder,
 // upstream manager) behind an httptest server.
 type gateway struct {
-	g    *local.Gateway
+	g    *local.Runtime
 	srv  *httptest.Server
 	url  string // MCP endpoint
 	base string // server root

@@ -82,7 +82,7 @@ func TestHostileToolList(t *testing.T) {
 
 // newGateway builds a local gateway from files without failing the test,
 // to check what it refuses at start.
-func newGateway(t *testing.T, registry, keys string) (*local.Gateway, *testenv.Buffer, error) {
+func newGateway(t *testing.T, registry, keys string) (*local.Runtime, *testenv.Buffer, error) {
 	t.Helper()
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, "registry.yaml"), registry)

@@ -46,7 +46,7 @@ func syncKeysFor(t testing.TB, registry string) string {
 }
 
 // toolStatus returns tool id → status from the gateway's store.
-func toolStatus(t testing.TB, g *local.Gateway) map[string]string {
+func toolStatus(t testing.TB, g *local.Runtime) map[string]string {
 	t.Helper()
 	tools, err := g.Store.ListTools(context.Background())
 	if err != nil {

@@ -136,7 +136,7 @@ type App struct {
 	Catalog   *catalog.Copy
 	Indexer   *indexer.Indexer
 	Retriever *retrieve.Retriever
-	MCP       *gateway.Gateway
+	MCP       *gateway.Server
 	Metrics   *metrics.Registry
 	// SessionIDs issues and checks legacy session ids against
 	// Backend.Sessions (its StoreErrors count the store's failures).

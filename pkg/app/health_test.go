@@ -101,7 +101,7 @@ func awsRuntime(t *testing.T, echo string) runtime {
 	if _, err := s.Run(ctx, indexer.ModeFull); err != nil {
 		t.Fatal(err)
 	}
-	g, err := awsrt.NewGateway(ctx, cfg)
+	g, err := awsrt.NewGatewayFunction(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -288,7 +288,7 @@ func writeHeapProfile(b *testing.B, path string) {
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
-// BenchmarkColdStart measures NewGateway (fresh SDK clients) plus the first
+// BenchmarkColdStart measures NewGatewayFunction (fresh SDK clients) plus the first
 // initialize + find_tools through the Lambda handler, split into its
 // parts, against plain GETs of the same objects.
 func BenchmarkColdStart(b *testing.B) {
@@ -341,7 +341,7 @@ func coldStart(b *testing.B, d *benchDeployment, source string) {
 		cfg.DynamoDBEndpoint, cfg.S3Endpoint = testDynamoEndpoint(b), e.s3.URL
 		gets0 := e.s3.Gets.Load()
 		b.StartTimer()
-		g, err := NewGateway(context.Background(), cfg)
+		g, err := NewGatewayFunction(context.Background(), cfg)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -428,7 +428,7 @@ func BenchmarkWarmLambda(b *testing.B) {
 }
 
 func warmLambda(b *testing.B, d *benchDeployment) {
-	g, err := NewGateway(context.Background(), d.env.config(b))
+	g, err := NewGatewayFunction(context.Background(), d.env.config(b))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -3,7 +3,7 @@
 // catalog, keys, registry and sessions, and S3 for the published vector
 // index. It mirrors pkg/local, which runs the same parts in one process.
 //
-// Three functions share this package: the gateway (NewGateway + Start), the
+// Three functions share this package: the gateway (NewGatewayFunction + Start), the
 // sync function (NewSyncer: registry → upstreams → tools table → index in
 // S3) and the health function (NewProber: probe every upstream, record the
 // result in the registry table). functions/*/main.go only wire them to
@@ -76,9 +76,9 @@ type Config struct {
 	// resources when the MCP surface is (re)built
 	// (TOOL_RAG_UPSTREAM_LIST_TIMEOUT seconds, default 5).
 	UpstreamListTimeout time.Duration
-	// InitWait bounds how long NewGateway waits for its first load of the
+	// InitWait bounds how long NewGatewayFunction waits for its first load of the
 	// index, the catalog, the keyword index and the MCP surface. When it
-	// runs out, NewGateway returns a gateway that finishes loading in the
+	// runs out, NewGatewayFunction returns a gateway that finishes loading in the
 	// background: requests wait for it (up to their own deadline) and
 	// GET /health answers 503 "loading" until then. Zero waits for the
 	// load however long it takes (TOOL_RAG_INIT_WAIT seconds; default 8

@@ -502,7 +502,7 @@ func TestCatalogCopy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fingerprint := func(g *Gateway) string {
+	fingerprint := func(g *GatewayFunction) string {
 		tools, _ := g.Catalog.ListTools(context.Background())
 		servers, _ := g.Catalog.ListServers(context.Background())
 		var b strings.Builder
@@ -665,8 +665,8 @@ func TestConfigFromEnv(t *testing.T) {
 			}
 		})
 	}
-	if _, err := NewGateway(context.Background(), Config{}); err == nil || !strings.Contains(err.Error(), "TOOL_RAG_INDEX_BUCKET") {
-		t.Fatalf("NewGateway without a bucket: %v", err)
+	if _, err := NewGatewayFunction(context.Background(), Config{}); err == nil || !strings.Contains(err.Error(), "TOOL_RAG_INDEX_BUCKET") {
+		t.Fatalf("NewGatewayFunction without a bucket: %v", err)
 	}
 }
 

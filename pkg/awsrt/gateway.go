@@ -31,18 +31,18 @@ import (
 	"github.com/toolrag/mcp-gateway/pkg/upstream"
 )
 
-// Gateway is the gateway function: the assembled app (pkg/app) over
+// GatewayFunction is the gateway function: the assembled app (pkg/app) over
 // DynamoDB and S3, an http.Handler serving the MCP endpoint
 // (MCP_GATEWAY_MCP_PATH, default /mcp), /tool-rag/* and /health. Wrap it
 // with Start (or HTTPAPIHandler, RESTHandler, FunctionURLHandler) in a
 // Lambda, or serve it with net/http anywhere else.
 //
-// A Gateway keeps no state of its own that another instance needs: sessions
+// A GatewayFunction keeps no state of its own that another instance needs: sessions
 // live in the sessions table, keys in the keys table, the catalog in the
 // tools table and the index in S3. Each instance checks for a newer index
 // lazily, on the first request after IndexRefresh, because Lambda freezes
 // the process between invocations.
-type Gateway struct {
+type GatewayFunction struct {
 	*app.App
 	Tools         *dynamo.ToolStore
 	Keys          *dynamo.KeyStore
@@ -85,7 +85,7 @@ type Gateway struct {
 	noIndexSaid   bool
 }
 
-// ColdStart is where NewGateway spent its time.
+// ColdStart is where NewGatewayFunction spent its time.
 type ColdStart struct {
 	Init       time.Duration `json:"init_ns"`        // clients, stores, embedder, MCP server
 	IndexFetch time.Duration `json:"index_fetch_ns"` // S3 GETs: pointer, meta, index blob
@@ -97,11 +97,11 @@ type ColdStart struct {
 	Total      time.Duration `json:"total_ns"`
 }
 
-// NewGateway builds the gateway and loads its state: the registry, the
+// NewGatewayFunction builds the gateway and loads its state: the registry, the
 // catalog and the published index (a missing or unreadable index is
 // logged once and find_tools answers with the keyword fallback over the
 // catalog until a good index is published).
-func NewGateway(ctx context.Context, cfg Config) (*Gateway, error) {
+func NewGatewayFunction(ctx context.Context, cfg Config) (*GatewayFunction, error) {
 	start := time.Now()
 	dm := &dynamo.Metrics{}
 	cfg, emb, err := cfg.prepare(ctx, dm, true)
@@ -113,7 +113,7 @@ func NewGateway(ctx context.Context, cfg Config) (*Gateway, error) {
 		return nil, err
 	}
 	log := cfg.Logger
-	g := &Gateway{cfg: cfg, log: log, DynamoMetrics: dm, health: health.NewTracker(), loaded: make(chan struct{}),
+	g := &GatewayFunction{cfg: cfg, log: log, DynamoMetrics: dm, health: health.NewTracker(), loaded: make(chan struct{}),
 		surfaces: &storedSurfaces{}}
 	g.Tools = dynamo.NewToolStore(cfg.DynamoDB, cfg.Tables.Tools)
 	g.Tools.Metrics = dm
@@ -176,7 +176,7 @@ func NewGateway(ctx context.Context, cfg Config) (*Gateway, error) {
 	g.initTime = time.Since(start)
 	g.emit = newEmitter(g.Metrics, cfg.MetricsNamespace, cfg.MetricsInterval, cfg.metricsOut)
 
-	// The first load runs on its own goroutine so that NewGateway can
+	// The first load runs on its own goroutine so that NewGatewayFunction can
 	// return after InitWait while it goes on (see Config.InitWait).
 	first := make(chan loadResult, 1)
 	go func() {
@@ -216,7 +216,7 @@ type loadResult struct {
 }
 
 // markLoaded records the cold start.
-func (g *Gateway) markLoaded(cold ColdStart, start time.Time) {
+func (g *GatewayFunction) markLoaded(cold ColdStart, start time.Time) {
 	cold.Total = time.Since(start)
 	g.cold = cold
 	close(g.loaded)
@@ -224,10 +224,10 @@ func (g *Gateway) markLoaded(cold ColdStart, start time.Time) {
 		"servers", len(g.Upstreams.Servers()), "cold_start", cold.Total.Round(time.Millisecond))
 }
 
-// finishLoad waits for the first load NewGateway stopped waiting for, and
+// finishLoad waits for the first load NewGatewayFunction stopped waiting for, and
 // repeats it until it succeeds (a Lambda process runs only while it is
 // serving, so the retries happen while requests wait for them).
-func (g *Gateway) finishLoad(first <-chan loadResult, start time.Time) {
+func (g *GatewayFunction) finishLoad(first <-chan loadResult, start time.Time) {
 	res := <-first
 	cold, err := res.cold, res.err
 	retry := g.cfg.loadRetry
@@ -262,11 +262,11 @@ const answerMargin = time.Second
 
 // Loaded is closed when the gateway has loaded its catalog and index,
 // serves requests without waiting, and has recorded its cold start.
-func (g *Gateway) Loaded() <-chan struct{} { return g.loaded }
+func (g *GatewayFunction) Loaded() <-chan struct{} { return g.loaded }
 
 // CatalogSource says where the in-memory catalog was last read from: "s3"
 // (the catalog copy published with the index) or "dynamodb".
-func (g *Gateway) CatalogSource() string {
+func (g *GatewayFunction) CatalogSource() string {
 	if p := g.catalogSource.Load(); p != nil {
 		return *p
 	}
@@ -275,7 +275,7 @@ func (g *Gateway) CatalogSource() string {
 
 // ColdStart returns where the first load spent its time (only Init until
 // Loaded is closed).
-func (g *Gateway) ColdStart() ColdStart {
+func (g *GatewayFunction) ColdStart() ColdStart {
 	select {
 	case <-g.loaded:
 		return g.cold
@@ -285,14 +285,14 @@ func (g *Gateway) ColdStart() ColdStart {
 }
 
 // Close stops the upstream sessions.
-func (g *Gateway) Close() error { return g.Upstreams.Close() }
+func (g *GatewayFunction) Close() error { return g.Upstreams.Close() }
 
 // ServeHTTP implements http.Handler. When IndexRefresh has passed since the
 // last check, the request first checks for a newer index (one conditional
 // GET of the pointer) and, when one was published, re-reads the registry
 // and the catalog; a concurrent request does not wait for that. Before the
 // first load, requests wait for it (app.RejectWhileLoading).
-func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+func (g *GatewayFunction) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !g.Ready() {
 		g.Handler.ServeHTTP(w, r)
 		return
@@ -311,11 +311,11 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // Refresh checks for a newer index and catalog now, regardless of
 // IndexRefresh.
-func (g *Gateway) Refresh(ctx context.Context) error {
+func (g *GatewayFunction) Refresh(ctx context.Context) error {
 	return g.refresh(ctx, g.cfg.Now(), nil)
 }
 
-func (g *Gateway) refresh(ctx context.Context, now time.Time, cold *ColdStart) error {
+func (g *GatewayFunction) refresh(ctx context.Context, now time.Time, cold *ColdStart) error {
 	g.refreshMu.Lock()
 	defer g.refreshMu.Unlock()
 	return g.refreshLocked(ctx, now, cold)
@@ -326,7 +326,7 @@ func (g *Gateway) refresh(ctx context.Context, now time.Time, cold *ColdStart) e
 // new index was loaded (or the copy is old) and applies it. Only catalog
 // errors are returned: an unreadable index leaves the keyword fallback in
 // charge.
-func (g *Gateway) refreshLocked(ctx context.Context, now time.Time, cold *ColdStart) error {
+func (g *GatewayFunction) refreshLocked(ctx context.Context, now time.Time, cold *ColdStart) error {
 	g.refreshes.Add(1)
 	fetch0, bytes0, t0 := g.bucket.getNanos.Load(), g.bucket.getBytes.Load(), time.Now()
 	changed, err := g.Indexer.Refresh(ctx)
@@ -370,7 +370,7 @@ func (g *Gateway) refreshLocked(ctx context.Context, now time.Time, cold *ColdSt
 
 // noteIndex logs the index state once per change: an unreadable index, a
 // missing one, or a recovery. It reports whether the state changed.
-func (g *Gateway) noteIndex(err error) (changed bool) {
+func (g *GatewayFunction) noteIndex(err error) (changed bool) {
 	where := fmt.Sprintf("s3://%s/%s%s", g.cfg.Bucket, g.cfg.Prefix, indexpub.PointerKey)
 	_, _, ok := g.Indexer.Current()
 	switch {
@@ -406,7 +406,7 @@ func (g *Gateway) noteIndex(err error) (changed bool) {
 // one, otherwise the tools table. The copy is read with a conditional GET
 // when it is what the catalog came from: the change is nil when it is the
 // same.
-func (g *Gateway) reloadCatalog(ctx context.Context) (*app.Change, error) {
+func (g *GatewayFunction) reloadCatalog(ctx context.Context) (*app.Change, error) {
 	servers, err := loadServers(ctx, g.Registry, g.cfg.secret, g.log)
 	if err != nil {
 		return nil, fmt.Errorf("read the upstream registry: %w", err)
@@ -442,11 +442,11 @@ func (g *Gateway) reloadCatalog(ctx context.Context) (*app.Change, error) {
 	return &app.Change{}, nil
 }
 
-func (g *Gateway) setCatalogSource(s string) { g.catalogSource.Store(&s) }
+func (g *GatewayFunction) setCatalogSource(s string) { g.catalogSource.Store(&s) }
 
 // reloadHealth reads the health function's last probe results from the
 // registry table; servers never probed count as up.
-func (g *Gateway) reloadHealth(ctx context.Context) error {
+func (g *GatewayFunction) reloadHealth(ctx context.Context) error {
 	h, err := g.Registry.Health(ctx)
 	if err != nil {
 		return err
@@ -460,7 +460,7 @@ func (g *Gateway) reloadHealth(ctx context.Context) error {
 }
 
 // details are the Lambda runtime's fields of GET /tool-rag/health.
-func (g *Gateway) details(context.Context) map[string]any {
+func (g *GatewayFunction) details(context.Context) map[string]any {
 	out := map[string]any{
 		"catalog_source": g.CatalogSource(), "cold_start": g.ColdStart(), "refreshes": g.refreshes.Load(),
 		"dynamodb": g.DynamoMetrics.Snapshot(),
@@ -482,7 +482,7 @@ type vindexInfo struct {
 }
 
 // registerMetrics adds the Lambda runtime's metrics to the app's.
-func (g *Gateway) registerMetrics(m *metrics.Registry) {
+func (g *GatewayFunction) registerMetrics(m *metrics.Registry) {
 	m.CounterFunc("index_refresh_checks_total", g.refreshes.Load)
 	dm := g.DynamoMetrics
 	m.CounterFunc("dynamodb_retries_total", dm.Retries.Load)
@@ -532,7 +532,7 @@ func (k keyLookup) LookupKey(ctx context.Context, secretHash string) (policy.Key
 
 // reindexer serves POST /tool-rag/reindex: it starts the sync function
 // asynchronously, or rebuilds in place when TOOL_RAG_REINDEX_INPLACE=1.
-type reindexer struct{ g *Gateway }
+type reindexer struct{ g *GatewayFunction }
 
 // ReindexStatus is the "status" of a reindex response.
 type ReindexStatus struct {

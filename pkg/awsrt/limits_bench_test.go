@@ -8,7 +8,7 @@ import (
 	"time"
 )
 
-// BenchmarkColdStartSilentUpstreams: NewGateway until loaded, with the
+// BenchmarkColdStartSilentUpstreams: NewGatewayFunction until loaded, with the
 // echo server and 16 registered upstreams that accept connections and
 // never answer (the default 5 s TOOL_RAG_UPSTREAM_LIST_TIMEOUT). Reports
 // the connections the cold start opened to them.
@@ -42,7 +42,7 @@ func BenchmarkColdStartSilentUpstreams(b *testing.B) {
 	before := count()
 	b.ResetTimer()
 	for b.Loop() {
-		g, err := NewGateway(context.Background(), func() Config {
+		g, err := NewGatewayFunction(context.Background(), func() Config {
 			c := e.config(b)
 			c.UpstreamListTimeout = DefaultUpstreamListTimeout
 			return c

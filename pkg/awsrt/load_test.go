@@ -121,7 +121,7 @@ func failingScans(t testing.TB, closed bool) (*gate, *dynamodb.Client) {
 	return g, client
 }
 
-// TestLoadAfterInitWait: when the first load outlasts InitWait, NewGateway
+// TestLoadAfterInitWait: when the first load outlasts InitWait, NewGatewayFunction
 // returns anyway; GET /health says "loading", callers are still
 // authenticated, authenticated requests wait for the load and then get
 // the real answer, and one whose deadline comes first gets 503 with
@@ -225,17 +225,17 @@ func TestLoadRetriedInBackground(t *testing.T) {
 }
 
 // TestLoadFailureWithinInitWait: a first load that fails before InitWait
-// runs out fails NewGateway (Lambda then retries the init), as without
+// runs out fails NewGatewayFunction (Lambda then retries the init), as without
 // InitWait.
 func TestLoadFailureWithinInitWait(t *testing.T) {
 	e := newTestEnv(t)
 	_, client := failingScans(t, false)
 	cfg := e.config(t)
 	cfg.DynamoDB, cfg.InitWait = client, time.Minute
-	g, err := NewGateway(context.Background(), cfg)
+	g, err := NewGatewayFunction(context.Background(), cfg)
 	if err == nil {
 		g.Close()
-		t.Fatal("NewGateway succeeded although the registry cannot be read")
+		t.Fatal("NewGatewayFunction succeeded although the registry cannot be read")
 	}
 	if !strings.Contains(err.Error(), "registry") {
 		t.Fatalf("error %q does not say what could not be read", err)

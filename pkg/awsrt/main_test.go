@@ -173,13 +173,13 @@ func (e *testEnv) sync(t testing.TB, event string) SyncReport {
 	return rep
 }
 
-func (e *testEnv) gateway(t testing.TB, mutate ...func(*Config)) *Gateway {
+func (e *testEnv) gateway(t testing.TB, mutate ...func(*Config)) *GatewayFunction {
 	t.Helper()
 	cfg := e.config(t)
 	for _, m := range mutate {
 		m(&cfg)
 	}
-	g, err := NewGateway(context.Background(), cfg)
+	g, err := NewGatewayFunction(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

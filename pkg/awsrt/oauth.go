@@ -12,7 +12,7 @@ import (
 // environment, so the issuer's keys are fetched once per cold start and
 // reused by every warm invocation; the fetch starts here, concurrently
 // with the first load of the index and catalog.
-func (g *Gateway) oauthResource(ctx context.Context) (*oauth.Resource, error) {
+func (g *GatewayFunction) oauthResource(ctx context.Context) (*oauth.Resource, error) {
 	res := &oauth.Resource{MCPPath: g.cfg.Env.MCPPath,
 		KeyHelp: "Its operator creates keys with `go run ./cmd/toolrag keys create --id NAME --server SERVER` (docs/deploy.md)."}
 	if g.cfg.OAuth == nil || g.cfg.Env.WithoutAuth {

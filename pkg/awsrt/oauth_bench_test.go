@@ -13,7 +13,7 @@ import (
 )
 
 // BenchmarkColdStartOAuth measures what OAuth adds to a cold start: a new
-// gateway (NewGateway) and its first authenticated request (initialize),
+// gateway (NewGatewayFunction) and its first authenticated request (initialize),
 // with an API key, with a token whose issuer is discovered, and with a
 // token and a configured JWKS URL (the CDK app's Cognito setup), the three
 // interleaved in every iteration. Reported per variant as ms to the first
@@ -43,7 +43,7 @@ func BenchmarkColdStartOAuth(b *testing.B) {
 	for range b.N {
 		for i, v := range variants {
 			start := time.Now()
-			g, err := NewGateway(context.Background(), func() Config {
+			g, err := NewGatewayFunction(context.Background(), func() Config {
 				c := e.config(b)
 				c.OAuth, c.Now = v.cfg, nil
 				return c

@@ -36,24 +36,9 @@ type Config struct {
 	// FlatIndex keeps the index's vectors float32 (indexer.Config.Flat)
 	// instead of the default 8-bit codes.
 	FlatIndex bool
-	// The retriever settings (see retrieve.Config).
-	Weights           retrieve.Weights
-	Fusion            string
-	SemanticNorm      string
-	FieldWeights      retrieve.FieldWeights
-	ServerWeight      float64 // 0: the retriever's default; negative: off
-	Decompose         bool
-	Merge             string
-	PRF               bool
-	Synonyms          bool
-	SynonymWeight     float64
-	SemanticWholeOnly bool
-	Reranker          retrieve.Reranker
-	Compounds         bool
-	VerbWeight        float64 // 0: the retriever's default; negative: off
-	// RelatedStructureOnly ranks related tools by the catalog structure
-	// alone, without the learned prior (retrieve.Config).
-	RelatedStructureOnly bool
+	// The retriever's ranking knobs (zero values: its defaults).
+	retrieve.Experimental
+	Reranker retrieve.Reranker
 	// PlainBM25 ranks with the textbook single-field BM25 baseline
 	// instead of the retriever (all other settings are ignored).
 	PlainBM25 bool
@@ -233,12 +218,7 @@ func (e *env) searcher(ctx context.Context, c Config) (retrieve.Searcher, time.D
 	if emb == nil {
 		emb = embed.NewBuiltin()
 	}
-	rc := retrieve.Config{
-		Tools: e.st, Weights: c.Weights, Fusion: c.Fusion, SemanticNorm: c.SemanticNorm, FieldWeights: c.FieldWeights,
-		ServerWeight: c.ServerWeight, Decompose: c.Decompose, Merge: c.Merge, PRF: c.PRF, Synonyms: c.Synonyms, SynonymWeight: c.SynonymWeight, SemanticWholeOnly: c.SemanticWholeOnly,
-		Reranker: c.Reranker, Compounds: c.Compounds, VerbWeight: c.VerbWeight,
-		RelatedStructureOnly: c.RelatedStructureOnly,
-	}
+	rc := retrieve.Config{Tools: e.st, Reranker: c.Reranker, Experimental: c.Experimental}
 	var buildTime time.Duration
 	if !c.NoDense {
 		b, err := e.index(ctx, emb, c.FlatIndex)
@@ -316,32 +296,32 @@ func DefaultAblation() []Config {
 	ref.Keyword = 0.25 // the reference formula: 1.0, 0.25, 0.15
 	hashing := embed.NewHashing()
 	rows := []Config{
-		{Name: "bm25f-flat", NoDense: true, ServerWeight: -1},
+		{Name: "bm25f-flat", NoDense: true, Experimental: retrieve.Experimental{ServerWeight: -1}},
 		{Name: "bm25f", NoDense: true},
-		{Name: "hashing-dense-flat", Embedder: hashing, Weights: semOnly, ServerWeight: -1},
+		{Name: "hashing-dense-flat", Embedder: hashing, Experimental: retrieve.Experimental{Weights: semOnly, ServerWeight: -1}},
 	}
 	model, err := embed.NewBuiltinWith(embed.BuiltinConfig{HashWeight: -1})
 	if err == nil {
-		rows = append(rows, Config{Name: "model-dense-flat", Embedder: model, Weights: semOnly, ServerWeight: -1})
+		rows = append(rows, Config{Name: "model-dense-flat", Embedder: model, Experimental: retrieve.Experimental{Weights: semOnly, ServerWeight: -1}})
 	}
 	rows = append(rows,
-		Config{Name: "dense-flat", Weights: semOnly, ServerWeight: -1},
-		Config{Name: "hybrid-flat", ServerWeight: -1},
+		Config{Name: "dense-flat", Experimental: retrieve.Experimental{Weights: semOnly, ServerWeight: -1}},
+		Config{Name: "hybrid-flat", Experimental: retrieve.Experimental{ServerWeight: -1}},
 		Config{Name: "hybrid"},
-		Config{Name: "hybrid-wholeonly", SemanticWholeOnly: true},
-		Config{Name: "hybrid-rrf", Fusion: retrieve.FusionRRF},
-		Config{Name: "hybrid-ref", Weights: ref, SemanticNorm: retrieve.NormNone},
-		Config{Name: "hashing-hybrid-ref", Embedder: hashing, Weights: ref, SemanticNorm: retrieve.NormNone},
+		Config{Name: "hybrid-wholeonly", Experimental: retrieve.Experimental{SemanticWholeOnly: true}},
+		Config{Name: "hybrid-rrf", Experimental: retrieve.Experimental{Fusion: retrieve.FusionRRF}},
+		Config{Name: "hybrid-ref", Experimental: retrieve.Experimental{Weights: ref, SemanticNorm: retrieve.NormNone}},
+		Config{Name: "hashing-hybrid-ref", Embedder: hashing, Experimental: retrieve.Experimental{Weights: ref, SemanticNorm: retrieve.NormNone}},
 	)
 	if model != nil {
 		rows = append(rows, Config{Name: "model-hybrid", Embedder: model})
 	}
 	rows = append(rows,
-		Config{Name: "hybrid+decompose", Decompose: true},
-		Config{Name: "hybrid+decompose(max)", Decompose: true, Merge: retrieve.MergeMax},
-		Config{Name: "hybrid+decompose(rrf)", Decompose: true, Merge: retrieve.MergeRRF},
-		Config{Name: "hybrid+prf", PRF: true},
-		Config{Name: "hybrid+synonyms", Synonyms: true},
+		Config{Name: "hybrid+decompose", Experimental: retrieve.Experimental{Decompose: true}},
+		Config{Name: "hybrid+decompose(max)", Experimental: retrieve.Experimental{Decompose: true, Merge: retrieve.MergeMax}},
+		Config{Name: "hybrid+decompose(rrf)", Experimental: retrieve.Experimental{Decompose: true, Merge: retrieve.MergeRRF}},
+		Config{Name: "hybrid+prf", Experimental: retrieve.Experimental{PRF: true}},
+		Config{Name: "hybrid+synonyms", Experimental: retrieve.Experimental{Synonyms: true}},
 	)
 	return rows
 }

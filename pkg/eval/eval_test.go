@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/toolrag/mcp-gateway/pkg/retrieve"
 )
 
 func near(a, b float64) bool { return math.Abs(a-b) < 1e-9 }
@@ -79,7 +81,7 @@ const synthetic = "../retrieve/testdata/synthetic"
 func TestRunSynthetic(t *testing.T) {
 	var out bytes.Buffer
 	rep, err := Run(context.Background(), Options{Dataset: synthetic, TopK: 5,
-		Config: Config{Name: "full", ServerWeight: 0.3, Decompose: true}}, &out)
+		Config: Config{Name: "full", Experimental: retrieve.Experimental{ServerWeight: 0.3, Decompose: true}}}, &out)
 	if err != nil {
 		t.Fatal(err)
 	}

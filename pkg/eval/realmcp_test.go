@@ -24,16 +24,16 @@ func AgentConfigs() []Config {
 	return []Config{
 		{Name: "plain-bm25", PlainBM25: true},
 		{Name: "bm25f", NoDense: true},
-		{Name: "bm25f-base", NoDense: true, VerbWeight: -1},
+		{Name: "bm25f-base", NoDense: true, Experimental: retrieve.Experimental{VerbWeight: -1}},
 		{Name: "hybrid"},
-		{Name: "hybrid-base", VerbWeight: -1},
-		{Name: "hybrid+compounds", Compounds: true},
-		{Name: "hybrid-noverb", VerbWeight: -1},
-		{Name: "hybrid-verb0.2", VerbWeight: 0.2},
-		{Name: "hybrid-sem0.5", Weights: retrieve.Weights{Semantic: 0.5, Keyword: 1, Metadata: 0.15}},
-		{Name: "hybrid-serverfield1.2", FieldWeights: serverField(1.2)},
-		{Name: "hybrid-noverb-flat", VerbWeight: -1, ServerWeight: -1},
-		{Name: "hybrid-relstruct", RelatedStructureOnly: true},
+		{Name: "hybrid-base", Experimental: retrieve.Experimental{VerbWeight: -1}},
+		{Name: "hybrid+compounds", Experimental: retrieve.Experimental{Compounds: true}},
+		{Name: "hybrid-noverb", Experimental: retrieve.Experimental{VerbWeight: -1}},
+		{Name: "hybrid-verb0.2", Experimental: retrieve.Experimental{VerbWeight: 0.2}},
+		{Name: "hybrid-sem0.5", Experimental: retrieve.Experimental{Weights: retrieve.Weights{Semantic: 0.5, Keyword: 1, Metadata: 0.15}}},
+		{Name: "hybrid-serverfield1.2", Experimental: retrieve.Experimental{FieldWeights: serverField(1.2)}},
+		{Name: "hybrid-noverb-flat", Experimental: retrieve.Experimental{VerbWeight: -1, ServerWeight: -1}},
+		{Name: "hybrid-relstruct", Experimental: retrieve.Experimental{RelatedStructureOnly: true}},
 	}
 }
 

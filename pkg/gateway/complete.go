@@ -22,7 +22,7 @@ type Completer interface {
 // referenced prompt or resource template, under the caller's policy: a
 // prompt or template the caller cannot see gets the same "not found"
 // answer as one that does not exist.
-type completions struct{ g *Gateway }
+type completions struct{ g *Server }
 
 var (
 	_ server.PromptCompletionProvider   = completions{}
@@ -66,7 +66,7 @@ func (c completions) forward(ctx context.Context, srv string, ref any, arg mcp.C
 // URI: a resource template must be one the gateway lists, exactly as
 // listed (the upstream gets its own template); anything else is a resource
 // URI, made canonical like every other (see resolveURI).
-func (g *Gateway) resolveRef(uri string) (server, orig string, ok bool) {
+func (g *Server) resolveRef(uri string) (server, orig string, ok bool) {
 	if strings.Contains(uri, "{") {
 		o, found := g.surfNames.Load().exposedTemplates[uri]
 		return o.server, o.name, found

@@ -73,7 +73,7 @@ func queriesArg(args map[string]any, maxChars int) (queries []string, grouped bo
 }
 
 // foundFrom turns a retrieval result into find_tools' form.
-func (g *Gateway) foundFrom(r retrieve.Result, includeSchema bool) foundTool {
+func (g *Server) foundFrom(r retrieve.Result, includeSchema bool) foundTool {
 	set := g.tools.Load()
 	ft := foundTool{
 		CallName:    set.name(r.Tool.ID),
@@ -97,7 +97,7 @@ func (g *Gateway) foundFrom(r retrieve.Result, includeSchema bool) foundTool {
 // one group per query, top_k each, a tool listed once (in the first group
 // that finds it), and with max_tokens one budget shared by all groups,
 // filled rank by rank across the groups.
-func (g *Gateway) handleFindGroups(ctx context.Context, queries []string, topK, maxTokens int, includeSchema bool) *mcp.CallToolResult {
+func (g *Server) handleFindGroups(ctx context.Context, queries []string, topK, maxTokens int, includeSchema bool) *mcp.CallToolResult {
 	pol, _ := policy.FromContext(ctx)
 	g.Metrics.Finds.Add(1)
 	want := topK

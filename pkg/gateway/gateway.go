@@ -69,7 +69,7 @@ type PlanCandidate struct {
 	ToolType    string          `json:"tool_type,omitempty"`
 }
 
-// Config configures a Gateway.
+// Config configures a Server.
 type Config struct {
 	Name, Version string
 	Catalog       Catalog
@@ -107,8 +107,9 @@ type Config struct {
 	OnCall func(keyID, tool, outcome string, d time.Duration)
 }
 
-// Gateway is the merged MCP server.
-type Gateway struct {
+// Server is the merged MCP server: meta-tools, passthrough tools, prompts
+// and resources of every upstream behind one endpoint.
+type Server struct {
 	cfg     Config
 	srv     *server.MCPServer
 	log     *slog.Logger
@@ -194,8 +195,8 @@ const (
 		"find_tools searches it semantically; run_tool and run_tools execute tools by call_name."
 )
 
-// New creates a Gateway. Call Reload to load the catalog.
-func New(cfg Config) (*Gateway, error) {
+// New creates a Server. Call Reload to load the catalog.
+func New(cfg Config) (*Server, error) {
 	if cfg.Catalog == nil || cfg.Upstreams == nil || cfg.Retriever == nil || cfg.Sessions == nil {
 		return nil, errors.New("gateway: Catalog, Upstreams, Retriever and Sessions are required")
 	}
@@ -229,7 +230,7 @@ func New(cfg Config) (*Gateway, error) {
 	// No log line of the gateway (or of mcp-go, which logs through it)
 	// carries a session id or a credential in a URL.
 	cfg.Logger = slog.New(redact.Handler(cfg.Logger.Handler()))
-	g := &Gateway{cfg: cfg, log: cfg.Logger, surface: map[string]serverSurface{}}
+	g := &Server{cfg: cfg, log: cfg.Logger, surface: map[string]serverSurface{}}
 	g.tools.Store(&toolSet{byID: map[string]catalog.Tool{}, byName: map[string]string{}, exposed: map[string]string{}})
 	g.surfNames.Store(&surfaceNames{prompts: map[string]origin{}, resources: map[string]origin{}, exposedTemplates: map[string]origin{}})
 
@@ -274,12 +275,12 @@ func New(cfg Config) (*Gateway, error) {
 }
 
 // MCPServer returns the underlying mcp-go server.
-func (g *Gateway) MCPServer() *server.MCPServer { return g.srv }
+func (g *Server) MCPServer() *server.MCPServer { return g.srv }
 
 // Reload re-reads the tool catalog and the upstreams' prompts and resources
 // and re-registers them. A server that cannot be listed keeps its previous
 // prompts and resources.
-func (g *Gateway) Reload(ctx context.Context) error {
+func (g *Server) Reload(ctx context.Context) error {
 	if err := g.ReloadTools(ctx); err != nil {
 		return err
 	}
@@ -289,7 +290,7 @@ func (g *Gateway) Reload(ctx context.Context) error {
 
 // ReloadTools re-reads the tool catalog only, without asking any upstream
 // (a restarted gateway serves its stored catalog while it syncs).
-func (g *Gateway) ReloadTools(ctx context.Context) error {
+func (g *Server) ReloadTools(ctx context.Context) error {
 	g.regMu.Lock()
 	defer g.regMu.Unlock()
 	tools, err := g.cfg.Catalog.ListTools(ctx)
@@ -344,7 +345,7 @@ func (g *Gateway) ReloadTools(ctx context.Context) error {
 // it stays callable throughout; the gateway validates arguments itself,
 // and mcp-go's own input validation, whose cache AddTools would not
 // refresh, is not enabled.
-func (g *Gateway) register(all []server.ServerTool, fps map[string]string) {
+func (g *Server) register(all []server.ServerTool, fps map[string]string) {
 	if g.registered == nil {
 		g.srv.SetTools(all...)
 		g.registered = fps
@@ -382,7 +383,7 @@ func mayHaveHeaderAnnotations(raw json.RawMessage) bool {
 // CatalogCounts reports how many catalog tools the last Reload loaded and
 // how many of them are stale (their server was unreachable at the last
 // sync).
-func (g *Gateway) CatalogCounts() (tools, stale int) {
+func (g *Server) CatalogCounts() (tools, stale int) {
 	set := g.tools.Load()
 	for _, t := range set.byID {
 		if t.Status != catalog.StatusActive {
@@ -407,7 +408,7 @@ func mcpTool(t catalog.Tool) mcp.Tool {
 	return mt
 }
 
-func (g *Gateway) reloadSurface(ctx context.Context) {
+func (g *Server) reloadSurface(ctx context.Context) {
 	servers := g.cfg.Upstreams.Servers()
 	type result struct {
 		id   string

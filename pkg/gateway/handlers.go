@@ -40,7 +40,7 @@ func isMeta(name string) bool {
 	return false
 }
 
-func (g *Gateway) metaTools() []server.ServerTool {
+func (g *Server) metaTools() []server.ServerTool {
 	ro := mcp.ToolAnnotation{ReadOnlyHint: mcp.ToBoolPtr(true), OpenWorldHint: mcp.ToBoolPtr(false)}
 	tools := []server.ServerTool{
 		{Tool: mcp.Tool{
@@ -103,7 +103,7 @@ func (g *Gateway) metaTools() []server.ServerTool {
 
 // ---- filters (policy on listing and at call time) ----
 
-func (g *Gateway) filterTools(ctx context.Context, tools []mcp.Tool) []mcp.Tool {
+func (g *Server) filterTools(ctx context.Context, tools []mcp.Tool) []mcp.Tool {
 	pol, ok := policy.FromContext(ctx)
 	if !ok {
 		return nil
@@ -142,7 +142,7 @@ func (g *Gateway) filterTools(ctx context.Context, tools []mcp.Tool) []mcp.Tool 
 	return out
 }
 
-func (g *Gateway) filterPrompts(ctx context.Context, prompts []mcp.Prompt) []mcp.Prompt {
+func (g *Server) filterPrompts(ctx context.Context, prompts []mcp.Prompt) []mcp.Prompt {
 	pol, ok := policy.FromContext(ctx)
 	if !ok {
 		return nil
@@ -157,7 +157,7 @@ func (g *Gateway) filterPrompts(ctx context.Context, prompts []mcp.Prompt) []mcp
 	return out
 }
 
-func (g *Gateway) filterResources(ctx context.Context, rs []mcp.Resource) []mcp.Resource {
+func (g *Server) filterResources(ctx context.Context, rs []mcp.Resource) []mcp.Resource {
 	pol, ok := policy.FromContext(ctx)
 	out := make([]mcp.Resource, 0, len(rs))
 	if !ok {
@@ -171,7 +171,7 @@ func (g *Gateway) filterResources(ctx context.Context, rs []mcp.Resource) []mcp.
 	return out
 }
 
-func (g *Gateway) filterTemplates(ctx context.Context, ts []mcp.ResourceTemplate) []mcp.ResourceTemplate {
+func (g *Server) filterTemplates(ctx context.Context, ts []mcp.ResourceTemplate) []mcp.ResourceTemplate {
 	pol, ok := policy.FromContext(ctx)
 	out := make([]mcp.ResourceTemplate, 0, len(ts))
 	if !ok {
@@ -198,7 +198,7 @@ func (g *Gateway) filterTemplates(ctx context.Context, ts []mcp.ResourceTemplate
 
 // ---- direct calls and run_tool ----
 
-func (g *Gateway) directCallHandler(id string) server.ToolHandlerFunc {
+func (g *Server) directCallHandler(id string) server.ToolHandlerFunc {
 	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		return g.call(g.relayProgress(g.withRelay(ctx), req), id, req.GetArguments()), nil
 	}
@@ -207,7 +207,7 @@ func (g *Gateway) directCallHandler(id string) server.ToolHandlerFunc {
 // relayProgress forwards the upstream's progress notifications for this
 // call to the client, under the client's own progress token, when the
 // client asked for progress.
-func (g *Gateway) relayProgress(ctx context.Context, req mcp.CallToolRequest) context.Context {
+func (g *Server) relayProgress(ctx context.Context, req mcp.CallToolRequest) context.Context {
 	if req.Params.Meta == nil || req.Params.Meta.ProgressToken == nil {
 		return ctx
 	}
@@ -233,7 +233,7 @@ func notFound(callName string) *mcp.CallToolResult {
 // call executes one catalog tool after the policy and schema checks. It
 // always returns a result; failures are isError results worded for the
 // agent. Every call is logged (see logCall).
-func (g *Gateway) call(ctx context.Context, callName string, args map[string]any) *mcp.CallToolResult {
+func (g *Server) call(ctx context.Context, callName string, args map[string]any) *mcp.CallToolResult {
 	start := time.Now()
 	pol, ok := policy.FromContext(ctx)
 	if err := ident.CheckName("tool", callName); err != nil {
@@ -287,7 +287,7 @@ func (g *Gateway) call(ctx context.Context, callName string, args map[string]any
 // tool, the outcome (ok, tool_error, upstream_error, invalid_arguments,
 // denied, unknown_tool) and how long it took. Arguments and results are
 // never logged: they may hold the caller's data and secrets.
-func (g *Gateway) logCall(ctx context.Context, keyID, tool, outcome string, start time.Time, err error) {
+func (g *Server) logCall(ctx context.Context, keyID, tool, outcome string, start time.Time, err error) {
 	d := time.Since(start)
 	attrs := []slog.Attr{
 		slog.String("key", keyID), slog.String("tool", tool), slog.String("outcome", outcome),
@@ -302,7 +302,7 @@ func (g *Gateway) logCall(ctx context.Context, keyID, tool, outcome string, star
 	g.log.LogAttrs(ctx, slog.LevelInfo, "tool call", attrs...)
 }
 
-func (g *Gateway) handleRun(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+func (g *Server) handleRun(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	args := req.GetArguments()
 	callName, err := stringArg(args, "call_name", true)
 	if err != nil {
@@ -334,7 +334,7 @@ type runResult struct {
 	Status int `json:"status,omitempty"`
 }
 
-func (g *Gateway) handleRunMany(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+func (g *Server) handleRunMany(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	args := req.GetArguments()
 	raw, ok := args["calls"]
 	if !ok {
@@ -426,7 +426,7 @@ type foundTool struct {
 	InputSchema json.RawMessage `json:"input_schema,omitempty"`
 }
 
-func (g *Gateway) handleFind(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+func (g *Server) handleFind(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	args := req.GetArguments()
 	queries, grouped, err := queriesArg(args, g.cfg.MaxQueryChars)
 	if err != nil {
@@ -515,7 +515,7 @@ func retrieveHint(query string, results []retrieve.Result) string {
 // catalog is still being loaded for the first time.
 const loadingMessage = "find_tools: the gateway is still loading its tool catalog (the first sync of its upstream servers is in progress); call find_tools again in a few seconds"
 
-func (g *Gateway) handleDescribe(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+func (g *Server) handleDescribe(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	callName, err := stringArg(req.GetArguments(), "call_name", true)
 	if err != nil {
 		return mcp.NewToolResultError(err.Error()), nil
@@ -539,7 +539,7 @@ func (g *Gateway) handleDescribe(ctx context.Context, req mcp.CallToolRequest) (
 	return structured(out), nil
 }
 
-func (g *Gateway) handlePlan(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+func (g *Server) handlePlan(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	args := req.GetArguments()
 	query, err := stringArg(args, "query", true)
 	if err != nil {
@@ -578,7 +578,7 @@ func (g *Gateway) handlePlan(ctx context.Context, req mcp.CallToolRequest) (*mcp
 
 // registerForSession remembers tools for a legacy session (strict clients)
 // and tells the client its tool list changed, on the same response stream.
-func (g *Gateway) registerForSession(ctx context.Context, ids []string) {
+func (g *Server) registerForSession(ctx context.Context, ids []string) {
 	sid := sessionID(ctx)
 	if sid == "" || len(ids) == 0 {
 		return

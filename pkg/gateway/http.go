@@ -44,7 +44,7 @@ type HTTPOptions struct {
 
 // Handler returns the MCP Streamable HTTP handler. Put auth.Middleware in
 // front of it: requests without a policy in their context see nothing.
-func (g *Gateway) Handler(o HTTPOptions) http.Handler {
+func (g *Server) Handler(o HTTPOptions) http.Handler {
 	if o.MaxBodyBytes <= 0 {
 		o.MaxBodyBytes = 4 << 20
 	}
@@ -181,7 +181,7 @@ func ownSession(w http.ResponseWriter, r *http.Request, ids SessionIDs) bool {
 // initialize response, so without this the client's next request (or its
 // GET stream) could be served with a stand-in session: one without the
 // client's capabilities, whose sampling requests nothing reads.
-func (g *Gateway) waitInitialized(r *http.Request) bool {
+func (g *Server) waitInitialized(r *http.Request) bool {
 	sid := r.Header.Get(server.HeaderKeySessionID)
 	if sid == "" {
 		return true
@@ -203,7 +203,7 @@ func (g *Gateway) waitInitialized(r *http.Request) bool {
 // the handler (and with it mcp-go's registration) is done.
 type initWriter struct {
 	http.ResponseWriter
-	g   *Gateway
+	g   *Server
 	sid string
 	ch  chan struct{}
 }

@@ -29,7 +29,7 @@ func (e *callerErr) Unwrap() error { return e.err }
 // operators (whole, through the redacting log handler) and returns what
 // the caller may read of it (publicError). Tool calls log theirs in the
 // audit line.
-func (g *Gateway) callerError(ctx context.Context, server string, err error) error {
+func (g *Server) callerError(ctx context.Context, server string, err error) error {
 	g.log.WarnContext(ctx, "upstream request failed", "server", server, "method", requestMethod(ctx), "error", err)
 	return publicError(err)
 }

@@ -14,7 +14,7 @@ import (
 // withRelay routes what an upstream sends during this request's calls (log
 // messages, sampling and elicitation requests) back to the client that
 // made the request, and only to it: ctx is the client's request.
-func (g *Gateway) withRelay(ctx context.Context) context.Context {
+func (g *Server) withRelay(ctx context.Context) context.Context {
 	caps, known := clientCapabilities(ctx)
 	modern := server.IsModernRequest(ctx)
 	r := upstream.Relay{
@@ -68,7 +68,7 @@ func canAsk(known, declared, modern bool, feature string) error {
 // sends server-initiated requests only on a session's standalone GET
 // stream, so without one (after Config.StreamGrace) the request would wait for
 // nothing until the call times out.
-func (g *Gateway) canReach(ctx context.Context, feature string) error {
+func (g *Server) canReach(ctx context.Context, feature string) error {
 	sess := server.ClientSessionFromContext(ctx)
 	if sess == nil {
 		return fmt.Errorf("the gateway's client has no session to send %s requests on", feature)
@@ -98,7 +98,7 @@ func (g *Gateway) canReach(ctx context.Context, feature string) error {
 
 // openStream counts a GET stream of session sid until the returned
 // function is called, and wakes the requests waiting for one.
-func (g *Gateway) openStream(sid string) func() {
+func (g *Server) openStream(sid string) func() {
 	g.streamMu.Lock()
 	if g.streams == nil {
 		g.streams = map[string]int{}

@@ -43,7 +43,7 @@ func BenchmarkReloadTools10k(b *testing.B) {
 	for s := range 100 {
 		put(s, 0)
 	}
-	newGateway := func() *Gateway {
+	newGateway := func() *Server {
 		r, err := retrieve.New(retrieve.Config{Tools: st})
 		if err != nil {
 			b.Fatal(err)

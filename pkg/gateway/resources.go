@@ -17,7 +17,7 @@ import (
 	"github.com/toolrag/mcp-gateway/pkg/policy"
 )
 
-func (g *Gateway) promptHandler(srv, name string) server.PromptHandlerFunc {
+func (g *Server) promptHandler(srv, name string) server.PromptHandlerFunc {
 	return func(ctx context.Context, req mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
 		pol, ok := policy.FromContext(ctx)
 		if !ok || !pol.AllowsPrompt(srv, name) {
@@ -31,7 +31,7 @@ func (g *Gateway) promptHandler(srv, name string) server.PromptHandlerFunc {
 	}
 }
 
-func (g *Gateway) resourceHandler() server.ResourceHandlerFunc {
+func (g *Server) resourceHandler() server.ResourceHandlerFunc {
 	return func(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
 		srv, orig, ok := g.resolveURI(req.Params.URI)
 		pol, authed := policy.FromContext(ctx)
@@ -83,7 +83,7 @@ func GatewayURI(server, uri string) string { return "gateway://" + server + "/" 
 // comes back in canonical form (pkg/ident): it is what the policy checks
 // and what the upstream receives. A URI that cannot be made canonical
 // resolves to nothing.
-func (g *Gateway) resolveURI(u string) (server, uri string, ok bool) {
+func (g *Server) resolveURI(u string) (server, uri string, ok bool) {
 	if server, uri, ok = ParseGatewayURI(u); ok {
 		canon, err := ident.CanonicalURI(uri)
 		if err != nil {
@@ -108,7 +108,7 @@ func (g *Gateway) resolveURI(u string) (server, uri string, ok bool) {
 }
 
 // unprefixedTemplate finds the unprefixed server owning a raw template.
-func (g *Gateway) unprefixedTemplate(raw string) (server, orig string, ok bool) {
+func (g *Server) unprefixedTemplate(raw string) (server, orig string, ok bool) {
 	for _, t := range g.surfNames.Load().templates {
 		if t.tmpl.Raw() == raw {
 			return t.server, raw, true

@@ -14,7 +14,7 @@ import (
 // naming it (before, find_tools {"query": "x", "allowed_servers": [...]}
 // silently ignored the field the caller thought narrowed the search).
 func TestMetaToolsRefuseUnknownFields(t *testing.T) {
-	g := &Gateway{cfg: Config{Planner: planFunc(nil)}}
+	g := &Server{cfg: Config{Planner: planFunc(nil)}}
 	tools := map[string]func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error){}
 	for _, st := range g.metaTools() {
 		tools[st.Tool.Name] = st.Handler

@@ -36,7 +36,7 @@ type subscriptions struct {
 // before mcp-go acknowledges them: the policy check and the upstream
 // request happen here, and an error fails the request. A URI the caller
 // may not see is answered like one that does not exist.
-func (g *Gateway) subscribeHook(ctx context.Context, _ any, message any) error {
+func (g *Server) subscribeHook(ctx context.Context, _ any, message any) error {
 	raw, ok := message.(json.RawMessage)
 	if !ok {
 		return nil
@@ -100,7 +100,7 @@ func (g *Gateway) subscribeHook(ctx context.Context, _ any, message any) error {
 
 // dropSubscription removes sid's subscription to key and reports whether
 // nobody is subscribed any more.
-func (g *Gateway) dropSubscription(key origin, sid string) bool {
+func (g *Server) dropSubscription(key origin, sid string) bool {
 	g.subs.mu.Lock()
 	defer g.subs.mu.Unlock()
 	set, ok := g.subs.subs[key]
@@ -117,7 +117,7 @@ func (g *Gateway) dropSubscription(key origin, sid string) bool {
 
 // endSession drops the subscriptions of a session that ended and
 // unsubscribes upstream from what nobody watches any more.
-func (g *Gateway) endSession(_ context.Context, s server.ClientSession) {
+func (g *Server) endSession(_ context.Context, s server.ClientSession) {
 	sid := s.SessionID()
 	var orphans []origin
 	g.subs.mu.Lock()
@@ -148,7 +148,7 @@ func (g *Gateway) endSession(_ context.Context, s server.ClientSession) {
 
 // resourceUpdated relays an upstream's notifications/resources/updated to
 // the sessions subscribed to that resource, each under its own URI.
-func (g *Gateway) resourceUpdated(srv, uri string) {
+func (g *Server) resourceUpdated(srv, uri string) {
 	if canon, err := ident.CanonicalURI(uri); err == nil {
 		uri = canon // subscriptions are kept under canonical URIs
 	}
@@ -170,7 +170,7 @@ func (g *Gateway) resourceUpdated(srv, uri string) {
 // listed resource or template match of an unprefixed server, and else,
 // when exactly one server is unprefixed, any URI that is not a gateway://
 // one (a server may accept subscriptions to URIs it does not list).
-func (g *Gateway) resolveSubscription(uri string) (srv, orig string, ok bool) {
+func (g *Server) resolveSubscription(uri string) (srv, orig string, ok bool) {
 	if srv, orig, ok = g.resolveURI(uri); ok {
 		return srv, orig, true
 	}

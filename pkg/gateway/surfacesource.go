@@ -23,7 +23,7 @@ type SurfaceSource interface {
 }
 
 // storedSurface reads one server's surface from the SurfaceSource.
-func (g *Gateway) storedSurface(ctx context.Context, id string) (serverSurface, error) {
+func (g *Server) storedSurface(ctx context.Context, id string) (serverSurface, error) {
 	s, _, err := g.cfg.Surfaces.Surface(ctx, id)
 	return serverSurface{prompts: s.Prompts, resources: s.Resources, templates: s.Templates}, err
 }

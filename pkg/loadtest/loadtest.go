@@ -260,7 +260,7 @@ type harness struct {
 	dir       string
 	upstreams []*Upstream
 	stdioIDs  []string
-	g         *local.Gateway
+	g         *local.Runtime
 	srv       *http.Server
 	srvDone   chan struct{}
 	url       string

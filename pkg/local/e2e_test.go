@@ -62,7 +62,7 @@ const testKeys = `keys:
 `
 
 type env struct {
-	g   *Gateway
+	g   *Runtime
 	srv *httptest.Server
 	url string
 }

@@ -34,10 +34,10 @@ import (
 	"github.com/toolrag/mcp-gateway/pkg/upstream"
 )
 
-// Gateway is a running local gateway: the assembled app (pkg/app) over
+// Runtime is a running local gateway: the assembled app (pkg/app) over
 // the SQLite catalog, an index directory, in-memory sessions and the
 // upstream processes.
-type Gateway struct {
+type Runtime struct {
 	*app.App
 	Env       config.Env
 	Upstreams *upstream.Manager
@@ -68,7 +68,7 @@ type Options struct {
 }
 
 // New loads configuration and builds every part, without syncing yet.
-func New(ctx context.Context, o Options) (*Gateway, error) {
+func New(ctx context.Context, o Options) (*Runtime, error) {
 	if o.Getenv == nil {
 		o.Getenv = os.Getenv
 	}
@@ -103,7 +103,7 @@ func New(ctx context.Context, o Options) (*Gateway, error) {
 	if err != nil {
 		return nil, err
 	}
-	g := &Gateway{Env: env, log: log, Health: health.NewTracker(), keySet: keySet, getenv: o.Getenv}
+	g := &Runtime{Env: env, log: log, Health: health.NewTracker(), keySet: keySet, getenv: o.Getenv}
 	g.snapshotConfig()
 	g.Upstreams = upstream.NewManager(env.UpstreamOptions(log))
 	g.Upstreams.SetServers(servers)
@@ -162,7 +162,7 @@ func New(ctx context.Context, o Options) (*Gateway, error) {
 // Sync pulls every upstream's tools into the store, then applies the new
 // catalog: one read of the store, the index rebuilt from it (mode: full,
 // incremental or off), the keyword index and the MCP surface.
-func (g *Gateway) Sync(ctx context.Context, mode indexer.Mode) (syncer.Report, error) {
+func (g *Runtime) Sync(ctx context.Context, mode indexer.Mode) (syncer.Report, error) {
 	g.syncMu.Lock()
 	defer g.syncMu.Unlock()
 	rep, err := syncer.Run(ctx, syncer.Config{
@@ -181,7 +181,7 @@ func (g *Gateway) Sync(ctx context.Context, mode indexer.Mode) (syncer.Report, e
 }
 
 // Reindex rebuilds the index from the store only (no upstream calls).
-func (g *Gateway) Reindex(ctx context.Context, mode indexer.Mode) (indexer.BuildResult, error) {
+func (g *Runtime) Reindex(ctx context.Context, mode indexer.Mode) (indexer.BuildResult, error) {
 	g.syncMu.Lock()
 	defer g.syncMu.Unlock()
 	res, err := g.Apply(ctx, app.Change{Index: mode, NoUpstreams: true})
@@ -191,7 +191,7 @@ func (g *Gateway) Reindex(ctx context.Context, mode indexer.Mode) (indexer.Build
 	return res.Index, res.IndexErr
 }
 
-type reindexer struct{ g *Gateway }
+type reindexer struct{ g *Runtime }
 
 func (r reindexer) Reindex(ctx context.Context, mode string) (any, error) {
 	m, err := indexer.ParseMode(mode)
@@ -202,7 +202,7 @@ func (r reindexer) Reindex(ctx context.Context, mode string) (any, error) {
 }
 
 // details are the local runtime's fields of GET /tool-rag/health.
-func (g *Gateway) details(context.Context) map[string]any {
+func (g *Runtime) details(context.Context) map[string]any {
 	out := map[string]any{"db_size_bytes": g.Store.SizeBytes()}
 	if rep := g.lastSync.Load(); rep != nil {
 		out["last_sync"] = rep
@@ -211,7 +211,7 @@ func (g *Gateway) details(context.Context) map[string]any {
 }
 
 // Background starts the resync and health loops; they stop with ctx.
-func (g *Gateway) Background(ctx context.Context) {
+func (g *Runtime) Background(ctx context.Context) {
 	if g.Env.HealthInterval > 0 {
 		go g.Health.Run(ctx, g.Upstreams, g.Env.HealthInterval, g.Env.HealthTimeout, func(down []string) {
 			g.log.Info("upstream health changed", "down", down)
@@ -236,7 +236,7 @@ func (g *Gateway) Background(ctx context.Context) {
 }
 
 // Close stops upstream processes and closes the store.
-func (g *Gateway) Close() error {
+func (g *Runtime) Close() error {
 	return errors.Join(g.Upstreams.Close(), g.Store.Close())
 }
 
@@ -264,7 +264,7 @@ func Run(ctx context.Context, o Options) error {
 // find_tools and /tool-rag/retrieve wait for the first sync (up to
 // Options.StartupWait), then answer that the catalog is still loading
 // (app.ServeWhileLoading).
-func (g *Gateway) Serve(ctx context.Context, ln net.Listener) error {
+func (g *Runtime) Serve(ctx context.Context, ln net.Listener) error {
 	mode, err := indexer.ParseMode(g.Env.StartupReindex)
 	if err != nil {
 		return err

@@ -38,7 +38,7 @@ func readAll(paths ...string) []byte {
 }
 
 // snapshotConfig records the current files (called once they are loaded).
-func (g *Gateway) snapshotConfig() {
+func (g *Runtime) snapshotConfig() {
 	g.cfgFiles = configFiles{
 		keys:     readAll(g.Env.KeysPath),
 		registry: readAll(g.Env.RegistryPath, g.Env.GeneratedPath),
@@ -50,7 +50,7 @@ func (g *Gateway) snapshotConfig() {
 // within MCP_GATEWAY_CONFIG_POLL seconds, without a restart. SIGHUP checks
 // at once. A file that does not load keeps the previous configuration and
 // the error (file:line) is logged. It returns when ctx ends.
-func (g *Gateway) WatchConfig(ctx context.Context) {
+func (g *Runtime) WatchConfig(ctx context.Context) {
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
@@ -74,7 +74,7 @@ func (g *Gateway) WatchConfig(ctx context.Context) {
 
 // ReloadConfig reloads the files that changed since they were last loaded
 // and reports whether something was reloaded.
-func (g *Gateway) ReloadConfig(ctx context.Context) bool {
+func (g *Runtime) ReloadConfig(ctx context.Context) bool {
 	g.cfgMu.Lock()
 	defer g.cfgMu.Unlock()
 	reloaded := false
@@ -98,7 +98,7 @@ func (g *Gateway) ReloadConfig(ctx context.Context) bool {
 // CheckExposure refuses to serve beyond loopback while a key from
 // config/keys.example.yaml is active (see config.CheckExposure); call it
 // before listening.
-func (g *Gateway) CheckExposure() error {
+func (g *Runtime) CheckExposure() error {
 	if g.Env.WithoutAuth {
 		return nil
 	}
@@ -109,7 +109,7 @@ func (g *Gateway) CheckExposure() error {
 	return config.CheckExposure(g.Env.Host, keys, time.Now())
 }
 
-func (g *Gateway) reloadKeys() bool {
+func (g *Runtime) reloadKeys() bool {
 	keys, err := config.LoadKeys(g.Env.KeysPath)
 	if err == nil {
 		err = config.CheckExposure(g.Env.Host, keys, time.Now())
@@ -130,7 +130,7 @@ func (g *Gateway) reloadKeys() bool {
 	return true
 }
 
-func (g *Gateway) reloadRegistry(ctx context.Context) bool {
+func (g *Runtime) reloadRegistry(ctx context.Context) bool {
 	servers, err := config.LoadRegistry(g.Env.RegistryPath, g.Env.GeneratedPath, g.getenv)
 	if err != nil {
 		g.log.Error("the registry changed but does not load; the previous servers stay in force", "error", err)

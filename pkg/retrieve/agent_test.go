@@ -78,7 +78,7 @@ func TestCompoundWords(t *testing.T) {
 		// words, so this holds without Config.Compounds too.
 		{"compare a screenshot", "files__screen_shot_diff", false},
 	}
-	on := keywordRetriever(t, retrieve.Config{Compounds: true})
+	on := keywordRetriever(t, retrieve.Config{Experimental: retrieve.Experimental{Compounds: true}})
 	off := keywordRetriever(t, retrieve.Config{})
 	for _, c := range cases {
 		if got := top(t, on, c.query, 3); len(got) == 0 || got[0] != c.want {
@@ -107,7 +107,7 @@ func TestVerbAgreement(t *testing.T) {
 		}
 	}
 	// Without the feature, the description that repeats "coupon" wins.
-	off := keywordRetriever(t, retrieve.Config{VerbWeight: -1})
+	off := keywordRetriever(t, retrieve.Config{Experimental: retrieve.Experimental{VerbWeight: -1}})
 	if got := top(t, off, "add a coupon", 2); got[0] != "payments__list_coupons" {
 		t.Errorf("fixture check: without verb agreement %v, want list_coupons first", got)
 	}
@@ -298,7 +298,7 @@ func TestCompoundSplit(t *testing.T) {
 		catalog.Finalize(&tl)
 		c.tools = append(c.tools, tl)
 	}
-	on := newRetriever(t, retrieve.Config{Tools: c, Compounds: true})
+	on := newRetriever(t, retrieve.Config{Tools: c, Experimental: retrieve.Experimental{Compounds: true}})
 	off := newRetriever(t, retrieve.Config{Tools: c})
 	if got := top(t, on, "take a screenshot", 3); len(got) == 0 || got[0] != "cam__capture" {
 		t.Errorf("with compounds: %v, want cam__capture first", got)

@@ -122,9 +122,11 @@ func cpuTime() time.Duration {
 func BenchmarkRetrieve10k(b *testing.B) {
 	b.Run("hybrid", func(b *testing.B) { benchmarkRetrieve(b, 10000, true, retrieve.Config{}) })
 	b.Run("hybrid+decompose", func(b *testing.B) {
-		benchmarkRetrieve(b, 10000, true, retrieve.Config{Decompose: true})
+		benchmarkRetrieve(b, 10000, true, retrieve.Config{Experimental: retrieve.Experimental{Decompose: true}})
 	})
-	b.Run("hybrid-flat", func(b *testing.B) { benchmarkRetrieve(b, 10000, true, retrieve.Config{ServerWeight: -1}) })
+	b.Run("hybrid-flat", func(b *testing.B) {
+		benchmarkRetrieve(b, 10000, true, retrieve.Config{Experimental: retrieve.Experimental{ServerWeight: -1}})
+	})
 	b.Run("keyword-fallback", func(b *testing.B) { benchmarkRetrieve(b, 10000, false, retrieve.Config{}) })
 }
 

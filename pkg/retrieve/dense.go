@@ -46,7 +46,7 @@ type denseQuery struct {
 
 // denseQueries embeds each query (and its steps) and scores all of them in
 // one pass over the vector index. nil entries when dense is nil.
-func (r *Retriever) denseQueries(ctx context.Context, dense *denseState, snap *snapshot, queries []string) ([]*denseQuery, error) {
+func (r *Retriever) denseQueries(ctx context.Context, dense *denseState, snap *visibleCorpus, queries []string) ([]*denseQuery, error) {
 	out := make([]*denseQuery, len(queries))
 	if dense == nil {
 		return out, nil
@@ -122,7 +122,7 @@ func (r *Retriever) stepVectors(ctx context.Context, query string) ([][]float32,
 // stepSimilarity adds each step's dense shortlist (stepHits) to the
 // candidates and raises each candidate's cosine to the best of the whole
 // request and its steps (vecs: the whole request first).
-func stepSimilarity(dense *denseState, byKey map[int64]*kdoc, snap *snapshot,
+func stepSimilarity(dense *denseState, byKey map[int64]*kdoc, snap *visibleCorpus,
 	vecs [][]float32, stepHits [][]vindex.Hit, cands map[*kdoc]*candidate, get func(*kdoc) *candidate) {
 	for _, hits := range stepHits {
 		for _, h := range hits {

@@ -151,7 +151,7 @@ func (r *Retriever) retrieveGroups(ctx context.Context, req Request, queries []s
 
 // visible is the policy view of the keyword index for req. Must be called
 // with r.kw.mu read-locked.
-func (r *Retriever) visible(req Request) *snapshot {
+func (r *Retriever) visible(req Request) *visibleCorpus {
 	return r.kw.view(func(t catalog.Tool) bool {
 		if !req.Policy.AllowsTool(t.Server, t.Name) {
 			return false
@@ -160,10 +160,10 @@ func (r *Retriever) visible(req Request) *snapshot {
 	})
 }
 
-// rankAll ranks each query (with its decomposition when Config.Decompose
+// rankAll ranks each query (with its decomposition when Experimental.Decompose
 // is on, merged to at least want results), embedding and scanning the
 // vector index for all of them in one pass.
-func (r *Retriever) rankAll(ctx context.Context, snap *snapshot, dense *denseState, queries []string, req Request, want int) ([][]*candidate, error) {
+func (r *Retriever) rankAll(ctx context.Context, snap *visibleCorpus, dense *denseState, queries []string, req Request, want int) ([][]*candidate, error) {
 	var flat []string
 	spans := make([][2]int, len(queries))
 	for i, q := range queries {

@@ -334,10 +334,10 @@ func (ix *KeywordIndex) Server(id string) (catalog.Server, bool) {
 	return s, ok
 }
 
-// snapshot is a read view of the index for one query: the visible tools and
+// visibleCorpus is a read view of the index for one query: the visible tools and
 // the corpus statistics computed over them only, so that tools the caller
 // may not see influence neither the ranking nor the scores.
-type snapshot struct {
+type visibleCorpus struct {
 	ix       *KeywordIndex
 	nVisible int
 	allowed  []bool // by slot
@@ -359,8 +359,8 @@ type serverStats struct {
 }
 
 // view must be called with ix.mu held for reading.
-func (ix *KeywordIndex) view(allow func(catalog.Tool) bool) *snapshot {
-	s := &snapshot{ix: ix, allowed: make([]bool, len(ix.slots))}
+func (ix *KeywordIndex) view(allow func(catalog.Tool) bool) *visibleCorpus {
+	s := &visibleCorpus{ix: ix, allowed: make([]bool, len(ix.slots))}
 	var sum [numFields]float64
 	for _, d := range ix.slots {
 		if d == nil || (allow != nil && !allow(d.tool)) {
@@ -383,7 +383,7 @@ func (ix *KeywordIndex) view(allow func(catalog.Tool) bool) *snapshot {
 
 // servers computes the per-server statistics. When every tool is visible
 // they are shared by all queries until the index changes.
-func (s *snapshot) servers() {
+func (s *visibleCorpus) servers() {
 	if s.serverStats != nil {
 		return
 	}
@@ -400,7 +400,7 @@ func (s *snapshot) servers() {
 	s.serverStats = ix.srvAll
 }
 
-func (s *snapshot) computeServers() *serverStats {
+func (s *visibleCorpus) computeServers() *serverStats {
 	st := &serverStats{
 		byServer: map[string][]*kdoc{},
 		srvLen:   map[string]float64{},
@@ -479,7 +479,7 @@ func idf(n, df float64) float64 {
 
 // score computes BM25F for every visible tool matching at least one query
 // term. Duplicate query terms count once per occurrence.
-func (s *snapshot) score(qterms []string) *kwResult {
+func (s *visibleCorpus) score(qterms []string) *kwResult {
 	counts, order := countTerms(qterms)
 	w := make(map[string]float64, len(counts))
 	for t, c := range counts {
@@ -489,7 +489,7 @@ func (s *snapshot) score(qterms []string) *kwResult {
 }
 
 // scoreWeighted is score with an explicit weight per query term.
-func (s *snapshot) scoreWeighted(order []string, weights map[string]float64) *kwResult {
+func (s *visibleCorpus) scoreWeighted(order []string, weights map[string]float64) *kwResult {
 	res := &kwResult{terms: order}
 	n := float64(s.nVisible)
 	if n == 0 {
@@ -560,7 +560,7 @@ func (s *snapshot) scoreWeighted(order []string, weights map[string]float64) *kw
 }
 
 // df returns the number of visible tools containing term.
-func (s *snapshot) df(term string) int {
+func (s *visibleCorpus) df(term string) int {
 	if s.all {
 		return len(s.ix.post[term])
 	}
@@ -576,7 +576,7 @@ func (s *snapshot) df(term string) int {
 // scoreServers computes BM25 for each server as one document made of the
 // visible tools' text (all fields, unweighted) — the coarse level of
 // two-level retrieval. Servers without a visible tool are not scored.
-func (s *snapshot) scoreServers(qterms []string) map[string]float64 {
+func (s *visibleCorpus) scoreServers(qterms []string) map[string]float64 {
 	s.servers()
 	out := map[string]float64{}
 	n := float64(len(s.srvNames))

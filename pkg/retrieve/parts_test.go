@@ -68,7 +68,7 @@ func TestSemanticSteps(t *testing.T) {
 		{false, "semantic=1.000"},
 		{true, "semantic=0.707"},
 	} {
-		r := newRetriever(t, retrieve.Config{Tools: c, Index: ix, Embedder: emb, SemanticWholeOnly: tc.wholeOnly, ServerWeight: -1})
+		r := newRetriever(t, retrieve.Config{Tools: c, Index: ix, Embedder: emb, Experimental: retrieve.Experimental{SemanticWholeOnly: tc.wholeOnly, ServerWeight: -1}})
 		resp, err := r.Retrieve(context.Background(), retrieve.Request{Query: query, TopK: 5, Policy: policy.Unrestricted()})
 		if err != nil {
 			t.Fatal(err)

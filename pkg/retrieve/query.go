@@ -20,13 +20,13 @@ type kwQuery struct {
 // into two catalog words ("screenshot" → "screen", "shot").
 const compoundSplitWeight = 0.5
 
-// keywordQuery builds the keyword query. With Config.Compounds, two adjacent
+// keywordQuery builds the keyword query. With Experimental.Compounds, two adjacent
 // query words whose concatenation is a word of a tool name add that term
 // ("roll back" → "rollback", "sign up" → "signup"), and a query word of 8
 // or more letters that no visible tool holds is split into two catalog
 // terms of 4 or more letters ("screenshot" → "screen" + "shot"). Both are decided against the visible vocabulary
 // only, so they carry no catalog-specific rules.
-func (r *Retriever) keywordQuery(snap *snapshot, query string) *kwQuery {
+func (r *Retriever) keywordQuery(snap *visibleCorpus, query string) *kwQuery {
 	terms := Terms(query)
 	counts, order := countTerms(terms)
 	q := &kwQuery{terms: terms, order: order, weights: make(map[string]float64, len(counts)),
@@ -64,7 +64,7 @@ func (q *kwQuery) add(term string, w float64, of ...string) {
 }
 
 // visible reports whether some visible tool holds term.
-func (s *snapshot) visible(term string) bool {
+func (s *visibleCorpus) visible(term string) bool {
 	for _, e := range s.ix.post[term] {
 		if s.allowed[e.d.slot] {
 			return true
@@ -75,7 +75,7 @@ func (s *snapshot) visible(term string) bool {
 
 // visibleInName reports whether some visible tool's name or title holds
 // term.
-func (s *snapshot) visibleInName(term string) bool {
+func (s *visibleCorpus) visibleInName(term string) bool {
 	for _, e := range s.ix.post[term] {
 		if s.allowed[e.d.slot] && (e.tf[FieldName] > 0 || e.tf[FieldTitle] > 0) {
 			return true
@@ -84,7 +84,7 @@ func (s *snapshot) visibleInName(term string) bool {
 	return false
 }
 
-func (r *Retriever) addCompounds(snap *snapshot, query string, q *kwQuery) {
+func (r *Retriever) addCompounds(snap *visibleCorpus, query string, q *kwQuery) {
 	words := catalog.SplitName(query)
 	termOf := func(w string) string {
 		if stopWords[w] || len(w) < 2 {

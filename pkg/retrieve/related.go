@@ -38,7 +38,7 @@ func shapeOf(name string, c stemCache) toolShape {
 // tool's own description mentions (a screenshot "of the current page" →
 // new_page). Every candidate must share something with d; nothing is
 // listed for a tool that shares nothing with its siblings.
-func (r *Retriever) related(snap *snapshot, d *kdoc) []string {
+func (r *Retriever) related(snap *visibleCorpus, d *kdoc) []string {
 	n := r.cfg.Related
 	if n == 0 {
 		n = DefaultRelated

@@ -79,8 +79,8 @@ func TestRelatedPriorOrder(t *testing.T) {
 		cfg   retrieve.Config
 		first string
 	}{
-		{"learned prior", retrieve.Config{Tools: c, RelatedPrior: prior}, "issues__update_issue"},
-		{"structure only", retrieve.Config{Tools: c, RelatedPrior: prior, RelatedStructureOnly: true}, "issues__delete_issue"},
+		{"learned prior", retrieve.Config{Tools: c, Experimental: retrieve.Experimental{RelatedPrior: prior}}, "issues__update_issue"},
+		{"structure only", retrieve.Config{Tools: c, Experimental: retrieve.Experimental{RelatedPrior: prior, RelatedStructureOnly: true}}, "issues__delete_issue"},
 	} {
 		r := newRetriever(t, tc.cfg)
 		resp, err := r.Retrieve(context.Background(), retrieve.Request{Query: "search issues", TopK: 1, Policy: policy.Unrestricted()})

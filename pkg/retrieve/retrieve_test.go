@@ -13,7 +13,6 @@ import (
 	"sort"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/toolrag/mcp-gateway/pkg/catalog"
 	"github.com/toolrag/mcp-gateway/pkg/embed"
@@ -122,6 +121,17 @@ func newRetriever(t testing.TB, cfg retrieve.Config) *retrieve.Retriever {
 	return r
 }
 
+// keywordScan ranks tools with a retriever that has no vector index: the
+// keyword fallback.
+func keywordScan(t testing.TB, tools []catalog.Tool, servers []catalog.Server, req retrieve.Request) retrieve.Response {
+	t.Helper()
+	resp, err := newRetriever(t, retrieve.Config{Tools: &memCatalog{tools: tools, servers: servers}}).Retrieve(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp
+}
+
 func ids(resp retrieve.Response) []string {
 	out := make([]string, len(resp.Results))
 	for i, r := range resp.Results {
@@ -143,10 +153,10 @@ func TestSanity(t *testing.T) {
 		cfg  retrieve.Config
 	}{
 		{"hybrid", retrieve.Config{Tools: c, Index: ix, Embedder: emb}},
-		{"hybrid-flat", retrieve.Config{Tools: c, Index: ix, Embedder: emb, ServerWeight: -1}},
-		{"hybrid+decompose", retrieve.Config{Tools: c, Index: ix, Embedder: emb, Decompose: true}},
+		{"hybrid-flat", retrieve.Config{Tools: c, Index: ix, Embedder: emb, Experimental: retrieve.Experimental{ServerWeight: -1}}},
+		{"hybrid+decompose", retrieve.Config{Tools: c, Index: ix, Embedder: emb, Experimental: retrieve.Experimental{Decompose: true}}},
 		{"keyword-only", retrieve.Config{Tools: c}},
-		{"keyword-only-flat", retrieve.Config{Tools: c, ServerWeight: -1}},
+		{"keyword-only-flat", retrieve.Config{Tools: c, Experimental: retrieve.Experimental{ServerWeight: -1}}},
 	}
 	for _, tc := range configs {
 		t.Run(tc.name, func(t *testing.T) {
@@ -200,8 +210,8 @@ func TestPolicyScoping(t *testing.T) {
 	}
 	emb := embed.NewBuiltin()
 	for _, server := range []float64{-1, 0} {
-		rFull := newRetriever(t, retrieve.Config{Tools: full, Index: buildIndex(t, full, emb), Embedder: emb, ServerWeight: server, Decompose: true})
-		rVis := newRetriever(t, retrieve.Config{Tools: visible, Index: buildIndex(t, visible, emb), Embedder: emb, ServerWeight: server, Decompose: true})
+		rFull := newRetriever(t, retrieve.Config{Tools: full, Index: buildIndex(t, full, emb), Embedder: emb, Experimental: retrieve.Experimental{ServerWeight: server, Decompose: true}})
+		rVis := newRetriever(t, retrieve.Config{Tools: visible, Index: buildIndex(t, visible, emb), Embedder: emb, Experimental: retrieve.Experimental{ServerWeight: server, Decompose: true}})
 		for _, q := range []string{
 			"delete the email from my boss",       // the best match (email__delete_email) is hidden
 			"reply to the message from Ana",       // hidden too
@@ -292,14 +302,14 @@ func TestFallback(t *testing.T) {
 		})
 	}
 	t.Run("KeywordScan", func(t *testing.T) {
-		resp := retrieve.KeywordScan(c.tools, c.servers, retrieve.Request{Query: "translate this into German", TopK: 2, Policy: restrictedPolicy()})
+		resp := keywordScan(t, c.tools, c.servers, retrieve.Request{Query: "translate this into German", TopK: 2, Policy: restrictedPolicy()})
 		if !resp.FallbackUsed {
 			t.Error("FallbackUsed = false")
 		}
 		if len(resp.Results) != 0 {
 			t.Errorf("the policy grants no translation tool, got %v", ids(resp))
 		}
-		resp = retrieve.KeywordScan(c.tools, c.servers, retrieve.Request{Query: "translate this into German", TopK: 2, Policy: policy.Unrestricted()})
+		resp = keywordScan(t, c.tools, c.servers, retrieve.Request{Query: "translate this into German", TopK: 2, Policy: policy.Unrestricted()})
 		if got := ids(resp); len(got) == 0 || got[0] != "translation__translate_text" {
 			t.Errorf("top = %v", got)
 		}
@@ -341,7 +351,7 @@ func TestDeterminism(t *testing.T) {
 	emb := embed.NewBuiltin()
 	ix := buildIndex(t, c, emb)
 	for _, decompose := range []bool{false, true} {
-		cfg := retrieve.Config{Tools: c, Index: ix, Embedder: emb, ServerWeight: 0.3, Decompose: decompose, PRF: true}
+		cfg := retrieve.Config{Tools: c, Index: ix, Embedder: emb, Experimental: retrieve.Experimental{ServerWeight: 0.3, Decompose: decompose, PRF: true}}
 		checkDeterminism(t, cfg, queries)
 	}
 }
@@ -377,7 +387,7 @@ func TestTieBreak(t *testing.T) {
 		catalog.Finalize(&tool)
 		tools = append(tools, tool)
 	}
-	resp := retrieve.KeywordScan(tools, nil, retrieve.Request{Query: "ping", TopK: 3, Policy: policy.Unrestricted()})
+	resp := keywordScan(t, tools, nil, retrieve.Request{Query: "ping", TopK: 3, Policy: policy.Unrestricted()})
 	want := []string{"alpha__ping", "mid__ping", "zeta__ping"}
 	if got := ids(resp); !reflect.DeepEqual(got, want) {
 		t.Errorf("order = %v, want %v", got, want)
@@ -465,8 +475,8 @@ func TestNewRejectsBadConfig(t *testing.T) {
 	c, _ := loadSynthetic(t)
 	for _, cfg := range []retrieve.Config{
 		{},
-		{Tools: c, Fusion: "sum"},
-		{Tools: c, Merge: "zip"},
+		{Tools: c, Experimental: retrieve.Experimental{Fusion: "sum"}},
+		{Tools: c, Experimental: retrieve.Experimental{Merge: "zip"}},
 	} {
 		if _, err := retrieve.New(cfg); err == nil {
 			t.Errorf("New(%+v) succeeded, want an error", cfg)
@@ -508,7 +518,7 @@ func TestSyncIsIncremental(t *testing.T) {
 	if kw.Len() != 39 {
 		t.Errorf("Len = %d", kw.Len())
 	}
-	resp := retrieve.KeywordScan(tools, c.servers, retrieve.Request{Query: "teleport", TopK: 1, Policy: policy.Unrestricted()})
+	resp := keywordScan(t, tools, c.servers, retrieve.Request{Query: "teleport", TopK: 1, Policy: policy.Unrestricted()})
 	if got := ids(resp); len(got) != 1 || got[0] != tools[0].ID {
 		t.Errorf("changed tool not found: %v", got)
 	}
@@ -541,24 +551,22 @@ func TestRerankerFailureDegrades(t *testing.T) {
 	}
 }
 
-// TestSyncAfter: with SyncAfter a retriever picks up catalog changes by
-// itself; without it, only on Sync.
-func TestSyncAfter(t *testing.T) {
+// TestSyncOnlyOnSync: after its first sync a retriever reads the catalog
+// again only on Sync.
+func TestSyncOnlyOnSync(t *testing.T) {
 	c, _ := loadSynthetic(t)
 	cat := &memCatalog{tools: slices.Clone(c.tools), servers: c.servers}
 	lazy := newRetriever(t, retrieve.Config{Tools: cat})
-	eager := newRetriever(t, retrieve.Config{Tools: cat, SyncAfter: time.Nanosecond})
 	tool := catalog.Tool{Server: "weather", Name: "get_tide_times", Description: "Tide times for a harbour."}
 	catalog.Finalize(&tool)
 	cat.tools = append(cat.tools, tool)
 	req := retrieve.Request{Query: "tide times", TopK: 1, Policy: policy.Unrestricted()}
 	if resp, _ := lazy.Retrieve(context.Background(), req); len(resp.Results) > 0 && resp.Results[0].Tool.ID == tool.ID {
-		t.Error("without SyncAfter the new tool appeared before Sync")
+		t.Error("the new tool appeared before Sync")
 	}
-	if resp, _ := eager.Retrieve(context.Background(), req); len(resp.Results) == 0 || resp.Results[0].Tool.ID != tool.ID {
-		t.Errorf("with SyncAfter the new tool is missing: %v", ids(resp))
+	if err := lazy.Sync(context.Background()); err != nil {
+		t.Fatal(err)
 	}
-	lazy.Sync(context.Background())
 	if resp, _ := lazy.Retrieve(context.Background(), req); len(resp.Results) == 0 || resp.Results[0].Tool.ID != tool.ID {
 		t.Errorf("after Sync the new tool is missing: %v", ids(resp))
 	}

@@ -9,7 +9,6 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/toolrag/mcp-gateway/pkg/catalog"
 	"github.com/toolrag/mcp-gateway/pkg/embed"
@@ -85,7 +84,7 @@ const (
 	// improved recall and nDCG on both evaluation sets (docs/retrieval.md).
 	DefaultServerWeight = 0.3
 	// DefaultSynonymWeight is the weight of a synonym term relative to a
-	// query term when Config.Synonyms is on.
+	// query term when Experimental.Synonyms is on.
 	DefaultSynonymWeight = 0.3
 	// DefaultVerbWeight is the weight of the action-verb agreement
 	// feature, chosen on the DEV sets (docs/retrieval.md).
@@ -96,7 +95,9 @@ const (
 )
 
 // Config configures a Retriever. Tools is required; everything else is
-// optional.
+// optional. The ranking knobs that only evaluations (pkg/eval) and tests
+// set are in the embedded Experimental; their zero values are the
+// production defaults.
 type Config struct {
 	Tools    ToolLister
 	Index    IndexSource    // nil: keyword scan only
@@ -106,6 +107,15 @@ type Config struct {
 	// returns false are withheld. nil means every server is up.
 	ServerUp func(serverID string) bool
 
+	Experimental
+
+	Logger *slog.Logger
+}
+
+// Experimental holds the ranking knobs that only evaluations (pkg/eval,
+// docs/retrieval.md) and tests set. Every zero value is the production
+// default, so a deployment leaves it zero.
+type Experimental struct {
 	Weights Weights // zero value: DefaultWeights
 	Fusion  string  // FusionWeighted (default) or FusionRRF
 	// SemanticNorm rescales the cosines of one query before the weighted
@@ -178,24 +188,15 @@ type Config struct {
 	StalePenalty     float64
 	ScopePenalty     float64
 	DisablePenalties bool
-
-	// SyncAfter, when positive, makes Retrieve re-read the catalog when the
-	// last Sync is older than this (for processes that do not see catalog
-	// changes happen, such as warm Lambda instances). Zero: only explicit
-	// Sync calls (and the first Retrieve) read the catalog.
-	SyncAfter time.Duration
-
-	Logger *slog.Logger
 }
 
 // Retriever ranks catalog tools for queries. It is safe for concurrent use.
 type Retriever struct {
-	cfg      Config
-	kw       *KeywordIndex
-	log      *slog.Logger
-	syncMu   sync.Mutex
-	synced   bool
-	syncedAt time.Time
+	cfg    Config
+	kw     *KeywordIndex
+	log    *slog.Logger
+	syncMu sync.Mutex
+	synced bool
 
 	srvTerms serverTermsCache
 
@@ -287,25 +288,18 @@ func (r *Retriever) Sync(ctx context.Context) error {
 		return fmt.Errorf("retrieve: reading the server list: %w", err)
 	}
 	r.kw.Sync(tools, servers)
-	r.synced, r.syncedAt = true, time.Now()
+	r.synced = true
 	return nil
 }
 
 func (r *Retriever) ensureSynced(ctx context.Context) error {
 	r.syncMu.Lock()
-	done := r.synced && (r.cfg.SyncAfter <= 0 || time.Since(r.syncedAt) < r.cfg.SyncAfter)
-	stale := r.synced && !done
+	done := r.synced
 	r.syncMu.Unlock()
 	if done {
 		return nil
 	}
-	err := r.Sync(ctx)
-	if err != nil && stale {
-		// Serve the catalog we have rather than fail the query.
-		r.log.Warn("catalog re-read failed; using the last synced catalog", "error", err)
-		return nil
-	}
-	return err
+	return r.Sync(ctx)
 }
 
 // Keywords returns the retriever's keyword index (for metrics and tests).
@@ -387,7 +381,7 @@ func (r *Retriever) Retrieve(ctx context.Context, req Request) (Response, error)
 
 // result turns a ranked candidate into a Result with its match level and
 // related tools.
-func (r *Retriever) result(snap *snapshot, c *candidate) Result {
+func (r *Retriever) result(snap *visibleCorpus, c *candidate) Result {
 	res := Result{Tool: c.d.tool, Score: round6(c.score), Reason: r.reason(c)}
 	res.Signals = matchSignals(c)
 	res.Match = r.cfg.Calibration.Level(res.Signals)
@@ -408,7 +402,7 @@ type keywordPhase struct {
 	srv []float64 // by visible server index; nil when the server term is off
 }
 
-func (r *Retriever) keywordPhase(snap *snapshot, query string) *keywordPhase {
+func (r *Retriever) keywordPhase(snap *visibleCorpus, query string) *keywordPhase {
 	kwq := r.keywordQuery(snap, query)
 	kp := &keywordPhase{kwq: kwq, kws: snap.scoreWeighted(kwq.order, kwq.weights)}
 	if r.cfg.ServerWeight > 0 {
@@ -420,7 +414,7 @@ func (r *Retriever) keywordPhase(snap *snapshot, query string) *keywordPhase {
 // rank scores every visible tool for one query and returns them best first
 // (only tools with some signal). kp, when not nil, is the query's
 // keywordPhase.
-func (r *Retriever) rank(ctx context.Context, snap *snapshot, dense *denseState, pre *denseQuery, kp *keywordPhase, query string, req Request, topK int) ([]*candidate, error) {
+func (r *Retriever) rank(ctx context.Context, snap *visibleCorpus, dense *denseState, pre *denseQuery, kp *keywordPhase, query string, req Request, topK int) ([]*candidate, error) {
 	if kp == nil {
 		kp = r.keywordPhase(snap, query)
 	}

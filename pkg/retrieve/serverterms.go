@@ -98,7 +98,7 @@ func buildServerTerms(ix *KeywordIndex) *serverTerms {
 // scoreServers is snapshot.scoreServers from the server-term index, by
 // visible server index (s.srvNames); ok is false when the view shows part
 // of some server's tools (then the caller scores from the tool postings).
-func (st *serverTerms) scoreServers(s *snapshot, qterms []string) ([]float64, bool) {
+func (st *serverTerms) scoreServers(s *visibleCorpus, qterms []string) ([]float64, bool) {
 	s.servers()
 	// Visible index of each server, -1 when hidden; every visible
 	// server must be wholly visible.

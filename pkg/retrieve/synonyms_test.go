@@ -1,8 +1,11 @@
 package retrieve
 
 import (
+	"context"
 	"math"
 	"testing"
+
+	"github.com/toolrag/mcp-gateway/pkg/catalog"
 )
 
 func TestExpandSynonyms(t *testing.T) {
@@ -67,9 +70,18 @@ func TestNormalizeSemantic(t *testing.T) {
 
 func TestConfigSemanticNorm(t *testing.T) {
 	for norm, ok := range map[string]bool{"": true, NormNone: true, NormMinMax: true, "zscore": false} {
-		_, err := New(Config{Tools: staticCatalog{}, SemanticNorm: norm})
+		_, err := New(Config{Tools: staticCatalog{}, Experimental: Experimental{SemanticNorm: norm}})
 		if (err == nil) != ok {
 			t.Errorf("SemanticNorm %q: err %v", norm, err)
 		}
 	}
 }
+
+// staticCatalog is a ToolLister over fixed slices.
+type staticCatalog struct {
+	tools   []catalog.Tool
+	servers []catalog.Server
+}
+
+func (c staticCatalog) ListTools(context.Context) ([]catalog.Tool, error)     { return c.tools, nil }
+func (c staticCatalog) ListServers(context.Context) ([]catalog.Server, error) { return c.servers, nil }

@@ -36,10 +36,10 @@ func TestBenchHybrid(t *testing.T) {
 	}
 	emb := embed.FromStatic(m)
 	configs := []eval.Config{
-		{Name: "dense-flat", Embedder: emb, Weights: retrieve.Weights{Semantic: 1}, ServerWeight: -1},
-		{Name: "hybrid-flat", Embedder: emb, ServerWeight: -1},
+		{Name: "dense-flat", Embedder: emb, Experimental: retrieve.Experimental{Weights: retrieve.Weights{Semantic: 1}, ServerWeight: -1}},
+		{Name: "hybrid-flat", Embedder: emb, Experimental: retrieve.Experimental{ServerWeight: -1}},
 		{Name: "hybrid", Embedder: emb},
-		{Name: "hybrid-kw1.0", Embedder: emb, Weights: retrieve.Weights{Semantic: 1, Keyword: 1, Metadata: 0.15}},
+		{Name: "hybrid-kw1.0", Embedder: emb, Experimental: retrieve.Experimental{Weights: retrieve.Weights{Semantic: 1, Keyword: 1, Metadata: 0.15}}},
 	}
 	if only := os.Getenv("TOOLRAG_BENCH_CONFIGS"); only != "" {
 		var keep []eval.Config
