@@ -97,6 +97,25 @@ func TestRetrieveQueries(t *testing.T) {
 	if strings.Contains(rec.Body.String(), "secret") {
 		t.Errorf("a tool the key may not see is in the answer: %s", rec.Body)
 	}
+
+	// query and queries together: one grouped answer, query first, the
+	// repeated query asked once.
+	body = `{"query":"read a file","queries":["send an email","Read a  file"],"top_k":1}`
+	req = httptest.NewRequest(http.MethodPost, "/tool-rag/retrieve", strings.NewReader(body))
+	req = req.WithContext(policy.NewContext(req.Context(), pol))
+	rec = httptest.NewRecorder()
+	api.Handler().ServeHTTP(rec, req)
+	if rec.Code != http.StatusOK {
+		t.Fatalf("query + queries: status %d: %s", rec.Code, rec.Body)
+	}
+	out.Groups = nil
+	if err := json.Unmarshal(rec.Body.Bytes(), &out); err != nil {
+		t.Fatal(err)
+	}
+	if len(out.Groups) != 2 || out.Groups[0].Query != "read a file" || out.Groups[1].Query != "send an email" ||
+		len(out.Groups[0].Results) != 1 || out.Groups[0].Results[0].ToolID != "files__read_file" {
+		t.Errorf("query + queries: %s, want the groups of \"read a file\" then \"send an email\"", rec.Body)
+	}
 }
 
 // TestDecodeQueryAndQueries: "query" and "queries" together are merged as
