@@ -5,19 +5,25 @@ import (
 )
 
 // serverTerms is the server-level keyword index of one keyword index
-// generation: for every term, the servers whose tools hold it, with the
+// generation: for a term, the servers whose tools hold it, with the
 // term's frequency summed over each server's tools. It turns the server
 // term of two-level scoring (scoreServers) from a pass over every tool
 // posting of the query's terms into a pass over their servers, and is
 // used whenever each server is either wholly visible to the request or
 // wholly hidden (a key granted whole servers); a view that shows part of
-// a server's tools is scored from the tool postings as before.
+// a server's tools is scored from the tool postings as before. A term's
+// entry is computed the first time a query asks for it (so the first
+// query after a sync costs what it did before), and kept until the
+// keyword index changes.
 type serverTerms struct {
 	gen    uint64
 	names  []string         // servers, by index
 	byName map[string]int32 // server → index
 	ntools []int32          // indexed tools per server
-	post   map[string][]srvTF
+	srvOf  []int32          // by slot: server index
+
+	mu   sync.RWMutex
+	post map[string][]srvTF
 }
 
 // srvTF is one server holding a term: tf summed over the server's tools
@@ -35,21 +41,20 @@ type serverTermsCache struct {
 	st *serverTerms
 }
 
-// get returns the serverTerms of ix's generation, building it on first
-// use. Must be called with ix.mu held for reading.
+// get returns the serverTerms of ix's generation. Must be called with
+// ix.mu held for reading.
 func (c *serverTermsCache) get(ix *KeywordIndex) *serverTerms {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.st != nil && c.st.gen == ix.gen {
 		return c.st
 	}
-	c.st = buildServerTerms(ix)
+	c.st = newServerTerms(ix)
 	return c.st
 }
 
-func buildServerTerms(ix *KeywordIndex) *serverTerms {
-	st := &serverTerms{gen: ix.gen, byName: map[string]int32{}, post: make(map[string][]srvTF, len(ix.post))}
-	srvOf := make([]int32, len(ix.slots))
+func newServerTerms(ix *KeywordIndex) *serverTerms {
+	st := &serverTerms{gen: ix.gen, byName: map[string]int32{}, srvOf: make([]int32, len(ix.slots)), post: map[string][]srvTF{}}
 	for _, d := range ix.slots {
 		if d == nil {
 			continue
@@ -62,37 +67,43 @@ func buildServerTerms(ix *KeywordIndex) *serverTerms {
 			st.ntools = append(st.ntools, 0)
 		}
 		st.ntools[k]++
-		srvOf[d.slot] = k
-	}
-	tfs := make([]uint32, len(st.names))
-	srvField := make([]uint16, len(st.names))
-	has := make([]bool, len(st.names))
-	var touched []int32
-	for term, p := range ix.post {
-		touched = touched[:0]
-		for _, e := range p {
-			k := srvOf[e.d.slot]
-			if !has[k] {
-				has[k] = true
-				touched = append(touched, k)
-			}
-			for f := Field(0); f < numFields; f++ {
-				if f != FieldServer {
-					tfs[k] += uint32(e.tf[f])
-				}
-			}
-			if e.tf[FieldServer] > 0 {
-				srvField[k] = e.tf[FieldServer]
-			}
-		}
-		list := make([]srvTF, len(touched))
-		for i, k := range touched {
-			list[i] = srvTF{srv: k, tf: tfs[k], srvField: srvField[k]}
-			tfs[k], srvField[k], has[k] = 0, 0, false
-		}
-		st.post[term] = list
+		st.srvOf[d.slot] = k
 	}
 	return st
+}
+
+// servers returns term's servers, computing them from the tool postings
+// the first time. Must be called with ix.mu held for reading.
+func (st *serverTerms) servers(ix *KeywordIndex, term string) []srvTF {
+	st.mu.RLock()
+	list, ok := st.post[term]
+	st.mu.RUnlock()
+	if ok {
+		return list
+	}
+	p := ix.post[term]
+	byServer := map[int32]int{}
+	for _, e := range p {
+		k := st.srvOf[e.d.slot]
+		i, seen := byServer[k]
+		if !seen {
+			i = len(list)
+			byServer[k] = i
+			list = append(list, srvTF{srv: k})
+		}
+		for f := Field(0); f < numFields; f++ {
+			if f != FieldServer {
+				list[i].tf += uint32(e.tf[f])
+			}
+		}
+		if e.tf[FieldServer] > 0 {
+			list[i].srvField = e.tf[FieldServer]
+		}
+	}
+	st.mu.Lock()
+	st.post[term] = list
+	st.mu.Unlock()
+	return list
 }
 
 // scoreServers is snapshot.scoreServers from the server-term index, by
@@ -120,7 +131,7 @@ func (st *serverTerms) scoreServers(s *visibleCorpus, qterms []string) ([]float6
 	}
 	counts, order := countTerms(qterms)
 	for _, term := range order {
-		list := st.post[term]
+		list := st.servers(s.ix, term)
 		df := 0
 		for _, p := range list {
 			if vis[p.srv] >= 0 {
