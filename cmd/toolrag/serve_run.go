@@ -30,10 +30,9 @@ func serve(ctx context.Context, stdout io.Writer) error {
 	if err := g.CheckExposure(); err != nil {
 		return err
 	}
-	addr := net.JoinHostPort(g.Env.Host, fmt.Sprint(g.Env.Port))
-	ln, err := net.Listen("tcp", addr)
+	ln, err := g.Listen()
 	if err != nil {
-		return fmt.Errorf("listen on %s: %w (set MCP_GATEWAY_PORT to use another port)", addr, err)
+		return err
 	}
 	if os.Getenv("TOOLRAG_READY_BANNER") == "1" {
 		readyBanner(stdout, g.Env, ln.Addr().(*net.TCPAddr).Port)

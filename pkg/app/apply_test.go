@@ -9,6 +9,7 @@ import (
 
 	"github.com/toolrag/mcp-gateway/pkg/app"
 	"github.com/toolrag/mcp-gateway/pkg/catalog"
+	"github.com/toolrag/mcp-gateway/pkg/catalog/sqlite"
 	"github.com/toolrag/mcp-gateway/pkg/config"
 	"github.com/toolrag/mcp-gateway/pkg/embed"
 	"github.com/toolrag/mcp-gateway/pkg/indexer"
@@ -16,24 +17,23 @@ import (
 	"github.com/toolrag/mcp-gateway/pkg/policy"
 	"github.com/toolrag/mcp-gateway/pkg/retrieve"
 	"github.com/toolrag/mcp-gateway/pkg/session"
-	"github.com/toolrag/mcp-gateway/pkg/store"
 	"github.com/toolrag/mcp-gateway/pkg/upstream"
 )
 
 // countingStore counts the full reads of a real SQLite catalog.
 type countingStore struct {
-	*store.SQLite
+	*sqlite.Store
 	tools, servers atomic.Int64
 }
 
 func (c *countingStore) ListTools(ctx context.Context) ([]catalog.Tool, error) {
 	c.tools.Add(1)
-	return c.SQLite.ListTools(ctx)
+	return c.Store.ListTools(ctx)
 }
 
 func (c *countingStore) ListServers(ctx context.Context) ([]catalog.Server, error) {
 	c.servers.Add(1)
-	return c.SQLite.ListServers(ctx)
+	return c.Store.ListServers(ctx)
 }
 
 // One Apply reads the store once and hands that copy to the indexer, the
@@ -43,7 +43,7 @@ func (c *countingStore) ListServers(ctx context.Context) ([]catalog.Server, erro
 func TestApplyReadsTheStoreOnce(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	sq, err := store.OpenSQLite(ctx, filepath.Join(dir, "tools.db"))
+	sq, err := sqlite.Open(ctx, filepath.Join(dir, "tools.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +58,7 @@ func TestApplyReadsTheStoreOnce(t *testing.T) {
 	if _, _, err := sq.ReplaceServerTools(ctx, catalog.Server{ID: "text"}, tools); err != nil {
 		t.Fatal(err)
 	}
-	st := &countingStore{SQLite: sq}
+	st := &countingStore{Store: sq}
 	env, err := config.FromEnv(func(string) string { return "" })
 	if err != nil {
 		t.Fatal(err)

@@ -102,18 +102,6 @@ func (c *Cached) LookupKey(ctx context.Context, secretHash string) (policy.Key, 
 	return k, err
 }
 
-// WithPolicy returns ctx carrying p.
-//
-// Deprecated: use policy.NewContext.
-func WithPolicy(ctx context.Context, p policy.Policy) context.Context {
-	return policy.NewContext(ctx, p)
-}
-
-// PolicyFrom returns the policy attached by the middleware.
-//
-// Deprecated: use policy.FromContext.
-func PolicyFrom(ctx context.Context) (policy.Policy, bool) { return policy.FromContext(ctx) }
-
 // Counters are the middleware's metrics. Middlewares built with the same
 // Counters also share one set of rate-limit buckets, so a key's rate_limit
 // covers every route it is used on (MCP and REST alike).

@@ -20,7 +20,7 @@ func TestMiddleware(t *testing.T) {
 	})
 	var seen policy.Policy
 	ok := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		p, found := PolicyFrom(r.Context())
+		p, found := policy.FromContext(r.Context())
 		if !found {
 			t.Error("no policy in context")
 		}
@@ -92,7 +92,7 @@ func TestMiddleware(t *testing.T) {
 
 func TestDisabledGrantsAll(t *testing.T) {
 	h := Middleware(Config{Disabled: true}, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		p, _ := PolicyFrom(r.Context())
+		p, _ := policy.FromContext(r.Context())
 		if !p.AllowsTool("any", "tool") {
 			t.Error("auth disabled must grant everything")
 		}

@@ -94,7 +94,7 @@ func TestRegistryPush(t *testing.T) {
 	}
 	// What the functions read back: the placeholder expanded from their
 	// environment, the timeout kept.
-	cfg, err := config.DecodeServerConfig(docs["remote"], func(k string) string { return env[k] })
+	cfg, err := config.DecodeServerConfig(context.Background(), docs["remote"], config.EnvSecrets(func(k string) string { return env[k] }))
 	if err != nil || cfg.Headers["Authorization"] != "Bearer tok" || cfg.Timeout.String() != "45s" {
 		t.Fatalf("decoded %+v %v", cfg, err)
 	}

@@ -687,7 +687,7 @@ func TestDecodeServerConfig(t *testing.T) {
 		{`not json`, nil, "not a valid server entry"},
 	}
 	for _, tc := range tests {
-		cfg, err := config.DecodeServerConfig(json.RawMessage(tc.doc), getenv)
+		cfg, err := config.DecodeServerConfig(context.Background(), json.RawMessage(tc.doc), config.EnvSecrets(getenv))
 		if tc.wantErr != "" {
 			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 				t.Errorf("%s: err %v, want %q", tc.doc, err, tc.wantErr)
@@ -699,12 +699,12 @@ func TestDecodeServerConfig(t *testing.T) {
 		}
 	}
 	// Round trip keeps the timeout.
-	in, _ := config.DecodeServerConfig(json.RawMessage(tests[1].doc), getenv)
+	in, _ := config.DecodeServerConfig(context.Background(), json.RawMessage(tests[1].doc), config.EnvSecrets(getenv))
 	raw, err := config.EncodeServerConfig(in)
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := config.DecodeServerConfig(raw, getenv)
+	out, err := config.DecodeServerConfig(context.Background(), raw, config.EnvSecrets(getenv))
 	if err != nil || out.Timeout != 45*time.Second {
 		t.Fatalf("round trip: %s → %+v %v", raw, out, err)
 	}

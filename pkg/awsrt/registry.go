@@ -39,7 +39,7 @@ func loadServers(ctx context.Context, reg *dynamo.RegistryStore, secret config.S
 			log.Error("registry entry ignored: its server id is invalid; remove it with `toolrag registry push`", "server", id, "error", err)
 			continue
 		}
-		cfg, err := config.DecodeServerConfigWith(ctx, raw[id], secret)
+		cfg, err := config.DecodeServerConfig(ctx, raw[id], secret)
 		if err != nil {
 			log.Error("registry entry is unusable; its calls fail until it is fixed", "server", id, "error", err)
 			// An unknown transport makes every call fail with this text.

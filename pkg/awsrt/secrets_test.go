@@ -265,9 +265,9 @@ func (s *syncWriter) Write(p []byte) (int, error) {
 	return s.w.Write(p)
 }
 
-// DecodeServerConfigWith with the resolver: the environment wins, every
+// DecodeServerConfig with the resolver: the environment wins, every
 // header is resolved, and a failure names the header and the variable.
-func TestDecodeServerConfigWith(t *testing.T) {
+func TestDecodeServerConfigSecrets(t *testing.T) {
 	t.Setenv("AWSRT_TEST_ENV_ONLY", "from-env")
 	t.Setenv("AWSRT_TEST_BOTH", "env-wins")
 	const prefix = "/p/"
@@ -289,7 +289,7 @@ func TestDecodeServerConfigWith(t *testing.T) {
 	}
 	for _, tc := range tests {
 		raw, _ := json.Marshal(map[string]any{"transport": "sse", "url": "http://h/sse", "headers": tc.headers, "timeout": "5s"})
-		cfg, err := config.DecodeServerConfigWith(context.Background(), raw, r.Value)
+		cfg, err := config.DecodeServerConfig(context.Background(), raw, r.Value)
 		if tc.wantErr != "" {
 			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 				t.Errorf("%v: err %v, want %q", tc.headers, err, tc.wantErr)

@@ -73,19 +73,12 @@ func EncodeServerConfig(cfg upstream.ServerConfig) (json.RawMessage, error) {
 }
 
 // DecodeServerConfig parses a registry-table document, with ${VAR} in
-// header values expanded from getenv (e.g. a secret that the deployment
-// injects as an environment variable); an unset variable is an error.
-func DecodeServerConfig(raw json.RawMessage, getenv func(string) string) (upstream.ServerConfig, error) {
-	return DecodeServerConfigWith(context.Background(), raw, EnvSecrets(getenv))
-}
-
-// DecodeServerConfigWith is DecodeServerConfig with ${VAR} resolved by
-// secret. A failure makes the entry an error naming the header, the
+// header values resolved by secret (EnvSecrets for the environment). A failure makes the entry an error naming the header, the
 // variable and the cause, e.g. "header Authorization needs secret
 // GITHUB_TOKEN: reading SSM parameters under /toolrag/prod/: ...".
 // Headers are expanded in name order, so that the error is the same on
 // every run.
-func DecodeServerConfigWith(ctx context.Context, raw json.RawMessage, secret SecretFunc) (upstream.ServerConfig, error) {
+func DecodeServerConfig(ctx context.Context, raw json.RawMessage, secret SecretFunc) (upstream.ServerConfig, error) {
 	var doc serverDoc
 	if err := json.Unmarshal(raw, &doc); err != nil {
 		return upstream.ServerConfig{}, fmt.Errorf("config is not a valid server entry: %w", err)

@@ -10,7 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/toolrag/mcp-gateway/pkg/catalog"
-	"github.com/toolrag/mcp-gateway/pkg/store/plan"
+	"github.com/toolrag/mcp-gateway/pkg/catalog/writeplan"
 )
 
 // Writing the tools table: staged replaces, stale marks, deletes.
@@ -41,7 +41,7 @@ func (s *ToolStore) metaCondition(m *toolMeta) (string, item) {
 
 // ReplaceServerTools implements catalog.Store.
 func (s *ToolStore) ReplaceServerTools(ctx context.Context, srv catalog.Server, tools []catalog.Tool) (changed, deleted []string, err error) {
-	srv, next, err := plan.Prepare(srv, tools, s.now())
+	srv, next, err := writeplan.Prepare(srv, tools, s.now())
 	if err != nil {
 		return nil, nil, err
 	}
@@ -87,15 +87,15 @@ func (s *ToolStore) replaceOnce(ctx context.Context, srv catalog.Server, next []
 
 	// Diff against the physical items; after an inconsistent read every
 	// tool is rewritten, which repairs the server.
-	current := map[string]plan.Current{}
+	current := map[string]writeplan.Current{}
 	for id, t := range sn.tools {
-		c := plan.Current{ContentHash: t.ContentHash, Stale: m != nil && m.srv.Status != catalog.StatusActive}
+		c := writeplan.Current{ContentHash: t.ContentHash, Stale: m != nil && m.srv.Status != catalog.StatusActive}
 		if inconsistent {
 			c.ContentHash = ""
 		}
 		current[id] = c
 	}
-	d := plan.Diff(current, next)
+	d := writeplan.Diff(current, next)
 	target := make(map[string]catalog.Tool, len(next))
 	for _, t := range d.Write {
 		target[t.ID] = t

@@ -18,11 +18,11 @@ import (
 	"time"
 
 	"github.com/toolrag/mcp-gateway/pkg/catalog"
+	"github.com/toolrag/mcp-gateway/pkg/catalog/sqlite"
 	"github.com/toolrag/mcp-gateway/pkg/embed"
 	"github.com/toolrag/mcp-gateway/pkg/indexer"
 	"github.com/toolrag/mcp-gateway/pkg/policy"
 	"github.com/toolrag/mcp-gateway/pkg/retrieve"
-	"github.com/toolrag/mcp-gateway/pkg/store"
 )
 
 // Config is one retrieval configuration.
@@ -107,7 +107,7 @@ func open(ctx context.Context, opts Options) (*env, error) {
 	if err != nil {
 		return nil, fmt.Errorf("eval: %w", err)
 	}
-	st, err := store.OpenSQLite(ctx, filepath.Join(dir, "catalog.db"))
+	st, err := sqlite.Open(ctx, filepath.Join(dir, "catalog.db"))
 	if err != nil {
 		os.RemoveAll(dir)
 		return nil, fmt.Errorf("eval: opening the temporary catalog store: %w", err)

@@ -5,7 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/toolrag/mcp-gateway/pkg/store"
+	"github.com/toolrag/mcp-gateway/pkg/catalog/sqlite"
 )
 
 // TestMCPSourceMatchesDirect loads the synthetic catalog through real
@@ -18,8 +18,8 @@ func TestMCPSourceMatchesDirect(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	load := func(src Source) *store.SQLite {
-		st, err := store.OpenSQLite(ctx, filepath.Join(t.TempDir(), "c.db"))
+	load := func(src Source) *sqlite.Store {
+		st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "c.db"))
 		if err != nil {
 			t.Fatal(err)
 		}

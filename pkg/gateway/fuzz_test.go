@@ -18,11 +18,11 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/toolrag/mcp-gateway/pkg/auth"
+	"github.com/toolrag/mcp-gateway/pkg/catalog/sqlite"
 	"github.com/toolrag/mcp-gateway/pkg/config"
 	"github.com/toolrag/mcp-gateway/pkg/gateway"
 	"github.com/toolrag/mcp-gateway/pkg/retrieve"
 	"github.com/toolrag/mcp-gateway/pkg/session"
-	"github.com/toolrag/mcp-gateway/pkg/store"
 	"github.com/toolrag/mcp-gateway/pkg/syncer"
 	"github.com/toolrag/mcp-gateway/pkg/upstream"
 )
@@ -112,7 +112,7 @@ func newTestGatewayWith(tb testing.TB, s *server.MCPServer, callTimeout time.Dur
 		"alpha": {Transport: upstream.TransportStreamableHTTP, URL: up.URL + "/mcp"},
 		"beta":  {Transport: upstream.TransportStreamableHTTP, URL: up.URL + "/mcp"},
 	})
-	st, err := store.OpenSQLite(ctx, filepath.Join(tb.TempDir(), "tools.db"))
+	st, err := sqlite.Open(ctx, filepath.Join(tb.TempDir(), "tools.db"))
 	if err != nil {
 		tb.Fatal(err)
 	}

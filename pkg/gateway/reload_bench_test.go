@@ -10,9 +10,9 @@ import (
 	"time"
 
 	"github.com/toolrag/mcp-gateway/pkg/catalog"
+	"github.com/toolrag/mcp-gateway/pkg/catalog/sqlite"
 	"github.com/toolrag/mcp-gateway/pkg/retrieve"
 	"github.com/toolrag/mcp-gateway/pkg/session"
-	"github.com/toolrag/mcp-gateway/pkg/store"
 )
 
 // BenchmarkReloadTools10k times ReloadTools over 10k tools (100 servers):
@@ -22,7 +22,7 @@ import (
 //	go test -run '^$' -bench ReloadTools10k -benchtime 10x ./pkg/gateway/
 func BenchmarkReloadTools10k(b *testing.B) {
 	ctx := context.Background()
-	st, err := store.OpenSQLite(ctx, filepath.Join(b.TempDir(), "c.db"))
+	st, err := sqlite.Open(ctx, filepath.Join(b.TempDir(), "c.db"))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -15,10 +15,10 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/toolrag/mcp-gateway/pkg/catalog"
+	"github.com/toolrag/mcp-gateway/pkg/catalog/sqlite"
 	"github.com/toolrag/mcp-gateway/pkg/policy"
 	"github.com/toolrag/mcp-gateway/pkg/retrieve"
 	"github.com/toolrag/mcp-gateway/pkg/session"
-	"github.com/toolrag/mcp-gateway/pkg/store"
 )
 
 // A tool whose schema carries an invalid x-mcp-header annotation makes
@@ -26,7 +26,7 @@ import (
 // left out of the MCP tool list and stays reachable through run_tool.
 func TestReloadSurvivesInvalidHeaderAnnotations(t *testing.T) {
 	ctx := context.Background()
-	st, err := store.OpenSQLite(ctx, filepath.Join(t.TempDir(), "c.db"))
+	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "c.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,7 +101,7 @@ func (c *callRecorder) ReadResource(context.Context, string, string) (*mcp.ReadR
 // changed, and one that did updates, adds and removes exactly those tools.
 func TestReloadRegistersOnlyChanges(t *testing.T) {
 	ctx := context.Background()
-	st, err := store.OpenSQLite(ctx, filepath.Join(t.TempDir(), "c.db"))
+	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "c.db"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,6 +20,7 @@ import (
 
 	"github.com/toolrag/mcp-gateway/pkg/app"
 	"github.com/toolrag/mcp-gateway/pkg/auth"
+	"github.com/toolrag/mcp-gateway/pkg/catalog/sqlite"
 	"github.com/toolrag/mcp-gateway/pkg/config"
 	"github.com/toolrag/mcp-gateway/pkg/embed"
 	"github.com/toolrag/mcp-gateway/pkg/health"
@@ -29,7 +30,6 @@ import (
 	"github.com/toolrag/mcp-gateway/pkg/policy"
 	"github.com/toolrag/mcp-gateway/pkg/rerank"
 	"github.com/toolrag/mcp-gateway/pkg/session"
-	"github.com/toolrag/mcp-gateway/pkg/store"
 	"github.com/toolrag/mcp-gateway/pkg/syncer"
 	"github.com/toolrag/mcp-gateway/pkg/upstream"
 )
@@ -41,7 +41,7 @@ type Runtime struct {
 	*app.App
 	Env       config.Env
 	Upstreams *upstream.Manager
-	Store     *store.SQLite
+	Store     *sqlite.Store
 	Health    *health.Tracker
 	log       *slog.Logger
 
@@ -112,7 +112,7 @@ func New(ctx context.Context, o Options) (*Runtime, error) {
 			return nil, fmt.Errorf("create %s: %w", dir, err)
 		}
 	}
-	if g.Store, err = store.OpenSQLite(ctx, env.DBPath); err != nil {
+	if g.Store, err = sqlite.Open(ctx, env.DBPath); err != nil {
 		return nil, err
 	}
 	b := app.Backend{Runtime: "local", Catalog: g.Store, Keys: keys, OAuth: resource, Sessions: session.NewMemory(),
@@ -240,22 +240,15 @@ func (g *Runtime) Close() error {
 	return errors.Join(g.Upstreams.Close(), g.Store.Close())
 }
 
-// Run starts the gateway and serves until ctx ends (see Serve).
-func Run(ctx context.Context, o Options) error {
-	g, err := New(ctx, o)
-	if err != nil {
-		return err
-	}
-	defer g.Close()
-	if err := g.CheckExposure(); err != nil {
-		return err
-	}
+// Listen opens the TCP listener the environment names (MCP_GATEWAY_HOST,
+// MCP_GATEWAY_PORT), for Serve.
+func (g *Runtime) Listen() (net.Listener, error) {
 	addr := net.JoinHostPort(g.Env.Host, fmt.Sprint(g.Env.Port))
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return fmt.Errorf("listen on %s: %w (set MCP_GATEWAY_PORT to use another port)", addr, err)
+		return nil, fmt.Errorf("listen on %s: %w (set MCP_GATEWAY_PORT to use another port)", addr, err)
 	}
-	return g.Serve(ctx, ln)
+	return ln, nil
 }
 
 // Serve serves on ln until ctx ends. It serves first and syncs in the

@@ -129,15 +129,6 @@ func LoadFS(fsys fs.FS) (*Model, error) {
 	return m, nil
 }
 
-// Load builds a model from the bytes of its three files.
-func Load(safetensors, tokenizerJSON, configJSON []byte) (*Model, error) {
-	m, err := load(safetensors, tokenizerJSON, configJSON)
-	if err != nil {
-		return nil, fmt.Errorf("model2vec: %w", err)
-	}
-	return m, nil
-}
-
 func load(st, tj, cj []byte) (*Model, error) {
 	tensors, meta, err := parseSafetensors(st)
 	if err != nil {

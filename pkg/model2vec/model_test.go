@@ -342,7 +342,7 @@ func TestLoadErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := Load(tt.st, tt.tj, tt.cj)
+			_, err := load(tt.st, tt.tj, tt.cj)
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("err = %v, want it to contain %q", err, tt.want)
 			}
@@ -386,7 +386,7 @@ func FuzzLoadSafetensors(f *testing.F) {
 	}
 	tj, _ := WordPieceJSON(testVocab, "[UNK]")
 	f.Fuzz(func(t *testing.T, data []byte) {
-		mm, err := Load(data, tj, []byte(`{}`))
+		mm, err := load(data, tj, []byte(`{}`))
 		if err != nil {
 			return
 		}

@@ -21,7 +21,7 @@ func server(t *testing.T, res *Resource) *httptest.Server {
 	mux := http.NewServeMux()
 	res.Routes(mux)
 	who := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		p, _ := auth.PolicyFrom(r.Context())
+		p, _ := policy.FromContext(r.Context())
 		ids, _ := p.Servers()
 		json.NewEncoder(w).Encode(map[string]any{"key": p.KeyID, "admin": p.Admin, "servers": ids})
 	})

@@ -477,18 +477,8 @@ func idf(n, df float64) float64 {
 	return math.Log(1 + (n-df+0.5)/(df+0.5))
 }
 
-// score computes BM25F for every visible tool matching at least one query
-// term. Duplicate query terms count once per occurrence.
-func (s *visibleCorpus) score(qterms []string) *kwResult {
-	counts, order := countTerms(qterms)
-	w := make(map[string]float64, len(counts))
-	for t, c := range counts {
-		w[t] = float64(c)
-	}
-	return s.scoreWeighted(order, w)
-}
-
-// scoreWeighted is score with an explicit weight per query term.
+// scoreWeighted computes BM25F for every visible tool matching at least
+// one query term, each term weighted as weights says.
 func (s *visibleCorpus) scoreWeighted(order []string, weights map[string]float64) *kwResult {
 	res := &kwResult{terms: order}
 	n := float64(s.nVisible)

@@ -1,9 +1,5 @@
 package retrieve
 
-import (
-	"github.com/toolrag/mcp-gateway/pkg/catalog"
-)
-
 // Action-verb families. Tool names and capability queries usually start
 // with the action ("create_coupon", "list coupons"); a query that asks to
 // create something should prefer a create tool over a list tool of the
@@ -60,17 +56,6 @@ func queryVerb(words []string) string {
 		}
 		if n++; n >= 3 {
 			break
-		}
-	}
-	return verbNone
-}
-
-// toolVerb returns the family of a tool's action: the first word of its
-// name that is an action verb (names like "coupon_create" put it last).
-func toolVerb(name string) string {
-	for _, w := range catalog.SplitName(name) {
-		if f, ok := verbFamilies[w]; ok {
-			return f
 		}
 	}
 	return verbNone

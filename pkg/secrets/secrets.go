@@ -172,12 +172,6 @@ func New(cfg Config) (*Resolver, error) {
 	}, nil
 }
 
-// Prefix returns the prefix of the names in the store.
-func (r *Resolver) Prefix() string { return r.prefix }
-
-// Store returns StoreSSM or StoreSecretsManager.
-func (r *Resolver) Store() string { return r.store }
-
 // ParameterName returns the SSM parameter or Secrets Manager secret that
 // holds name.
 func (r *Resolver) ParameterName(name string) string { return r.prefix + name }

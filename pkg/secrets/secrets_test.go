@@ -311,7 +311,7 @@ func TestNew(t *testing.T) {
 	for _, tc := range tests {
 		r, err := New(Config{Prefix: tc.prefix, Client: tc.client})
 		if tc.wantErr == "" {
-			if err != nil || r.Prefix() != tc.prefix || r.ParameterName("X") != tc.prefix+"X" {
+			if err != nil || r.prefix != tc.prefix || r.ParameterName("X") != tc.prefix+"X" {
 				t.Errorf("%q: %v", tc.prefix, err)
 			}
 			continue

@@ -319,7 +319,7 @@ func TestNewStore(t *testing.T) {
 	for _, tc := range tests {
 		r, err := New(Config{Store: tc.store, Prefix: tc.prefix, Client: tc.ssm, SecretsManager: tc.sm})
 		if tc.wantErr == "" {
-			if err != nil || r.Store() != tc.want || r.ParameterName("X") != tc.prefix+"X" {
+			if err != nil || r.store != tc.want || r.ParameterName("X") != tc.prefix+"X" {
 				t.Errorf("%s %q: %v", tc.store, tc.prefix, err)
 			}
 			continue

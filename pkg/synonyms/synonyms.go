@@ -50,17 +50,3 @@ func Lookup(word string) []string {
 	once.Do(load)
 	return table[word]
 }
-
-// Len returns the number of words with synonyms.
-func Len() int {
-	once.Do(load)
-	return len(table)
-}
-
-// Each calls fn for every word and its synonyms, in no particular order.
-func Each(fn func(word string, syns []string)) {
-	once.Do(load)
-	for w, s := range table {
-		fn(w, s)
-	}
-}

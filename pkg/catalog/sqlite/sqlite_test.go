@@ -1,4 +1,4 @@
-package store
+package sqlite
 
 import (
 	"bytes"
@@ -15,9 +15,9 @@ import (
 	"github.com/toolrag/mcp-gateway/pkg/catalog/storetest"
 )
 
-func openTemp(t testing.TB) *SQLite {
+func openTemp(t testing.TB) *Store {
 	t.Helper()
-	s, err := OpenSQLite(context.Background(), filepath.Join(t.TempDir(), "tools.db"))
+	s, err := Open(context.Background(), filepath.Join(t.TempDir(), "tools.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,7 +34,7 @@ func TestReopenKeepsData(t *testing.T) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	s, err := OpenSQLite(ctx, path)
+	s, err := Open(ctx, path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +54,7 @@ func TestReopenKeepsData(t *testing.T) {
 	if _, err := os.Stat(path); err != nil {
 		t.Fatalf("database not at the path given (special characters in the folder name): %v", err)
 	}
-	s2, err := OpenSQLite(ctx, path)
+	s2, err := Open(ctx, path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +109,7 @@ func TestBadFiles(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s, err := OpenSQLite(context.Background(), tt.path)
+			s, err := Open(context.Background(), tt.path)
 			if err == nil {
 				s.Close()
 				t.Fatal("no error")
@@ -138,21 +138,21 @@ func TestMigrationSetsVersion(t *testing.T) {
 func TestTwoHandlesOneFile(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "shared.db")
-	a, err := OpenSQLite(ctx, path)
+	a, err := Open(ctx, path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer a.Close()
-	b, err := OpenSQLite(ctx, path)
+	b, err := Open(ctx, path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer b.Close()
 	var wg sync.WaitGroup
 	errs := make(chan error, 20)
-	for i, s := range []*SQLite{a, b, a, b} {
+	for i, s := range []*Store{a, b, a, b} {
 		wg.Add(1)
-		go func(i int, s *SQLite) {
+		go func(i int, s *Store) {
 			defer wg.Done()
 			for round := 0; round < 5; round++ {
 				id := fmt.Sprintf("srv%d", i)

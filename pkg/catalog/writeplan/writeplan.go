@@ -1,8 +1,8 @@
-// Package plan holds the catalog-store logic shared by the SQLite and
+// Package writeplan holds the catalog-store logic shared by the SQLite and
 // DynamoDB implementations: checking and normalizing the input of
 // ReplaceServerTools, and working out which tools it writes, keeps and
 // deletes. Sharing it keeps the two stores' answers identical.
-package plan
+package writeplan
 
 import (
 	"fmt"

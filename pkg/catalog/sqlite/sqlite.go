@@ -1,7 +1,7 @@
-// Package store is the local catalog store: a catalog.Store on one SQLite
+// Package sqlite is the local catalog store: a catalog.Store on one SQLite
 // file (modernc.org/sqlite, pure Go, no cgo) used when the gateway runs as a
 // single process. The AWS implementation is in pkg/dynamo.
-package store
+package sqlite
 
 import (
 	"context"
@@ -17,32 +17,32 @@ import (
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 
 	"github.com/toolrag/mcp-gateway/pkg/catalog"
-	"github.com/toolrag/mcp-gateway/pkg/store/plan"
+	"github.com/toolrag/mcp-gateway/pkg/catalog/writeplan"
 )
 
 // DefaultPath is the database file used when TOOL_RAG_DB is unset.
 const DefaultPath = "tool_registry.db"
 
-// SQLite is a catalog.Store in one SQLite file in WAL mode. It is safe for
+// Store is a catalog.Store in one SQLite file in WAL mode. It is safe for
 // concurrent use, also by several processes on the same file: every write
 // is one IMMEDIATE transaction, and writers wait for each other up to the
 // busy timeout.
-type SQLite struct {
+type Store struct {
 	db   *sql.DB
 	path string
 	now  func() time.Time
 }
 
-var _ catalog.Store = (*SQLite)(nil)
+var _ catalog.Store = (*Store)(nil)
 
 // busyTimeout is how long a writer waits for another writer's lock.
 const busyTimeout = 10 * time.Second
 
-// OpenSQLite opens (creating if needed) the catalog database at path and
+// Open opens (creating if needed) the catalog database at path and
 // brings its schema up to date. A file that is not a SQLite database, is
 // unreadable, or has a schema newer than this program gives an error naming
 // the path; the file is left untouched.
-func OpenSQLite(ctx context.Context, path string) (*SQLite, error) {
+func Open(ctx context.Context, path string) (*Store, error) {
 	if path == "" {
 		return nil, errors.New("open tool database: empty path")
 	}
@@ -66,7 +66,7 @@ func OpenSQLite(ctx context.Context, path string) (*SQLite, error) {
 	}
 	db.SetMaxOpenConns(8)
 	db.SetMaxIdleConns(8)
-	s := &SQLite{db: db, path: abs, now: func() time.Time { return time.Now().UTC() }}
+	s := &Store{db: db, path: abs, now: func() time.Time { return time.Now().UTC() }}
 	if err := s.migrate(ctx); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("open tool database %s: %w", path, err)
@@ -75,11 +75,11 @@ func OpenSQLite(ctx context.Context, path string) (*SQLite, error) {
 }
 
 // Path returns the absolute path of the database file.
-func (s *SQLite) Path() string { return s.path }
+func (s *Store) Path() string { return s.path }
 
 // SizeBytes returns the size on disk of the database, its WAL and shared
 // memory files (0 when they cannot be read), for /tool-rag/health.
-func (s *SQLite) SizeBytes() int64 {
+func (s *Store) SizeBytes() int64 {
 	var n int64
 	for _, suffix := range []string{"", "-wal", "-shm"} {
 		if fi, err := os.Stat(s.path + suffix); err == nil {
@@ -90,7 +90,7 @@ func (s *SQLite) SizeBytes() int64 {
 }
 
 // Close closes the database.
-func (s *SQLite) Close() error { return s.db.Close() }
+func (s *Store) Close() error { return s.db.Close() }
 
 // migrations[i] brings the schema from version i to i+1. Append only.
 var migrations = []string{
@@ -124,7 +124,7 @@ var migrations = []string{
 // SchemaVersion is the schema version this program writes.
 var SchemaVersion = len(migrations)
 
-func (s *SQLite) migrate(ctx context.Context) error {
+func (s *Store) migrate(ctx context.Context) error {
 	var version int
 	if err := s.db.QueryRowContext(ctx, "PRAGMA user_version").Scan(&version); err != nil {
 		return fmt.Errorf("read schema version (is this a SQLite database?): %w", err)
@@ -167,14 +167,14 @@ func (s *SQLite) migrate(ctx context.Context) error {
 	return nil
 }
 
-func (s *SQLite) fail(op string, err error) error {
+func (s *Store) fail(op string, err error) error {
 	return fmt.Errorf("tool database %s: %s: %w", s.path, op, err)
 }
 
 // ReplaceServerTools implements catalog.Store in one transaction.
-func (s *SQLite) ReplaceServerTools(ctx context.Context, srv catalog.Server, tools []catalog.Tool) (changed, deleted []string, err error) {
+func (s *Store) ReplaceServerTools(ctx context.Context, srv catalog.Server, tools []catalog.Tool) (changed, deleted []string, err error) {
 	now := s.now()
-	srv, next, err := plan.Prepare(srv, tools, now)
+	srv, next, err := writeplan.Prepare(srv, tools, now)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -188,20 +188,20 @@ func (s *SQLite) ReplaceServerTools(ctx context.Context, srv catalog.Server, too
 	if err != nil {
 		return nil, nil, s.fail("read tools of "+srv.ID, err)
 	}
-	current := map[string]plan.Current{}
+	current := map[string]writeplan.Current{}
 	for rows.Next() {
 		var id, hash, status string
 		if err := rows.Scan(&id, &hash, &status); err != nil {
 			rows.Close()
 			return nil, nil, s.fail("read tools of "+srv.ID, err)
 		}
-		current[id] = plan.Current{ContentHash: hash, Stale: status != catalog.StatusActive}
+		current[id] = writeplan.Current{ContentHash: hash, Stale: status != catalog.StatusActive}
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
 		return nil, nil, s.fail("read tools of "+srv.ID, err)
 	}
-	d := plan.Diff(current, next)
+	d := writeplan.Diff(current, next)
 
 	if _, err := tx.ExecContext(ctx, `INSERT INTO servers (id, title, description, status, last_error, synced_at)
 		VALUES (?, ?, ?, ?, '', ?)
@@ -250,7 +250,7 @@ func (s *SQLite) ReplaceServerTools(ctx context.Context, srv catalog.Server, too
 
 // MarkServerStale implements catalog.Store. A server that never synced is
 // recorded as stale with no tools, so its error shows in ListServers.
-func (s *SQLite) MarkServerStale(ctx context.Context, serverID, reason string) error {
+func (s *Store) MarkServerStale(ctx context.Context, serverID, reason string) error {
 	if err := catalog.ValidServerID(serverID); err != nil {
 		return err
 	}
@@ -275,7 +275,7 @@ func (s *SQLite) MarkServerStale(ctx context.Context, serverID, reason string) e
 
 // DeleteServer implements catalog.Store. Deleting an unknown server is not
 // an error.
-func (s *SQLite) DeleteServer(ctx context.Context, serverID string) error {
+func (s *Store) DeleteServer(ctx context.Context, serverID string) error {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return s.fail("begin", err)
@@ -321,7 +321,7 @@ func scanTool(sc scanner) (catalog.Tool, error) {
 }
 
 // GetTool implements catalog.Store.
-func (s *SQLite) GetTool(ctx context.Context, id string) (catalog.Tool, error) {
+func (s *Store) GetTool(ctx context.Context, id string) (catalog.Tool, error) {
 	t, err := scanTool(s.db.QueryRowContext(ctx, `SELECT `+toolColumns+` FROM tools WHERE id = ?`, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return catalog.Tool{}, fmt.Errorf("tool %q: %w", id, catalog.ErrNotFound)
@@ -333,7 +333,7 @@ func (s *SQLite) GetTool(ctx context.Context, id string) (catalog.Tool, error) {
 }
 
 // ListTools implements catalog.Store.
-func (s *SQLite) ListTools(ctx context.Context) ([]catalog.Tool, error) {
+func (s *Store) ListTools(ctx context.Context) ([]catalog.Tool, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT `+toolColumns+` FROM tools ORDER BY id`)
 	if err != nil {
 		return nil, s.fail("list tools", err)
@@ -354,7 +354,7 @@ func (s *SQLite) ListTools(ctx context.Context) ([]catalog.Tool, error) {
 }
 
 // ListServers implements catalog.Store.
-func (s *SQLite) ListServers(ctx context.Context) ([]catalog.Server, error) {
+func (s *Store) ListServers(ctx context.Context) ([]catalog.Server, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT id, title, description, status, last_error, synced_at FROM servers ORDER BY id`)
 	if err != nil {
 		return nil, s.fail("list servers", err)
