@@ -48,7 +48,9 @@ func (ix *Index) MaxDots(ids []int64, qs [][]float32, best []float32, ok []bool)
 // parts ranges scanned on their own goroutines, every range against every
 // query, and the ranges' best k merged: the same hits as SearchMulti, with
 // the scan's memory traffic shared instead of repeated (splitting the
-// queries instead makes every goroutine read the whole index).
+// queries instead makes every goroutine read the whole index). allow is
+// still called at most once per stored vector, but from several
+// goroutines at once: it must be safe for concurrent use.
 func (ix *Index) SearchMultiSplit(qs [][]float32, k int, allow func(id int64) bool, parts int) [][]Hit {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
