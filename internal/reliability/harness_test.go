@@ -16,7 +16,6 @@ import (
 	"sync"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
@@ -182,30 +181,12 @@ func connect(t testing.TB, url, key string, legacy bool, rec *recorder) *client.
 }
 
 func dial(url, key string, legacy bool, rec *recorder) (*client.Client, error) {
-	opts := []transport.StreamableHTTPCOption{transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + key})}
+	var topts []transport.StreamableHTTPCOption
 	if rec != nil {
-		opts = append(opts, transport.WithHTTPBasicClient(&http.Client{Transport: rec}))
+		topts = append(topts, transport.WithHTTPBasicClient(&http.Client{Transport: rec}))
 	}
-	c, err := client.NewStreamableHttpClient(url, opts...)
-	if err != nil {
-		return nil, err
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := c.Start(ctx); err != nil {
-		return nil, err
-	}
-	init := mcp.InitializeRequest{}
-	init.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
-	if legacy {
-		init.Params.ProtocolVersion = mcp.LATEST_LEGACY_PROTOCOL_VERSION
-	}
-	init.Params.ClientInfo = mcp.Implementation{Name: "reliability", Version: "1"}
-	if _, err := c.Initialize(ctx, init); err != nil {
-		c.Close()
-		return nil, err
-	}
-	return c, nil
+	c, _, err := testenv.Dial(url, testenv.MCPClient{Key: key, Legacy: legacy, Name: "reliability", Transport: topts})
+	return c, err
 }
 
 // batchResult is the structured answer of run_tools.

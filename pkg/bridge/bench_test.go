@@ -37,10 +37,10 @@ func benchCallers(b *testing.B, command string, args ...string) map[string]calle
 			return direct.CallTool(ctx, "s", name, args)
 		},
 		"bridge-modern-client": func(ctx context.Context, name string, args map[string]any) (*mcp.CallToolResult, error) {
-			return callTool(ctx, modern, name, args)
+			return testenv.CallToolCtx(ctx, modern, name, args)
 		},
 		"bridge-legacy-client": func(ctx context.Context, name string, args map[string]any) (*mcp.CallToolResult, error) {
-			return callTool(ctx, legacy, name, args)
+			return testenv.CallToolCtx(ctx, legacy, name, args)
 		},
 		"bridge-via-upstream": func(ctx context.Context, name string, args map[string]any) (*mcp.CallToolResult, error) {
 			return gw.CallTool(ctx, "s", name, args)
@@ -56,7 +56,7 @@ func benchCall(b *testing.B, callers map[string]caller, tool string, args map[st
 		call := callers[name]
 		// Warm up: start the processes and sessions outside the timing.
 		for range 4 {
-			if res, err := call(ctx, tool, args); err != nil || text(res) != want {
+			if res, err := call(ctx, tool, args); err != nil || testenv.Text(res) != want {
 				b.Fatalf("%s: %v %v", name, res, err)
 			}
 		}

@@ -91,7 +91,7 @@ func TestMirrorsEcho(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			names := toolNames(tools.Tools)
+			names := testenv.ToolNames(tools.Tools)
 			slices.Sort(names)
 			if want := []string{"add", "echo", "fail", "reverse", "sleep"}; !slices.Equal(names, want) {
 				t.Fatalf("tools %v, want %v", names, want)
@@ -115,15 +115,15 @@ func TestMirrorsEcho(t *testing.T) {
 				{"fail", map[string]any{"message": "nope"}, "nope", true},
 			}
 			for _, call := range calls {
-				res, err := callTool(ctx, c, call.tool, call.args)
+				res, err := testenv.CallToolCtx(ctx, c, call.tool, call.args)
 				if err != nil {
 					t.Fatalf("%s: %v", call.tool, err)
 				}
-				if text(res) != call.want || res.IsError != call.isError {
-					t.Errorf("%s: got %q (isError %v), want %q (isError %v)", call.tool, text(res), res.IsError, call.want, call.isError)
+				if testenv.Text(res) != call.want || res.IsError != call.isError {
+					t.Errorf("%s: got %q (isError %v), want %q (isError %v)", call.tool, testenv.Text(res), res.IsError, call.want, call.isError)
 				}
 			}
-			if _, err := callTool(ctx, c, "no_such_tool", nil); err == nil || !strings.Contains(err.Error(), "not found") {
+			if _, err := testenv.CallToolCtx(ctx, c, "no_such_tool", nil); err == nil || !strings.Contains(err.Error(), "not found") {
 				t.Errorf("unknown tool: err %v, want a not-found error", err)
 			}
 
@@ -214,12 +214,12 @@ func TestConcurrentClients(t *testing.T) {
 				if j%2 == 0 {
 					tool, args, want = "sleep", map[string]any{"ms": 150}, "slept 150 ms"
 				}
-				res, err := callTool(ctx, c, tool, args)
+				res, err := testenv.CallToolCtx(ctx, c, tool, args)
 				switch {
 				case err != nil:
 					errs <- fmt.Errorf("%s %s: %w", word, tool, err)
-				case text(res) != want || res.IsError:
-					errs <- fmt.Errorf("%s %s: got %q, want %q", word, tool, text(res), want)
+				case testenv.Text(res) != want || res.IsError:
+					errs <- fmt.Errorf("%s %s: got %q, want %q", word, tool, testenv.Text(res), want)
 				}
 			}()
 		}
@@ -282,7 +282,7 @@ func listedTools(t testing.TB, ctx context.Context, c interface {
 	if err != nil {
 		t.Fatalf("tools/list: %v", err)
 	}
-	names := toolNames(res.Tools)
+	names := testenv.ToolNames(res.Tools)
 	slices.Sort(names)
 	return names
 }
@@ -348,11 +348,11 @@ func TestKilledChild(t *testing.T) {
 
 	// The following calls succeed, on a new process.
 	for i := range 5 {
-		res, err := callTool(ctx, c, "pid", nil)
+		res, err := testenv.CallToolCtx(ctx, c, "pid", nil)
 		if err != nil {
 			t.Fatalf("call %d after the kill: %v", i, err)
 		}
-		if got := text(res); got == strconv.Itoa(pid) || got == "" {
+		if got := testenv.Text(res); got == strconv.Itoa(pid) || got == "" {
 			t.Fatalf("call %d answered by pid %q, want a new process (killed: %d)", i, got, pid)
 		}
 	}
@@ -360,8 +360,8 @@ func TestKilledChild(t *testing.T) {
 	eventually(t, 30*time.Second, "the replacement's tool list reaching the clients", func() bool {
 		return slices.Equal(listedTools(t, ctx, c), []string{"beta", "hold", "pid"})
 	})
-	res, err := callTool(ctx, c, "beta", nil)
-	if err != nil || text(res) != "beta" {
+	res, err := testenv.CallToolCtx(ctx, c, "beta", nil)
+	if err != nil || testenv.Text(res) != "beta" {
 		t.Fatalf("beta: %v %v", res, err)
 	}
 	if h := getHealth(t, f.url, http.StatusOK); h.Tools != 3 || h.RefreshError != "" {
@@ -418,11 +418,11 @@ func TestRefreshInterval(t *testing.T) {
 	eventually(t, 30*time.Second, "the tools settling", func() bool {
 		return slices.Equal(listedTools(t, ctx, c), []string{"hold", "pid", "three", "two"})
 	})
-	res, err := callTool(ctx, c, "three", nil)
-	if err != nil || text(res) != "three" {
+	res, err := testenv.CallToolCtx(ctx, c, "three", nil)
+	if err != nil || testenv.Text(res) != "three" {
 		t.Fatalf("three: %v %v", res, err)
 	}
-	if _, err := callTool(ctx, c, "one", nil); err == nil || !strings.Contains(err.Error(), "not found") {
+	if _, err := testenv.CallToolCtx(ctx, c, "one", nil); err == nil || !strings.Contains(err.Error(), "not found") {
 		t.Errorf("a removed tool: err %v, want not found", err)
 	}
 	// An unchanged list is not re-registered: no notification storm. (First
@@ -556,7 +556,7 @@ func TestServeDrains(t *testing.T) {
 	_, out := startHold(t, c, dir, 300)
 	stop() // as SIGTERM does
 	o := <-out
-	if o.err != nil || text(o.res) != "held" {
+	if o.err != nil || testenv.Text(o.res) != "held" {
 		t.Errorf("the call in flight at shutdown: %+v, %v; want it to finish", o.res, o.err)
 	}
 	if err := <-served; err != nil {
@@ -606,13 +606,13 @@ func TestGatewayReachesBridge(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	names := toolNames(tools)
+	names := testenv.ToolNames(tools)
 	slices.Sort(names)
 	if !slices.Equal(names, []string{"alpha", "hold", "pid"}) {
 		t.Fatalf("tools %v", names)
 	}
 	res, err := m.CallTool(ctx, "fargate", "alpha", nil)
-	if err != nil || text(res) != "alpha" {
+	if err != nil || testenv.Text(res) != "alpha" {
 		t.Fatalf("alpha: %v %v", res, err)
 	}
 
@@ -626,7 +626,7 @@ func TestGatewayReachesBridge(t *testing.T) {
 	if o.err == nil || !strings.Contains(o.err.Error(), `upstream "fargate": tools/call failed: the server answered with error -32603: upstream "listserver": tools/call failed: the server process exited (signal: killed) during the call`) {
 		t.Fatalf("crash seen by the gateway: %v", o.err)
 	}
-	if res, err := m.CallTool(ctx, "fargate", "pid", nil); err != nil || text(res) == strconv.Itoa(pid) {
+	if res, err := m.CallTool(ctx, "fargate", "pid", nil); err != nil || testenv.Text(res) == strconv.Itoa(pid) {
 		t.Fatalf("call after the crash: %v %v", res, err)
 	}
 }

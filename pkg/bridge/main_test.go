@@ -92,54 +92,7 @@ func connect(t testing.TB, base string, legacy bool, topts ...transport.Streamab
 // connectInit is connect that also returns the initialize result.
 func connectInit(t testing.TB, base string, legacy bool, topts ...transport.StreamableHTTPCOption) (*client.Client, *mcp.InitializeResult) {
 	t.Helper()
-	tr, err := transport.NewStreamableHTTP(base+"/mcp", topts...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var copts []client.ClientOption
-	if legacy {
-		copts = append(copts, client.WithLegacyProtocolOnly())
-	}
-	c := client.NewClient(tr, copts...)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := c.Start(ctx); err != nil {
-		t.Fatalf("client start: %v", err)
-	}
-	req := mcp.InitializeRequest{}
-	req.Params.ClientInfo = mcp.Implementation{Name: "bridge-test", Version: "1"}
-	res, err := c.Initialize(ctx, req)
-	if err != nil {
-		t.Fatalf("initialize through the bridge: %v", err)
-	}
-	t.Cleanup(func() { c.Close() })
-	return c, res
-}
-
-func callTool(ctx context.Context, c *client.Client, name string, args map[string]any) (*mcp.CallToolResult, error) {
-	req := mcp.CallToolRequest{}
-	req.Params.Name = name
-	req.Params.Arguments = args
-	return c.CallTool(ctx, req)
-}
-
-// text is the concatenated text content of a tool result.
-func text(res *mcp.CallToolResult) string {
-	var s string
-	for _, c := range res.Content {
-		if tc, ok := mcp.AsTextContent(c); ok {
-			s += tc.Text
-		}
-	}
-	return s
-}
-
-func toolNames(tools []mcp.Tool) []string {
-	var out []string
-	for _, t := range tools {
-		out = append(out, t.Name)
-	}
-	return out
+	return testenv.Connect(t, base+"/mcp", testenv.MCPClient{Legacy: legacy, Name: "bridge-test", Transport: topts})
 }
 
 // eventually polls cond until it holds or the deadline passes.

@@ -68,7 +68,7 @@ func TestEverything(t *testing.T) {
 	sort.Slice(dtools, func(i, j int) bool { return dtools[i].Name < dtools[j].Name })
 	sort.Slice(tools.Tools, func(i, j int) bool { return tools.Tools[i].Name < tools.Tools[j].Name })
 	if len(tools.Tools) < 10 {
-		t.Fatalf("only %d tools: %v", len(tools.Tools), toolNames(tools.Tools))
+		t.Fatalf("only %d tools: %v", len(tools.Tools), testenv.ToolNames(tools.Tools))
 	}
 	sameJSON(t, "tools", tools.Tools, dtools)
 
@@ -119,19 +119,19 @@ func TestEverything(t *testing.T) {
 		{"echo", map[string]any{"message": "through the bridge"}, "Echo: through the bridge"},
 		{"get-sum", map[string]any{"a": 19, "b": 23}, "42"},
 	} {
-		res, err := callTool(ctx, c, call.tool, call.args)
+		res, err := testenv.CallToolCtx(ctx, c, call.tool, call.args)
 		if err != nil {
 			t.Fatalf("%s: %v", call.tool, err)
 		}
-		if !strings.Contains(text(res), call.want) || res.IsError {
-			t.Errorf("%s: %q, want it to contain %q", call.tool, text(res), call.want)
+		if !strings.Contains(testenv.Text(res), call.want) || res.IsError {
+			t.Errorf("%s: %q, want it to contain %q", call.tool, testenv.Text(res), call.want)
 		}
 	}
-	res, err := callTool(ctx, c, "get-env", nil)
+	res, err := testenv.CallToolCtx(ctx, c, "get-env", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	envText := text(res)
+	envText := testenv.Text(res)
 	for _, want := range []string{"config-value", "inherited-value", markerVar} {
 		if !strings.Contains(envText, want) {
 			t.Errorf("the server's environment lacks %q", want)
@@ -193,12 +193,12 @@ func TestEverything(t *testing.T) {
 				if j%2 == 1 {
 					tool, args, want = "trigger-long-running-operation", map[string]any{"duration": 1, "steps": 1}, "completed"
 				}
-				res, err := callTool(ctx, cc, tool, args)
+				res, err := testenv.CallToolCtx(ctx, cc, tool, args)
 				switch {
 				case err != nil:
 					errs <- fmt.Errorf("client %d call %d %s: %w", i, j, tool, err)
-				case !strings.Contains(text(res), want) || res.IsError:
-					errs <- fmt.Errorf("client %d call %d %s: %q, want it to contain %q", i, j, tool, text(res), want)
+				case !strings.Contains(testenv.Text(res), want) || res.IsError:
+					errs <- fmt.Errorf("client %d call %d %s: %q, want it to contain %q", i, j, tool, testenv.Text(res), want)
 				}
 			}()
 		}
@@ -222,14 +222,14 @@ func TestMemory(t *testing.T) {
 	ctx := ctxT(t, time.Minute)
 	writer, reader := connect(t, tb.url, false), connect(t, tb.url, true)
 
-	res, err := callTool(ctx, writer, "create_entities", map[string]any{"entities": []any{
+	res, err := testenv.CallToolCtx(ctx, writer, "create_entities", map[string]any{"entities": []any{
 		map[string]any{"name": "Bridge", "entityType": "component", "observations": []any{"serves stdio servers over HTTP"}},
 	}})
 	if err != nil || res.IsError {
 		t.Fatalf("create_entities: %v %v", err, res)
 	}
-	res, err = callTool(ctx, reader, "search_nodes", map[string]any{"query": "stdio"})
-	if err != nil || res.IsError || !strings.Contains(text(res), "serves stdio servers over HTTP") {
+	res, err = testenv.CallToolCtx(ctx, reader, "search_nodes", map[string]any{"query": "stdio"})
+	if err != nil || res.IsError || !strings.Contains(testenv.Text(res), "serves stdio servers over HTTP") {
 		t.Fatalf("search_nodes from the other client: %v %v", err, res)
 	}
 	rreq := mcp.ReadResourceRequest{}
@@ -258,28 +258,28 @@ func TestFilesystem(t *testing.T) {
 	c := connect(t, tb.url, false)
 	path := filepath.Join(dir, "note.txt")
 
-	res, err := callTool(ctx, c, "write_file", map[string]any{"path": path, "content": "written through the bridge\n"})
+	res, err := testenv.CallToolCtx(ctx, c, "write_file", map[string]any{"path": path, "content": "written through the bridge\n"})
 	if err != nil || res.IsError {
 		t.Fatalf("write_file: %v %v", err, res)
 	}
 	if b, err := os.ReadFile(path); err != nil || string(b) != "written through the bridge\n" {
 		t.Fatalf("the file on disk: %q %v", b, err)
 	}
-	res, err = callTool(ctx, c, "read_text_file", map[string]any{"path": path})
-	if err != nil || res.IsError || !strings.Contains(text(res), "written through the bridge") {
+	res, err = testenv.CallToolCtx(ctx, c, "read_text_file", map[string]any{"path": path})
+	if err != nil || res.IsError || !strings.Contains(testenv.Text(res), "written through the bridge") {
 		t.Fatalf("read_text_file: %v %v", err, res)
 	}
-	res, err = callTool(ctx, c, "list_directory", map[string]any{"path": dir})
-	if err != nil || !strings.Contains(text(res), "note.txt") {
+	res, err = testenv.CallToolCtx(ctx, c, "list_directory", map[string]any{"path": dir})
+	if err != nil || !strings.Contains(testenv.Text(res), "note.txt") {
 		t.Fatalf("list_directory: %v %v", err, res)
 	}
 	outside := filepath.Join(filepath.Dir(dir), "outside.txt")
-	res, err = callTool(ctx, c, "write_file", map[string]any{"path": outside, "content": "x"})
+	res, err = testenv.CallToolCtx(ctx, c, "write_file", map[string]any{"path": outside, "content": "x"})
 	if err != nil {
 		t.Fatalf("write outside: %v", err)
 	}
-	if !res.IsError || !strings.Contains(strings.ToLower(text(res)), "access denied") {
-		t.Errorf("writing outside the allowed directory: %q (isError %v), want access denied", text(res), res.IsError)
+	if !res.IsError || !strings.Contains(strings.ToLower(testenv.Text(res)), "access denied") {
+		t.Errorf("writing outside the allowed directory: %q (isError %v), want access denied", testenv.Text(res), res.IsError)
 	}
 	if _, err := os.Stat(outside); err == nil {
 		t.Error("the file outside the allowed directory was written")

@@ -79,7 +79,7 @@ func TestParseRegistry(t *testing.T) {
 		{"servers:\n  ok:\n    transport: stdio\n", "command"},
 		{"servers:\n  ok:\n    transport: sse\n    url: not-a-url\n", "url"},
 		{"servers:\n  ok:\n    transport: stdio\n    command: x\n    colour: red\n", `r.yaml:5: server "ok": unknown field "colour"`},
-		{"servers:\n  ok:\n    transport: sse\n    url: http://x/sse\n    headers: {A: \"${MISSING}\"}\n", "MISSING is not set"},
+		{"servers:\n  ok:\n    transport: sse\n    url: http://x/sse\n    headers: {A: \"${MISSING}\"}\n", "header A needs environment variable MISSING, which is not set"},
 		{"servers: [1, 2]\n", "must be a mapping"},
 		{"servers:\n  ok: {transport: stdio, command: x, timeout: soon}\n", "timeout"},
 		{"{{{", "invalid YAML"},

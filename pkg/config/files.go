@@ -90,21 +90,12 @@ func ParseRegistry(name string, data []byte, getenv func(string) string) (map[st
 		if err := v.Decode(&cfg); err != nil {
 			return nil, fmt.Errorf("%s: %w", where, err)
 		}
+		var timeout string
 		if t := mapValue(v, "timeout"); t != nil {
-			d, err := parseDuration(t.Value)
-			if err != nil {
-				return nil, fmt.Errorf("%s: timeout: %w", where, err)
-			}
-			cfg.Timeout = d
+			timeout = t.Value
 		}
-		for h, val := range cfg.Headers {
-			expanded, err := ExpandVars(context.Background(), val, EnvSecrets(getenv))
-			if err != nil {
-				return nil, fmt.Errorf("%s: header %s: %w", where, h, err)
-			}
-			cfg.Headers[h] = expanded
-		}
-		if err := cfg.Validate(); err != nil {
+		cfg, err := resolveServer(context.Background(), cfg, timeout, EnvSecrets(getenv))
+		if err != nil {
 			return nil, fmt.Errorf("%s: %w", where, err)
 		}
 		out[id] = cfg

@@ -8,7 +8,6 @@ import (
 	"os"
 	"sort"
 	"strings"
-	"time"
 
 	"github.com/toolrag/mcp-gateway/pkg/upstream"
 )
@@ -83,11 +82,19 @@ func DecodeServerConfig(ctx context.Context, raw json.RawMessage, secret SecretF
 	if err := json.Unmarshal(raw, &doc); err != nil {
 		return upstream.ServerConfig{}, fmt.Errorf("config is not a valid server entry: %w", err)
 	}
-	cfg := doc.ServerConfig
-	if doc.Timeout != "" {
-		d, err := time.ParseDuration(doc.Timeout)
-		if err != nil || d < 0 {
-			return cfg, fmt.Errorf("timeout %q is not a duration like 30s", doc.Timeout)
+	return resolveServer(ctx, doc.ServerConfig, doc.Timeout, secret)
+}
+
+// resolveServer finishes one registry entry decoded from either format
+// (a YAML registry file or a registry-table document): timeout (seconds
+// or a Go duration, "" for none), ${VAR} in header values resolved by
+// secret in header-name order (so that the error is the same on every
+// run), then Validate.
+func resolveServer(ctx context.Context, cfg upstream.ServerConfig, timeout string, secret SecretFunc) (upstream.ServerConfig, error) {
+	if timeout != "" {
+		d, err := parseDuration(timeout)
+		if err != nil {
+			return cfg, fmt.Errorf("timeout: %w", err)
 		}
 		cfg.Timeout = d
 	}

@@ -35,7 +35,7 @@ func (g *Server) withRelay(ctx context.Context) context.Context {
 			rctx, done := bound(ctx, uctx)
 			defer done()
 			g.Metrics.Relayed.Add(1)
-			return g.srv.RequestSampling(rctx, req)
+			return g.requestSampling(rctx, req)
 		},
 		Elicit: func(uctx context.Context, req mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
 			if err := canAsk(known, caps.Elicitation != nil, modern, "elicitation"); err != nil {
@@ -152,4 +152,13 @@ func clientLogLevel(ctx context.Context) mcp.LoggingLevel {
 		return s.GetLogLevel()
 	}
 	return ""
+}
+
+// requestSampling forwards an upstream's sampling request to the gateway's
+// client. mcp-go deprecates RequestSampling because protocol 2026-07-28
+// dropped sampling; clients on earlier protocols still offer it and have
+// no other way to be asked, so the relay keeps it for them (canAsk refuses
+// modern clients before this is reached).
+func (g *Server) requestSampling(ctx context.Context, req mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+	return g.srv.RequestSampling(ctx, req) //lint:ignore SA1019 the only way to ask a pre-2026-07-28 client for sampling
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/toolrag/mcp-gateway/internal/testenv"
 	"github.com/toolrag/mcp-gateway/pkg/gateway"
 )
 
@@ -113,31 +114,19 @@ func connect(t *testing.T, url, secret string, opts ...client.ClientOption) *dow
 // (where mcp-go sends server-initiated requests) only when listen is set.
 func connectListening(t *testing.T, url, secret string, listen bool, opts ...client.ClientOption) *downstream {
 	t.Helper()
-	topts := []transport.StreamableHTTPCOption{transport.WithHTTPLogger(slog.New(slog.DiscardHandler)),
-		transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + secret})}
+	topts := []transport.StreamableHTTPCOption{transport.WithHTTPLogger(slog.New(slog.DiscardHandler))}
 	if listen {
 		topts = append(topts, transport.WithContinuousListening())
 	}
-	tr, err := transport.NewStreamableHTTP(url, topts...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	d := &downstream{c: client.NewClient(tr, append(opts, client.WithProtocolVersion(mcp.LATEST_LEGACY_PROTOCOL_VERSION))...)}
-	d.c.OnNotification(func(n mcp.JSONRPCNotification) {
-		if n.Method == string(mcp.MethodNotificationMessage) {
-			d.mu.Lock()
-			d.logs = append(d.logs, fmt.Sprint(n.Params.AdditionalFields["data"]))
-			d.mu.Unlock()
-		}
-	})
-	ctx := context.Background()
-	if err := d.c.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { d.c.Close() })
-	if _, err := d.c.Initialize(ctx, mcp.InitializeRequest{}); err != nil {
-		t.Fatal(err)
-	}
+	d := &downstream{}
+	d.c, _ = testenv.Connect(t, url, testenv.MCPClient{Key: secret, Legacy: true, Transport: topts, Options: opts,
+		OnNotification: func(n mcp.JSONRPCNotification) {
+			if n.Method == string(mcp.MethodNotificationMessage) {
+				d.mu.Lock()
+				d.logs = append(d.logs, fmt.Sprint(n.Params.AdditionalFields["data"]))
+				d.mu.Unlock()
+			}
+		}})
 	return d
 }
 
@@ -150,16 +139,6 @@ func (d *downstream) call(t *testing.T, name string, args map[string]any) *mcp.C
 		t.Fatalf("%s: %v", name, err)
 	}
 	return res
-}
-
-func text(res *mcp.CallToolResult) string {
-	var parts []string
-	for _, c := range res.Content {
-		if tc, ok := c.(mcp.TextContent); ok {
-			parts = append(parts, tc.Text)
-		}
-	}
-	return strings.Join(parts, "\n")
 }
 
 type samplerFunc func(context.Context, mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error)
@@ -183,7 +162,7 @@ func TestRelaySampling(t *testing.T) {
 			return &mcp.CreateMessageResult{SamplingMessage: mcp.SamplingMessage{Role: mcp.RoleAssistant, Content: mcp.NewTextContent("42 for " + q)}, Model: "m"}, nil
 		})))
 	res := withLLM.call(t, "run_tool", map[string]any{"call_name": "alpha__ask", "arguments": map[string]any{"tag": "A"}})
-	if got := text(res); res.IsError || got != "llm said: 42 for question from A" {
+	if got := testenv.TextSep(res, "\n"); res.IsError || got != "llm said: 42 for question from A" {
 		t.Errorf("with sampling: %q (isError %v)", got, res.IsError)
 	}
 	mu.Lock()
@@ -194,7 +173,7 @@ func TestRelaySampling(t *testing.T) {
 
 	without := connect(t, url, "fz-agent-secret")
 	res = without.call(t, "run_tool", map[string]any{"call_name": "alpha__ask", "arguments": map[string]any{"tag": "B"}})
-	if got := text(res); !res.IsError || !strings.Contains(got, "does not support sampling (it did not declare the sampling capability)") {
+	if got := testenv.TextSep(res, "\n"); !res.IsError || !strings.Contains(got, "does not support sampling (it did not declare the sampling capability)") {
 		t.Errorf("without sampling: %q (isError %v)", got, res.IsError)
 	}
 
@@ -208,7 +187,7 @@ func TestRelaySampling(t *testing.T) {
 		})))
 	start := time.Now()
 	res = deaf.call(t, "run_tool", map[string]any{"call_name": "alpha__ask", "arguments": map[string]any{"tag": "C"}})
-	if got := text(res); !res.IsError || !strings.Contains(got, "has no open stream for server requests") {
+	if got := testenv.TextSep(res, "\n"); !res.IsError || !strings.Contains(got, "has no open stream for server requests") {
 		t.Errorf("sampling without a GET stream: %q (isError %v) after %v", got, res.IsError, time.Since(start))
 	}
 }
@@ -227,7 +206,7 @@ func TestRelayLogsStayWithTheirCaller(t *testing.T) {
 	}
 	res := a.call(t, "alpha__shout", map[string]any{"tag": "solo"})
 	if res.IsError {
-		t.Fatal(text(res))
+		t.Fatal(testenv.TextSep(res, "\n"))
 	}
 	a.mu.Lock()
 	got := strings.Join(a.logs, ",")
@@ -337,7 +316,7 @@ func TestSamplingWaitsForLateStream(t *testing.T) {
 	}()
 	select {
 	case res := <-answer:
-		t.Fatalf("the call did not wait for the GET stream: %q (isError %v)", text(res), res.IsError)
+		t.Fatalf("the call did not wait for the GET stream: %q (isError %v)", testenv.TextSep(res, "\n"), res.IsError)
 	case <-time.After(300 * time.Millisecond): // the call is waiting for a stream now
 	}
 
@@ -384,7 +363,7 @@ func TestSamplingWaitsForLateStream(t *testing.T) {
 	}
 	pr.Body.Close()
 	res := <-answer
-	if got := text(res); res.IsError || got != "llm said: late but here" {
+	if got := testenv.TextSep(res, "\n"); res.IsError || got != "llm said: late but here" {
 		t.Fatalf("sampling after a late GET stream: %q (isError %v)", got, res.IsError)
 	}
 }
@@ -435,7 +414,7 @@ func TestSamplingRightAfterInitialize(t *testing.T) {
 				Content: mcp.NewTextContent("early")}, Model: "m"}, nil
 		})))
 	res := withLLM.call(t, "run_tool", map[string]any{"call_name": "alpha__ask", "arguments": map[string]any{"tag": "E"}})
-	if got := text(res); res.IsError || got != "llm said: early" {
+	if got := testenv.TextSep(res, "\n"); res.IsError || got != "llm said: early" {
 		t.Errorf("sampling right after initialize: %q (isError %v)", got, res.IsError)
 	}
 }

@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/client"
-	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"gopkg.in/yaml.v3"
@@ -146,27 +145,9 @@ func keysFor(t testing.TB, doc, registry string) string {
 
 func connect(t *testing.T, url, key string, legacy bool) (*client.Client, <-chan mcp.JSONRPCNotification) {
 	t.Helper()
-	c, err := client.NewStreamableHttpClient(url, transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + key}))
-	if err != nil {
-		t.Fatal(err)
-	}
 	notes := make(chan mcp.JSONRPCNotification, 16)
-	c.OnNotification(func(n mcp.JSONRPCNotification) { notes <- n })
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := c.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	opts := mcp.InitializeRequest{}
-	opts.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
-	if legacy {
-		opts.Params.ProtocolVersion = mcp.LATEST_LEGACY_PROTOCOL_VERSION
-	}
-	opts.Params.ClientInfo = mcp.Implementation{Name: "e2e", Version: "1"}
-	if _, err := c.Initialize(ctx, opts); err != nil {
-		t.Fatalf("initialize (legacy=%v): %v", legacy, err)
-	}
-	t.Cleanup(func() { c.Close() })
+	c, _ := testenv.Connect(t, url, testenv.MCPClient{Key: key, Legacy: legacy, Name: "e2e",
+		OnNotification: func(n mcp.JSONRPCNotification) { notes <- n }})
 	return c, notes
 }
 
@@ -176,11 +157,7 @@ func toolNames(t *testing.T, c *client.Client) []string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var names []string
-	for _, tl := range res.Tools {
-		names = append(names, tl.Name)
-	}
-	return names
+	return testenv.ToolNames(res.Tools)
 }
 
 func contains(list []string, s string) bool {

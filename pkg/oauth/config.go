@@ -14,6 +14,7 @@ package oauth
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/url"
@@ -26,6 +27,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/toolrag/mcp-gateway/pkg/catalog"
+	"github.com/toolrag/mcp-gateway/pkg/config"
 	"github.com/toolrag/mcp-gateway/pkg/policy"
 )
 
@@ -274,16 +276,8 @@ func ParseKeysFile(name string, data []byte, getenv func(string) string) (*Confi
 		return nil, fmt.Errorf("%s:%d: oauth: %w", name, section.Line, err)
 	}
 	if in := c.Introspection; in != nil && strings.Contains(in.ClientSecret, "${") {
-		var missing []string
-		in.ClientSecret = os.Expand(in.ClientSecret, func(v string) string {
-			s := getenv(v)
-			if s == "" {
-				missing = append(missing, v)
-			}
-			return s
-		})
-		if len(missing) > 0 {
-			return nil, fmt.Errorf("%s: oauth.introspection.client_secret: environment variable %s is not set", name, strings.Join(missing, ", "))
+		if in.ClientSecret, err = config.ExpandVars(context.Background(), in.ClientSecret, config.EnvSecrets(getenv)); err != nil {
+			return nil, fmt.Errorf("%s: oauth.introspection.client_secret: %w", name, err)
 		}
 	}
 	if c, err = c.withDefaults(); err != nil {

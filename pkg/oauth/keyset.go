@@ -50,7 +50,7 @@ const maxJWKSBytes = 1 << 20
 // VerifySignature implements oidc.KeySet: it verifies the JWS with the key
 // named by its kid and returns the payload.
 func (k *keySet) VerifySignature(ctx context.Context, raw string) ([]byte, error) {
-	jws, err := jose.ParseSigned(raw, k.algs)
+	jws, err := jose.ParseSignedCompact(raw, k.algs)
 	if err != nil {
 		return nil, fmt.Errorf("malformed token: %w", err)
 	}

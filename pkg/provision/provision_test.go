@@ -13,7 +13,8 @@ import (
 	"strings"
 	"testing"
 
-	"gopkg.in/yaml.v3"
+	"github.com/toolrag/mcp-gateway/pkg/config"
+	"github.com/toolrag/mcp-gateway/pkg/upstream"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden/*/want*")
@@ -96,13 +97,15 @@ func TestGeneratedFilesParse(t *testing.T) {
 	if err := Run(context.Background(), Options{Root: root, AllowSetup: true}); err != nil {
 		t.Fatal(err)
 	}
-	var reg struct {
-		Servers map[string]RegistryEntry `yaml:"servers"`
-	}
+	// The gateway's own reader of registry files.
 	b, _ := os.ReadFile(filepath.Join(root, RegistryFile))
-	if err := yaml.Unmarshal(b, &reg); err != nil {
+	servers, err := config.ParseRegistry(RegistryFile, b, config.KeepVars)
+	if err != nil {
 		t.Fatal(err)
 	}
+	reg := struct {
+		Servers map[string]upstream.ServerConfig
+	}{servers}
 	echo := reg.Servers["local-echo"]
 	if echo.Transport != "stdio" || echo.Command != "./run.sh" || strings.Join(echo.Args, " ") != "--verbose" || echo.Cwd != "servers/local-echo/bin" {
 		t.Errorf("local-echo entry = %+v", echo)

@@ -487,9 +487,7 @@ func (m *Manager) Subscribe(ctx context.Context, id, uri string) error {
 		if r := c.GetServerCapabilities().Resources; r == nil || !r.Subscribe {
 			return newProblem(nil, nil, "the server does not support resource subscriptions")
 		}
-		req := mcp.SubscribeRequest{}
-		req.Params.URI = uri
-		return c.Subscribe(ctx, req)
+		return legacySubscribe(ctx, c, uri)
 	})
 }
 
@@ -499,9 +497,7 @@ func (m *Manager) Unsubscribe(ctx context.Context, id, uri string) error {
 		if r := c.GetServerCapabilities().Resources; r == nil || !r.Subscribe {
 			return nil
 		}
-		req := mcp.UnsubscribeRequest{}
-		req.Params.URI = uri
-		return c.Unsubscribe(ctx, req)
+		return legacyUnsubscribe(ctx, c, uri)
 	})
 }
 
@@ -514,7 +510,7 @@ func (m *Manager) Ping(ctx context.Context, id string) error {
 			_, err := c.Discover(ctx, mcp.DiscoverRequest{})
 			return err
 		}
-		return c.Ping(ctx)
+		return legacyPing(ctx, c)
 	})
 }
 

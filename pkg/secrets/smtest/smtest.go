@@ -10,29 +10,21 @@
 package smtest
 
 import (
-	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
+
+	"github.com/toolrag/mcp-gateway/pkg/secrets/internal/awsjsonfake"
 )
 
 // Request is one request as received.
-type Request struct {
-	Target      string // X-Amz-Target header
-	ContentType string
-	Body        []byte         // raw JSON body
-	Fields      map[string]any // Body decoded
-	Input       GetSecretValueFields
-}
+type Request = awsjsonfake.Request[GetSecretValueFields]
 
 // GetSecretValueFields are the request members of GetSecretValue.
 type GetSecretValueFields struct {
@@ -48,23 +40,15 @@ type Secret struct {
 	Binary []byte
 }
 
-// Server is a running fake.
+// Server is a running fake. Fail, Hold and Requests come from the core
+// shared with ssmtest.
 type Server struct {
-	URL    string
+	*awsjsonfake.Server[GetSecretValueFields]
 	Client *secretsmanager.Client // static credentials, region us-east-1, no retries
 
 	mu       sync.Mutex
 	secrets  map[string]Secret
 	versions map[string]int // name → version counter, for VersionId
-	fail     *apiError
-	hold     chan struct{} // requests wait for it to close; nil = answer at once
-	requests []Request
-}
-
-type apiError struct {
-	status  int
-	typ     string
-	message string
 }
 
 // New starts a fake holding secrets (names such as /toolrag/prod/TOKEN →
@@ -76,11 +60,8 @@ func New(t testing.TB, secrets map[string]string) *Server {
 		s.secrets[k] = Secret{String: v}
 		s.versions[k] = 1
 	}
-	srv := httptest.NewServer(http.HandlerFunc(s.serve))
-	t.Cleanup(srv.Close)
-	t.Cleanup(s.release) // before srv.Close: do not leave requests waiting
-	s.URL = srv.URL
-	s.Client = NewClient(srv.URL)
+	s.Server = awsjsonfake.New(t, "secretsmanager.GetSecretValue", "Message", s.serve)
+	s.Client = NewClient(s.URL)
 	return s
 }
 
@@ -88,9 +69,9 @@ func New(t testing.TB, secrets map[string]string) *Server {
 // retry, so that tests of failures do not wait for back-off.
 func NewClient(url string) *secretsmanager.Client {
 	return secretsmanager.New(secretsmanager.Options{
-		Region:           "us-east-1",
+		Region:           awsjsonfake.Region,
 		BaseEndpoint:     aws.String(url),
-		Credentials:      credentials.NewStaticCredentialsProvider("AKID", "SECRET", ""),
+		Credentials:      awsjsonfake.Credentials,
 		RetryMaxAttempts: 1,
 	})
 }
@@ -116,85 +97,13 @@ func (s *Server) Delete(name string) {
 	delete(s.secrets, name)
 }
 
-// Fail makes every request answer with an error (status 400 for
-// AccessDeniedException and other client errors, 500 for
-// InternalServiceError); an empty typ clears it.
-func (s *Server) Fail(status int, typ, message string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if typ == "" {
-		s.fail = nil
-		return
-	}
-	s.fail = &apiError{status: status, typ: typ, message: message}
-}
-
-// Hold makes requests wait (after they are recorded) until the returned
-// function is called, so that a test can have several in flight at once.
-func (s *Server) Hold() (release func()) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.hold == nil {
-		s.hold = make(chan struct{})
-	}
-	return s.release
-}
-
-func (s *Server) release() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.hold != nil {
-		close(s.hold)
-		s.hold = nil
-	}
-}
-
-// Requests returns the requests received so far.
-func (s *Server) Requests() []Request {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]Request(nil), s.requests...)
-}
-
-func writeError(w http.ResponseWriter, status int, typ, msg string) {
-	w.Header().Set("Content-Type", "application/x-amz-json-1.1")
-	w.Header().Set("X-Amzn-Requestid", "00000000-0000-0000-0000-000000000000")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(map[string]string{"__type": typ, "Message": msg})
-}
-
-func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
-	body, _ := io.ReadAll(r.Body)
-	req := Request{Target: r.Header.Get("X-Amz-Target"), ContentType: r.Header.Get("Content-Type"), Body: body}
-	_ = json.Unmarshal(body, &req.Fields)
-	_ = json.Unmarshal(body, &req.Input)
-	s.mu.Lock()
-	s.requests = append(s.requests, req)
-	fail, hold := s.fail, s.hold
-	s.mu.Unlock()
-	if hold != nil {
-		select {
-		case <-hold:
-		case <-r.Context().Done():
-			return
-		}
-	}
-
+func (s *Server) serve(w http.ResponseWriter, req Request) {
 	switch {
-	case r.Method != http.MethodPost || r.URL.Path != "/":
-		writeError(w, 404, "UnknownOperationException", "POST / only")
-		return
-	case req.Target != "secretsmanager.GetSecretValue":
-		writeError(w, 400, "UnknownOperationException", "this fake serves secretsmanager.GetSecretValue only, not "+req.Target)
-		return
-	case fail != nil:
-		writeError(w, fail.status, fail.typ, fail.message)
-		return
 	case req.Input.SecretId == "":
-		writeError(w, 400, "InvalidParameterException", "You must provide SecretId.")
+		s.WriteError(w, 400, "InvalidParameterException", "You must provide SecretId.")
 		return
 	case req.Input.VersionId != nil || (req.Input.VersionStage != nil && *req.Input.VersionStage != "AWSCURRENT"):
-		writeError(w, 400, "InvalidParameterException", "this fake holds only the AWSCURRENT version of each secret")
+		s.WriteError(w, 400, "InvalidParameterException", "this fake holds only the AWSCURRENT version of each secret")
 		return
 	}
 	name := req.Input.SecretId
@@ -213,7 +122,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	version := s.versions[name]
 	s.mu.Unlock()
 	if !ok {
-		writeError(w, 400, "ResourceNotFoundException", "Secrets Manager can't find the specified secret.")
+		s.WriteError(w, 400, "ResourceNotFoundException", "Secrets Manager can't find the specified secret.")
 		return
 	}
 	out := struct {
@@ -233,9 +142,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	} else {
 		out.SecretString = aws.String(sec.String)
 	}
-	w.Header().Set("Content-Type", "application/x-amz-json-1.1")
-	w.Header().Set("X-Amzn-Requestid", "00000000-0000-0000-0000-000000000000")
-	_ = json.NewEncoder(w).Encode(out)
+	awsjsonfake.WriteJSON(w, out)
 }
 
 // versionID is a UUID-shaped version id that changes with each Put.

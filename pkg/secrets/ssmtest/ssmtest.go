@@ -9,11 +9,8 @@
 package ssmtest
 
 import (
-	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
-	"net/http/httptest"
 	"sort"
 	"strconv"
 	"strings"
@@ -22,18 +19,13 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
+
+	"github.com/toolrag/mcp-gateway/pkg/secrets/internal/awsjsonfake"
 )
 
 // Request is one GetParametersByPath request as received.
-type Request struct {
-	Target      string // X-Amz-Target header
-	ContentType string
-	Body        []byte          // raw JSON body
-	Fields      map[string]any  // Body decoded
-	Input       GetByPathFields // Body decoded into the operation's fields
-}
+type Request = awsjsonfake.Request[GetByPathFields]
 
 // GetByPathFields are the request members the fake understands.
 type GetByPathFields struct {
@@ -50,22 +42,15 @@ type Parameter struct {
 	Secure bool // SecureString (else String)
 }
 
-// Server is a running fake.
+// Server is a running fake. Fail, Hold and Requests come from the core
+// shared with smtest.
 type Server struct {
-	URL    string
+	*awsjsonfake.Server[GetByPathFields]
 	Client *ssm.Client // static credentials, region us-east-1, no retries
 
 	mu       sync.Mutex
 	params   map[string]Parameter
 	pageSize int
-	fail     *apiError
-	requests []Request
-}
-
-type apiError struct {
-	status  int
-	typ     string
-	message string
 }
 
 // New starts a fake holding params (full names such as /toolrag/prod/TOKEN,
@@ -76,10 +61,8 @@ func New(t testing.TB, params map[string]string) *Server {
 	for k, v := range params {
 		s.params[k] = Parameter{Value: v, Secure: true}
 	}
-	srv := httptest.NewServer(http.HandlerFunc(s.serve))
-	t.Cleanup(srv.Close)
-	s.URL = srv.URL
-	s.Client = NewClient(srv.URL)
+	s.Server = awsjsonfake.New(t, "AmazonSSM.GetParametersByPath", "message", s.serve)
+	s.Client = NewClient(s.URL)
 	return s
 }
 
@@ -87,9 +70,9 @@ func New(t testing.TB, params map[string]string) *Server {
 // that tests of failures do not wait for back-off.
 func NewClient(url string) *ssm.Client {
 	return ssm.New(ssm.Options{
-		Region:           "us-east-1",
+		Region:           awsjsonfake.Region,
 		BaseEndpoint:     aws.String(url),
-		Credentials:      credentials.NewStaticCredentialsProvider("AKID", "SECRET", ""),
+		Credentials:      awsjsonfake.Credentials,
 		RetryMaxAttempts: 1,
 	})
 }
@@ -116,57 +99,10 @@ func (s *Server) SetPageSize(n int) {
 	s.pageSize = n
 }
 
-// Fail makes every request answer with an error (status 400 for
-// AccessDeniedException and other client errors, 500 for
-// InternalServerError); an empty typ clears it.
-func (s *Server) Fail(status int, typ, message string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if typ == "" {
-		s.fail = nil
-		return
-	}
-	s.fail = &apiError{status: status, typ: typ, message: message}
-}
-
-// Requests returns the requests received so far.
-func (s *Server) Requests() []Request {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]Request(nil), s.requests...)
-}
-
-func writeError(w http.ResponseWriter, status int, typ, msg string) {
-	w.Header().Set("Content-Type", "application/x-amz-json-1.1")
-	w.Header().Set("X-Amzn-Requestid", "00000000-0000-0000-0000-000000000000")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(map[string]string{"__type": typ, "message": msg})
-}
-
-func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
-	body, _ := io.ReadAll(r.Body)
-	req := Request{Target: r.Header.Get("X-Amz-Target"), ContentType: r.Header.Get("Content-Type"), Body: body}
-	_ = json.Unmarshal(body, &req.Fields)
-	_ = json.Unmarshal(body, &req.Input)
-	s.mu.Lock()
-	s.requests = append(s.requests, req)
-	fail := s.fail
-	s.mu.Unlock()
-
-	switch {
-	case r.Method != http.MethodPost || r.URL.Path != "/":
-		writeError(w, 404, "UnknownOperationException", "POST / only")
-		return
-	case req.Target != "AmazonSSM.GetParametersByPath":
-		writeError(w, 400, "UnknownOperationException", "this fake serves AmazonSSM.GetParametersByPath only, not "+req.Target)
-		return
-	case fail != nil:
-		writeError(w, fail.status, fail.typ, fail.message)
-		return
-	}
+func (s *Server) serve(w http.ResponseWriter, req Request) {
 	in := req.Input
 	if !strings.HasPrefix(in.Path, "/") {
-		writeError(w, 400, "ValidationException", "Parameter path: must begin with /")
+		s.WriteError(w, 400, "ValidationException", "Parameter path: must begin with /")
 		return
 	}
 	path := in.Path
@@ -189,7 +125,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	if in.MaxResults != nil {
 		if *in.MaxResults < 1 || *in.MaxResults > 10 {
 			s.mu.Unlock()
-			writeError(w, 400, "ValidationException", "1 validation error detected: Value at 'maxResults' failed to satisfy constraint: Member must have value less than or equal to 10")
+			s.WriteError(w, 400, "ValidationException", "1 validation error detected: Value at 'maxResults' failed to satisfy constraint: Member must have value less than or equal to 10")
 			return
 		}
 		size = *in.MaxResults
@@ -199,7 +135,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		n, err := strconv.Atoi(strings.TrimPrefix(*in.NextToken, "page-"))
 		if err != nil || n < 0 || n > len(names) {
 			s.mu.Unlock()
-			writeError(w, 400, "InvalidNextToken", "The specified token is not valid.")
+			s.WriteError(w, 400, "InvalidNextToken", "The specified token is not valid.")
 			return
 		}
 		start = n
@@ -237,7 +173,5 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		out.NextToken = fmt.Sprintf("page-%d", end)
 	}
 	s.mu.Unlock()
-	w.Header().Set("Content-Type", "application/x-amz-json-1.1")
-	w.Header().Set("X-Amzn-Requestid", "00000000-0000-0000-0000-000000000000")
-	_ = json.NewEncoder(w).Encode(out)
+	awsjsonfake.WriteJSON(w, out)
 }
