@@ -69,9 +69,9 @@ build-bridge:
 deploy: build-lambdas build-bridge $(CDK)
 	cd infra && $(CDK_ENV) $(CDK) deploy --no-notices $(CDK_ARGS)
 
-## model: retrain the builtin embedding model from ../shared/train
+## model: retrain the builtin embedding model: ../shared/train without the real-MCP DEV datasets, plus pkg/train/mcpagent
 model:
-	$(GO) run ./cmd/toolrag train --data ../shared/train --out pkg/toolmodel/model
+	$(GO) run ./cmd/toolrag train --data ../shared/train --exclude docker_mcp_registry,taubench,tooltalk --add pkg/train/mcpagent --out pkg/toolmodel/model
 
 ## provision: servers/<id>/manifest.yaml -> config/registry.generated.yaml etc.
 provision:

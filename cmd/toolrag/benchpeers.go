@@ -27,6 +27,7 @@ func runBenchPeers(ctx context.Context, args []string, stdout, stderr io.Writer)
 	sessions := fs.Int("sessions", 32, "concurrent sessions")
 	duration := fs.Duration("duration", 0, "concurrent phase per round (default 5s)")
 	goEcho := fs.String("go-echo", "", "a servers/echo binary (go build ./servers/echo): also measure serve in front of it, an mcp-go upstream on protocol 2026-07-28")
+	baselineGoEcho := fs.String("baseline-go-echo", "", "the servers/echo binary of the --baseline build (default: --go-echo)")
 	protocol := fs.String("protocol", "2025-11-25", `MCP protocol version the driver asks for ("" lets mcp-go negotiate: 2026-07-28 where served)`)
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -36,11 +37,12 @@ func runBenchPeers(ctx context.Context, args []string, stdout, stderr io.Writer)
 		return fmt.Errorf("bench-peers: find the toolrag binary: %w", err)
 	}
 	cfg := peerbench.Config{
-		NodeModules: filepath.Join(*tools, "node_modules"),
-		Toolrag:     self,
-		Baseline:    *baseline,
-		GoEcho:      *goEcho,
-		Rounds:      *rounds, SerialCalls: *serial, Sessions: *sessions, Duration: *duration,
+		NodeModules:    filepath.Join(*tools, "node_modules"),
+		Toolrag:        self,
+		Baseline:       *baseline,
+		GoEcho:         *goEcho,
+		BaselineGoEcho: *baselineGoEcho,
+		Rounds:         *rounds, SerialCalls: *serial, Sessions: *sessions, Duration: *duration,
 		Protocol: *protocol,
 		Progress: func(s string) { fmt.Fprintln(stderr, s) },
 	}

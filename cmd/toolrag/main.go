@@ -15,6 +15,7 @@ import (
 	"syscall"
 
 	"github.com/toolrag/mcp-gateway/pkg/config"
+	"github.com/toolrag/mcp-gateway/pkg/logwriter"
 )
 
 type command struct {
@@ -29,12 +30,17 @@ func register(name, summary string, run func(ctx context.Context, args []string,
 }
 
 func main() {
-	slog.SetDefault(config.NewLogger(os.Getenv, os.Stderr))
+	// Log lines (a request's audit line among them) and the commands'
+	// messages go to stderr through one buffered writer, in order, off the
+	// request's path; it is flushed before the process exits.
+	stderr := logwriter.New(logwriter.Config{Out: os.Stderr})
+	slog.SetDefault(config.NewLogger(os.Getenv, stderr))
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	stopProfile := cpuProfile()
-	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	err := run(ctx, os.Args[1:], os.Stdout, stderr)
 	stopProfile()
+	stderr.Close()
 	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			os.Exit(0)

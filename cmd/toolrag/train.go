@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"flag"
+	"fmt"
 	"io"
+	"strconv"
 	"strings"
 
 	"github.com/toolrag/mcp-gateway/pkg/model2vec"
@@ -26,7 +28,14 @@ func init() {
 		fs.Float64Var(&o.HashWeight, "hash-weight", 0, "weight of the hashing features the model is trained next to and served with (default 0.5, as the builtin embedder; negative: the model alone)")
 		fs.StringVar(&o.WordNetDir, "wordnet", "", "WordNet 3.0 database folder for extra word-relation pairs (e.g. /usr/share/wordnet)")
 		dtype := fs.String("dtype", "i8", "stored table type: f32, f16 or i8")
-		exclude := fs.String("exclude", "", "comma-separated dataset folders to leave out")
+		exclude := fs.String("exclude", strings.Join(train.DevDatasets, ","), "comma-separated dataset folders to leave out (default: the real-MCP DEV datasets; \"\" for none)")
+		var extra []string
+		fs.Func("add", "another dataset folder to train on (tools.jsonl + pairs.jsonl, named by its base name; repeatable), e.g. pkg/train/mcpagent", func(s string) error {
+			extra = append(extra, s)
+			return nil
+		})
+		weights := fs.String("weight", "", "dataset weights as name=w,... over the defaults (clinc150=0.5,hwu64=0.5); w > 1 repeats the dataset's examples")
+		fs.IntVar(&o.ServerNegatives, "server-negatives", 0, "hard-negative places reserved for tools of the positive's own server (default 10; negative: none)")
 		if err := fs.Parse(args); err != nil {
 			return err
 		}
@@ -47,6 +56,28 @@ func init() {
 		if *exclude != "" {
 			o.Exclude = strings.Split(*exclude, ",")
 		}
+		o.Extra = extra
+		if *weights != "" {
+			w, err := parseWeights(*weights)
+			if err != nil {
+				return err
+			}
+			o.DatasetWeight = w
+		}
 		return train.Run(ctx, o, stderr)
 	})
+}
+
+// parseWeights reads "name=w,name=w" over train.DefaultDatasetWeights.
+func parseWeights(s string) (map[string]float64, error) {
+	out := train.DefaultDatasetWeights()
+	for _, kv := range strings.Split(s, ",") {
+		name, v, ok := strings.Cut(strings.TrimSpace(kv), "=")
+		w, err := strconv.ParseFloat(v, 64)
+		if !ok || name == "" || err != nil || w <= 0 {
+			return nil, fmt.Errorf("train: --weight %q: want name=w with w > 0", kv)
+		}
+		out[name] = w
+	}
+	return out, nil
 }

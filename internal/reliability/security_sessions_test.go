@@ -518,9 +518,10 @@ func TestServeSafeByDefault(t *testing.T) {
 		t.Fatalf("serve with the default host exited: %v\n%s", s.exitErr, s.out.String())
 	default:
 	}
-	if out := s.out.String(); !strings.Contains(out, "addr=127.0.0.1:") {
-		t.Errorf("serve with the default host does not listen on loopback:\n%s", out)
-	}
+	// Log lines reach stderr through a buffer (pkg/logwriter): shortly.
+	eventually(t, 5*time.Second, "serve with the default host to say it listens on loopback", func() bool {
+		return strings.Contains(s.out.String(), "addr=127.0.0.1:")
+	})
 }
 
 // TestKeyExpiry (finding 6): a key past its expires_at is refused like a

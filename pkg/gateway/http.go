@@ -92,11 +92,8 @@ func (g *Server) Handler(o HTTPOptions) http.Handler {
 				fmt.Sprintf("request JSON is nested %d levels deep; the limit is %d", d, o.MaxJSONDepth))
 			return
 		}
-		var head struct {
-			Method string `json:"method"`
-		}
-		_ = json.Unmarshal(body, &head) // invalid JSON is answered by mcp-go with a parse error
-		if id, why := invalidIdentity(head.Method, body); why != "" {
+		head, decoded := readHead(body) // invalid JSON is answered by mcp-go with a parse error
+		if id, why := invalidIdentity(&head, decoded); why != "" {
 			writeInvalidParams(w, id, why)
 			return
 		}

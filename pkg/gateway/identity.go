@@ -18,28 +18,18 @@ import (
 // the answer depends on the syntax alone, so it reveals nothing about what
 // exists. The handlers resolve the same identities again through
 // resolveURI, so what they check and forward is the canonical form.
-func invalidIdentity(method string, body []byte) (id json.RawMessage, why string) {
+func invalidIdentity(head *requestHead, decoded bool) (id json.RawMessage, why string) {
+	method := head.Method
 	switch mcp.MCPMethod(method) {
 	case mcp.MethodResourcesRead, mcp.MethodResourcesSubscribe, mcp.MethodResourcesUnsubscribe,
 		mcp.MethodPromptsGet, mcp.MethodToolsCall, mcp.MethodCompletionComplete:
 	default:
-		return nil, "" // names no identity: not parsed again
+		return nil, "" // names no identity
 	}
-	var req struct {
-		ID     json.RawMessage `json:"id"`
-		Params struct {
-			URI  *string `json:"uri"`
-			Name *string `json:"name"`
-			Ref  struct {
-				Type string  `json:"type"`
-				URI  *string `json:"uri"`
-				Name *string `json:"name"`
-			} `json:"ref"`
-		} `json:"params"`
-	}
-	if json.Unmarshal(body, &req) != nil {
+	if !decoded {
 		return nil, "" // not one JSON-RPC object: mcp-go answers it
 	}
+	req := head
 	p := req.Params
 	var err error
 	switch mcp.MCPMethod(method) {
@@ -67,6 +57,29 @@ func invalidIdentity(method string, body []byte) (id json.RawMessage, why string
 		return req.ID, err.Error()
 	}
 	return nil, ""
+}
+
+// requestHead is what the HTTP handler reads of a request before mcp-go
+// does: its method and the identity it names, in one decode of the body.
+type requestHead struct {
+	Method string          `json:"method"`
+	ID     json.RawMessage `json:"id"`
+	Params struct {
+		URI  *string `json:"uri"`
+		Name *string `json:"name"`
+		Ref  struct {
+			Type string  `json:"type"`
+			URI  *string `json:"uri"`
+			Name *string `json:"name"`
+		} `json:"ref"`
+	} `json:"params"`
+}
+
+// readHead decodes body's head, reporting whether body decoded without
+// error (the method is read even when another member has the wrong type).
+func readHead(body []byte) (head requestHead, decoded bool) {
+	err := json.Unmarshal(body, &head)
+	return head, err == nil
 }
 
 // checkExposedURI makes a URI as the gateway exposes it canonical: the

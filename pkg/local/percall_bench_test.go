@@ -19,6 +19,7 @@ import (
 	"github.com/toolrag/mcp-gateway/internal/testenv"
 	"github.com/toolrag/mcp-gateway/pkg/bridge"
 	"github.com/toolrag/mcp-gateway/pkg/indexer"
+	"github.com/toolrag/mcp-gateway/pkg/logwriter"
 	"github.com/toolrag/mcp-gateway/pkg/upstream"
 )
 
@@ -32,12 +33,16 @@ import (
 //
 // cpu-µs/op is this process's CPU time per call (client, HTTP and the
 // gateway or bridge; the upstream process is not counted). Both servers
-// log at info level into io.Discard, as text, so the audit line is paid.
+// log at info level as text into a pipe (as stderr is under bench-peers),
+// so the audit line is paid: written at once (log=sync, as before issue 16)
+// or through the buffered writer toolrag uses (log=async, pkg/logwriter).
 func BenchmarkPerCall(b *testing.B) {
 	for _, up := range []string{"echo", "everything"} {
 		for _, proto := range []string{mcp.LATEST_LEGACY_PROTOCOL_VERSION, mcp.LATEST_PROTOCOL_VERSION} {
-			for _, path := range []string{"direct", "bridge", "serve"} {
+			for _, path := range []string{"direct", "bridge", "serve/log=sync", "serve/log=async", "bridge/log=async"} {
 				b.Run("upstream="+up+"/client="+proto+"/path="+path, func(b *testing.B) {
+					path, logMode, _ := strings.Cut(path, "/log=")
+					logOut = pipeLog(b, logMode == "async")
 					call := perCallTarget(b, up, path, proto)
 					ctx := context.Background()
 					for range 20 {
@@ -69,8 +74,31 @@ func processCPU() int64 {
 	return ru.Utime.Nano() + ru.Stime.Nano()
 }
 
+// perCallKeys is one admin key for the echo server of the benchmark.
+const perCallKeys = "keys:\n  - id: admin\n    secret: \"k-admin\"\n    admin: true\n    servers:\n      echo: {}\n"
+
+// logOut is where infoLogger writes (set per benchmark by pipeLog).
+var logOut io.Writer = io.Discard
+
 func infoLogger() *slog.Logger {
-	return slog.New(slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	return slog.New(slog.NewTextHandler(logOut, &slog.HandlerOptions{Level: slog.LevelInfo}))
+}
+
+// pipeLog returns the write end of a pipe drained by a goroutine, directly
+// or through a logwriter.Writer.
+func pipeLog(b *testing.B, async bool) io.Writer {
+	r, w, err := os.Pipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	go func() { _, _ = io.Copy(io.Discard, r) }()
+	if !async {
+		b.Cleanup(func() { w.Close() })
+		return w
+	}
+	lw := logwriter.New(logwriter.Config{Out: w})
+	b.Cleanup(func() { lw.Close(); w.Close() })
+	return lw
 }
 
 // perCallTarget returns a function making one echo call along path.
@@ -105,7 +133,7 @@ func perCallTarget(b *testing.B, up, path, proto string) func(context.Context) e
 		if err := os.WriteFile(filepath.Join(dir, "registry.yaml"), []byte(registry), 0o644); err != nil {
 			b.Fatal(err)
 		}
-		if err := os.WriteFile(filepath.Join(dir, "keys.yaml"), []byte(testKeys), 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(dir, "keys.yaml"), []byte(perCallKeys), 0o644); err != nil {
 			b.Fatal(err)
 		}
 		vals := map[string]string{

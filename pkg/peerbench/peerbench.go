@@ -38,6 +38,10 @@ type Config struct {
 	// GoEcho is a servers/echo binary: serve is also measured in front of
 	// it (ServeGo), an mcp-go upstream on protocol 2026-07-28 ("" = not).
 	GoEcho string
+	// BaselineGoEcho, when set, is the servers/echo binary the baseline's
+	// serve is measured in front of (the same build as Baseline), instead
+	// of GoEcho.
+	BaselineGoEcho string
 	// Targets to measure (default AllTargets).
 	Targets []string
 	// Rounds of every target, interleaved (default 3).

@@ -145,9 +145,12 @@ func newTarget(ctx context.Context, name string, cfg Config, work string) (*targ
 	}
 	addr := "127.0.0.1:" + strconv.Itoa(port)
 	t := &target{name: name, url: "http://" + addr + "/mcp", tool: "echo", args: map[string]any{"message": "hello"}}
-	toolrag := cfg.Toolrag
+	toolrag, goEcho := cfg.Toolrag, cfg.GoEcho
 	if base, ok := strings.CutSuffix(name, baselineSuffix); ok && cfg.Baseline != "" {
 		name, toolrag = base, cfg.Baseline
+		if cfg.BaselineGoEcho != "" {
+			goEcho = cfg.BaselineGoEcho
+		}
 	}
 	switch name {
 	case StdioDirect:
@@ -170,13 +173,13 @@ func newTarget(ctx context.Context, name string, cfg Config, work string) (*targ
 		}
 		err = t.start([]string{toolrag, "serve"}, env)
 	case ServeGo:
-		if cfg.GoEcho == "" {
+		if goEcho == "" {
 			return nil, fmt.Errorf("%s needs the servers/echo binary (--go-echo)", name)
 		}
 		t.note = "toolrag serve, admin key, ev__echo → servers/echo stdio (mcp-go, 2026-07-28)"
 		t.tool, t.args = "ev__echo", map[string]any{"text": "hello"}
 		t.headers = map[string]string{"Authorization": "Bearer " + benchKey}
-		env, e := serveConfig(filepath.Join(work, t.name), cfg.GoEcho, nil, addr)
+		env, e := serveConfig(filepath.Join(work, t.name), goEcho, nil, addr)
 		if e != nil {
 			return nil, e
 		}

@@ -23,6 +23,10 @@ type Tool struct {
 	Name        string
 	Description string
 	InputSchema json.RawMessage
+	// Server is the MCP server the tool belongs to, when the dataset says
+	// (tools.jsonl "server"); it becomes the document's "server:" line, as
+	// in the gateway's index.
+	Server string
 	// Text, when set, is the whole document (auxiliary pseudo-tools such
 	// as WordNet entries).
 	Text string
@@ -58,9 +62,12 @@ type pairLine struct {
 	ToolIDs []string `json:"tool_ids"`
 }
 
-// LoadCorpus reads every dataset under dir. Datasets named in exclude are
-// skipped. A pair naming an unknown tool is an error.
-func LoadCorpus(dir string, exclude []string) (*Corpus, error) {
+// LoadCorpus reads every dataset under dir, then the dataset folders in
+// extra (each a folder with tools.jsonl and pairs.jsonl, named by its base
+// name, such as pkg/train/mcpagent). Datasets named in exclude are skipped
+// (extra folders too). A pair naming an unknown tool, an extra folder
+// without tools.jsonl and two datasets of the same name are errors.
+func LoadCorpus(dir string, exclude []string, extra ...string) (*Corpus, error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, fmt.Errorf("training data: %w", err)
@@ -70,6 +77,7 @@ func LoadCorpus(dir string, exclude []string) (*Corpus, error) {
 		skip[e] = true
 	}
 	c := &Corpus{byID: map[string]int{}}
+	folder := map[string]string{} // dataset name → folder
 	for _, e := range entries {
 		if !e.IsDir() || skip[e.Name()] {
 			continue
@@ -79,13 +87,28 @@ func LoadCorpus(dir string, exclude []string) (*Corpus, error) {
 			continue
 		}
 		c.Datasets = append(c.Datasets, e.Name())
+		folder[e.Name()] = sub
+	}
+	for _, sub := range extra {
+		name := filepath.Base(filepath.Clean(sub))
+		if skip[name] {
+			continue
+		}
+		if _, err := os.Stat(filepath.Join(sub, "tools.jsonl")); err != nil {
+			return nil, fmt.Errorf("training data: extra dataset %s: %w", sub, err)
+		}
+		if prev, dup := folder[name]; dup {
+			return nil, fmt.Errorf("training data: two datasets named %q (%s and %s)", name, prev, sub)
+		}
+		c.Datasets = append(c.Datasets, name)
+		folder[name] = sub
 	}
 	sort.Strings(c.Datasets)
 	if len(c.Datasets) == 0 {
 		return nil, fmt.Errorf("training data: no dataset folders with tools.jsonl under %s", dir)
 	}
 	for _, ds := range c.Datasets {
-		sub := filepath.Join(dir, ds)
+		sub := folder[ds]
 		err := readJSONL(filepath.Join(sub, "tools.jsonl"), func(raw []byte) error {
 			var tl toolLine
 			if err := json.Unmarshal(raw, &tl); err != nil {
@@ -101,7 +124,7 @@ func LoadCorpus(dir string, exclude []string) (*Corpus, error) {
 				tl.InputSchema = nil
 			}
 			c.byID[tl.ID] = len(c.Tools)
-			c.Tools = append(c.Tools, Tool{ID: tl.ID, Dataset: ds, Name: tl.Name, Description: tl.Description, InputSchema: tl.InputSchema})
+			c.Tools = append(c.Tools, Tool{ID: tl.ID, Dataset: ds, Name: tl.Name, Description: tl.Description, InputSchema: tl.InputSchema, Server: tl.Server})
 			return nil
 		})
 		if err != nil {
@@ -166,13 +189,14 @@ func readJSONL(path string, fn func(raw []byte) error) error {
 }
 
 // Document is the text a training tool is embedded as: the gateway's own
-// enrichment (indexer.Document) of a tool without a server record, so that
-// training sees the same layout as the index.
+// enrichment (indexer.Document) of a tool without a server record (but
+// with its server's name when the dataset gives one), so that training
+// sees the same layout as the index.
 func (t Tool) Document() string {
 	if t.Text != "" {
 		return t.Text
 	}
-	ct := catalog.Tool{Name: t.Name, Description: t.Description, InputSchema: t.InputSchema}
+	ct := catalog.Tool{Name: t.Name, Description: t.Description, InputSchema: t.InputSchema, Server: t.Server}
 	catalog.Finalize(&ct)
 	return indexer.Document(ct, catalog.Server{})
 }

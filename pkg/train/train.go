@@ -39,10 +39,25 @@ const (
 	baseTokenizerPath   = "all_minilm_l6_v2/tokenizer.json"
 )
 
+// DevDatasets are the ../shared/train folders kept out of training: their
+// tools make the real-MCP DEV catalog (pkg/eval RealMCPDatasets), whose
+// servers the model must not have seen. `toolrag train` excludes them
+// unless --exclude says otherwise.
+var DevDatasets = []string{"docker_mcp_registry", "taubench", "tooltalk"}
+
+// DefaultDatasetWeights returns the weights Options.DatasetWeight takes
+// when nil (a fresh map).
+func DefaultDatasetWeights() map[string]float64 {
+	return map[string]float64{"clinc150": 0.5, "hwu64": 0.5}
+}
+
 // Options configure a training run. Zero values take the defaults noted.
 type Options struct {
 	TrainDir string // folder of datasets (tools.jsonl + pairs.jsonl each); required
-	OutDir   string // where the model directory is written; empty = do not write
+	// Extra are more dataset folders (tools.jsonl + pairs.jsonl), each
+	// named by its base name: pkg/train/mcpagent in the shipped recipe.
+	Extra  []string
+	OutDir string // where the model directory is written; empty = do not write
 	// BaseTokenizer is a BERT-style tokenizer.json whose vocabulary is
 	// pruned to the training text. Empty: the file from BaseTokenizerModule,
 	// located (and downloaded if needed) with `go mod download -json`.
@@ -59,9 +74,15 @@ type Options struct {
 	// OneWay trains only the query → documents direction of the loss; by
 	// default the document → queries direction is added (half weight
 	// each).
-	OneWay     bool
-	HardPool   int // drawn from the top HardPool BM25 hits; 20
-	MaxPerTool int // examples per tool and epoch; 24
+	OneWay   bool
+	HardPool int // drawn from the top HardPool BM25 hits; 20
+	// ServerNegatives reserves up to this many places of the hard pool of
+	// a query whose tool names its server (tools.jsonl "server") for the
+	// other tools of that server, best BM25 match first: the siblings an
+	// agent must tell apart (list_coupons vs create_coupon); 10
+	// (negative: none).
+	ServerNegatives int
+	MaxPerTool      int // examples per tool and epoch; 24
 	// WordNetDir is a WordNet 3.0 database folder (data.noun, ...) whose
 	// (definition → synonyms and hypernyms) pairs are mixed into training
 	// to teach general word relations; "" means none.
@@ -81,8 +102,10 @@ type Options struct {
 	// ("hash_weight").
 	HashWeight float64
 	// DatasetWeight scales the per-tool cap of a dataset; missing datasets
-	// count 1. nil means {"clinc150": 0.5, "hwu64": 0.5}: the two intent
-	// sets with synthetic descriptions count half.
+	// count 1. A weight w > 1 also repeats each example of the dataset
+	// round(w) times per epoch (up to the raised cap), so small datasets
+	// weigh more. nil means {"clinc150": 0.5, "hwu64": 0.5}: the two
+	// intent sets with synthetic descriptions count half.
 	DatasetWeight map[string]float64
 }
 
@@ -116,6 +139,12 @@ func (o *Options) defaults() {
 	if o.HardPool <= 0 {
 		o.HardPool = 20
 	}
+	if o.ServerNegatives == 0 {
+		o.ServerNegatives = 10
+	} else if o.ServerNegatives < 0 {
+		o.ServerNegatives = 0
+	}
+	o.ServerNegatives = min(o.ServerNegatives, o.HardPool)
 	if o.MaxPerTool <= 0 {
 		o.MaxPerTool = 24
 	}
@@ -131,7 +160,7 @@ func (o *Options) defaults() {
 		o.MinCount = 3
 	}
 	if o.DatasetWeight == nil {
-		o.DatasetWeight = map[string]float64{"clinc150": 0.5, "hwu64": 0.5}
+		o.DatasetWeight = DefaultDatasetWeights()
 	}
 	if o.SVDDim == 0 {
 		o.SVDDim = o.Dim / 2
@@ -199,7 +228,7 @@ func Train(ctx context.Context, opts Options, logw io.Writer) (*Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("train: base tokenizer: %w", err)
 	}
-	corpus, err := LoadCorpus(opts.TrainDir, opts.Exclude)
+	corpus, err := LoadCorpus(opts.TrainDir, opts.Exclude, opts.Extra...)
 	if err != nil {
 		return nil, fmt.Errorf("train: %w", err)
 	}
@@ -379,12 +408,20 @@ func newTrainer(opts Options, c *Corpus, tok *model2vec.Tokenizer, docs []string
 }
 
 // mineHard finds, per training pair, the best BM25 matches among the
-// training tools of the pair's dataset that are not positives.
+// training tools of the pair's dataset that are not positives. When the
+// pair's first tool names its server, the first ServerNegatives places go
+// to the other tools of that server (best BM25 match first, then in id
+// order).
 func (tr *trainer) mineHard() {
 	byDS := map[string][]int32{}
+	byServer := map[string][]int32{} // dataset + "\x00" + server → tools
 	for i, t := range tr.corpus.Tools {
 		if !tr.heldOut[t.ID] && t.Text == "" {
 			byDS[t.Dataset] = append(byDS[t.Dataset], int32(i))
+			if t.Server != "" {
+				k := t.Dataset + "\x00" + t.Server
+				byServer[k] = append(byServer[k], int32(i))
+			}
 		}
 	}
 	index := map[string]*bm25{}
@@ -403,10 +440,36 @@ func (tr *trainer) mineHard() {
 		if ix == nil {
 			return // auxiliary pairs: in-batch negatives only
 		}
-		hits := ix.search(tr.qBags[i], pool+len(tr.pairPos[i]), nil)
+		srv := tr.corpus.Tools[tr.pairPos[i][0]].Server
+		k := pool + len(tr.pairPos[i])
+		if srv != "" && tr.opts.ServerNegatives > 0 {
+			k = len(tools) // siblings may rank anywhere
+		}
+		hits := ix.search(tr.qBags[i], k, nil)
+		if srv != "" && tr.opts.ServerNegatives > 0 {
+			siblings := byServer[p.Dataset+"\x00"+srv]
+			isSibling := map[int32]bool{}
+			for _, ti := range siblings {
+				isSibling[ti] = true
+			}
+			add := func(ti int32) {
+				if len(tr.hard[i]) < tr.opts.ServerNegatives && isSibling[ti] && !contains(tr.pairPos[i], ti) && !contains(tr.hard[i], ti) {
+					tr.hard[i] = append(tr.hard[i], ti)
+				}
+			}
+			for _, h := range hits {
+				add(tools[h])
+			}
+			for _, ti := range siblings {
+				add(ti)
+			}
+		}
 		for _, h := range hits {
 			ti := tools[h]
-			if !contains(tr.pairPos[i], ti) && len(tr.hard[i]) < pool {
+			if len(tr.hard[i]) >= pool {
+				break
+			}
+			if !contains(tr.pairPos[i], ti) && !contains(tr.hard[i], ti) {
 				tr.hard[i] = append(tr.hard[i], ti)
 			}
 		}
@@ -446,6 +509,13 @@ func (tr *trainer) epochExamples(rng *rand.Rand) []example {
 		limit := tr.opts.MaxPerTool
 		if w, ok := tr.opts.DatasetWeight[tr.corpus.Tools[ti].Dataset]; ok {
 			limit = int(math.Round(float64(limit) * w))
+			if rep := int(math.Round(w)); rep > 1 {
+				one := ex
+				ex = make([]example, 0, len(one)*rep)
+				for range rep {
+					ex = append(ex, one...)
+				}
+			}
 		}
 		if len(ex) > limit {
 			rng.Shuffle(len(ex), func(i, j int) { ex[i], ex[j] = ex[j], ex[i] })

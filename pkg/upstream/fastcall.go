@@ -6,7 +6,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net/http"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -15,14 +17,16 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 )
 
-// statelessCaller sends tools/call on a stdio connection that speaks the
-// 2026-07-28 protocol without mcp-go's per-request re-encoding.
+// statelessCaller sends tools/call on a stdio or Streamable HTTP connection
+// that speaks the 2026-07-28 protocol without mcp-go's per-request
+// re-encoding.
 //
 // On that protocol every request repeats the client's protocol version,
 // identity and capabilities in _meta. mcp-go v1.2.1's client adds them to
 // each request by marshalling the params, decoding them into a map,
 // marshalling the _meta again, and then marshalling the params once more
-// to derive HTTP headers that a stdio transport ignores; with the bigger
+// (and once more for the tool's name) to derive HTTP headers, which a
+// stdio transport ignores; with the bigger
 // request and result that roughly doubled the gateway's CPU per call over
 // the 2025-11-25 protocol (docs/mcp-go-stateless-cost.md). Here the
 // well-known _meta members are encoded once per connection and each
@@ -33,9 +37,18 @@ import (
 // 2026-07-28 multi round-trip) is handed to mcp-go's CallTool, which runs
 // the exchange from the start.
 type statelessCaller struct {
-	wire transport.Interface
-	meta []byte // `"key":value,...` of the well-known _meta members, no braces
-	ids  atomic.Int64
+	wire    transport.Interface
+	meta    []byte // `"key":value,...` of the well-known _meta members, no braces
+	ids     atomic.Int64
+	version string
+
+	// headers is set on Streamable HTTP, where a 2026-07-28 request also
+	// carries Mcp-Method and Mcp-Name, and the parameters a tool annotates
+	// with x-mcp-header as Mcp-Param-* headers, as mcp-go's client sends
+	// them: for the tools listed on this connection (paramTools, name →
+	// *mcp.Tool, only those with such annotations).
+	headers    bool
+	paramTools sync.Map
 }
 
 // newStatelessCaller returns the caller for a connection on protocol
@@ -68,7 +81,44 @@ func newStatelessCaller(wire transport.Interface, version string, info mcp.Imple
 		b.WriteByte(':')
 		b.Write(v)
 	}
-	return &statelessCaller{wire: wire, meta: b.Bytes()}
+	return &statelessCaller{wire: wire, meta: b.Bytes(), version: version}
+}
+
+// noteTools records the tools of a tools/list page whose parameters go
+// into headers (first page: a new listing replaces the old one), as mcp-go's
+// client caches the tools it lists.
+func (s *statelessCaller) noteTools(tools []mcp.Tool, first bool) {
+	if !s.headers {
+		return
+	}
+	if first {
+		s.paramTools.Clear()
+	}
+	for i := range tools {
+		if len(mcp.ExtractParamHeaderBindings(&tools[i])) > 0 {
+			t := tools[i]
+			s.paramTools.Store(t.Name, &t)
+		}
+	}
+}
+
+// header returns the HTTP headers of a tools/call with params (nil when the
+// transport sends none).
+func (s *statelessCaller) header(name string, params json.RawMessage) http.Header {
+	if !s.headers {
+		return nil
+	}
+	std := mcp.StandardHeaders(s.version, mcp.MethodToolsCall, params)
+	h := make(http.Header, len(std)+1)
+	for k, v := range std {
+		h.Set(k, v)
+	}
+	if t, ok := s.paramTools.Load(name); ok {
+		for k, v := range mcp.GenerateParamHeaders(t.(*mcp.Tool), params) {
+			h.Set(k, v)
+		}
+	}
+	return h
 }
 
 // params encodes tools/call params: _meta (the connection's members plus
@@ -120,6 +170,7 @@ func (s *statelessCaller) callTool(ctx context.Context, c *client.Client, req mc
 		ID:      id,
 		Method:  string(mcp.MethodToolsCall),
 		Params:  params,
+		Header:  s.header(req.Params.Name, params),
 	})
 	if err != nil {
 		if ctx.Err() != nil {

@@ -2,16 +2,23 @@ package upstream
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
+	mcpserver "github.com/mark3labs/mcp-go/server"
 )
 
 // wireTap runs servers/echo behind `tee`, which copies every line the
@@ -159,5 +166,121 @@ func TestParseCallToolResult(t *testing.T) {
 		if (err != nil) != (wantErr != nil) || !reflect.DeepEqual(got, want) {
 			t.Errorf("%s:\n got %#v, %v\nwant %#v, %v", raw, got, err, want, wantErr)
 		}
+	}
+}
+
+// TestStatelessCallHTTPHeaders checks the fast path over Streamable HTTP:
+// each tools/call carries the headers mcp-go's own client sends on
+// 2026-07-28 (Mcp-Method, Mcp-Name, and Mcp-Param-* for the parameters a
+// listed tool annotates with x-mcp-header), and gets the same result.
+func TestStatelessCallHTTPHeaders(t *testing.T) {
+	s := mcpserver.NewMCPServer("routed", "1.0.0", mcpserver.WithToolCapabilities(false))
+	text := func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return mcp.NewToolResultText(req.Params.Name + ":" + req.GetString("text", "") + ":" + req.GetString("region", "")), nil
+	}
+	s.AddTool(mcp.NewTool("plain", mcp.WithString("text")), text)
+	s.AddTool(mcp.NewToolWithRawSchema("routed", "Routed by region.",
+		json.RawMessage(`{"type":"object","properties":{"region":{"type":"string","x-mcp-header":"Region"},"text":{"type":"string"}}}`)), text)
+	h := mcpserver.NewStreamableHTTPServer(s)
+	type seen struct {
+		header http.Header
+		fast   bool
+	}
+	var mu sync.Mutex
+	var calls []seen
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		if bytes.Contains(body, []byte(`"method":"tools/call"`)) {
+			keep := http.Header{}
+			for k, v := range r.Header {
+				if strings.HasPrefix(k, "Mcp-") {
+					keep[k] = v
+				}
+			}
+			mu.Lock()
+			calls = append(calls, seen{keep, bytes.Contains(body, []byte(`"id":"toolrag-`))})
+			mu.Unlock()
+		}
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(ts.Close)
+	ctx := ctxT(t, 60*time.Second)
+	args := []map[string]any{{"text": "a"}, {"text": "b", "region": "eu-west"}}
+	taken := func() []seen {
+		mu.Lock()
+		defer mu.Unlock()
+		out := calls
+		calls = nil
+		return out
+	}
+
+	// mcp-go's client alone: a call before the listing, the listing, both
+	// tools. (Before the listing mcp-go cannot mirror routed's parameter,
+	// and the server refuses the call: so does it through the fast path.)
+	c, err := client.NewStreamableHttpClient(ts.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	if err := c.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Initialize(ctx, initializeRequest()); err != nil || !mcp.IsModernProtocol(c.ProtocolVersion()) {
+		t.Fatalf("initialize: %v (protocol %s)", err, c.ProtocolVersion())
+	}
+	var want []string
+	callMCPGo := func(name string, a map[string]any) {
+		req := mcp.CallToolRequest{}
+		req.Params.Name, req.Params.Arguments = name, a
+		res, err := c.CallTool(ctx, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, res.Content[0].(mcp.TextContent).Text)
+	}
+	callMCPGo("plain", args[0])
+	if _, err := c.ListTools(ctx, mcp.ListToolsRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	callMCPGo("plain", args[0])
+	callMCPGo("routed", args[1])
+	mcpgo := taken()
+
+	// The same through the Manager (the fast path).
+	m, _ := newTestManager(t, Options{})
+	m.SetServers(map[string]ServerConfig{"r": {Transport: TransportStreamableHTTP, URL: ts.URL}})
+	var got []string
+	callFast := func(name string, a map[string]any) {
+		res, err := m.CallTool(ctx, "r", name, a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, res.Content[0].(mcp.TextContent).Text)
+	}
+	callFast("plain", args[0])
+	if _, err := m.ListTools(ctx, "r"); err != nil {
+		t.Fatal(err)
+	}
+	callFast("plain", args[0])
+	callFast("routed", args[1])
+	fast := taken()
+
+	if len(fast) != 3 || len(mcpgo) != 3 {
+		t.Fatalf("%d and %d calls seen, want 3 each", len(fast), len(mcpgo))
+	}
+	for i := range fast {
+		if !fast[i].fast {
+			t.Errorf("call %d did not take the fast path", i)
+		}
+		if got[i] != want[i] {
+			t.Errorf("call %d: result %q, mcp-go's %q", i, got[i], want[i])
+		}
+		if !reflect.DeepEqual(fast[i].header, mcpgo[i].header) {
+			t.Errorf("call %d: headers %v, mcp-go sends %v", i, fast[i].header, mcpgo[i].header)
+		}
+	}
+	if mcpgo[2].header.Get("Mcp-Param-Region") != "eu-west" || mcpgo[1].header.Get("Mcp-Param-Region") != "" {
+		t.Errorf("mcp-go's headers are not what this test expects: %v", mcpgo)
 	}
 }

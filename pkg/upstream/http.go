@@ -202,6 +202,12 @@ func (b *httpBackend) open() (*httpConn, *problem) {
 		return fail(err, "could not connect to %s: %s", b.cfg.URL, netCause(err))
 	}
 	info := serverInfo(res, c)
+	// 2026-07-28: tools/call without mcp-go's per-request re-encoding,
+	// with the headers mcp-go would send (fastcall.go).
+	if sc := newStatelessCaller(wire, c.ProtocolVersion(), initializeRequest().Params.ClientInfo); sc != nil && b.cfg.Transport == TransportStreamableHTTP {
+		sc.headers = true
+		relay.stateless = sc
+	}
 	b.mu.Lock()
 	b.protocol = c.ProtocolVersion()
 	b.info = &info

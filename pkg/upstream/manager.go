@@ -311,6 +311,9 @@ func (m *Manager) ListTools(ctx context.Context, id string) ([]mcp.Tool, error) 
 			if err != nil {
 				return err
 			}
+			if sc := statelessFrom(ctx); sc != nil {
+				sc.noteTools(res.Tools, page == 1)
+			}
 			if room := m.opts.MaxListTools - len(out); len(res.Tools) > room {
 				out = append(out, res.Tools[:room]...)
 				truncated = fmt.Sprintf("it lists more than %d tools (TOOL_RAG_MAX_TOOLS_PER_SERVER); only the first %d are served", m.opts.MaxListTools, m.opts.MaxListTools)

@@ -66,8 +66,8 @@ type connRelay struct {
 	log    *slog.Logger
 	m      *Manager
 
-	// stateless sends tools/call on a 2026-07-28 stdio connection (nil
-	// otherwise); set before the connection is used.
+	// stateless sends tools/call on a 2026-07-28 stdio or Streamable HTTP
+	// connection (nil otherwise); set before the connection is used.
 	stateless *statelessCaller
 
 	mu      sync.Mutex

@@ -9,6 +9,10 @@
 // Tools: echo {text}, add {a, b}, reverse {text}, sleep {ms}, fail {message}.
 // Prompt: greeting {name}. Resource: echo://info. Template: echo://items/{id}.
 //
+// ECHO_MCPGO_ONLY=1 serves stdio with mcp-go alone, without the stateless
+// tools/call fast path (pkg/statelesscall); ECHO_CPUPROFILE=path (%p: the
+// pid) writes a CPU profile of a stdio run. Both are for the benchmarks.
+//
 // The -misbehave flag turns it into a faulty server for the gateway's fault
 // tests (never use it in a registry):
 //
@@ -38,6 +42,8 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"runtime/pprof"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -45,6 +51,8 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/toolrag/mcp-gateway/pkg/statelesscall"
 )
 
 // version is reported in serverInfo.
@@ -110,6 +118,7 @@ func main() {
 
 	ctx, cancel := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer cancel()
+	defer cpuProfile()()
 	out := &lockedWriter{w: os.Stdout}
 	var in io.Reader = os.Stdin
 	if *misbehave != "" {
@@ -118,10 +127,45 @@ func main() {
 	fmt.Fprintf(os.Stderr, "echo: serving MCP on stdio (pid %d)\n", os.Getpid())
 	stdio := server.NewStdioServer(s)
 	server.WithWorkerPoolSize(32)(stdio)
-	if err := stdio.Listen(ctx, in, out); err != nil && !errors.Is(err, context.Canceled) {
+	var err error
+	if *misbehave == "" && os.Getenv("ECHO_MCPGO_ONLY") == "" {
+		// 2026-07-28 tools/call requests are answered without mcp-go's
+		// per-request re-decoding (docs/mcp-go-stateless-cost.md).
+		err = serveFast(ctx, s, stdio, in, out)
+	} else {
+		err = stdio.Listen(ctx, in, out)
+	}
+	if err != nil && !errors.Is(err, context.Canceled) {
 		fmt.Fprintln(os.Stderr, "echo:", err)
 		os.Exit(1)
 	}
+}
+
+// cpuProfile profiles the stdio server into $ECHO_CPUPROFILE (%p: the pid)
+// when set, for the benchmarks; the returned function ends the profile.
+func cpuProfile() func() {
+	path := os.Getenv("ECHO_CPUPROFILE")
+	if path == "" {
+		return func() {}
+	}
+	f, err := os.Create(strings.ReplaceAll(path, "%p", strconv.Itoa(os.Getpid())))
+	if err == nil {
+		err = pprof.StartCPUProfile(f)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "echo: ECHO_CPUPROFILE:", err)
+		return func() {}
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }
+}
+
+// serveFast serves stdio through the stateless tools/call fast path.
+func serveFast(ctx context.Context, s *server.MCPServer, stdio *server.StdioServer, in io.Reader, out io.Writer) error {
+	fast, err := statelesscall.New(statelesscall.Config{Server: s, Recover: true})
+	if err != nil {
+		return err
+	}
+	return fast.ServeStdio(ctx, stdio, in, out)
 }
 
 // newServer builds the MCP server with every tool, prompt and resource.
