@@ -166,6 +166,13 @@ type Experimental struct {
 	// Related is how many related tools each result lists (zero:
 	// DefaultRelated; negative: none).
 	Related int
+	// RelatedPrior ranks the related candidates (tools of the result's
+	// server sharing its object or named by its description) by what
+	// co-needed tool pairs of training tasks have in common; nil means
+	// DefaultRelatedPrior. RelatedStructureOnly ranks them by the catalog
+	// structure alone (object overlap, doubled for another action).
+	RelatedPrior         *RelatedPrior
+	RelatedStructureOnly bool
 
 	RerankPool int // shortlist size for the reranker, at most MaxRerankPool (default)
 	// Candidates is how many tools each of the dense and the keyword
@@ -190,6 +197,8 @@ type Retriever struct {
 	log    *slog.Logger
 	syncMu sync.Mutex
 	synced bool
+
+	srvTerms serverTermsCache
 
 	keyMu   sync.Mutex
 	keys    map[int64]*kdoc // vector id → keyword entry, for keysFor at keysGen
@@ -384,13 +393,36 @@ func (r *Retriever) result(snap *visibleCorpus, c *candidate) Result {
 
 func round6(f float64) float64 { return math.Round(f*1e6) / 1e6 }
 
-// rank scores every visible tool for one query and returns them best first
-// (only tools with some signal).
-func (r *Retriever) rank(ctx context.Context, snap *visibleCorpus, dense *denseState, pre *denseQuery, query string, req Request, topK int) ([]*candidate, error) {
+// keywordPhase is the part of ranking one query that needs no vectors
+// (rankAll runs it while the vector index is scanned): the keyword query,
+// its BM25F scores and the server-level keyword scores.
+type keywordPhase struct {
+	kwq *kwQuery
+	kws *kwResult
+	srv []float64 // by visible server index; nil when the server term is off
+}
+
+func (r *Retriever) keywordPhase(snap *visibleCorpus, query string) *keywordPhase {
 	kwq := r.keywordQuery(snap, query)
+	kp := &keywordPhase{kwq: kwq, kws: snap.scoreWeighted(kwq.order, kwq.weights)}
+	if r.cfg.ServerWeight > 0 {
+		kp.srv = r.serverScores(snap, kwq.terms)
+	}
+	return kp
+}
+
+// rank scores every visible tool for one query and returns them best first
+// (only tools with some signal). kp, when not nil, is the query's
+// keywordPhase.
+func (r *Retriever) rank(ctx context.Context, snap *visibleCorpus, dense *denseState, pre *denseQuery, kp *keywordPhase, query string, req Request, topK int) ([]*candidate, error) {
+	if kp == nil {
+		kp = r.keywordPhase(snap, query)
+	}
+	kwq, kws := kp.kwq, kp.kws
 	qterms := kwq.terms
-	kws := snap.scoreWeighted(kwq.order, kwq.weights)
-	cands := make(map[*kdoc]*candidate, len(kws.hits))
+	// At most Candidates keyword and Candidates dense nominees (more
+	// with PRF or the server term's additions, which grow the map).
+	cands := make(map[*kdoc]*candidate, min(len(kws.hits)+r.cfg.Candidates, 2*r.cfg.Candidates))
 	get := func(d *kdoc) *candidate {
 		c := cands[d]
 		if c == nil {
@@ -455,15 +487,24 @@ func (r *Retriever) rank(ctx context.Context, snap *visibleCorpus, dense *denseS
 			}
 			return a.d.tool.ID < b.d.tool.ID
 		})
-		for i, c := range kwOnly {
-			if i >= r.cfg.Candidates {
-				delete(cands, c.d)
-				continue
-			}
+		for _, c := range kwOnly[min(len(kwOnly), r.cfg.Candidates):] {
+			delete(cands, c.d)
+		}
+		kwOnly = kwOnly[:min(len(kwOnly), r.cfg.Candidates)]
+		// The keyword-only candidates' cosines, in one call.
+		keys := make([]int64, 0, len(kwOnly))
+		scored := kwOnly[:0:0]
+		for _, c := range kwOnly {
 			if key := vindex.ToolKey(c.d.tool.ID); byKey[key] == c.d {
-				if v, ok := dense.ix.MaxDot(key, qv); ok {
-					c.semantic, c.hasSem = float64(v), true
-				}
+				keys = append(keys, key)
+				scored = append(scored, c)
+			}
+		}
+		best, found := make([]float32, len(keys)), make([]bool, len(keys))
+		dense.ix.MaxDots(keys, [][]float32{qv}, best, found)
+		for i, c := range scored {
+			if found[i] {
+				c.semantic, c.hasSem = float64(best[i]), true
 			}
 		}
 		if len(vecs) > 1 {
@@ -473,7 +514,7 @@ func (r *Retriever) rank(ctx context.Context, snap *visibleCorpus, dense *denseS
 	}
 
 	if r.cfg.ServerWeight > 0 {
-		r.serverLevel(snap, cands, qterms)
+		r.serverLevel(snap, cands, kp.srv)
 	}
 
 	list := make([]*candidate, 0, len(cands))
