@@ -81,7 +81,7 @@ func (r *Retriever) related(snap *visibleCorpus, d *kdoc) []string {
 // (RelatedPrior); Config.RelatedStructureOnly ranks by structureScore.
 func (r *Retriever) relatedScore(d, u *kdoc) (float64, bool) {
 	rel := relationOf(d.shape, u.shape, func(w string) bool {
-		tf := d.terms[w]
+		tf := d.tf(w)
 		return tf != nil && tf[FieldDescription] > 0
 	})
 	if rel.overlap == 0 && rel.mention == 0 {

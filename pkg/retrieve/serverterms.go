@@ -81,10 +81,11 @@ func (st *serverTerms) servers(ix *KeywordIndex, term string) []srvTF {
 	if ok {
 		return list
 	}
-	p := ix.post[term]
+	p := ix.postings(term)
 	byServer := map[int32]int{}
 	for _, e := range p {
-		k := st.srvOf[e.d.slot]
+		_, tf := ix.entry(e)
+		k := st.srvOf[e.slot]
 		i, seen := byServer[k]
 		if !seen {
 			i = len(list)
@@ -93,11 +94,11 @@ func (st *serverTerms) servers(ix *KeywordIndex, term string) []srvTF {
 		}
 		for f := Field(0); f < numFields; f++ {
 			if f != FieldServer {
-				list[i].tf += uint32(e.tf[f])
+				list[i].tf += uint32(tf[f])
 			}
 		}
-		if e.tf[FieldServer] > 0 {
-			list[i].srvField = e.tf[FieldServer]
+		if tf[FieldServer] > 0 {
+			list[i].srvField = tf[FieldServer]
 		}
 	}
 	st.mu.Lock()
