@@ -126,7 +126,7 @@ type VpcConfig struct {
 // index, catalog and keyword index in memory, so its memory grows with the
 // catalog (docs/deploy.md, "Sizing").
 type FunctionsConfig struct {
-	Gateway FunctionSize `json:"gateway"` // default 1024 MiB (peak 231 MB at 10k tools with the 8-bit index: about 50k tools), 29 s
+	Gateway FunctionSize `json:"gateway"` // default 1769 MiB (one vCPU; measured peak 1,283 MB at 100k tools with the 8-bit index, while it loads a new index), 29 s
 	Sync    FunctionSize `json:"sync"`    // default 1536 MiB, 900 s
 	Health  FunctionSize `json:"health"`  // default 256 MiB, 60 s
 }
@@ -215,7 +215,7 @@ func (c *Config) Defaults() {
 	def(&c.ServersFile, "servers.generated.json")
 	def(&c.RepoRoot, "..")
 	def(&c.DistDir, filepath.Join(c.RepoRoot, "dist"))
-	defInt(&c.Functions.Gateway.MemoryMiB, 1024)
+	defInt(&c.Functions.Gateway.MemoryMiB, 1769)
 	defInt(&c.Functions.Gateway.TimeoutSeconds, 29)
 	defInt(&c.Functions.Sync.MemoryMiB, 1536)
 	defInt(&c.Functions.Sync.TimeoutSeconds, 900)

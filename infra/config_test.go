@@ -70,7 +70,7 @@ func TestConfigDefaults(t *testing.T) {
 		t.Errorf("defaults %+v", c)
 	}
 	want := FunctionsConfig{
-		Gateway: FunctionSize{MemoryMiB: 1024, TimeoutSeconds: 29},
+		Gateway: FunctionSize{MemoryMiB: 1769, TimeoutSeconds: 29},
 		Sync:    FunctionSize{MemoryMiB: 1536, TimeoutSeconds: 900},
 		Health:  FunctionSize{MemoryMiB: 256, TimeoutSeconds: 60},
 	}

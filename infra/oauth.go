@@ -123,7 +123,6 @@ func addOAuth(stack awscdk.Stack, cfg Config, gateway awslambda.Function) {
 				Scopes: &oauthScopes,
 			},
 		})
-		client.Node().AddDependency(rs)
 		issuer := pool.UserPoolProviderUrl()
 		gateway.AddEnvironment(jsii.String("TOOLRAG_OAUTH_ISSUER"), issuer, nil)
 		// The JWKS URL is known: no discovery round trip at cold start.

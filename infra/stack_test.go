@@ -227,7 +227,7 @@ func TestDefaultStack(t *testing.T) {
 			t.Errorf("%s: LoggingConfig %v, want its log group and the JSON format", name, fn["LoggingConfig"])
 		}
 	}
-	checkFunctionSizes(t, r, map[string][2]int{"Gateway": {1024, 29}, "Sync": {1536, 900}, "Health": {256, 60}})
+	checkFunctionSizes(t, r, map[string][2]int{"Gateway": {1769, 29}, "Sync": {1536, 900}, "Health": {256, 60}})
 	r.tmpl.AllResourcesProperties(jsii.String("AWS::Logs::LogGroup"), &map[string]any{"RetentionInDays": 30})
 	if js(envOf(r.function(t, "GatewayFunction"))["TOOL_RAG_SYNC_FUNCTION"]) != js(map[string]any{"Ref": firstID(r, "AWS::Lambda::Function", "SyncFunction")}) {
 		t.Errorf("gateway TOOL_RAG_SYNC_FUNCTION does not name the sync function: %v", envOf(r.function(t, "GatewayFunction"))["TOOL_RAG_SYNC_FUNCTION"])

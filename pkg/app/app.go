@@ -101,6 +101,9 @@ type Options struct {
 	// UpstreamListTimeout bounds listing one upstream's prompts and
 	// resources (0: the gateway's default).
 	UpstreamListTimeout time.Duration
+	// LazyToolList builds the MCP tool list only when a caller needs it
+	// (gateway.Config.LazyToolList; the AWS runtime).
+	LazyToolList bool
 	// WhileLoading is what a request meets before the first catalog is
 	// applied (see WhileLoading); StartupWait bounds the wait of
 	// ServeWhileLoading (default 20s).
@@ -205,6 +208,7 @@ func New(b Backend, o Options) (*App, error) {
 		Sessions: b.Sessions, Planner: b.Planner, MaxParallel: env.MaxParallel,
 		ShortlistDescChars: env.ShortlistDescChars, Unprefixed: o.Unprefixed,
 		UpstreamListTimeout: o.UpstreamListTimeout, Logger: a.log, OnCall: a.Usage.ToolCall,
+		LazyToolList: o.LazyToolList,
 	})
 	if err != nil {
 		return nil, err

@@ -28,15 +28,19 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/toolrag/mcp-gateway/internal/testenv"
 	"github.com/toolrag/mcp-gateway/pkg/catalog"
+	"github.com/toolrag/mcp-gateway/pkg/catalog/writeplan"
 	"github.com/toolrag/mcp-gateway/pkg/dynamo"
 	"github.com/toolrag/mcp-gateway/pkg/indexer"
 	"github.com/toolrag/mcp-gateway/pkg/indexpub"
@@ -91,9 +95,11 @@ type benchDeployment struct {
 	// indexes holds the build as "flat" (float32) and "sq8" (8-bit
 	// codes); published says which one is current in the bucket.
 	indexes     map[string]*vindex.Index
+	catalog     catalog.Reader // what the index and the catalog copy are built from
 	meta        vindex.Meta
 	published   string
-	republished int // variants published by republish
+	republished int           // variants published by republish
+	variant     *vindex.Index // the last variant republish published
 }
 
 // benchIndexes returns the index encodings to benchmark:
@@ -119,10 +125,9 @@ func (d *benchDeployment) use(b *testing.B, enc string) {
 	}
 	ctx := context.Background()
 	bucket := s3bucket.New(d.env.s3.Client, testBucket)
-	store := dynamo.NewToolStore(d.env.ddb, d.env.tables.Tools)
 	pub := indexpub.NewPublisher(bucket, "index/")
 	pub.BeforeSwitch = func(ctx context.Context, ptr indexpub.Pointer) error {
-		return indexpub.PublishCatalog(ctx, store, bucket, "index/", ptr.SHA256)
+		return indexpub.PublishCatalog(ctx, d.catalog, bucket, "index/", ptr.SHA256)
 	}
 	meta := d.meta
 	meta.BuiltAt, meta.IndexSHA256 = time.Now(), ""
@@ -161,7 +166,10 @@ func benchDeploy(b *testing.B, n int) *benchDeployment {
 	d := &benchDeployment{env: e, n: n, echoURL: startEchoForBinary(b)}
 	e.register(b, "echo", d.echoURL)
 	e.sync(b, "") // echo's tools via the real sync path
-	store := dynamo.NewToolStore(e.ddb, e.tables.Tools)
+	// Seeding and scanning 100k tools is a bulk job no request does: its
+	// client has no per-operation timeout (DynamoDB Local's scans of a
+	// 100k-item table outlast the gateway's 12 s).
+	store := dynamo.NewToolStore(bulkDynamo(b), e.tables.Tools)
 	ctx := context.Background()
 	grants := map[string]policy.Rule{"echo": {}}
 	for srv := range syntheticTools(n) {
@@ -170,10 +178,40 @@ func benchDeploy(b *testing.B, n int) *benchDeployment {
 	if err := e.keys.Create(ctx, policy.Key{ID: "bench", SecretHash: policy.HashSecret(benchSecret), Servers: grants}); err != nil {
 		b.Fatal(err)
 	}
+	// TOOLRAG_AWSRT_BENCH_SEED=copy: the synthetic tools go into the
+	// index and the S3 catalog copy only (the records the tools table
+	// would hold, from the same preparation), not into DynamoDB Local,
+	// whose 100k-item writes take most of an hour on a busy machine.
+	// Only the catalog=s3 cold starts can run then.
+	var cat catalog.Reader = store
+	if os.Getenv("TOOLRAG_AWSRT_BENCH_SEED") == "copy" {
+		tools, err := store.ListTools(ctx)
+		if err != nil {
+			b.Fatal(err)
+		}
+		servers, err := store.ListServers(ctx)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for id, st := range syntheticTools(n) {
+			srv, next, err := writeplan.Prepare(catalog.Server{ID: id, Title: id, Status: catalog.StatusActive, SyncedAt: time.Now()}, st, time.Now())
+			if err != nil {
+				b.Fatal(err)
+			}
+			servers, tools = append(servers, srv), append(tools, next...)
+		}
+		mem := catalog.NewCopy(store)
+		mem.Set(tools, servers)
+		cat = mem
+		b.Logf("TOOLRAG_AWSRT_BENCH_SEED=copy: %d tools in the index and the catalog copy only", len(tools))
+	}
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, 8)
 	errs := make(chan error, 1)
 	for srv, tools := range syntheticTools(n) {
+		if cat != catalog.Reader(store) {
+			break
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -195,7 +233,7 @@ func benchDeploy(b *testing.B, n int) *benchDeployment {
 	}
 	// The index build the sync function would do after syncer.Run.
 	// Built float32 and published as such; use publishes the 8-bit copy.
-	ix, err := indexer.New(indexer.Config{Catalog: store, Embedder: e.emb, Bucket: s3bucket.New(e.s3.Client, testBucket), Prefix: "index/", Flat: true})
+	ix, err := indexer.New(indexer.Config{Catalog: cat, Embedder: e.emb, Bucket: s3bucket.New(e.s3.Client, testBucket), Prefix: "index/", Flat: true})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -208,17 +246,25 @@ func benchDeploy(b *testing.B, n int) *benchDeployment {
 	}
 	// ... and the catalog copy the sync function writes after it.
 	_, meta, _ := ix.Current()
-	if err := indexpub.PublishCatalog(ctx, store, s3bucket.New(e.s3.Client, testBucket), "index/", meta.IndexSHA256); err != nil {
+	if err := indexpub.PublishCatalog(ctx, cat, s3bucket.New(e.s3.Client, testBucket), "index/", meta.IndexSHA256); err != nil {
 		b.Fatal(err)
 	}
 	d.seed = time.Since(start)
 	d.ix = ix
 	flatIx, _, _ := ix.Current()
 	d.indexes = map[string]*vindex.Index{"flat": flatIx, "sq8": flatIx.Quantize(nil)}
-	d.meta, d.published = meta, "flat"
+	d.meta, d.published, d.catalog = meta, "flat", cat
 	b.Logf("seeded %d tools (+echo) in %s; index build %s", n, d.seed.Round(time.Millisecond), res.Duration.Round(time.Millisecond))
 	benchDeps[n] = d
 	return d
+}
+
+// bulkDynamo is a DynamoDB Local client without the gateway's timeouts.
+func bulkDynamo(b *testing.B) *dynamodb.Client {
+	return dynamodb.New(dynamodb.Options{
+		Region: "us-east-1", BaseEndpoint: aws.String(testenv.DynamoDB(b)),
+		Credentials: credentials.NewStaticCredentialsProvider("local", "local", ""),
+	})
 }
 
 // newBenchEnv is newTestEnv with cleanups tied to the process, not to one
@@ -666,22 +712,47 @@ func (r *runtimeAPI) await(b *testing.B, diag func() string) events.APIGatewayV2
 // (the whole load inside the init phase, as before the init wait).
 func BenchmarkProcessColdStart(b *testing.B) {
 	d := benchDeploy(b, benchTools())
-	bin := buildGatewayFunction(b)
+	bins := []struct{ name, path string }{{"new", buildGatewayFunction(b)}}
+	// TOOLRAG_BENCH_GATEWAY_BASE: another build of functions/gateway (e.g.
+	// of the previous commit), started alternately with this one against
+	// the same deployment: an A/B in one run on a noisy machine.
+	if base := os.Getenv("TOOLRAG_BENCH_GATEWAY_BASE"); base != "" {
+		bins = append([]struct{ name, path string }{{"base", base}}, bins...)
+	}
 	for _, enc := range benchIndexes() {
 		b.Run("index="+enc, func(b *testing.B) {
 			d.use(b, enc)
-			// One start first, not counted: the first read of the seeded
-			// state from the emulators is slower than every later one.
-			b.Run("warm-up", func(b *testing.B) { processColdStart(b, d, bin, "0") })
-			for _, wait := range []string{"default", "0"} {
-				b.Run("init-wait="+wait, func(b *testing.B) { processColdStart(b, d, bin, wait) })
+			for _, bin := range bins {
+				name := ""
+				if len(bins) > 1 {
+					name = "bin=" + bin.name + "/"
+				}
+				// One start first, not counted: the first read of the
+				// seeded state from the emulators is slower than every
+				// later one.
+				b.Run(name+"warm-up", func(b *testing.B) { processColdStart(b, d, bin.path, "0") })
+				for _, wait := range benchInitWaits() {
+					b.Run(name+"init-wait="+wait, func(b *testing.B) { processColdStart(b, d, bin.path, wait) })
+				}
+				// A warm function that picks up a new index and catalog
+				// copy inside a request: its peak, not the cold start's,
+				// sizes the function.
+				if os.Getenv("TOOLRAG_BENCH_REFRESH") != "0" {
+					b.Run(name+"then-refresh", func(b *testing.B) { processColdStart(b, d, bin.path, "refresh") })
+				}
 			}
-			// A warm function that picks up a new index and catalog copy
-			// inside a request: its peak, not the cold start's, sizes the
-			// function.
-			b.Run("then-refresh", func(b *testing.B) { processColdStart(b, d, bin, "refresh") })
 		})
 	}
+}
+
+// benchInitWaits are the init waits of BenchmarkProcessColdStart:
+// TOOLRAG_BENCH_INIT_WAITS (comma-separated, e.g. "0"), default the
+// default wait and 0.
+func benchInitWaits() []string {
+	if v := os.Getenv("TOOLRAG_BENCH_INIT_WAITS"); v != "" {
+		return strings.Split(v, ",")
+	}
+	return []string{"default", "0"}
 }
 
 // republish publishes another build of the deployment's index (one vector
@@ -689,6 +760,9 @@ func BenchmarkProcessColdStart(b *testing.B) {
 func republish(b *testing.B, d *benchDeployment) {
 	ctx := context.Background()
 	cur, meta := d.indexes[d.published], d.meta
+	if cur == nil { // a variant is current: the previous republish's
+		cur = d.variant
+	}
 	r, _ := cur.EncodedReader()
 	raw, err := io.ReadAll(r)
 	if err != nil {
@@ -722,7 +796,7 @@ func republish(b *testing.B, d *benchDeployment) {
 	if _, err := pub.Publish(ctx, next, meta); err != nil {
 		b.Fatal(err)
 	}
-	d.published = "" // a variant: use publishes the original again
+	d.published, d.variant = "", next // a variant: use publishes the original again
 }
 
 // vmHWM returns the peak resident set size of process pid (what Lambda's
@@ -757,7 +831,7 @@ func processColdStart(b *testing.B, d *benchDeployment, bin, initWait string) {
 		b.Fatal(err)
 	}
 	e := d.env
-	var initPhase, toInit, toFind time.Duration
+	var initPhase, toInit, toFind, cpu time.Duration
 	var peakRSS, coldGets int64
 	b.StopTimer()
 	for range b.N {
@@ -780,7 +854,10 @@ func processColdStart(b *testing.B, d *benchDeployment, bin, initWait string) {
 		switch initWait {
 		case "default":
 		case "refresh":
-			cmd.Env = append(cmd.Env, "TOOL_RAG_INDEX_REFRESH=0.5")
+			// The whole load inside the init phase: on a busy machine a
+			// 100k load outlasts the default wait, and the first
+			// request would get "still loading".
+			cmd.Env = append(cmd.Env, "TOOL_RAG_INDEX_REFRESH=0.5", "TOOL_RAG_INIT_WAIT=0")
 		default:
 			cmd.Env = append(cmd.Env, "TOOL_RAG_INIT_WAIT="+initWait)
 		}
@@ -835,8 +912,14 @@ func processColdStart(b *testing.B, d *benchDeployment, bin, initWait string) {
 		}
 		_ = cmd.Process.Kill()
 		_ = cmd.Wait()
+		if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+			cpu += time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+		}
 		api.srv.Close()
 	}
+	// CPU time (user+system) of the function process, start to kill: unlike
+	// the wall times it does not grow when other processes take the cores.
+	b.ReportMetric(ms(cpu)/float64(b.N), "cpu-ms")
 	b.ReportMetric(ms(initPhase)/float64(b.N), "init-phase-ms")
 	b.ReportMetric(float64(peakRSS)/(1<<20), "peak-rss-MB")
 	if refresh {

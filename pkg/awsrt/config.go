@@ -153,6 +153,11 @@ type Config struct {
 	// metricsOut receives the EMF lines (nil: stdout); tests set it.
 	metricsOut io.Writer
 
+	// secretsTimeouts bound the SSM and Secrets Manager clients built
+	// here (zero: secretsAttemptTimeout, secretsOperationTimeout); tests
+	// shorten them.
+	secretsTimeouts sdkTimeouts
+
 	// frontTimeout is API Gateway's timeout (0: lambdalimits.FrontTimeout);
 	// tests shorten it.
 	frontTimeout time.Duration
@@ -401,7 +406,10 @@ func (c *Config) secretSource(ctx context.Context) error {
 			if err != nil {
 				return err
 			}
+			to := c.secretsTimeouts.or(sdkTimeouts{secretsAttemptTimeout, secretsOperationTimeout})
 			rc.Client = ssm.NewFromConfig(ac, func(o *ssm.Options) {
+				o.HTTPClient = attemptHTTPClient(to.Attempt)
+				o.APIOptions = append(o.APIOptions, operationDeadline("SSM Parameter Store", to.Operation))
 				if c.SSMEndpoint != "" {
 					o.BaseEndpoint = aws.String(c.SSMEndpoint)
 				}
@@ -414,7 +422,10 @@ func (c *Config) secretSource(ctx context.Context) error {
 			if err != nil {
 				return err
 			}
+			to := c.secretsTimeouts.or(sdkTimeouts{secretsAttemptTimeout, secretsOperationTimeout})
 			rc.SecretsManager = secretsmanager.NewFromConfig(ac, func(o *secretsmanager.Options) {
+				o.HTTPClient = attemptHTTPClient(to.Attempt)
+				o.APIOptions = append(o.APIOptions, operationDeadline("Secrets Manager", to.Operation))
 				if c.SecretsManagerEndpoint != "" {
 					o.BaseEndpoint = aws.String(c.SecretsManagerEndpoint)
 				}

@@ -162,6 +162,9 @@ func NewGatewayFunction(ctx context.Context, cfg Config) (*GatewayFunction, erro
 		Sync: func(ctx context.Context) (any, error) { return reindexer{g}.Reindex(ctx, "incremental") },
 	}, app.Options{
 		Env: cfg.Env, UpstreamListTimeout: cfg.UpstreamListTimeout, WhileLoading: app.RejectWhileLoading, Logger: log,
+		// Agents see the meta-tools: the MCP list of every catalog tool
+		// is built by the first admin listing or call by name only.
+		LazyToolList: true,
 		// The request that caused the cold start answers before API
 		// Gateway's timeout counted from the process start.
 		GiveUpAt: func(ctx context.Context, first bool) time.Time {
@@ -458,6 +461,11 @@ func (g *GatewayFunction) reloadHealth(ctx context.Context) error {
 		st[id] = health.Status{Up: s.Status != dynamo.HealthDown, CheckedAt: s.CheckedAt, Error: s.Error}
 	}
 	g.health.Replace(st)
+	if g.surfaces.SetDown(g.health.Down()) {
+		// Rebuild the MCP surface now: prompts and resources of servers
+		// marked down are withheld like their tools.
+		g.catalogDue = true
+	}
 	return nil
 }
 

@@ -434,3 +434,53 @@ func TestExactRateLimitAcrossInstances(t *testing.T) {
 		})
 	}
 }
+
+// Prompts and resources of a server the health function marked down are
+// withheld like its tools: at cold start, and on the first request after
+// the health cache expires (then shown again once it is back up).
+func TestStoredSurfacesOfDownServersWithheld(t *testing.T) {
+	e := newTestEnv(t)
+	e.register(t, "echo", startEcho(t))
+	e.register(t, "echo2", startEcho(t))
+	if rep := e.sync(t, ""); len(rep.SurfaceErrors) != 0 {
+		t.Fatalf("surface errors: %v", rep.SurfaceErrors)
+	}
+	ctx := context.Background()
+	list := func(h func(context.Context, json.RawMessage) (any, error), method string) string {
+		t.Helper()
+		sid := initialize(t, h, "http-api-initialize.json", devSecret)
+		r := invoke(t, h, event(t, "http-api-tools-list.json", request{auth: devSecret, session: sid, body: `{"jsonrpc":"2.0","id":2,"method":"` + method + `"}`}))
+		return string(result(t, r, 2))
+	}
+	shows := func(h func(context.Context, json.RawMessage) (any, error), echo2 bool) {
+		t.Helper()
+		prompts, resources := list(h, "prompts/list"), list(h, "resources/list")
+		if !strings.Contains(prompts, `"echo__greeting"`) || !strings.Contains(resources, "gateway://echo/") {
+			t.Fatalf("echo's surface missing: prompts %s resources %s", prompts, resources)
+		}
+		if got := strings.Contains(prompts, `"echo2__greeting"`); got != echo2 {
+			t.Fatalf("echo2's prompt shown %v, want %v: %s", got, echo2, prompts)
+		}
+		if got := strings.Contains(resources, "gateway://echo2/"); got != echo2 {
+			t.Fatalf("echo2's resources shown %v, want %v: %s", got, echo2, resources)
+		}
+	}
+	g := e.gateway(t)
+	h := Dispatch(g, LambdaOptions{})
+	shows(h, true)
+
+	down := dynamo.Health{Status: dynamo.HealthDown, CheckedAt: e.clock.Now(), Error: "connection refused"}
+	if err := e.registry.SetHealth(ctx, "echo2", down); err != nil {
+		t.Fatal(err)
+	}
+	e.clock.Advance(g.cfg.HealthCacheTTL)
+	shows(h, false)
+	// A cold start while it is down.
+	shows(Dispatch(e.gateway(t), LambdaOptions{}), false)
+
+	if err := e.registry.SetHealth(ctx, "echo2", dynamo.Health{Status: dynamo.HealthUp, CheckedAt: e.clock.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	e.clock.Advance(g.cfg.HealthCacheTTL)
+	shows(h, true)
+}

@@ -1,11 +1,14 @@
 package awsrt
 
 import (
+	"context"
+	"fmt"
 	"net"
 	"net/http"
 	"time"
 
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
+	"github.com/aws/smithy-go/middleware"
 )
 
 // HTTP timeouts of the S3 and Lambda clients (DynamoDB's are in
@@ -18,6 +21,32 @@ const (
 	s3ResponseHeaderTimeout = 10 * time.Second
 	lambdaInvokeTimeout     = 10 * time.Second
 )
+
+// Timeouts of the SSM and Secrets Manager clients: one HTTP attempt
+// (connect, send, answer) and one API call, retries included. A registry
+// header's secret is read inside the first request that needs it, so a
+// store that does not answer must fail that request in seconds, with an
+// error naming the store, rather than hold it until the invocation ends.
+const (
+	secretsAttemptTimeout   = 3 * time.Second
+	secretsOperationTimeout = 8 * time.Second
+)
+
+// sdkTimeouts are an SDK client's attempt and operation timeouts; zero
+// fields take the defaults of the client's service.
+type sdkTimeouts struct {
+	Attempt, Operation time.Duration
+}
+
+func (t sdkTimeouts) or(def sdkTimeouts) sdkTimeouts {
+	if t.Attempt <= 0 {
+		t.Attempt = def.Attempt
+	}
+	if t.Operation <= 0 {
+		t.Operation = def.Operation
+	}
+	return t
+}
 
 func s3HTTPClient() *awshttp.BuildableClient {
 	return awshttp.NewBuildableClient().
@@ -33,4 +62,34 @@ func lambdaHTTPClient() *awshttp.BuildableClient {
 		WithDialerOptions(func(d *net.Dialer) { d.Timeout = sdkConnectTimeout }).
 		WithTransportOptions(func(tr *http.Transport) { tr.TLSHandshakeTimeout = sdkConnectTimeout }).
 		WithTimeout(lambdaInvokeTimeout)
+}
+
+// attemptHTTPClient bounds the connect and one whole HTTP attempt (the
+// SSM and Secrets Manager answers are small).
+func attemptHTTPClient(attempt time.Duration) *awshttp.BuildableClient {
+	return awshttp.NewBuildableClient().
+		WithDialerOptions(func(d *net.Dialer) { d.Timeout = min(sdkConnectTimeout, attempt) }).
+		WithTransportOptions(func(tr *http.Transport) {
+			tr.TLSHandshakeTimeout = min(sdkConnectTimeout, attempt)
+			tr.ResponseHeaderTimeout = attempt
+		}).
+		WithTimeout(attempt)
+}
+
+// operationDeadline is an SDK middleware that gives every API call of
+// service a deadline of d, retries included (a caller's earlier deadline
+// stays); the error then says which service did not answer.
+func operationDeadline(service string, d time.Duration) func(*middleware.Stack) error {
+	return func(s *middleware.Stack) error {
+		return s.Initialize.Add(middleware.InitializeMiddlewareFunc("toolragOperationDeadline",
+			func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
+				ctx, cancel := context.WithTimeoutCause(ctx, d, fmt.Errorf("%s did not answer within %s", service, d))
+				defer cancel()
+				out, md, err := next.HandleInitialize(ctx, in)
+				if err != nil && ctx.Err() != nil {
+					err = fmt.Errorf("%w: %w", context.Cause(ctx), err)
+				}
+				return out, md, err
+			}), middleware.Before)
+	}
 }

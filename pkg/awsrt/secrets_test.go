@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -347,5 +348,53 @@ func TestConfigFromEnvSecrets(t *testing.T) {
 		if err != nil || c.SecretsPrefix != tc.prefix || c.SecretsStore != tc.store || c.SecretsTTL != tc.ttl || c.SSMEndpoint != tc.ssm || c.SecretsManagerEndpoint != tc.sm {
 			t.Errorf("%v: prefix %q store %q ttl %v ssm %q sm %q, %v", tc.vars, c.SecretsPrefix, c.SecretsStore, c.SecretsTTL, c.SSMEndpoint, c.SecretsManagerEndpoint, err)
 		}
+	}
+}
+
+// An SSM or Secrets Manager endpoint that accepts the request and never
+// answers fails the secret lookup after the clients' operation timeout,
+// with an error naming the store, instead of holding the request (and the
+// invocation) until the store gives up.
+func TestSecretsStoreThatDoesNotAnswer(t *testing.T) {
+	t.Setenv(tokenVar, "")
+	const hang = 20 * time.Second
+	for _, store := range []string{secrets.StoreSSM, secrets.StoreSecretsManager} {
+		t.Run(store, func(t *testing.T) {
+			var calls atomic.Int64
+			release := make(chan struct{})
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				calls.Add(1)
+				select {
+				case <-r.Context().Done():
+				case <-release:
+				case <-time.After(hang):
+				}
+			}))
+			defer srv.Close()
+			defer close(release)
+			c := Config{SecretsPrefix: "/toolrag/test/", SecretsStore: store, Logger: slog.New(slog.DiscardHandler),
+				secretsTimeouts: sdkTimeouts{Attempt: 700 * time.Millisecond, Operation: time.Second}}
+			if store == secrets.StoreSSM {
+				c.SSMEndpoint = srv.URL
+			} else {
+				c.SecretsManagerEndpoint = srv.URL
+			}
+			if err := c.secretSource(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			start := time.Now()
+			_, err := c.secret(context.Background(), tokenVar)
+			took := time.Since(start)
+			name := map[string]string{secrets.StoreSSM: "SSM Parameter Store", secrets.StoreSecretsManager: "Secrets Manager"}[store]
+			if err == nil || !strings.Contains(err.Error(), name+" did not answer within 1s") {
+				t.Fatalf("lookup error %v, want %q did not answer within 1s", err, name)
+			}
+			if took >= hang/2 {
+				t.Fatalf("the lookup took %s: not bounded by the operation timeout", took)
+			}
+			if calls.Load() == 0 {
+				t.Fatal("the store was never called")
+			}
+		})
 	}
 }

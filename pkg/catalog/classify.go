@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 )
 
 // Tool types.
@@ -91,35 +92,49 @@ func Classify(name, description string, rawAnnotations json.RawMessage) (toolTyp
 // kebab-case, dots, spaces and camelCase boundaries:
 // "getHTTPResponse_v2" → [get http response v2].
 func SplitName(name string) []string {
+	// A word is a run of letters and digits of name, so it is cut from
+	// name by byte offsets (no rune slices: this runs on every word of a
+	// catalog at cold start) and copied once, lower-cased.
 	var words []string
-	var cur []rune
-	flush := func() {
-		if len(cur) > 0 {
-			words = append(words, strings.ToLower(string(cur)))
-			cur = cur[:0]
+	start := -1 // byte offset of the current word, -1: none
+	flush := func(end int) {
+		if start >= 0 {
+			w := strings.ToLower(name[start:end])
+			if len(w) == end-start && w == name[start:end] {
+				w = strings.Clone(w) // ToLower returned name's bytes
+			}
+			words = append(words, w)
+			start = -1
 		}
 	}
-	rs := []rune(name)
-	for i, r := range rs {
+	prev := rune(-1)
+	for i := 0; i < len(name); {
+		r, size := utf8.DecodeRuneInString(name[i:])
 		switch {
 		case !unicode.IsLetter(r) && !unicode.IsDigit(r):
-			flush()
+			flush(i)
 		case unicode.IsUpper(r):
 			// Boundary before an upper-case letter that follows a lower-case
 			// letter or digit, or that starts a word after an acronym
 			// ("HTTPResponse" → HTTP, Response).
-			if len(cur) > 0 {
-				prev := rs[i-1]
-				nextLower := i+1 < len(rs) && unicode.IsLower(rs[i+1])
+			if start >= 0 {
+				next, _ := utf8.DecodeRuneInString(name[i+size:])
+				nextLower := i+size < len(name) && unicode.IsLower(next)
 				if unicode.IsLower(prev) || unicode.IsDigit(prev) || (unicode.IsUpper(prev) && nextLower) {
-					flush()
+					flush(i)
 				}
 			}
-			cur = append(cur, r)
+			if start < 0 {
+				start = i
+			}
 		default:
-			cur = append(cur, r)
+			if start < 0 {
+				start = i
+			}
 		}
+		prev = r
+		i += size
 	}
-	flush()
+	flush(len(name))
 	return words
 }

@@ -33,6 +33,7 @@ func AgentConfigs() []Config {
 		{Name: "hybrid-sem0.5", Experimental: retrieve.Experimental{Weights: retrieve.Weights{Semantic: 0.5, Keyword: 1, Metadata: 0.15}}},
 		{Name: "hybrid-serverfield1.2", Experimental: retrieve.Experimental{FieldWeights: serverField(1.2)}},
 		{Name: "hybrid-noverb-flat", Experimental: retrieve.Experimental{VerbWeight: -1, ServerWeight: -1}},
+		{Name: "hybrid-relstruct", Experimental: retrieve.Experimental{RelatedStructureOnly: true}},
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -105,6 +106,17 @@ type Config struct {
 	// (key id, call name, outcome, duration): usage statistics. It must
 	// not block.
 	OnCall func(keyID, tool, outcome string, d time.Duration)
+	// LazyToolList defers the MCP tool list (one mcp-go tool per catalog
+	// tool) until a caller needs it: an admin key's tools/list, or a
+	// tools/call of a catalog tool by name. Until then tools/list answers
+	// the meta-tools and the tools registered to the session, and a reload
+	// touches no mcp-go state. On AWS Lambda most instances serve agents
+	// that see only the meta-tools: they never build the list (at 100k
+	// tools, ~100 MB of heap and most of a cold start's MCP surface), and
+	// the tools/list_changed notifications it would feed cannot reach a
+	// client there (no GET streams). Registering the list tells the
+	// sessions open at that moment, once, that the tool list changed.
+	LazyToolList bool
 }
 
 // Server is the merged MCP server: meta-tools, passthrough tools, prompts
@@ -120,6 +132,10 @@ type Server struct {
 	// registers only what changed.
 	regMu      sync.Mutex
 	registered map[string]string
+	// listBuilt: the MCP tool list is registered with mcp-go (always,
+	// unless Config.LazyToolList; then from the first caller that needs
+	// it, under regMu).
+	listBuilt atomic.Bool
 	// per-server snapshots of prompts and resources, kept when a server is
 	// unreachable during a reload.
 	surfMu  sync.Mutex
@@ -302,39 +318,84 @@ func (g *Server) ReloadTools(ctx context.Context) error {
 		set.byID[t.ID] = t
 		set.byName[t.ID] = t.ID
 	}
-	serverTools := g.metaTools()
-	fps := make(map[string]string, len(serverTools)+len(tools))
-	for _, st := range serverTools {
-		fps[st.Tool.Name] = "meta"
-	}
 	for _, t := range tools {
-		mt := mcpTool(t)
 		if g.cfg.Unprefixed[t.Server] {
 			// An unprefixed name must not look like another server's
 			// (server__tool) nor take a name already exposed.
 			if _, taken := set.byName[t.Name]; !taken && !isMeta(t.Name) && !strings.Contains(t.Name, catalog.Separator) {
 				set.byName[t.Name] = t.ID
 				set.exposed[t.ID] = t.Name
-				mt.Name = t.Name
 			} else {
 				g.log.Warn("tool name is taken; exposing it with its server prefix", "tool", t.ID)
 			}
 		}
-		// mcp-go panics on tools with invalid x-mcp-header annotations: such
-		// a tool is not listed or callable by name, but run_tool still
-		// reaches it.
-		if mayHaveHeaderAnnotations(mt.RawInputSchema) {
-			if err := mcp.ValidateParamHeaderAnnotations(&mt); err != nil {
-				g.log.Warn("tool cannot be listed by the MCP layer; it stays reachable through run_tool", "tool", t.ID, "error", err)
-				continue
-			}
+	}
+	g.tools.Store(set)
+	if g.cfg.LazyToolList && !g.listBuilt.Load() {
+		return nil
+	}
+	g.registerList(tools, set)
+	return nil
+}
+
+// registerList hands mcp-go the meta-tools and one tool per catalog tool
+// of set (in the order of tools). The caller holds regMu.
+func (g *Server) registerList(tools []catalog.Tool, set *toolSet) {
+	serverTools := g.metaTools()
+	fps := make(map[string]string, len(serverTools)+len(tools))
+	for _, st := range serverTools {
+		fps[st.Tool.Name] = "meta"
+	}
+	for _, t := range tools {
+		mt, ok := g.listedTool(set, t)
+		if !ok {
+			continue
 		}
 		serverTools = append(serverTools, server.ServerTool{Tool: mt, Handler: g.directCallHandler(t.ID)})
 		fps[mt.Name] = t.ID + "\x00" + t.ContentHash
 	}
-	g.tools.Store(set)
 	g.register(serverTools, fps)
-	return nil
+	g.listBuilt.Store(true)
+}
+
+// listedTool is the MCP tool of a catalog tool under its exposed name; ok
+// is false for a tool mcp-go cannot list (an invalid x-mcp-header
+// annotation: mcp-go panics on it), which run_tool still reaches.
+func (g *Server) listedTool(set *toolSet, t catalog.Tool) (mcp.Tool, bool) {
+	mt := mcpTool(t)
+	if name, ok := set.exposed[t.ID]; ok {
+		mt.Name = name
+	}
+	if mayHaveHeaderAnnotations(mt.RawInputSchema) {
+		if err := mcp.ValidateParamHeaderAnnotations(&mt); err != nil {
+			g.log.Warn("tool cannot be listed by the MCP layer; it stays reachable through run_tool", "tool", t.ID, "error", err)
+			return mt, false
+		}
+	}
+	return mt, true
+}
+
+// ensureToolList builds the MCP tool list now if Config.LazyToolList
+// deferred it (the caller is about to need it).
+func (g *Server) ensureToolList() {
+	if g.listBuilt.Load() {
+		return
+	}
+	g.regMu.Lock()
+	defer g.regMu.Unlock()
+	if g.listBuilt.Load() {
+		return
+	}
+	set := g.tools.Load()
+	if set == nil {
+		return
+	}
+	tools := make([]catalog.Tool, 0, len(set.byID))
+	for _, t := range set.byID {
+		tools = append(tools, t)
+	}
+	slices.SortFunc(tools, func(a, b catalog.Tool) int { return strings.Compare(a.ID, b.ID) })
+	g.registerList(tools, set)
 }
 
 // register hands the tool list to mcp-go. After the first time only the

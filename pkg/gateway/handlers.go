@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"math"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -138,6 +139,38 @@ func (g *Server) filterTools(ctx context.Context, tools []mcp.Tool) []mcp.Tool {
 			continue
 		}
 		out = append(out, t)
+	}
+	if len(registered) > 0 && !g.listBuilt.Load() {
+		out = g.appendRegistered(out, set, pol, registered)
+	}
+	return out
+}
+
+// appendRegistered adds to a tools/list answer the session's registered
+// tools that mcp-go does not hold because the MCP tool list is not built
+// (Config.LazyToolList), keeping the answer sorted by name as mcp-go
+// sorts it.
+func (g *Server) appendRegistered(out []mcp.Tool, set *toolSet, pol policy.Policy, registered map[string]bool) []mcp.Tool {
+	listed := make(map[string]bool, len(out))
+	for _, t := range out {
+		listed[t.Name] = true
+	}
+	added := false
+	for name := range registered {
+		if listed[name] {
+			continue
+		}
+		id, known := set.resolve(name)
+		rec, ok := set.byID[id]
+		if !known || !ok || !pol.AllowsTool(rec.Server, rec.Name) {
+			continue
+		}
+		if mt, ok := g.listedTool(set, rec); ok && mt.Name == name {
+			out, added = append(out, mt), true
+		}
+	}
+	if added {
+		slices.SortFunc(out, func(a, b mcp.Tool) int { return strings.Compare(a.Name, b.Name) })
 	}
 	return out
 }

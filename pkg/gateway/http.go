@@ -15,6 +15,7 @@ import (
 
 	"github.com/toolrag/mcp-gateway/pkg/auth"
 	"github.com/toolrag/mcp-gateway/pkg/httpserve"
+	"github.com/toolrag/mcp-gateway/pkg/policy"
 	"github.com/toolrag/mcp-gateway/pkg/session"
 )
 
@@ -93,6 +94,9 @@ func (g *Server) Handler(o HTTPOptions) http.Handler {
 			return
 		}
 		head, decoded := readHead(body) // invalid JSON is answered by mcp-go with a parse error
+		if g.cfg.LazyToolList && !g.listBuilt.Load() && needsToolList(r.Context(), head.Method, body) {
+			g.ensureToolList()
+		}
 		if id, why := invalidIdentity(&head, decoded); why != "" {
 			writeInvalidParams(w, id, why)
 			return
@@ -339,3 +343,25 @@ func (relayEvents) ReplayEventsAfter(context.Context, string, string, func(strin
 }
 
 func (relayEvents) PurgeSession(context.Context, string) error { return nil }
+
+// needsToolList reports whether mcp-go needs the MCP tool list to answer
+// a request (Config.LazyToolList): a tools/call of a catalog tool by name,
+// an admin key's tools/list, or a batch (not inspected).
+func needsToolList(ctx context.Context, method string, body []byte) bool {
+	switch method {
+	case string(mcp.MethodToolsCall):
+		var call struct {
+			Params struct {
+				Name string `json:"name"`
+			} `json:"params"`
+		}
+		_ = json.Unmarshal(body, &call)
+		return !isMeta(call.Params.Name)
+	case string(mcp.MethodToolsList):
+		pol, ok := policy.FromContext(ctx)
+		return ok && pol.Admin
+	case "":
+		return len(bytes.TrimLeft(body, " \t\r\n")) > 0 && bytes.TrimLeft(body, " \t\r\n")[0] == '['
+	}
+	return false
+}

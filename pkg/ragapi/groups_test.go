@@ -30,7 +30,11 @@ func TestDecodeQueries(t *testing.T) {
 		{`{"queries":["send an email","read a file"]}`, ""},
 		{`{"queries":[]}`, "1 to 8"},
 		{`{"queries":["a",""]}`, `"queries"[1] must not be empty`},
-		{`{"queries":["a"],"query":"b"}`, "not both"},
+		{`{"queries":["a"],"query":"b"}`, ""},
+		{`{"queries":["a","A "],"query":" a"}`, ""},
+		{`{"queries":["1","2","3","4","5","6","7","8"],"query":"9"}`, "hold 9 different queries; the limit is 8"},
+		{`{"queries":["1","2","3","4","5","6","7","8"],"query":"1"}`, ""},
+		{`{"queries":["a"],"query":"` + strings.Repeat("x", 101) + `"}`, `field "query" is 101 characters`},
 		{`{"queries":["1","2","3","4","5","6","7","8","9"]}`, "1 to 8"},
 		{`{"queries":"a"}`, "must be an array"},
 		{`{}`, `"query" is required (or "queries")`},
@@ -92,5 +96,38 @@ func TestRetrieveQueries(t *testing.T) {
 	}
 	if strings.Contains(rec.Body.String(), "secret") {
 		t.Errorf("a tool the key may not see is in the answer: %s", rec.Body)
+	}
+
+	// query and queries together: one grouped answer, query first, the
+	// repeated query asked once.
+	body = `{"query":"read a file","queries":["send an email","Read a  file"],"top_k":1}`
+	req = httptest.NewRequest(http.MethodPost, "/tool-rag/retrieve", strings.NewReader(body))
+	req = req.WithContext(policy.NewContext(req.Context(), pol))
+	rec = httptest.NewRecorder()
+	api.Handler().ServeHTTP(rec, req)
+	if rec.Code != http.StatusOK {
+		t.Fatalf("query + queries: status %d: %s", rec.Code, rec.Body)
+	}
+	out.Groups = nil
+	if err := json.Unmarshal(rec.Body.Bytes(), &out); err != nil {
+		t.Fatal(err)
+	}
+	if len(out.Groups) != 2 || out.Groups[0].Query != "read a file" || out.Groups[1].Query != "send an email" ||
+		len(out.Groups[0].Results) != 1 || out.Groups[0].Results[0].ToolID != "files__read_file" {
+		t.Errorf("query + queries: %s, want the groups of \"read a file\" then \"send an email\"", rec.Body)
+	}
+}
+
+// TestDecodeQueryAndQueries: "query" and "queries" together are merged as
+// find_tools merges them: query first, repeats (case and spacing aside)
+// dropped; the result is a grouped request.
+func TestDecodeQueryAndQueries(t *testing.T) {
+	req, err := ragapi.DecodeRetrieveRequest([]byte(`{"query":"Send an  email","queries":["read a file","send an email","READ A FILE","list files"]}`), 50, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"Send an  email", "read a file", "list files"}
+	if req.Query != "" || strings.Join(req.Queries, "|") != strings.Join(want, "|") {
+		t.Errorf("query %q, queries %q; want a grouped request with %q", req.Query, req.Queries, want)
 	}
 }

@@ -168,10 +168,7 @@ func DecodeRetrieveRequest(body []byte, maxTopK, maxQueryChars int) (RetrieveReq
 		return req, errors.New("request body has data after the JSON object")
 	}
 	if req.Queries != nil {
-		if req.Query != "" {
-			return req, errors.New("give either field \"query\" or field \"queries\", not both")
-		}
-		if len(req.Queries) == 0 || len(req.Queries) > retrieve.MaxQueries {
+		if len(req.Queries) == 0 {
 			return req, fmt.Errorf("field \"queries\" must hold 1 to %d queries (one capability each)", retrieve.MaxQueries)
 		}
 		for i, q := range req.Queries {
@@ -181,6 +178,21 @@ func DecodeRetrieveRequest(body []byte, maxTopK, maxQueryChars int) (RetrieveReq
 			if n := utf8.RuneCountInString(q); n > maxQueryChars {
 				return req, fmt.Errorf("field \"queries\"[%d] is %d characters; the limit is %d", i, n, maxQueryChars)
 			}
+		}
+		if strings.TrimSpace(req.Query) != "" {
+			if n := utf8.RuneCountInString(req.Query); n > maxQueryChars {
+				return req, fmt.Errorf("field \"query\" is %d characters; the limit is %d", n, maxQueryChars)
+			}
+		}
+		// "query" and "queries" together, as find_tools takes them: the
+		// query first, a query repeated (case and spacing aside) once.
+		both := strings.TrimSpace(req.Query) != ""
+		req.Queries, req.Query = mergeQueries(req.Query, req.Queries), ""
+		if len(req.Queries) > retrieve.MaxQueries && !both {
+			return req, fmt.Errorf("field \"queries\" must hold 1 to %d queries (one capability each)", retrieve.MaxQueries)
+		}
+		if len(req.Queries) > retrieve.MaxQueries {
+			return req, fmt.Errorf("fields \"query\" and \"queries\" hold %d different queries; the limit is %d (one capability each)", len(req.Queries), retrieve.MaxQueries)
 		}
 	} else {
 		if strings.TrimSpace(req.Query) == "" {
@@ -209,6 +221,25 @@ func DecodeRetrieveRequest(body []byte, maxTopK, maxQueryChars int) (RetrieveReq
 		return req, fmt.Errorf("field \"tool_type\" must be one of query, action, transform")
 	}
 	return req, nil
+}
+
+// mergeQueries puts query (when not blank) before queries and drops the
+// queries that repeat an earlier one, ignoring case and spacing.
+func mergeQueries(query string, queries []string) []string {
+	all := queries
+	if strings.TrimSpace(query) != "" {
+		all = append([]string{query}, queries...)
+	}
+	out := make([]string, 0, len(all))
+	seen := make(map[string]bool, len(all))
+	for _, q := range all {
+		key := strings.ToLower(strings.Join(strings.Fields(q), " "))
+		if !seen[key] {
+			seen[key] = true
+			out = append(out, q)
+		}
+	}
+	return out
 }
 
 func jsonKind(goType string) string {

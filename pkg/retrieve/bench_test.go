@@ -14,6 +14,7 @@ import (
 
 	"github.com/toolrag/mcp-gateway/pkg/catalog"
 	"github.com/toolrag/mcp-gateway/pkg/embed"
+	"github.com/toolrag/mcp-gateway/pkg/indexer"
 	"github.com/toolrag/mcp-gateway/pkg/policy"
 	"github.com/toolrag/mcp-gateway/pkg/retrieve"
 )
@@ -189,10 +190,22 @@ var agentQueries = []string{
 // capability queries (find_tools with queries, top 5 each) over 10,000
 // tools with the default hybrid, and the same five queries asked one
 // Retrieve at a time.
+//
+// "grouped" uses the index as deployments build it (8-bit codes, the
+// indexer's default); "grouped-f32" the float32 index (indexer.Config.Flat)
+// that the other benchmarks of this package use.
 func BenchmarkFindTools5Queries10k(b *testing.B) {
 	c := synthCatalog(10000)
 	emb := embed.NewBuiltin()
-	r := newRetriever(b, retrieve.Config{Tools: c, Index: buildIndex(b, c, emb), Embedder: emb})
+	ix8, err := indexer.New(indexer.Config{Catalog: c, Embedder: emb})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := ix8.Build(context.Background(), indexer.ModeFull); err != nil {
+		b.Fatal(err)
+	}
+	r := newRetriever(b, retrieve.Config{Tools: c, Index: ix8, Embedder: emb})
+	r32 := newRetriever(b, retrieve.Config{Tools: c, Index: buildIndex(b, c, emb), Embedder: emb})
 	req := retrieve.Request{TopK: 5, Policy: policy.Unrestricted()}
 	ctx := context.Background()
 	run := func(b *testing.B, one func() error) {
@@ -214,6 +227,12 @@ func BenchmarkFindTools5Queries10k(b *testing.B) {
 	b.Run("grouped", func(b *testing.B) {
 		run(b, func() error {
 			_, err := retrieve.RetrieveGroups(ctx, r, req, agentQueries)
+			return err
+		})
+	})
+	b.Run("grouped-f32", func(b *testing.B) {
+		run(b, func() error {
+			_, err := retrieve.RetrieveGroups(ctx, r32, req, agentQueries)
 			return err
 		})
 	})

@@ -9,7 +9,6 @@ import (
 	"math"
 	"runtime"
 	"strconv"
-	"sync"
 
 	"github.com/toolrag/mcp-gateway/pkg/vindex"
 )
@@ -91,25 +90,15 @@ func (r *Retriever) denseQueries(ctx context.Context, dense *denseState, snap *v
 	return out, nil
 }
 
-// searchParallel is ix.SearchMulti with the query vectors split over up
-// to GOMAXPROCS goroutines when there are several (a grouped request):
-// each goroutine scans the index once for its share of the vectors.
+// searchParallel is ix.SearchMulti with the index's rows split over up
+// to GOMAXPROCS goroutines: each goroutine scores its rows against every
+// query vector.
 func searchParallel(ix *vindex.Index, qs [][]float32, k int, allow func(int64) bool) [][]vindex.Hit {
-	workers := min(runtime.GOMAXPROCS(0), len(qs))
-	if workers <= 1 || len(qs) < 4 {
+	workers := runtime.GOMAXPROCS(0)
+	if workers <= 1 {
 		return ix.SearchMulti(qs, k, allow)
 	}
-	out := make([][]vindex.Hit, len(qs))
-	per := (len(qs) + workers - 1) / workers
-	var wg sync.WaitGroup
-	for start := 0; start < len(qs); start += per {
-		end := min(start+per, len(qs))
-		wg.Go(func() {
-			copy(out[start:end], ix.SearchMulti(qs[start:end], k, allow))
-		})
-	}
-	wg.Wait()
-	return out
+	return ix.SearchMultiSplit(qs, k, allow, workers)
 }
 
 // stepVectors embeds the steps of a multi-step request (nil when
@@ -142,13 +131,19 @@ func stepSimilarity(dense *denseState, byKey map[int64]*kdoc, snap *visibleCorpu
 			}
 		}
 	}
+	keys := make([]int64, 0, len(cands))
+	var scored []*candidate
 	for d, c := range cands {
-		key := vindex.ToolKey(d.tool.ID)
-		if byKey[key] != d {
-			continue
+		if key := vindex.ToolKey(d.tool.ID); byKey[key] == d {
+			keys = append(keys, key)
+			scored = append(scored, c)
 		}
-		if best, ok := dense.ix.MaxDot(key, vecs...); ok {
-			c.semantic, c.hasSem = float64(best), true
+	}
+	best, found := make([]float32, len(keys)), make([]bool, len(keys))
+	dense.ix.MaxDots(keys, vecs, best, found)
+	for i, c := range scored {
+		if found[i] {
+			c.semantic, c.hasSem = float64(best[i]), true
 		}
 	}
 }

@@ -34,7 +34,7 @@ func (r *Retriever) feedback(snap *visibleCorpus, cands map[*kdoc]*candidate, qt
 	n := float64(snap.nVisible)
 	gain := map[string]float64{}
 	for _, c := range top {
-		for term, tf := range c.d.terms {
+		for term, tf := range c.d.termFreqs() {
 			if inQuery[term] {
 				continue
 			}

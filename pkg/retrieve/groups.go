@@ -176,38 +176,35 @@ func (r *Retriever) rankAll(ctx context.Context, snap *visibleCorpus, dense *den
 		}
 		spans[i] = [2]int{start, len(flat)}
 	}
-	pre, err := r.denseQueries(ctx, dense, snap, flat)
-	if err != nil {
-		return nil, err
-	}
-	// The (sub-)queries are ranked in parallel: everything they share is
-	// read only (the server statistics are computed first).
-	ranked := make([][]*candidate, len(flat))
-	errs := make([]error, len(flat))
 	if r.cfg.ServerWeight > 0 {
 		snap.servers()
 	}
-	workers := min(runtime.GOMAXPROCS(0), len(flat))
+	// The keyword phase of every (sub-)query runs while the vector index
+	// is scanned, then each query is ranked; the goroutines share only
+	// read-only state (the server statistics are computed first).
+	workers := runtime.GOMAXPROCS(0)
+	kps := make([]*keywordPhase, len(flat))
+	var pre []*denseQuery
+	var denseErr error
 	if workers <= 1 {
+		pre, denseErr = r.denseQueries(ctx, dense, snap, flat)
 		for j := range flat {
-			ranked[j], errs[j] = r.rank(ctx, snap, dense, pre[j], flat[j], req, want)
+			kps[j] = r.keywordPhase(snap, flat[j])
 		}
 	} else {
-		var next atomic.Int64
 		var wg sync.WaitGroup
-		for range workers {
-			wg.Go(func() {
-				for {
-					j := int(next.Add(1)) - 1
-					if j >= len(flat) {
-						return
-					}
-					ranked[j], errs[j] = r.rank(ctx, snap, dense, pre[j], flat[j], req, want)
-				}
-			})
-		}
+		wg.Go(func() { pre, denseErr = r.denseQueries(ctx, dense, snap, flat) })
+		parallel(workers, len(flat), func(j int) { kps[j] = r.keywordPhase(snap, flat[j]) })
 		wg.Wait()
 	}
+	if denseErr != nil {
+		return nil, denseErr
+	}
+	ranked := make([][]*candidate, len(flat))
+	errs := make([]error, len(flat))
+	parallel(workers, len(flat), func(j int) {
+		ranked[j], errs[j] = r.rank(ctx, snap, dense, pre[j], kps[j], flat[j], req, want)
+	})
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
@@ -220,4 +217,29 @@ func (r *Retriever) rankAll(ctx context.Context, snap *visibleCorpus, dense *den
 		}
 	}
 	return out, nil
+}
+
+// parallel calls fn(0..n-1) on up to workers goroutines (on the caller's
+// goroutine when workers ≤ 1).
+func parallel(workers, n int, fn func(i int)) {
+	if workers <= 1 || n <= 1 {
+		for i := range n {
+			fn(i)
+		}
+		return
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(workers, n) {
+		wg.Go(func() {
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= n {
+					return
+				}
+				fn(i)
+			}
+		})
+	}
+	wg.Wait()
 }

@@ -1,8 +1,11 @@
 package retrieve
 
 import (
+	"cmp"
+	"iter"
 	"math"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -56,34 +59,56 @@ const (
 
 // kdoc is one tool in the keyword index.
 type kdoc struct {
-	slot    int
-	tool    catalog.Tool
-	key     string // content hash + server fingerprint: unchanged key, no re-index
-	terms   map[string]*[numFields]uint16
+	slot int
+	tool catalog.Tool
+	// hash and srvFP identify the indexed content with the tool's status,
+	// type and scope: unchanged, the tool is not re-indexed. srvFP is
+	// shared by the tools of a server (one string per server).
+	hash, srvFP string
+	// ents are the tool's terms with their field frequencies, sorted by
+	// term id (ids of the index's dictionary; ids of the analysing
+	// worker's dictionary until the tool is added).
+	ents    []kent
 	lens    [numFields]float32
 	shape   toolShape // action family and object words of the name
 	removed bool      // taken out of the index (set under the write lock)
+	ix      *KeywordIndex
 }
 
-// posting is one tool holding a term, with the term's field frequencies.
+// kent is one term of a tool: its id and its frequency in each field.
+type kent struct {
+	term uint32
+	tf   [numFields]uint16
+}
+
+// posting is one tool holding a term: the tool's slot and the index of
+// the term's entry among the tool's ents (no pointers: the posting lists
+// are not scanned by the garbage collector).
 type posting struct {
-	d  *kdoc
-	tf *[numFields]uint16
+	slot, ent uint32
 }
 
 // KeywordIndex is an in-memory BM25F index over catalog tools. It is safe
 // for concurrent use. Sync updates it incrementally: only tools whose
 // content or server text changed are re-tokenized.
+//
+// The layout is flat, for the heap of a 100k-tool catalog: one dictionary
+// (term → id), one posting list of (slot, entry) pairs per term id, and
+// per tool one slice of (term id, field frequencies) entries; no map or
+// pointer per tool and term.
 type KeywordIndex struct {
 	weights FieldWeights
 
-	mu      sync.RWMutex
-	byID    map[string]*kdoc
-	slots   []*kdoc // nil entries are free
-	free    []int
-	post    map[string][]posting // term → the tools holding it (unordered)
-	servers map[string]catalog.Server
-	gen     uint64 // bumped by every Sync that changed something
+	mu       sync.RWMutex
+	byID     map[string]*kdoc
+	slots    []*kdoc // nil entries are free
+	free     []int
+	termIDs  map[string]uint32 // dictionary
+	termStr  []string          // term id → term ("" for a free id)
+	post     [][]posting       // term id → the tools holding it (unordered)
+	freeTerm []uint32          // term ids without tools, for reuse
+	servers  map[string]catalog.Server
+	gen      uint64 // bumped by every Sync that changed something
 
 	srvMu     sync.Mutex
 	srvAll    *serverStats // server statistics with every tool visible, at srvAllGen
@@ -99,7 +124,7 @@ func NewKeywordIndex(w FieldWeights) *KeywordIndex {
 	return &KeywordIndex{
 		weights: w,
 		byID:    map[string]*kdoc{},
-		post:    map[string][]posting{},
+		termIDs: map[string]uint32{},
 		servers: map[string]catalog.Server{},
 	}
 }
@@ -115,42 +140,100 @@ func serverFingerprint(s catalog.Server) string {
 	return s.ID + "\x00" + s.Title + "\x00" + s.Description
 }
 
+// postings returns the tools holding term (nil when none). The caller
+// holds ix.mu for reading.
+func (ix *KeywordIndex) postings(term string) []posting {
+	id, ok := ix.termIDs[term]
+	if !ok {
+		return nil
+	}
+	return ix.post[id]
+}
+
+// entry returns the tool and the field frequencies of a posting.
+func (ix *KeywordIndex) entry(e posting) (*kdoc, *[numFields]uint16) {
+	d := ix.slots[e.slot]
+	return d, &d.ents[e.ent].tf
+}
+
+// tf returns the tool's field frequencies of term (nil when the tool does
+// not hold it). The caller holds the index's lock for reading.
+func (d *kdoc) tf(term string) *[numFields]uint16 {
+	id, ok := d.ix.termIDs[term]
+	if !ok {
+		return nil
+	}
+	if i, ok := slices.BinarySearchFunc(d.ents, id, func(e kent, id uint32) int { return cmp.Compare(e.term, id) }); ok {
+		return &d.ents[i].tf
+	}
+	return nil
+}
+
+// termFreqs yields the tool's terms with their field frequencies. The
+// caller holds the index's lock for reading.
+func (d *kdoc) termFreqs() iter.Seq2[string, *[numFields]uint16] {
+	return func(yield func(string, *[numFields]uint16) bool) {
+		for i := range d.ents {
+			if !yield(d.ix.termStr[d.ents[i].term], &d.ents[i].tf) {
+				return
+			}
+		}
+	}
+}
+
 // Sync makes the index hold exactly tools. Tools whose content hash and
 // server text are unchanged keep their entry; changed and new tools are
 // (re-)tokenized; tools missing from the list are removed. It returns how
 // many entries were added or replaced and how many were removed.
 func (ix *KeywordIndex) Sync(tools []catalog.Tool, servers []catalog.Server) (updated, removed int) {
 	srvs := make(map[string]catalog.Server, len(servers))
+	fps := make(map[string]string, len(servers))
 	for _, s := range servers {
 		srvs[s.ID] = s
 	}
-	type prepared struct {
-		t   catalog.Tool
-		key string
+	fpOf := func(id string) string {
+		fp, ok := fps[id]
+		if !ok {
+			fp = serverFingerprint(srvs[id])
+			fps[id] = fp
+		}
+		return fp
 	}
-	want := make(map[string]prepared, len(tools))
-	for _, t := range tools {
+	idOf := func(t *catalog.Tool) {
 		if t.ID == "" {
 			t.ID = catalog.ToolID(t.Server, t.Name)
+		}
+	}
+	// want: each tool id's last record (a tool listed twice is indexed
+	// once, from its last record).
+	want := make(map[string]int, len(tools))
+	for i, t := range tools {
+		idOf(&t)
+		want[t.ID] = i
+	}
+	// Tokenize outside the lock.
+	ix.mu.RLock()
+	var fresh []*kdoc
+	for i, t := range tools {
+		idOf(&t)
+		if want[t.ID] != i {
+			continue
 		}
 		h := t.ContentHash
 		if h == "" {
 			h = catalog.ContentHash(t)
 		}
-		// Status and type take part so that the stored record stays current.
-		want[t.ID] = prepared{t, h + "\x00" + t.Status + "\x00" + t.ToolType + "\x00" + t.PermissionScope + "\x00" + serverFingerprint(srvs[t.Server])}
-	}
-	// Tokenize outside the lock.
-	ix.mu.RLock()
-	var fresh []*kdoc
-	for id, p := range want {
-		if d, ok := ix.byID[id]; ok && d.key == p.key {
+		fp := fpOf(t.Server)
+		// Status, type and scope take part so that the stored record
+		// stays current.
+		if d, ok := ix.byID[t.ID]; ok && d.hash == h && d.srvFP == fp && d.tool.Status == t.Status &&
+			d.tool.ToolType == t.ToolType && d.tool.PermissionScope == t.PermissionScope {
 			continue
 		}
-		fresh = append(fresh, &kdoc{tool: p.t, key: p.key})
+		fresh = append(fresh, &kdoc{tool: t, hash: h, srvFP: fp, ix: ix})
 	}
 	ix.mu.RUnlock()
-	analyzeAll(fresh, srvs)
+	parts := analyzeAll(fresh, srvs)
 
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
@@ -168,20 +251,27 @@ func (ix *KeywordIndex) Sync(tools []catalog.Tool, servers []catalog.Server) (up
 		}
 	}
 	ix.removeAll(gone)
-	for _, d := range fresh {
-		ix.add(d)
-		updated++
-	}
+	ix.addAll(parts)
+	updated = len(fresh)
 	if updated+removed > 0 {
 		ix.gen++
 	}
 	return updated, removed
 }
 
+// analyzed is what one goroutine of analyzeAll tokenized: its docs, whose
+// ents hold ids of its own dictionary terms.
+type analyzed struct {
+	docs  []*kdoc
+	terms []string
+}
+
 // analyzeAll tokenizes docs on up to GOMAXPROCS goroutines (a cold start
 // indexes the whole catalog at once). The server field is tokenized once
-// per server, and each goroutine stems each distinct word once.
-func analyzeAll(docs []*kdoc, srvs map[string]catalog.Server) {
+// per server, and each goroutine stems each distinct word once and keeps
+// its own term dictionary, so that the shared one is touched once per
+// distinct term and goroutine (in addAll), not once per word.
+func analyzeAll(docs []*kdoc, srvs map[string]catalog.Server) []analyzed {
 	serverTerms := map[string][]string{}
 	cache := stemCache{}
 	for _, d := range docs {
@@ -193,11 +283,13 @@ func analyzeAll(docs []*kdoc, srvs map[string]catalog.Server) {
 	}
 	workers := min(runtime.GOMAXPROCS(0), 1+len(docs)/analyzeChunk)
 	if workers <= 1 {
+		a := newAnalyzer(cache)
 		for _, d := range docs {
-			d.analyze(cache, serverTerms[d.tool.Server])
+			a.analyze(d, serverTerms[d.tool.Server])
 		}
-		return
+		return []analyzed{{docs: docs, terms: a.terms}}
 	}
+	out := make([]analyzed, workers)
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	for w := range workers {
@@ -206,27 +298,62 @@ func analyzeAll(docs []*kdoc, srvs map[string]catalog.Server) {
 			c = stemCache{}
 		}
 		wg.Go(func() {
+			a := newAnalyzer(c)
+			var mine []*kdoc
 			for {
 				end := int(next.Add(analyzeChunk))
 				start := end - analyzeChunk
 				if start >= len(docs) {
-					return
+					break
 				}
 				for _, d := range docs[start:min(end, len(docs))] {
-					d.analyze(c, serverTerms[d.tool.Server])
+					a.analyze(d, serverTerms[d.tool.Server])
+					mine = append(mine, d)
 				}
 			}
+			out[w] = analyzed{docs: mine, terms: a.terms}
 		})
 	}
 	wg.Wait()
+	return out
 }
 
 // analyzeChunk is how many documents a goroutine of analyzeAll takes at once.
 const analyzeChunk = 256
 
-// analyze fills d's term frequencies and field lengths. serverTerms are
-// the terms of its server's id, title and description (shared, read only).
-func (d *kdoc) analyze(c stemCache, serverTerms []string) {
+// analyzer tokenizes documents on one goroutine, with its stem cache, its
+// term dictionary and a scratch table reused from one document to the
+// next.
+type analyzer struct {
+	c       stemCache
+	ids     map[string]uint32
+	terms   []string
+	scratch []kent
+	// at[id] is the index in scratch of term id when stamp[id] is the
+	// current document's (doc): no table to clear between documents.
+	at    []int32
+	stamp []uint32
+	doc   uint32
+}
+
+func newAnalyzer(c stemCache) *analyzer {
+	return &analyzer{c: c, ids: map[string]uint32{}}
+}
+
+func (a *analyzer) id(term string) uint32 {
+	id, ok := a.ids[term]
+	if !ok {
+		id = uint32(len(a.terms))
+		a.ids[term] = id
+		a.terms = append(a.terms, term)
+	}
+	return id
+}
+
+// analyze fills d's terms and field lengths. serverTerms are the terms of
+// its server's id, title and description (shared, read only).
+func (a *analyzer) analyze(d *kdoc, serverTerms []string) {
+	c := a.c
 	t := d.tool
 	var fields [numFields][]string
 	fields[FieldName] = c.terms(t.Name)
@@ -244,7 +371,8 @@ func (d *kdoc) analyze(c stemCache, serverTerms []string) {
 	fields[FieldServer] = serverTerms
 	fields[FieldTags] = c.terms(strings.Join(t.Tags, " "))
 	d.shape = shapeOf(t.Name, c)
-	d.terms = map[string]*[numFields]uint16{}
+	a.scratch = a.scratch[:0]
+	a.doc++
 	for f, terms := range fields {
 		d.lens[f] = float32(len(terms))
 		if Field(f) == FieldName {
@@ -254,14 +382,85 @@ func (d *kdoc) analyze(c stemCache, serverTerms []string) {
 			terms = append(terms, nameJoins(t.Name, c)...)
 		}
 		for _, term := range terms {
-			tf := d.terms[term]
-			if tf == nil {
-				tf = new([numFields]uint16)
-				d.terms[term] = tf
+			id := a.id(term)
+			for len(a.at) < len(a.terms) {
+				a.at, a.stamp = append(a.at, 0), append(a.stamp, 0)
 			}
-			if tf[f] < math.MaxUint16 {
+			if a.stamp[id] != a.doc {
+				a.stamp[id], a.at[id] = a.doc, int32(len(a.scratch))
+				a.scratch = append(a.scratch, kent{term: id})
+			}
+			i := a.at[id]
+			if tf := &a.scratch[i].tf; tf[f] < math.MaxUint16 {
 				tf[f]++
 			}
+		}
+	}
+	d.ents = slices.Clone(a.scratch)
+}
+
+// intern returns the id of term in the dictionary, adding it. The caller
+// holds ix.mu.
+func (ix *KeywordIndex) intern(term string) uint32 {
+	if id, ok := ix.termIDs[term]; ok {
+		return id
+	}
+	var id uint32
+	if n := len(ix.freeTerm); n > 0 {
+		id = ix.freeTerm[n-1]
+		ix.freeTerm = ix.freeTerm[:n-1]
+		ix.termStr[id] = term
+	} else {
+		id = uint32(len(ix.termStr))
+		ix.termStr = append(ix.termStr, term)
+		ix.post = append(ix.post, nil)
+	}
+	ix.termIDs[term] = id
+	return id
+}
+
+// addAll adds analyzed docs: their terms move to the index's ids, and
+// each posting list grows once, to its final length (a cold start fills
+// the new lists from one allocation).
+func (ix *KeywordIndex) addAll(parts []analyzed) {
+	var grow []int
+	for _, p := range parts {
+		trans := make([]uint32, len(p.terms))
+		for i, term := range p.terms {
+			trans[i] = ix.intern(strings.Clone(term))
+		}
+		for len(grow) < len(ix.termStr) {
+			grow = append(grow, 0)
+		}
+		for _, d := range p.docs {
+			for i := range d.ents {
+				id := trans[d.ents[i].term]
+				d.ents[i].term = id
+				grow[id]++
+			}
+			slices.SortFunc(d.ents, func(a, b kent) int { return cmp.Compare(a.term, b.term) })
+		}
+	}
+	fresh := 0
+	for id, n := range grow {
+		if n > 0 && len(ix.post[id]) == 0 {
+			fresh += n
+		}
+	}
+	arena := make([]posting, 0, fresh)
+	for id, n := range grow {
+		switch {
+		case n == 0:
+		case len(ix.post[id]) == 0:
+			ix.post[id] = arena[len(arena) : len(arena) : len(arena)+n]
+			arena = arena[:len(arena)+n]
+		default:
+			ix.post[id] = slices.Grow(ix.post[id], n)
+		}
+	}
+	for _, p := range parts {
+		for _, d := range p.docs {
+			ix.add(d)
 		}
 	}
 }
@@ -276,42 +475,46 @@ func (ix *KeywordIndex) add(d *kdoc) {
 		ix.slots = append(ix.slots, d)
 	}
 	ix.byID[d.tool.ID] = d
-	for term, tf := range d.terms {
-		ix.post[term] = append(ix.post[term], posting{d, tf})
+	for i, e := range d.ents {
+		ix.post[e.term] = append(ix.post[e.term], posting{uint32(d.slot), uint32(i)})
 	}
 }
 
 // removeAll takes docs out of the index. Each affected posting list is
 // filtered once, so removing many tools costs one pass over their terms'
-// lists rather than one per tool.
+// lists rather than one per tool; terms left without tools leave the
+// dictionary.
 func (ix *KeywordIndex) removeAll(docs []*kdoc) {
 	if len(docs) == 0 {
 		return
 	}
-	terms := map[string]bool{}
+	terms := map[uint32]bool{}
 	for _, d := range docs {
 		d.removed = true
-		for term := range d.terms {
-			terms[term] = true
+		for _, e := range d.ents {
+			terms[e.term] = true
 		}
 		delete(ix.byID, d.tool.ID)
-		ix.slots[d.slot] = nil
-		ix.free = append(ix.free, d.slot)
 	}
-	for term := range terms {
-		p := ix.post[term]
+	for id := range terms {
+		p := ix.post[id]
 		kept := p[:0]
 		for _, e := range p {
-			if !e.d.removed {
+			if !ix.slots[e.slot].removed {
 				kept = append(kept, e)
 			}
 		}
-		clear(p[len(kept):])
 		if len(kept) == 0 {
-			delete(ix.post, term)
+			delete(ix.termIDs, ix.termStr[id])
+			ix.termStr[id], ix.post[id] = "", nil
+			ix.freeTerm = append(ix.freeTerm, id)
 		} else {
-			ix.post[term] = kept
+			ix.post[id] = kept
 		}
+	}
+	for _, d := range docs {
+		ix.slots[d.slot] = nil
+		ix.free = append(ix.free, d.slot)
 	}
 }
 
@@ -490,7 +693,7 @@ func (s *visibleCorpus) scoreWeighted(order []string, weights map[string]float64
 	var touched []int
 	var norm [numFields]float64
 	for ti, term := range order {
-		p := s.ix.post[term]
+		p := s.ix.postings(term)
 		if len(p) == 0 {
 			continue
 		}
@@ -498,7 +701,7 @@ func (s *visibleCorpus) scoreWeighted(order []string, weights map[string]float64
 		if !s.all {
 			df = 0
 			for _, e := range p {
-				if s.allowed[e.d.slot] {
+				if s.allowed[e.slot] {
 					df++
 				}
 			}
@@ -517,10 +720,10 @@ func (s *visibleCorpus) scoreWeighted(order []string, weights map[string]float64
 			}
 		}
 		for _, e := range p {
-			d, tf := e.d, e.tf
-			if !s.allowed[d.slot] {
+			if !s.allowed[e.slot] {
 				continue
 			}
+			d, tf := s.ix.entry(e)
 			var t float64
 			for f := Field(0); f < numFields; f++ {
 				if tf[f] == 0 || s.ix.weights[f] == 0 {
@@ -551,12 +754,13 @@ func (s *visibleCorpus) scoreWeighted(order []string, weights map[string]float64
 
 // df returns the number of visible tools containing term.
 func (s *visibleCorpus) df(term string) int {
+	p := s.ix.postings(term)
 	if s.all {
-		return len(s.ix.post[term])
+		return len(p)
 	}
 	n := 0
-	for _, e := range s.ix.post[term] {
-		if s.allowed[e.d.slot] {
+	for _, e := range p {
+		if s.allowed[e.slot] {
 			n++
 		}
 	}
@@ -581,24 +785,25 @@ func (s *visibleCorpus) scoreServers(qterms []string) map[string]float64 {
 	var touched, scored []int32
 	for _, term := range order {
 		touched = touched[:0]
-		for _, e := range s.ix.post[term] {
-			if !s.allowed[e.d.slot] {
+		for _, e := range s.ix.postings(term) {
+			if !s.allowed[e.slot] {
 				continue
 			}
-			k := s.srvOf[e.d.slot]
+			_, tf := s.ix.entry(e)
+			k := s.srvOf[e.slot]
 			if !has[k] {
 				has[k] = true
 				touched = append(touched, k)
 			}
 			for f := Field(0); f < numFields; f++ {
 				if f != FieldServer {
-					tfs[k] += float64(e.tf[f])
+					tfs[k] += float64(tf[f])
 				}
 			}
 			// The server text is the same in every tool of the server:
 			// count it once.
-			if e.tf[FieldServer] > 0 {
-				srvField[k] = float64(e.tf[FieldServer])
+			if tf[FieldServer] > 0 {
+				srvField[k] = float64(tf[FieldServer])
 			}
 		}
 		if len(touched) > 0 {

@@ -113,7 +113,7 @@ func matchSignals(c *candidate) MatchSignals {
 // holds reports whether the tool's text holds term anywhere, and in its
 // name or title.
 func (d *kdoc) holds(term string) (any, name bool) {
-	tf := d.terms[term]
+	tf := d.tf(term)
 	if tf == nil {
 		return false, false
 	}

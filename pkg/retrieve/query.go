@@ -65,8 +65,8 @@ func (q *kwQuery) add(term string, w float64, of ...string) {
 
 // visible reports whether some visible tool holds term.
 func (s *visibleCorpus) visible(term string) bool {
-	for _, e := range s.ix.post[term] {
-		if s.allowed[e.d.slot] {
+	for _, e := range s.ix.postings(term) {
+		if s.allowed[e.slot] {
 			return true
 		}
 	}
@@ -76,8 +76,8 @@ func (s *visibleCorpus) visible(term string) bool {
 // visibleInName reports whether some visible tool's name or title holds
 // term.
 func (s *visibleCorpus) visibleInName(term string) bool {
-	for _, e := range s.ix.post[term] {
-		if s.allowed[e.d.slot] && (e.tf[FieldName] > 0 || e.tf[FieldTitle] > 0) {
+	for _, e := range s.ix.postings(term) {
+		if _, tf := s.ix.entry(e); s.allowed[e.slot] && (tf[FieldName] > 0 || tf[FieldTitle] > 0) {
 			return true
 		}
 	}

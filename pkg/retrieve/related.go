@@ -57,8 +57,8 @@ func (r *Retriever) related(snap *visibleCorpus, d *kdoc) []string {
 		if u == d {
 			continue
 		}
-		s := relatedScore(d, u)
-		if s > 0 {
+		s, ok := r.relatedScore(d, u)
+		if ok {
 			out = append(out, scored{u.tool.ID, s})
 		}
 	}
@@ -75,10 +75,32 @@ func (r *Retriever) related(snap *visibleCorpus, d *kdoc) []string {
 	return ids
 }
 
-// relatedScore: object overlap (Jaccard of the name objects), doubled
+// relatedScore scores u as a related tool of d; ok is false when the two
+// share nothing (no object word in common, and d's description does not
+// name u's object). By default the score is the learned prior's
+// (RelatedPrior); Config.RelatedStructureOnly ranks by structureScore.
+func (r *Retriever) relatedScore(d, u *kdoc) (float64, bool) {
+	rel := relationOf(d.shape, u.shape, func(w string) bool {
+		tf := d.tf(w)
+		return tf != nil && tf[FieldDescription] > 0
+	})
+	if rel.overlap == 0 && rel.mention == 0 {
+		return 0, false
+	}
+	if r.cfg.RelatedStructureOnly {
+		return structureScore(d, u), true
+	}
+	p := r.cfg.RelatedPrior
+	if p == nil {
+		p = DefaultRelatedPrior
+	}
+	return p.score(rel), true
+}
+
+// structureScore: object overlap (Jaccard of the name objects), doubled
 // when the actions differ (a companion step rather than a variant), plus
 // 0.5 when d's description mentions u's object.
-func relatedScore(d, u *kdoc) float64 {
+func structureScore(d, u *kdoc) float64 {
 	a, b := d.shape, u.shape
 	shared := 0
 	for _, x := range a.object {
@@ -99,7 +121,7 @@ func relatedScore(d, u *kdoc) float64 {
 	if len(b.object) > 0 {
 		mentioned := 0
 		for _, y := range b.object {
-			if tf := d.terms[y]; tf != nil && tf[FieldDescription] > 0 {
+			if tf := d.tf(y); tf != nil && tf[FieldDescription] > 0 {
 				mentioned++
 			}
 		}

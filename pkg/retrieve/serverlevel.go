@@ -7,31 +7,33 @@ import "math"
 // its visible tools' text for the keyword part, its best-matching visible
 // tool for the semantic part), and every tool of the server gets that score
 // in its server term. Only visible tools take part, so tools hidden by the
-// policy cannot lift their siblings.
-func (r *Retriever) serverLevel(snap *visibleCorpus, cands map[*kdoc]*candidate, qterms []string) {
-	kw := snap.scoreServers(qterms)
+// policy cannot lift their siblings. kw are the servers' keyword scores
+// (serverScores).
+func (r *Retriever) serverLevel(snap *visibleCorpus, cands map[*kdoc]*candidate, kw []float64) {
 	var maxKw float64
 	for _, v := range kw {
 		maxKw = math.Max(maxKw, v)
 	}
-	semBest := map[string]float64{}
+	semBest := make([]float64, len(snap.srvNames))
+	semSeen := make([]bool, len(snap.srvNames))
 	hasSem := false
 	for d, c := range cands {
 		if c.hasSem {
 			hasSem = true
-			if v, ok := semBest[d.tool.Server]; !ok || c.semantic > v {
-				semBest[d.tool.Server] = c.semantic
+			if k := snap.srvOf[d.slot]; !semSeen[k] || c.semantic > semBest[k] {
+				semBest[k], semSeen[k] = c.semantic, true
 			}
 		}
 	}
 	w := r.cfg.Weights
 	for d, c := range cands {
+		srv := snap.srvOf[d.slot]
 		k := 0.0
 		if maxKw > 0 {
-			k = kw[d.tool.Server] / maxKw
+			k = kw[srv] / maxKw
 		}
 		if hasSem && w.Semantic+w.Keyword > 0 {
-			c.server = (w.Semantic*semBest[d.tool.Server] + w.Keyword*k) / (w.Semantic + w.Keyword)
+			c.server = (w.Semantic*semBest[srv] + w.Keyword*k) / (w.Semantic + w.Keyword)
 		} else {
 			c.server = k
 		}
@@ -40,11 +42,29 @@ func (r *Retriever) serverLevel(snap *visibleCorpus, cands map[*kdoc]*candidate,
 	// give them a candidate entry so that the server term can lift them.
 	if !hasSem && maxKw > 0 {
 		for srv, v := range kw {
-			for _, d := range snap.byServer[srv] {
+			if v == 0 {
+				continue
+			}
+			for _, d := range snap.byServer[snap.srvNames[srv]] {
 				if _, ok := cands[d]; !ok {
 					cands[d] = &candidate{d: d, server: v / maxKw}
 				}
 			}
 		}
 	}
+}
+
+// serverScores returns the server-level keyword score of each visible
+// server (by its index in snap.srvNames): from the server-term index when
+// the view shows whole servers, else from the tool postings.
+func (r *Retriever) serverScores(snap *visibleCorpus, qterms []string) []float64 {
+	if kw, ok := r.srvTerms.get(r.kw).scoreServers(snap, qterms); ok {
+		return kw
+	}
+	byName := snap.scoreServers(qterms)
+	kw := make([]float64, len(snap.srvNames))
+	for k, name := range snap.srvNames {
+		kw[k] = byName[name]
+	}
+	return kw
 }

@@ -125,11 +125,43 @@ func unsupported(err error) bool {
 }
 
 // Stored is the gateway's gateway.SurfaceSource: the registry's
-// stored surfaces, read with the registry on each catalog reload.
+// stored surfaces, read with the registry on each catalog reload. Servers
+// the health function marked down show no prompts or resources, as their
+// tools are withheld from find_tools (retrieve.Config.ServerUp).
 type Stored struct {
 	mu   sync.RWMutex
 	docs map[string]gateway.Surface
 	raw  map[string]json.RawMessage
+	// down are the servers marked down; downDirty says that they changed
+	// since the surface was last built from them.
+	down      map[string]bool
+	downDirty bool
+}
+
+// SetDown records the servers marked down (ids sorted) and reports whether
+// the set changed; the next Load then reports a change, so that the MCP
+// surface is rebuilt without them (or with them again).
+func (s *Stored) SetDown(ids []string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(ids) == len(s.down) {
+		same := true
+		for _, id := range ids {
+			if !s.down[id] {
+				same = false
+				break
+			}
+		}
+		if same {
+			return false
+		}
+	}
+	s.down = make(map[string]bool, len(ids))
+	for _, id := range ids {
+		s.down[id] = true
+	}
+	s.downDirty = true
+	return true
 }
 
 // Load re-reads the stored surfaces and reports whether they changed; a
@@ -146,9 +178,15 @@ func (s *Stored) Load(ctx context.Context, reg Reader, log *slog.Logger) (change
 			same = false
 		}
 	}
+	dirty := s.downDirty
 	s.mu.RUnlock()
 	if same {
-		return false, nil
+		if dirty {
+			s.mu.Lock()
+			s.downDirty = false
+			s.mu.Unlock()
+		}
+		return dirty, nil
 	}
 	docs := make(map[string]gateway.Surface, len(raw))
 	for id, r := range raw {
@@ -160,7 +198,7 @@ func (s *Stored) Load(ctx context.Context, reg Reader, log *slog.Logger) (change
 		docs[id] = d.Surface
 	}
 	s.mu.Lock()
-	s.docs, s.raw = docs, raw
+	s.docs, s.raw, s.downDirty = docs, raw, false
 	s.mu.Unlock()
 	return true, nil
 }
@@ -169,6 +207,9 @@ func (s *Stored) Load(ctx context.Context, reg Reader, log *slog.Logger) (change
 func (s *Stored) Surface(_ context.Context, server string) (gateway.Surface, bool, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
+	if s.down[server] {
+		return gateway.Surface{}, false, nil
+	}
 	d, ok := s.docs[server]
 	return d, ok, nil
 }

@@ -24,3 +24,10 @@ func dot4AVX2(q, m *float32, n, stride, groups int, out *float32)
 //
 //go:noescape
 func dotU8AVX2(w *float32, c *uint8, n int) float32
+
+// dotU8x2AVX2 stores in out[0:2] the inner products of the n floats at w1
+// and at w2 with the n bytes at c (each as dotU8AVX2 computes it); n is a
+// multiple of 8.
+//
+//go:noescape
+func dotU8x2AVX2(w1, w2 *float32, c *uint8, n int, out *float32)

@@ -201,3 +201,25 @@ func checkSQ(q *sq8) error {
 	}
 	return nil
 }
+
+// dotCodes2 is dotCodes for two weight vectors over the same codes (the
+// codes are read and converted once); each result equals dotCodes'.
+func dotCodes2(w1, w2 []float32, codes []uint8) (float32, float32) {
+	n := min(len(w1), len(w2), len(codes))
+	if n == 0 {
+		return 0, 0
+	}
+	if useAVX2 && n >= 8 {
+		n8 := n &^ 7
+		var out [2]float32
+		dotU8x2AVX2(&w1[0], &w2[0], &codes[0], n8, &out[0])
+		for i := n8; i < n; i++ {
+			out[0] += w1[i] * float32(codes[i])
+		}
+		for i := n8; i < n; i++ {
+			out[1] += w2[i] * float32(codes[i])
+		}
+		return out[0], out[1]
+	}
+	return dotCodesGeneric(w1[:n], codes[:n]), dotCodesGeneric(w2[:n], codes[:n])
+}

@@ -215,7 +215,7 @@ const blockRows = 256
 func (ix *Index) Search(q []float32, k int, allow func(id int64) bool) []Hit {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
-	return ix.search([][]float32{q}, k, allow, blockRows)[0]
+	return ix.search([][]float32{q}, k, allow, blockRows, 0, len(ix.ids))[0]
 }
 
 // multiBlockBytes bounds the block of rows SearchMulti scores against every
@@ -239,22 +239,23 @@ func (ix *Index) SearchMulti(qs [][]float32, k int, allow func(id int64) bool) [
 		}
 		rows = min(blockRows, max(8, multiBlockBytes/width))
 	}
-	return ix.search(qs, k, allow, rows)
+	return ix.search(qs, k, allow, rows, 0, len(ix.ids))
 }
 
-// search scores blocks of rows against each usable query; the caller holds
-// the read lock.
-func (ix *Index) search(qs [][]float32, k int, allow func(id int64) bool, rows int) [][]Hit {
+// search scores blocks of rows [lo, hi) against each usable query; the
+// caller holds the read lock.
+func (ix *Index) search(qs [][]float32, k int, allow func(id int64) bool, rows, lo, hi int) [][]Hit {
 	out := make([][]Hit, len(qs))
-	n, dim := len(ix.ids), ix.dim
-	if k < 1 || n == 0 {
+	n, dim := hi, ix.dim
+	if k < 1 || n <= lo {
 		return out
 	}
 	type state struct {
 		q    []float32
 		top  topK
 		thr  float32
-		bias float32 // quantised index: score = bias + q·codes
+		bias float32   // quantised index: score = bias + q·codes
+		sc   []float32 // quantised index: the block's scores
 	}
 	var st []*state
 	idx := make([]int, 0, len(qs))
@@ -262,9 +263,10 @@ func (ix *Index) search(qs [][]float32, k int, allow func(id int64) bool, rows i
 		if len(q) != dim {
 			continue
 		}
-		s := &state{q: q, top: topK{h: make([]Hit, 0, min(k, n)), k: min(k, n)}, thr: float32(math.Inf(-1))}
+		s := &state{q: q, top: topK{h: make([]Hit, 0, min(k, n-lo)), k: min(k, n-lo)}, thr: float32(math.Inf(-1))}
 		if ix.sq != nil {
 			s.q, s.bias = ix.sq.query(q)
+			s.sc = make([]float32, blockRows)
 		}
 		st = append(st, s)
 		idx = append(idx, i)
@@ -276,7 +278,7 @@ func (ix *Index) search(qs [][]float32, k int, allow func(id int64) bool, rows i
 		scores  [blockRows]float32
 		allowed [blockRows]bool
 	)
-	for start := 0; start < n; start += rows {
+	for start := lo; start < n; start += rows {
 		end := min(start+rows, n)
 		ids, sc := ix.ids[start:end], scores[:end-start]
 		var (
@@ -301,14 +303,33 @@ func (ix *Index) search(qs [][]float32, k int, allow func(id int64) bool, rows i
 				continue
 			}
 		}
-		for _, s := range st {
-			switch {
-			case ix.sq != nil:
+		if ix.sq != nil {
+			// Two queries at a time: each row's codes are converted once
+			// for both.
+			for i := 0; i < len(st); i += 2 {
+				a := st[i]
+				if i+1 == len(st) {
+					for j := range ids {
+						if allow == nil || allowed[j] {
+							a.sc[j] = a.bias + dotCodes(a.q, cblock[j*dim:(j+1)*dim])
+						}
+					}
+					continue
+				}
+				b := st[i+1]
 				for j := range ids {
 					if allow == nil || allowed[j] {
-						sc[j] = s.bias + dotCodes(s.q, cblock[j*dim:(j+1)*dim])
+						x, y := dotCodes2(a.q, b.q, cblock[j*dim:(j+1)*dim])
+						a.sc[j], b.sc[j] = a.bias+x, b.bias+y
 					}
 				}
+			}
+		}
+		for _, s := range st {
+			sc := sc
+			switch {
+			case ix.sq != nil:
+				sc = s.sc[:len(ids)]
 			case allow == nil || m*4 >= len(ids):
 				// Scoring the whole block with the batch kernel is
 				// cheaper than picking rows.
