@@ -44,3 +44,34 @@ func TestStoredLoad(t *testing.T) {
 		}
 	}
 }
+
+func TestStoredSetDown(t *testing.T) {
+	ctx := context.Background()
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	store := docs{"echo": json.RawMessage(`{"prompts":[{"name":"greet"}]}`)}
+	var s Stored
+	if _, err := s.Load(ctx, store, log); err != nil {
+		t.Fatal(err)
+	}
+	steps := []struct {
+		name              string
+		down              []string
+		wantSet, wantLoad bool // SetDown's and the next Load's "changed"
+		wantEchoOK        bool
+	}{
+		{"echo marked down", []string{"echo"}, true, true, false},
+		{"same set", []string{"echo"}, false, false, false},
+		{"echo up again", nil, true, true, true},
+	}
+	for _, st := range steps {
+		if got := s.SetDown(st.down); got != st.wantSet {
+			t.Errorf("%s: SetDown = %v, want %v", st.name, got, st.wantSet)
+		}
+		if changed, err := s.Load(ctx, store, log); err != nil || changed != st.wantLoad {
+			t.Errorf("%s: Load = %v, %v; want %v, nil", st.name, changed, err, st.wantLoad)
+		}
+		if _, ok, _ := s.Surface(ctx, "echo"); ok != st.wantEchoOK {
+			t.Errorf("%s: Surface(echo) ok = %v, want %v", st.name, ok, st.wantEchoOK)
+		}
+	}
+}
