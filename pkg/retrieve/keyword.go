@@ -186,6 +186,15 @@ func (d *kdoc) termFreqs() iter.Seq2[string, *[numFields]uint16] {
 // (re-)tokenized; tools missing from the list are removed. It returns how
 // many entries were added or replaced and how many were removed.
 func (ix *KeywordIndex) Sync(tools []catalog.Tool, servers []catalog.Server) (updated, removed int) {
+	updated, removed, _ = ix.SyncPrepared(tools, servers, nil)
+	return updated, removed
+}
+
+// SyncPrepared is Sync taking each changed or new tool's terms from
+// prepared (see DecodeKeywordTerms) when it holds them for the tool's
+// current content and server text, and analysing the others. reused
+// counts the tools taken from prepared; prepared may be nil.
+func (ix *KeywordIndex) SyncPrepared(tools []catalog.Tool, servers []catalog.Server, prepared *KeywordTerms) (updated, removed, reused int) {
 	srvs := make(map[string]catalog.Server, len(servers))
 	fps := make(map[string]string, len(servers))
 	for _, s := range servers {
@@ -233,7 +242,23 @@ func (ix *KeywordIndex) Sync(tools []catalog.Tool, servers []catalog.Server) (up
 		fresh = append(fresh, &kdoc{tool: t, hash: h, srvFP: fp, ix: ix})
 	}
 	ix.mu.RUnlock()
-	parts := analyzeAll(fresh, srvs)
+	var parts []analyzed
+	if prepared != nil {
+		var rest []*kdoc
+		p := analyzed{terms: prepared.terms}
+		for _, d := range fresh {
+			if prepared.fill(d) {
+				p.docs = append(p.docs, d)
+			} else {
+				rest = append(rest, d)
+			}
+		}
+		fresh = append(p.docs, rest...)
+		reused = len(p.docs)
+		parts = append([]analyzed{p}, analyzeAll(rest, srvs)...)
+	} else {
+		parts = analyzeAll(fresh, srvs)
+	}
 
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
@@ -256,7 +281,7 @@ func (ix *KeywordIndex) Sync(tools []catalog.Tool, servers []catalog.Server) (up
 	if updated+removed > 0 {
 		ix.gen++
 	}
-	return updated, removed
+	return updated, removed, reused
 }
 
 // analyzed is what one goroutine of analyzeAll tokenized: its docs, whose

@@ -197,6 +197,8 @@ type Retriever struct {
 	log    *slog.Logger
 	syncMu sync.Mutex
 	synced bool
+	// prepared are terms for the next Sync (UsePrepared).
+	prepared *KeywordTerms
 
 	srvTerms serverTermsCache
 
@@ -287,9 +289,28 @@ func (r *Retriever) Sync(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("retrieve: reading the server list: %w", err)
 	}
-	r.kw.Sync(tools, servers)
+	prep := r.prepared
+	r.prepared = nil
+	if prep != nil {
+		_, _, reused := r.kw.SyncPrepared(tools, servers, prep)
+		if reused < len(tools) {
+			r.log.Info("keyword terms published with the catalog did not cover every tool; the others were analysed",
+				"reused", reused, "tools", len(tools))
+		}
+	} else {
+		r.kw.Sync(tools, servers)
+	}
 	r.synced = true
 	return nil
+}
+
+// UsePrepared hands the next Sync the terms published with the catalog
+// (see KeywordTerms): the tools they were analysed for are not tokenized
+// again. Nil does nothing.
+func (r *Retriever) UsePrepared(p *KeywordTerms) {
+	r.syncMu.Lock()
+	r.prepared = p
+	r.syncMu.Unlock()
 }
 
 func (r *Retriever) ensureSynced(ctx context.Context) error {
