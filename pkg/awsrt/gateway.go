@@ -435,7 +435,7 @@ func (g *GatewayFunction) reloadCatalog(ctx context.Context) (*app.Change, error
 		case ok:
 			g.copySHA, g.copyETag = meta.IndexSHA256, etag
 			g.setCatalogSource("s3")
-			return &app.Change{From: &app.Content{Tools: c.Tools, Servers: c.Servers}}, nil
+			return &app.Change{From: &app.Content{Tools: c.Tools, Servers: c.Servers, Keywords: g.readKeywords(ctx, c)}}, nil
 		case err != nil && !errors.Is(err, indexpub.ErrNotExist):
 			g.log.Warn("catalog copy unusable; reading the tools table instead", "error", err)
 		}
