@@ -25,6 +25,17 @@ func keywordAnalyser() indexpub.KeywordsFunc {
 	}
 }
 
+// firstKeywords is readKeywords the first time (the cold start), nil
+// afterwards: a warm instance's keyword index is updated incrementally,
+// analysing only the tools that changed, which costs less than decoding
+// the analysis of every tool.
+func (g *GatewayFunction) firstKeywords(ctx context.Context, c indexpub.CatalogCopy) *retrieve.KeywordTerms {
+	if g.keywordsTried.Swap(true) {
+		return nil
+	}
+	return g.readKeywords(ctx, c)
+}
+
 // readKeywords reads and decodes the keyword analysis published with the
 // catalog copy c; nil (logged) when there is none or it cannot be used:
 // the gateway then analyses the tools itself.

@@ -197,8 +197,10 @@ type Retriever struct {
 	log    *slog.Logger
 	syncMu sync.Mutex
 	synced bool
-	// prepared are terms for the next Sync (UsePrepared).
+	// prepared are terms for the next Sync (UsePrepared); reused counts
+	// the tools the last Sync took from them.
 	prepared *KeywordTerms
+	reused   int
 
 	srvTerms serverTermsCache
 
@@ -290,9 +292,10 @@ func (r *Retriever) Sync(ctx context.Context) error {
 		return fmt.Errorf("retrieve: reading the server list: %w", err)
 	}
 	prep := r.prepared
-	r.prepared = nil
+	r.prepared, r.reused = nil, 0
 	if prep != nil {
 		_, _, reused := r.kw.SyncPrepared(tools, servers, prep)
+		r.reused = reused
 		if reused < len(tools) {
 			r.log.Info("keyword terms published with the catalog did not cover every tool; the others were analysed",
 				"reused", reused, "tools", len(tools))
@@ -302,6 +305,14 @@ func (r *Retriever) Sync(ctx context.Context) error {
 	}
 	r.synced = true
 	return nil
+}
+
+// PreparedTools returns how many tools the last Sync took from the terms
+// UsePrepared handed it instead of analysing them.
+func (r *Retriever) PreparedTools() int {
+	r.syncMu.Lock()
+	defer r.syncMu.Unlock()
+	return r.reused
 }
 
 // UsePrepared hands the next Sync the terms published with the catalog
