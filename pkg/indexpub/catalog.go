@@ -114,12 +114,12 @@ func (c *CatalogWriter) Err() error {
 // that a sync that changed nothing produces the same bytes and does not
 // write them (copies written before that have a written_at, ignored).
 type CatalogCopy struct {
-	IndexSHA256 string           `json:"index_sha256"` // the index published with it
+	IndexSHA256 string `json:"index_sha256"` // the index published with it
 	// KeywordsSHA256 names the keyword analysis of these tools published
 	// with the copy (KeywordsKey); empty when none was.
-	KeywordsSHA256 string `json:"keywords_sha256,omitempty"`
-	Tools       []catalog.Tool   `json:"tools"`
-	Servers     []catalog.Server `json:"servers"`
+	KeywordsSHA256 string           `json:"keywords_sha256,omitempty"`
+	Tools          []catalog.Tool   `json:"tools"`
+	Servers        []catalog.Server `json:"servers"`
 }
 
 // PublishCatalog reads the tools table and stores it as the catalog
