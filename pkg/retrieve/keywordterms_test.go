@@ -148,3 +148,25 @@ func TestStaleOrDamagedKeywordTermsFallBack(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkKeywordPreparedSync10k measures a cold start's keyword index
+// built from the published analysis (decode + SyncPrepared), to compare
+// with BenchmarkKeywordColdSync10k (analysing every tool); terms-KB is the
+// size of the encoding, uncompressed.
+func BenchmarkKeywordPreparedSync10k(b *testing.B) {
+	c := synthCatalog(10000)
+	src := retrieve.NewKeywordIndex(retrieve.FieldWeights{})
+	src.Sync(c.tools, c.servers)
+	enc := src.EncodeTerms()
+	for b.Loop() {
+		p, err := retrieve.DecodeKeywordTerms(enc)
+		if err != nil {
+			b.Fatal(err)
+		}
+		kw := retrieve.NewKeywordIndex(retrieve.FieldWeights{})
+		if _, _, reused := kw.SyncPrepared(c.tools, c.servers, p); reused != len(c.tools) {
+			b.Fatalf("%d of %d tools from the analysis", reused, len(c.tools))
+		}
+	}
+	b.ReportMetric(float64(len(enc))/1024, "terms-KB")
+}
