@@ -490,6 +490,9 @@ func (m *Manager) Subscribe(ctx context.Context, id, uri string) error {
 		if r := c.GetServerCapabilities().Resources; r == nil || !r.Subscribe {
 			return newProblem(nil, nil, "the server does not support resource subscriptions")
 		}
+		if mcp.IsModernProtocol(c.ProtocolVersion()) {
+			return listenSubscribe(ctx, c, uri)
+		}
 		return legacySubscribe(ctx, c, uri)
 	})
 }
@@ -499,6 +502,9 @@ func (m *Manager) Unsubscribe(ctx context.Context, id, uri string) error {
 	return m.call(ctx, id, string(mcp.MethodResourcesUnsubscribe), true, func(ctx context.Context, c *client.Client) error {
 		if r := c.GetServerCapabilities().Resources; r == nil || !r.Subscribe {
 			return nil
+		}
+		if mcp.IsModernProtocol(c.ProtocolVersion()) {
+			return listenUnsubscribe(ctx, c, uri)
 		}
 		return legacyUnsubscribe(ctx, c, uri)
 	})
