@@ -102,7 +102,7 @@ func TestSubscribeModernUpstream(t *testing.T) {
 	t.Cleanup(srv.Close)
 	updates := make(chan string, 16)
 	c, _ := testenv.Connect(t, srv.URL+"/mcp", testenv.MCPClient{Key: "fz-agent-secret", Legacy: true,
-		Transport: []transport.StreamableHTTPCOption{transport.WithContinuousListening(), transport.WithHTTPLogger(slog.New(slog.DiscardHandler))},
+		Transport: []transport.StreamableHTTPCOption{transport.WithContinuousListening(), transport.WithHTTPLogger(slog.New(slog.DiscardHandler))}, //lint:ignore SA1019 a legacy client receives updates on its GET stream
 		OnNotification: func(n mcp.JSONRPCNotification) {
 			if n.Method == mcp.MethodNotificationResourceUpdated {
 				uri, _ := n.Params.AdditionalFields["uri"].(string)

@@ -10,6 +10,8 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	mcpserver "github.com/mark3labs/mcp-go/server"
+
+	"github.com/toolrag/mcp-gateway/internal/testenv"
 )
 
 // listenServer is an in-process mcp-go Streamable HTTP server (protocol
@@ -196,4 +198,62 @@ func TestSubscribeListenModern(t *testing.T) {
 	ls.waitOpen(t, [][]string{{"doc://a"}})
 	m.SetServers(nil)
 	ls.waitOpen(t, nil)
+}
+
+// A pre-2026-07-28 upstream (server-everything, 2025-11-25, over stdio)
+// still gets resources/subscribe and resources/unsubscribe: its updates
+// reach OnResourceUpdated while subscribed and not after.
+func TestSubscribeLegacyUpstream(t *testing.T) {
+	bin := testenv.NPMBin(t, "mcp-server-everything")
+	m, _ := newTestManager(t, Options{StdioPoolSize: 1})
+	m.SetServers(map[string]ServerConfig{"ev": {Transport: TransportStdio, Command: bin, Args: []string{"stdio"}}})
+	got := make(chan string, 64)
+	m.OnResourceUpdated(func(server, uri string) { got <- server + " " + uri })
+	ctx := ctxT(t, 60*time.Second)
+	info, err := m.Info(ctx, "ev")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if mcp.IsModernProtocol(info.ProtocolVersion) {
+		t.Fatalf("server-everything negotiated %q; this test needs a pre-2026-07-28 upstream", info.ProtocolVersion)
+	}
+	resources, err := m.ListResources(ctx, "ev")
+	if err != nil || len(resources) == 0 {
+		t.Fatalf("ListResources = %d, %v", len(resources), err)
+	}
+	uri := resources[0].URI
+	// toggle-subscriber-updates starts (or stops) its simulated updates,
+	// sending one at once for every subscribed URI.
+	toggle := func() {
+		t.Helper()
+		if _, err := m.CallTool(ctx, "ev", "toggle-subscriber-updates", map[string]any{}); err != nil {
+			t.Fatalf("toggle-subscriber-updates: %v", err)
+		}
+	}
+	if err := m.Subscribe(ctx, "ev", uri); err != nil {
+		t.Fatalf("subscribe: %v", err)
+	}
+	toggle() // on
+	select {
+	case u := <-got:
+		if u != "ev "+uri {
+			t.Fatalf("update %q, want ev %s", u, uri)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("no notifications/resources/updated reached OnResourceUpdated")
+	}
+	if err := m.Unsubscribe(ctx, "ev", uri); err != nil {
+		t.Fatalf("unsubscribe: %v", err)
+	}
+	toggle() // off
+	for len(got) > 0 {
+		<-got // sent before the unsubscribe
+	}
+	toggle() // on again: nothing is subscribed, so nothing is sent
+	select {
+	case u := <-got:
+		t.Fatalf("update %q after unsubscribe", u)
+	case <-time.After(500 * time.Millisecond):
+	}
+	toggle() // off
 }
