@@ -114,7 +114,8 @@ func TestSubscribeModernUpstream(t *testing.T) {
 
 	sub := mcp.SubscribeRequest{}
 	sub.Params.URI = exposed
-	if err := c.Subscribe(ctx, sub); err != nil { //lint:ignore SA1019 the gateway's clients speak the legacy protocol here
+	//lint:ignore SA1019 the gateway's client speaks the legacy protocol here
+	if err := c.Subscribe(ctx, sub); err != nil {
 		t.Fatalf("subscribe: %v", err)
 	}
 	up.waitOpen(t, "up://doc", 1)
@@ -132,7 +133,8 @@ func TestSubscribeModernUpstream(t *testing.T) {
 
 	unsub := mcp.UnsubscribeRequest{}
 	unsub.Params.URI = exposed
-	if err := c.Unsubscribe(ctx, unsub); err != nil { //lint:ignore SA1019 as above
+	//lint:ignore SA1019 as above
+	if err := c.Unsubscribe(ctx, unsub); err != nil {
 		t.Fatalf("unsubscribe: %v", err)
 	}
 	up.waitOpen(t, "up://doc", 0)
