@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http/httptest"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -115,7 +116,7 @@ func (ls *listenServer) waitOpen(t *testing.T, want [][]string) {
 // OnResourceUpdated, and stop once the URI is unsubscribed.
 func TestSubscribeListenModern(t *testing.T) {
 	ls := newListenServer(t)
-	m, _ := newTestManager(t, Options{})
+	m, logs := newTestManager(t, Options{})
 	m.SetServers(map[string]ServerConfig{"docs": {Transport: TransportStreamableHTTP, URL: ls.URL + "/mcp"}})
 	type update struct{ server, uri string }
 	got := make(chan update, 16)
@@ -198,6 +199,10 @@ func TestSubscribeListenModern(t *testing.T) {
 	ls.waitOpen(t, [][]string{{"doc://a"}})
 	m.SetServers(nil)
 	ls.waitOpen(t, nil)
+	// Streams replaced or closed by the gateway did not end by accident.
+	if strings.Contains(logs.String(), "stream to upstream ended") {
+		t.Errorf("a stream was reported as ended by the upstream:\n%s", logs)
+	}
 }
 
 // A pre-2026-07-28 upstream (server-everything, 2025-11-25, over stdio)
