@@ -262,3 +262,83 @@ func TestSubscribeLegacyUpstream(t *testing.T) {
 	}
 	toggle() // off
 }
+
+// The same over stdio (testdata/listenserver, 2026-07-28): the stream
+// lives on the process, follows Subscribe and Unsubscribe, and ends with
+// the process.
+func TestSubscribeListenModernStdio(t *testing.T) {
+	bin, err := testenv.BuildGoBinary(".", "github.com/toolrag/mcp-gateway/pkg/upstream/testdata/listenserver")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, _ := newTestManager(t, Options{StdioPoolSize: 1})
+	m.SetServers(map[string]ServerConfig{"docs": {Transport: TransportStdio, Command: bin}})
+	got := make(chan string, 16)
+	m.OnResourceUpdated(func(server, uri string) { got <- server + " " + uri })
+	ctx := ctxT(t, 60*time.Second)
+	tool := func(name string, args map[string]any) string {
+		t.Helper()
+		res, err := m.CallTool(ctx, "docs", name, args)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		return resultText(t, res)
+	}
+	listening := func(want string) {
+		t.Helper()
+		deadline := time.Now().Add(5 * time.Second)
+		for {
+			l := tool("listening", nil)
+			if l == want {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("open streams on the upstream: %q, want %q", l, want)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+
+	if err := m.Subscribe(ctx, "docs", "doc://a"); err != nil {
+		t.Fatalf("subscribe doc://a: %v", err)
+	}
+	if info, _ := m.Info(ctx, "docs"); !mcp.IsModernProtocol(info.ProtocolVersion) {
+		t.Fatalf("upstream negotiated %q, want 2026-07-28 or later", info.ProtocolVersion)
+	}
+	if err := m.Subscribe(ctx, "docs", "doc://b"); err != nil {
+		t.Fatalf("subscribe doc://b: %v", err)
+	}
+	listening("doc://a doc://b")
+	if n := tool("touch", map[string]any{"uri": "doc://a"}); n != "1" {
+		t.Fatalf("touch doc://a notified %s streams, want 1", n)
+	}
+	select {
+	case u := <-got:
+		if u != "docs doc://a" {
+			t.Fatalf("update %q, want docs doc://a", u)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("no notifications/resources/updated reached OnResourceUpdated")
+	}
+	if err := m.Unsubscribe(ctx, "docs", "doc://a"); err != nil {
+		t.Fatalf("unsubscribe doc://a: %v", err)
+	}
+	listening("doc://b")
+	if n := tool("touch", map[string]any{"uri": "doc://a"}); n != "0" {
+		t.Fatalf("after unsubscribe, touch doc://a notified %s streams", n)
+	}
+	if err := m.Unsubscribe(ctx, "docs", "doc://b"); err != nil {
+		t.Fatalf("unsubscribe doc://b: %v", err)
+	}
+	listening("")
+	select {
+	case u := <-got:
+		t.Fatalf("unexpected update %q", u)
+	case <-time.After(200 * time.Millisecond):
+	}
+	// A subscription open when the process is stopped does not hold it up.
+	if err := m.Subscribe(ctx, "docs", "doc://a"); err != nil {
+		t.Fatalf("subscribe doc://a: %v", err)
+	}
+	listening("doc://a")
+}
