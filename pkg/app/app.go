@@ -267,6 +267,10 @@ func (a *App) routes(con *console.Console) http.Handler {
 type Content struct {
 	Tools   []catalog.Tool
 	Servers []catalog.Server
+	// Keywords, when set, is the keyword analysis published with the
+	// catalog: the keyword index takes each tool's terms from it instead
+	// of analysing the tool, when they are for its current content.
+	Keywords *retrieve.KeywordTerms
 }
 
 // Change is one catalog change for Apply.
@@ -319,6 +323,9 @@ func (a *App) Apply(ctx context.Context, c Change) (Applied, error) {
 	var out Applied
 	if c.From != nil {
 		a.Catalog.Set(c.From.Tools, c.From.Servers)
+		if c.From.Keywords != nil && !c.Stored {
+			a.Retriever.UsePrepared(c.From.Keywords)
+		}
 	} else {
 		t0 := time.Now()
 		if err := a.Catalog.Load(ctx); err != nil {

@@ -1,11 +1,13 @@
 package awsrt
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -17,6 +19,8 @@ import (
 	"github.com/toolrag/mcp-gateway/pkg/config"
 	"github.com/toolrag/mcp-gateway/pkg/dynamo"
 	"github.com/toolrag/mcp-gateway/pkg/indexpub"
+	"github.com/toolrag/mcp-gateway/pkg/policy"
+	"github.com/toolrag/mcp-gateway/pkg/retrieve"
 	"github.com/toolrag/mcp-gateway/pkg/s3bucket"
 	"github.com/toolrag/mcp-gateway/pkg/session"
 )
@@ -735,5 +739,93 @@ func TestS3UnavailableAtColdStart(t *testing.T) {
 	tools, fallback = retrieveREST(t, h, agentSecret, `{"query":"reverse the characters of a text"}`)
 	if fallback || len(tools) == 0 || tools[0] != "echo__reverse" {
 		t.Fatalf("after S3 came back: %v fallback=%v; want the vector index", tools, fallback)
+	}
+}
+
+// The sync function publishes the keyword analysis with the catalog copy
+// and a cold start takes every tool's terms from it, ranking exactly like
+// a gateway that analyses them; a damaged, missing or foreign analysis is
+// logged and the gateway analyses the tools, with the same rankings.
+func TestColdStartKeywordAnalysis(t *testing.T) {
+	e := newTestEnv(t)
+	e.register(t, "echo", startEcho(t))
+	e.register(t, "echo2", startEcho(t))
+	if rep := e.sync(t, ""); rep.CatalogCopyErr != "" {
+		t.Fatal(rep.CatalogCopyErr)
+	}
+	ctx := context.Background()
+	b := s3bucket.New(e.s3.Client, testBucket)
+	ptr, err := indexpub.ReadPointer(ctx, b, "index/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cp, _, ok, err := indexpub.ReadCatalog(ctx, b, "index/", ptr.SHA256, "")
+	if !ok || cp.KeywordsSHA256 == "" {
+		t.Fatalf("catalog copy without a keyword analysis (ok %v, err %v)", ok, err)
+	}
+	queries := []string{"reverse the characters", "echo a message back", "add two numbers", "long running operation"}
+	answers := func(g *GatewayFunction) string {
+		var out strings.Builder
+		for _, q := range queries {
+			resp, err := g.App.Retriever.Retrieve(ctx, retrieve.Request{Query: q, TopK: 10, Policy: policy.Unrestricted()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range resp.Results {
+				fmt.Fprintf(&out, "%s=%v ", r.Tool.ID, r.Score)
+			}
+			out.WriteString("\n")
+		}
+		return out.String()
+	}
+	logged := func() (*GatewayFunction, string) {
+		var logs bytes.Buffer
+		g := e.gateway(t, func(c *Config) { c.Logger = slog.New(slog.NewTextHandler(&syncWriter{w: &logs}, nil)) })
+		return g, logs.String()
+	}
+	g, _ := logged()
+	tools := g.Catalog.Len()
+	if tools == 0 || g.App.Retriever.PreparedTools() != tools {
+		t.Fatalf("cold start took %d of %d tools from the published analysis; want all", g.App.Retriever.PreparedTools(), tools)
+	}
+	want := answers(g)
+
+	key := "index/" + indexpub.KeywordsKey(cp.KeywordsSHA256)
+	good, _, err := b.Get(ctx, key, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, log string
+		damage    func()
+	}{
+		{"damaged blob", "keyword analysis published with the catalog copy unusable", func() {
+			e.s3.PutRaw(t, testBucket, key, []byte("\x1f\x8b garbage"))
+		}},
+		{"missing blob", "keyword analysis published with the catalog copy unusable", func() {
+			if err := b.Delete(ctx, key); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"no analysis in the copy", "no keyword analysis published with the catalog copy", func() {
+			e.s3.PutRaw(t, testBucket, key, good)
+			if err := indexpub.WriteCatalog(ctx, b, "index/", ptr.SHA256, cp.Tools, cp.Servers); err != nil {
+				t.Fatal(err)
+			}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.damage()
+			g, logs := logged()
+			if n := g.App.Retriever.PreparedTools(); n != 0 {
+				t.Fatalf("%d tools taken from an unusable analysis", n)
+			}
+			if !strings.Contains(logs, tc.log) {
+				t.Errorf("no log line %q:\n%s", tc.log, logs)
+			}
+			if got := answers(g); got != want {
+				t.Errorf("rankings differ from the analysed ones:\n got %s\nwant %s", got, want)
+			}
+		})
 	}
 }

@@ -64,6 +64,10 @@ type GatewayFunction struct {
 	surfaces *surfaces.Stored
 	emit     *metrics.Emitter
 	exact    *ratelimit.Exact
+	// keywordsTried is set once the cold start has tried the keyword
+	// analysis published with the catalog copy (later reloads analyse the
+	// few tools that changed).
+	keywordsTried atomic.Bool
 	// catalogSource says where the catalog copy came from: "s3" or "dynamodb".
 	catalogSource atomic.Pointer[string]
 	// copySHA and copyETag identify the catalog copy the catalog was read
@@ -437,7 +441,7 @@ func (g *GatewayFunction) reloadCatalog(ctx context.Context) (*app.Change, error
 		case ok:
 			g.copySHA, g.copyETag = meta.IndexSHA256, etag
 			g.setCatalogSource("s3")
-			return &app.Change{From: &app.Content{Tools: c.Tools, Servers: c.Servers}}, nil
+			return &app.Change{From: &app.Content{Tools: c.Tools, Servers: c.Servers, Keywords: g.firstKeywords(ctx, c)}}, nil
 		case err != nil && !errors.Is(err, indexpub.ErrNotExist):
 			g.log.Warn("catalog copy unusable; reading the tools table instead", "error", err)
 		}

@@ -102,7 +102,8 @@ func NewSyncer(ctx context.Context, cfg Config) (*Syncer, error) {
 	// One read of the table per run serves the index build and the
 	// catalog copy.
 	s.catalog = catalog.NewCopy(s.Tools)
-	s.copies = &indexpub.CatalogWriter{Tools: s.catalog, Bucket: s.bucket, Prefix: cfg.Prefix, Log: cfg.Logger}
+	s.copies = &indexpub.CatalogWriter{Tools: s.catalog, Bucket: s.bucket, Prefix: cfg.Prefix, Log: cfg.Logger,
+		Keywords: keywordAnalyser()}
 	s.Indexer, err = indexer.New(indexer.Config{
 		Catalog: s.catalog, Embedder: emb, Bucket: s.bucket, Prefix: cfg.Prefix, Logger: cfg.Logger,
 		BeforeSwitch: s.copies.BeforeSwitch,

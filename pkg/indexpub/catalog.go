@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -35,6 +37,9 @@ type CatalogWriter struct {
 	Bucket Bucket
 	Prefix string
 	Log    *slog.Logger
+	// Keywords, when set, returns the keyword analysis of the catalog,
+	// published with the copy (see WriteCatalogWith); nil publishes none.
+	Keywords KeywordsFunc
 
 	mu   sync.Mutex
 	done bool  // a copy was written, or failed, since reset
@@ -43,7 +48,7 @@ type CatalogWriter struct {
 
 // BeforeSwitch writes the copy of the index about to be published.
 func (c *CatalogWriter) BeforeSwitch(ctx context.Context, next Pointer) error {
-	c.record(next.SHA256, PublishCatalog(ctx, c.Tools, c.Bucket, c.Prefix, next.SHA256))
+	c.record(next.SHA256, PublishCatalogWith(ctx, c.Tools, c.Bucket, c.Prefix, next.SHA256, c.keywords()))
 	return nil
 }
 
@@ -63,7 +68,21 @@ func (c *CatalogWriter) Refresh(ctx context.Context) {
 	case err != nil:
 		c.record("", fmt.Errorf("read the index pointer: %w", err))
 	default:
-		c.record(ptr.SHA256, PublishCatalog(ctx, c.Tools, c.Bucket, c.Prefix, ptr.SHA256))
+		c.record(ptr.SHA256, PublishCatalogWith(ctx, c.Tools, c.Bucket, c.Prefix, ptr.SHA256, c.keywords()))
+	}
+}
+
+// keywords is c.Keywords logging its failures.
+func (c *CatalogWriter) keywords() KeywordsFunc {
+	if c.Keywords == nil {
+		return nil
+	}
+	return func(ctx context.Context, tools []catalog.Tool, servers []catalog.Server) ([]byte, error) {
+		b, err := c.Keywords(ctx, tools, servers)
+		if err != nil {
+			c.Log.Warn("keyword analysis not published with the catalog copy; gateways analyse the tools themselves", "error", err)
+		}
+		return b, err
 	}
 }
 
@@ -95,33 +114,73 @@ func (c *CatalogWriter) Err() error {
 // that a sync that changed nothing produces the same bytes and does not
 // write them (copies written before that have a written_at, ignored).
 type CatalogCopy struct {
-	IndexSHA256 string           `json:"index_sha256"` // the index published with it
-	Tools       []catalog.Tool   `json:"tools"`
-	Servers     []catalog.Server `json:"servers"`
+	IndexSHA256 string `json:"index_sha256"` // the index published with it
+	// KeywordsSHA256 names the keyword analysis of these tools published
+	// with the copy (KeywordsKey); empty when none was.
+	KeywordsSHA256 string           `json:"keywords_sha256,omitempty"`
+	Tools          []catalog.Tool   `json:"tools"`
+	Servers        []catalog.Server `json:"servers"`
 }
 
 // PublishCatalog reads the tools table and stores it as the catalog
 // copy of the index with hash indexSHA.
 func PublishCatalog(ctx context.Context, tools catalog.Reader, b Bucket, prefix, indexSHA string) error {
+	return PublishCatalogWith(ctx, tools, b, prefix, indexSHA, nil)
+}
+
+// KeywordsFunc returns the keyword analysis of a catalog, as bytes that the
+// same content always encodes to (see retrieve.KeywordIndex.EncodeTerms).
+type KeywordsFunc func(ctx context.Context, tools []catalog.Tool, servers []catalog.Server) ([]byte, error)
+
+// PublishCatalogWith is PublishCatalog also publishing the keyword
+// analysis kw returns (nil: none). When kw fails, the copy is published
+// without an analysis (gateways then analyse the tools themselves).
+func PublishCatalogWith(ctx context.Context, tools catalog.Reader, b Bucket, prefix, indexSHA string, kw KeywordsFunc) error {
 	c := catalog.NewCopy(tools)
 	if err := c.Load(ctx); err != nil {
 		return err
 	}
 	t, s, _ := c.Content()
-	return WriteCatalog(ctx, b, prefix, indexSHA, t, s)
+	var terms []byte
+	if kw != nil {
+		var err error
+		if terms, err = kw(ctx, t, s); err != nil {
+			terms = nil
+		}
+	}
+	return WriteCatalogWith(ctx, b, prefix, indexSHA, t, s, terms)
 }
+
+// KeywordsKey returns the key, under the index prefix, of the keyword
+// analysis whose (uncompressed) content has the given SHA-256: content
+// addressed, like the index blobs, and pruned with them.
+func KeywordsKey(sha string) string { return "indexes/keywords-" + sha + ".bin.gz" }
 
 // WriteCatalog stores the catalog copy for the index with the given
 // hash, unless the stored copy has the same bytes (Unchanged: one HEAD
 // request on S3).
 func WriteCatalog(ctx context.Context, b Bucket, prefix, indexSHA string, tools []catalog.Tool, servers []catalog.Server) error {
+	return WriteCatalogWith(ctx, b, prefix, indexSHA, tools, servers, nil)
+}
+
+// WriteCatalogWith is WriteCatalog also storing keywords, the keyword
+// analysis of tools (nil: none), at its content-addressed key (unless it
+// is already there: one HEAD request) before the copy that names it.
+func WriteCatalogWith(ctx context.Context, b Bucket, prefix, indexSHA string, tools []catalog.Tool, servers []catalog.Server, keywords []byte) error {
+	kwSHA := ""
+	if keywords != nil {
+		var err error
+		if kwSHA, err = writeKeywords(ctx, b, prefix, keywords); err != nil {
+			return err
+		}
+	}
 	servers = slices.Clone(servers)
 	for i := range servers {
 		servers[i].SyncedAt = time.Time{}
 	}
 	var buf bytes.Buffer
 	zw, _ := gzip.NewWriterLevel(&buf, gzip.BestSpeed) // no name, no time: the same content gives the same bytes
-	if err := json.NewEncoder(zw).Encode(CatalogCopy{IndexSHA256: indexSHA, Tools: tools, Servers: servers}); err != nil {
+	if err := json.NewEncoder(zw).Encode(CatalogCopy{IndexSHA256: indexSHA, KeywordsSHA256: kwSHA, Tools: tools, Servers: servers}); err != nil {
 		return fmt.Errorf("encode the catalog copy: %w", err)
 	}
 	if err := zw.Close(); err != nil {
@@ -156,4 +215,48 @@ func ReadCatalog(ctx context.Context, b Bucket, prefix, indexSHA, ifNoneMatch st
 		return c, "", false, fmt.Errorf("catalog copy %s%s is damaged: %w", prefix, CatalogKey, err)
 	}
 	return c, etag, c.IndexSHA256 == indexSHA, nil
+}
+
+func writeKeywords(ctx context.Context, b Bucket, prefix string, keywords []byte) (string, error) {
+	sum := sha256.Sum256(keywords)
+	sha := hex.EncodeToString(sum[:])
+	var buf bytes.Buffer
+	zw, _ := gzip.NewWriterLevel(&buf, gzip.BestSpeed)
+	if _, err := zw.Write(keywords); err != nil {
+		return "", fmt.Errorf("compress the keyword analysis: %w", err)
+	}
+	if err := zw.Close(); err != nil {
+		return "", fmt.Errorf("compress the keyword analysis: %w", err)
+	}
+	key := prefix + KeywordsKey(sha)
+	if Unchanged(ctx, b, key, buf.Bytes()) {
+		return sha, nil
+	}
+	if _, err := b.Put(ctx, key, buf.Bytes(), Cond{}); err != nil {
+		return "", fmt.Errorf("write the keyword analysis %s: %w", key, err)
+	}
+	return sha, nil
+}
+
+// ReadKeywords returns the keyword analysis published with a catalog copy
+// (CatalogCopy.KeywordsSHA256), uncompressed. A missing, damaged or
+// mismatching blob is an error: the caller analyses the tools instead.
+func ReadKeywords(ctx context.Context, b Bucket, prefix, sha string) ([]byte, error) {
+	key := prefix + KeywordsKey(sha)
+	body, _, err := b.Get(ctx, key, "")
+	if err != nil {
+		return nil, fmt.Errorf("read the keyword analysis %s: %w", key, err)
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(body))
+	if err != nil {
+		return nil, fmt.Errorf("keyword analysis %s is not gzip: %w", key, err)
+	}
+	out, err := io.ReadAll(zr) // gzip's checksum: damage is an error
+	if err != nil {
+		return nil, fmt.Errorf("keyword analysis %s is damaged: %w", key, err)
+	}
+	if sum := sha256.Sum256(out); hex.EncodeToString(sum[:]) != sha {
+		return nil, fmt.Errorf("keyword analysis %s does not have the content its name says", key)
+	}
+	return out, nil
 }

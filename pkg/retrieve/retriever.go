@@ -41,6 +41,10 @@ type Retriever struct {
 	log    *slog.Logger
 	syncMu sync.Mutex
 	synced bool
+	// prepared are terms for the next Sync (UsePrepared); reused counts
+	// the tools the last Sync took from them.
+	prepared *KeywordTerms
+	reused   int
 
 	srvTerms serverTermsCache
 
@@ -131,9 +135,37 @@ func (r *Retriever) Sync(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("retrieve: reading the server list: %w", err)
 	}
-	r.kw.Sync(tools, servers)
+	prep := r.prepared
+	r.prepared, r.reused = nil, 0
+	if prep != nil {
+		_, _, reused := r.kw.SyncPrepared(tools, servers, prep)
+		r.reused = reused
+		if reused < len(tools) {
+			r.log.Info("keyword terms published with the catalog did not cover every tool; the others were analysed",
+				"reused", reused, "tools", len(tools))
+		}
+	} else {
+		r.kw.Sync(tools, servers)
+	}
 	r.synced = true
 	return nil
+}
+
+// PreparedTools returns how many tools the last Sync took from the terms
+// UsePrepared handed it instead of analysing them.
+func (r *Retriever) PreparedTools() int {
+	r.syncMu.Lock()
+	defer r.syncMu.Unlock()
+	return r.reused
+}
+
+// UsePrepared hands the next Sync the terms published with the catalog
+// (see KeywordTerms): the tools they were analysed for are not tokenized
+// again. Nil does nothing.
+func (r *Retriever) UsePrepared(p *KeywordTerms) {
+	r.syncMu.Lock()
+	r.prepared = p
+	r.syncMu.Unlock()
 }
 
 func (r *Retriever) ensureSynced(ctx context.Context) error {

@@ -169,6 +169,7 @@ func (b *httpBackend) open() (*httpConn, *problem) {
 		copts = append(copts, client.WithProtocolVersion(protocol))
 	}
 	relay := newConnRelay(b.m, b.id, b.log)
+	relay.subs.life = connCtx
 	copts = append(copts, relay.clientOptions()...)
 	c := client.NewClient(wire, copts...)
 	c.OnNotification(relay.notify)

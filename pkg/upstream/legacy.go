@@ -10,9 +10,10 @@ import (
 // The calls below are deprecated in mcp-go because protocol 2026-07-28
 // dropped them (resource subscriptions became Client.Listen streams, ping
 // became a transport concern). Upstreams that speak an earlier protocol
-// offer nothing else, so the gateway keeps them here. Manager.Ping uses
-// Discover on a modern connection; Manager.Subscribe has no Listen-based
-// path yet and uses legacySubscribe on every connection.
+// offer nothing else, so the gateway keeps them here, for those upstreams
+// only. On a modern connection Manager.Ping uses Discover, and
+// Manager.Subscribe/Unsubscribe keep one subscriptions/listen stream per
+// connection holding the union of its subscribed URIs (listen.go).
 
 // legacySubscribe asks a pre-2026-07-28 upstream for
 // notifications/resources/updated about uri.

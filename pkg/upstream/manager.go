@@ -483,12 +483,19 @@ func (m *Manager) Complete(ctx context.Context, id string, req mcp.CompleteReque
 
 // Subscribe asks server id for notifications/resources/updated about uri
 // (see OnResourceUpdated). A server that does not declare resource
-// subscriptions answers with an error. On a stdio server the subscription
-// lives in one of its processes and ends with it.
+// subscriptions answers with an error. On a 2026-07-28 connection the
+// subscription is a URI in the filter of the connection's one
+// subscriptions/listen stream (listen.go), acknowledged by the server
+// before Subscribe returns; an earlier protocol gets resources/subscribe.
+// Either way it lives on one connection (on a stdio server, one of its
+// processes) and ends with it.
 func (m *Manager) Subscribe(ctx context.Context, id, uri string) error {
 	return m.call(ctx, id, string(mcp.MethodResourcesSubscribe), true, func(ctx context.Context, c *client.Client) error {
 		if r := c.GetServerCapabilities().Resources; r == nil || !r.Subscribe {
 			return newProblem(nil, nil, "the server does not support resource subscriptions")
+		}
+		if mcp.IsModernProtocol(c.ProtocolVersion()) {
+			return listenSubscribe(ctx, c, uri)
 		}
 		return legacySubscribe(ctx, c, uri)
 	})
@@ -499,6 +506,9 @@ func (m *Manager) Unsubscribe(ctx context.Context, id, uri string) error {
 	return m.call(ctx, id, string(mcp.MethodResourcesUnsubscribe), true, func(ctx context.Context, c *client.Client) error {
 		if r := c.GetServerCapabilities().Resources; r == nil || !r.Subscribe {
 			return nil
+		}
+		if mcp.IsModernProtocol(c.ProtocolVersion()) {
+			return listenUnsubscribe(ctx, c, uri)
 		}
 		return legacyUnsubscribe(ctx, c, uri)
 	})

@@ -70,6 +70,10 @@ type connRelay struct {
 	// connection (nil otherwise); set before the connection is used.
 	stateless *statelessCaller
 
+	// subs holds the resource subscriptions of a 2026-07-28 connection
+	// (listen.go); its life is set before the connection is used.
+	subs *listenSubs
+
 	mu      sync.Mutex
 	calls   map[*inflight]struct{}
 	lastEnd time.Time // when a call that got notifications last ended
@@ -114,7 +118,7 @@ func markNotified(ctx context.Context) {
 type inflightKey struct{}
 
 func newConnRelay(m *Manager, server string, log *slog.Logger) *connRelay {
-	return &connRelay{server: server, log: log, m: m, calls: map[*inflight]struct{}{}}
+	return &connRelay{server: server, log: log, m: m, calls: map[*inflight]struct{}{}, subs: newListenSubs()}
 }
 
 // clientOptions makes the client declare sampling and elicitation (the
@@ -192,6 +196,8 @@ func (h *connRelay) notify(n mcp.JSONRPCNotification) {
 		msg.Params.Data = f["data"]
 		in.notified.Store(true)
 		in.relay.Log(msg)
+	case mcp.MethodNotificationSubscriptionsAcknowledged:
+		h.subs.acknowledged(n)
 	case mcp.MethodNotificationResourceUpdated:
 		uri, _ := n.Params.AdditionalFields["uri"].(string)
 		if fn := h.m.resourceUpdated(); fn != nil && uri != "" {

@@ -57,6 +57,11 @@ type proc struct {
 	err     error         // why it failed to start (valid after ready)
 	exited  chan struct{} // closed when the process has exited and been reaped
 
+	// life ends when the process is being stopped or has exited (and with
+	// it the process's subscriptions/listen stream, listen.go).
+	life    context.Context
+	endLife context.CancelFunc
+
 	// Set before spawned is closed.
 	cmd    *exec.Cmd
 	pid    int
@@ -312,6 +317,7 @@ func (p *stdioPool) startLocked() *proc {
 		ready:   make(chan struct{}),
 		exited:  make(chan struct{}),
 	}
+	pr.life, pr.endLife = context.WithCancel(context.Background())
 	p.procs = append(p.procs, pr)
 	p.started++
 	protocol := p.protocol
@@ -338,6 +344,7 @@ func (pr *proc) start(protocol string) {
 			prob = newProblem(ErrUnavailable, err, "%v", err)
 		}
 		pr.err = prob
+		pr.endLife()
 		if pr.pid > 0 {
 			_ = signalGroup(pr.pid, syscall.SIGKILL)
 		}
@@ -450,6 +457,7 @@ func (pr *proc) spawn() error {
 		if !waitGroupGone(pr.pid, 2*time.Second) {
 			log.Warn("processes of the upstream's process group outlived it", "pgid", pr.pid)
 		}
+		pr.endLife()
 		close(pr.exited)
 		p.exitedProc(pr)
 		// mcp-go reads stdout until EOF; give it a moment to take the last
@@ -475,6 +483,7 @@ func (pr *proc) initialize(protocol string) error {
 		copts = append(copts, client.WithProtocolVersion(protocol)) // skip the discovery probe next time
 	}
 	relay := newConnRelay(p.m, p.id, p.log.With("pid", pr.pid))
+	relay.subs.life = pr.life
 	copts = append(copts, relay.clientOptions()...)
 	c := client.NewClient(wire, copts...)
 	c.OnNotification(relay.notify)
@@ -547,6 +556,7 @@ func (p *stdioPool) exitedProc(pr *proc) {
 // stop ends pr: close its stdin (a well-behaved server exits), then SIGTERM
 // the group, then SIGKILL it, and reap.
 func (pr *proc) stop() {
+	pr.endLife()
 	<-pr.spawned
 	if pr.cmd == nil {
 		return

@@ -1,0 +1,56 @@
+package awsrt
+
+import (
+	"context"
+	"sync"
+
+	"github.com/toolrag/mcp-gateway/pkg/catalog"
+	"github.com/toolrag/mcp-gateway/pkg/indexpub"
+	"github.com/toolrag/mcp-gateway/pkg/retrieve"
+)
+
+// keywordAnalyser returns the keyword analysis of a catalog for the copy
+// the sync function publishes (indexpub.CatalogWriter.Keywords), so that
+// gateways decode it at cold start instead of analysing every tool. It
+// keeps its index between runs of a warm instance: only changed tools are
+// analysed again.
+func keywordAnalyser() indexpub.KeywordsFunc {
+	var mu sync.Mutex
+	ix := retrieve.NewKeywordIndex(retrieve.FieldWeights{})
+	return func(_ context.Context, tools []catalog.Tool, servers []catalog.Server) ([]byte, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		ix.Sync(tools, servers)
+		return ix.EncodeTerms(), nil
+	}
+}
+
+// firstKeywords is readKeywords the first time (the cold start), nil
+// afterwards: a warm instance's keyword index is updated incrementally,
+// analysing only the tools that changed, which costs less than decoding
+// the analysis of every tool.
+func (g *GatewayFunction) firstKeywords(ctx context.Context, c indexpub.CatalogCopy) *retrieve.KeywordTerms {
+	if g.keywordsTried.Swap(true) {
+		return nil
+	}
+	return g.readKeywords(ctx, c)
+}
+
+// readKeywords reads and decodes the keyword analysis published with the
+// catalog copy c; nil (logged) when there is none or it cannot be used:
+// the gateway then analyses the tools itself.
+func (g *GatewayFunction) readKeywords(ctx context.Context, c indexpub.CatalogCopy) *retrieve.KeywordTerms {
+	if c.KeywordsSHA256 == "" {
+		g.log.Info("no keyword analysis published with the catalog copy; analysing every tool")
+		return nil
+	}
+	b, err := indexpub.ReadKeywords(ctx, g.bucket, g.cfg.Prefix, c.KeywordsSHA256)
+	if err == nil {
+		var p *retrieve.KeywordTerms
+		if p, err = retrieve.DecodeKeywordTerms(b); err == nil {
+			return p
+		}
+	}
+	g.log.Warn("keyword analysis published with the catalog copy unusable; analysing every tool", "error", err)
+	return nil
+}
