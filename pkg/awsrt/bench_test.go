@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
@@ -525,11 +526,21 @@ func BenchmarkWarmLocal(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	write("registry.yaml", fmt.Sprintf("servers:\n  echo:\n    transport: streamable_http\n    url: %s\n", d.echoURL))
-	// An admin key: the synthetic servers are written into the store, not
-	// the registry, and keys.yaml may only grant registry servers
-	// (config.CheckKeyGrants); find_tools ranks the same catalog either way.
-	write("keys.yaml", fmt.Sprintf("keys:\n  - id: dev\n    secret: %q\n    admin: true\n", devSecret))
+	// The synthetic servers are registry servers too (keys.yaml may only
+	// grant those, config.CheckKeyGrants): each points at the echo server
+	// for the first sync, then gets its synthetic tools written into the
+	// store (no further sync runs).
+	var reg, grants strings.Builder
+	reg.WriteString("servers:\n")
+	grants.WriteString("echo: {}")
+	for _, srv := range append([]string{"echo"}, slices.Sorted(maps.Keys(syntheticTools(d.n)))...) {
+		fmt.Fprintf(&reg, "  %s:\n    transport: streamable_http\n    url: %s\n", srv, d.echoURL)
+		if srv != "echo" {
+			fmt.Fprintf(&grants, ", %s: {}", srv)
+		}
+	}
+	write("registry.yaml", reg.String())
+	write("keys.yaml", fmt.Sprintf("keys:\n  - id: dev\n    secret: %q\n    servers: {%s}\n", devSecret, grants.String()))
 	vals := map[string]string{
 		"MCP_GATEWAY_CONFIG_DIR": dir, "TOOL_RAG_DB": filepath.Join(dir, "tools.db"),
 		"TOOL_RAG_HEALTHCHECK_INTERVAL": "0",
