@@ -13,14 +13,16 @@ package awsrt
 import (
 	"context"
 	"fmt"
-	"github.com/toolrag/mcp-gateway/internal/redact"
-	"github.com/toolrag/mcp-gateway/pkg/metrics"
 	"io"
 	"log/slog"
 	"net/url"
 	"os"
 	"strings"
 	"time"
+
+	"github.com/toolrag/mcp-gateway/internal/redact"
+	"github.com/toolrag/mcp-gateway/pkg/metrics"
+	"github.com/toolrag/mcp-gateway/pkg/sdktimeout"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
@@ -408,8 +410,8 @@ func (c *Config) secretSource(ctx context.Context) error {
 			}
 			to := c.secretsTimeouts.or(sdkTimeouts{secretsAttemptTimeout, secretsOperationTimeout})
 			rc.Client = ssm.NewFromConfig(ac, func(o *ssm.Options) {
-				o.HTTPClient = attemptHTTPClient(to.Attempt)
-				o.APIOptions = append(o.APIOptions, operationDeadline("SSM Parameter Store", to.Operation))
+				o.HTTPClient = sdktimeout.AttemptClient(min(sdkConnectTimeout, to.Attempt), to.Attempt)
+				o.APIOptions = append(o.APIOptions, sdktimeout.OperationDeadline("SSM Parameter Store", to.Operation))
 				if c.SSMEndpoint != "" {
 					o.BaseEndpoint = aws.String(c.SSMEndpoint)
 				}
@@ -424,8 +426,8 @@ func (c *Config) secretSource(ctx context.Context) error {
 			}
 			to := c.secretsTimeouts.or(sdkTimeouts{secretsAttemptTimeout, secretsOperationTimeout})
 			rc.SecretsManager = secretsmanager.NewFromConfig(ac, func(o *secretsmanager.Options) {
-				o.HTTPClient = attemptHTTPClient(to.Attempt)
-				o.APIOptions = append(o.APIOptions, operationDeadline("Secrets Manager", to.Operation))
+				o.HTTPClient = sdktimeout.AttemptClient(min(sdkConnectTimeout, to.Attempt), to.Attempt)
+				o.APIOptions = append(o.APIOptions, sdktimeout.OperationDeadline("Secrets Manager", to.Operation))
 				if c.SecretsManagerEndpoint != "" {
 					o.BaseEndpoint = aws.String(c.SecretsManagerEndpoint)
 				}

@@ -1,14 +1,11 @@
 package awsrt
 
 import (
-	"context"
-	"fmt"
 	"net"
 	"net/http"
 	"time"
 
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
-	"github.com/aws/smithy-go/middleware"
 )
 
 // HTTP timeouts of the S3 and Lambda clients (DynamoDB's are in
@@ -62,34 +59,4 @@ func lambdaHTTPClient() *awshttp.BuildableClient {
 		WithDialerOptions(func(d *net.Dialer) { d.Timeout = sdkConnectTimeout }).
 		WithTransportOptions(func(tr *http.Transport) { tr.TLSHandshakeTimeout = sdkConnectTimeout }).
 		WithTimeout(lambdaInvokeTimeout)
-}
-
-// attemptHTTPClient bounds the connect and one whole HTTP attempt (the
-// SSM and Secrets Manager answers are small).
-func attemptHTTPClient(attempt time.Duration) *awshttp.BuildableClient {
-	return awshttp.NewBuildableClient().
-		WithDialerOptions(func(d *net.Dialer) { d.Timeout = min(sdkConnectTimeout, attempt) }).
-		WithTransportOptions(func(tr *http.Transport) {
-			tr.TLSHandshakeTimeout = min(sdkConnectTimeout, attempt)
-			tr.ResponseHeaderTimeout = attempt
-		}).
-		WithTimeout(attempt)
-}
-
-// operationDeadline is an SDK middleware that gives every API call of
-// service a deadline of d, retries included (a caller's earlier deadline
-// stays); the error then says which service did not answer.
-func operationDeadline(service string, d time.Duration) func(*middleware.Stack) error {
-	return func(s *middleware.Stack) error {
-		return s.Initialize.Add(middleware.InitializeMiddlewareFunc("toolragOperationDeadline",
-			func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
-				ctx, cancel := context.WithTimeoutCause(ctx, d, fmt.Errorf("%s did not answer within %s", service, d))
-				defer cancel()
-				out, md, err := next.HandleInitialize(ctx, in)
-				if err != nil && ctx.Err() != nil {
-					err = fmt.Errorf("%w: %w", context.Cause(ctx), err)
-				}
-				return out, md, err
-			}), middleware.Before)
-	}
 }

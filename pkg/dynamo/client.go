@@ -23,6 +23,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/smithy-go"
 	"github.com/aws/smithy-go/logging"
+	"github.com/toolrag/mcp-gateway/pkg/sdktimeout"
 )
 
 // Metrics counts what the gateway surfaces in /metrics about DynamoDB. All
@@ -119,8 +120,8 @@ func NewClient(ctx context.Context, endpoint string, m *Metrics) (*dynamodb.Clie
 	to := Timeouts{}.withDefaults()
 	return dynamodb.NewFromConfig(cfg, func(o *dynamodb.Options) {
 		o.Logger = quietChecksumLogger{next: cfg.Logger}
-		o.HTTPClient = to.httpClient()
-		o.APIOptions = append(o.APIOptions, operationTimeout(to.Operation))
+		o.HTTPClient = sdktimeout.AttemptClient(to.Connect, to.Attempt)
+		o.APIOptions = append(o.APIOptions, sdktimeout.OperationDeadline("DynamoDB", to.Operation))
 		if endpoint != "" {
 			o.BaseEndpoint = aws.String(endpoint)
 		}
