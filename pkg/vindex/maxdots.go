@@ -1,7 +1,6 @@
 package vindex
 
 import (
-	"slices"
 	"sync"
 )
 
@@ -85,15 +84,7 @@ func (ix *Index) SearchMultiSplit(qs [][]float32, k int, allow func(id int64) bo
 		if all == nil {
 			continue
 		}
-		slices.SortFunc(all, func(a, b Hit) int {
-			switch {
-			case worse(b, a):
-				return -1
-			case worse(a, b):
-				return 1
-			}
-			return 0
-		})
+		sortHits(all)
 		out[i] = all[:min(k, len(all))]
 	}
 	return out

@@ -448,7 +448,12 @@ func (t *topK) down(i int) {
 
 // sorted returns the hits best first.
 func (t *topK) sorted() []Hit {
-	h := t.h
+	sortHits(t.h)
+	return t.h
+}
+
+// sortHits orders hits best first.
+func sortHits(h []Hit) {
 	slices.SortFunc(h, func(a, b Hit) int {
 		switch {
 		case worse(b, a):
@@ -458,5 +463,4 @@ func (t *topK) sorted() []Hit {
 		}
 		return 0
 	})
-	return h
 }
