@@ -102,15 +102,7 @@ func (r *Retriever) relatedScore(d, u *kdoc) (float64, bool) {
 // 0.5 when d's description mentions u's object.
 func structureScore(d, u *kdoc) float64 {
 	a, b := d.shape, u.shape
-	shared := 0
-	for _, x := range a.object {
-		for _, y := range b.object {
-			if x == y {
-				shared++
-				break
-			}
-		}
-	}
+	shared := sharedWords(a.object, b.object)
 	s := 0.0
 	if union := len(a.object) + len(b.object) - shared; union > 0 && shared > 0 {
 		s = float64(shared) / float64(union)
@@ -130,4 +122,18 @@ func structureScore(d, u *kdoc) float64 {
 		}
 	}
 	return s
+}
+
+// sharedWords counts the words of a that b holds too.
+func sharedWords(a, b []string) int {
+	n := 0
+	for _, x := range a {
+		for _, y := range b {
+			if x == y {
+				n++
+				break
+			}
+		}
+	}
+	return n
 }

@@ -73,15 +73,7 @@ func verbKey(a, b string) string {
 // reports whether a's description holds a stemmed word.
 func relationOf(a, b toolShape, mentions func(string) bool) pairRelation {
 	rel := pairRelation{verbs: verbKey(a.verb, b.verb)}
-	shared := 0
-	for _, x := range a.object {
-		for _, y := range b.object {
-			if x == y {
-				shared++
-				break
-			}
-		}
-	}
+	shared := sharedWords(a.object, b.object)
 	switch {
 	case shared == 0:
 	case shared >= min(len(a.object), len(b.object)):
