@@ -124,7 +124,7 @@ func (d *benchDeployment) use(b *testing.B, enc string) {
 	bucket := s3bucket.New(d.env.s3.Client, testBucket)
 	pub := indexpub.NewPublisher(bucket, "index/")
 	pub.BeforeSwitch = func(ctx context.Context, ptr indexpub.Pointer) error {
-		return indexpub.PublishCatalogWith(ctx, d.catalog, bucket, "index/", ptr.SHA256, keywordAnalyser())
+		return indexpub.PublishCatalog(ctx, d.catalog, bucket, "index/", ptr.SHA256, keywordAnalyser())
 	}
 	meta := d.meta
 	meta.BuiltAt, meta.IndexSHA256 = time.Now(), ""
@@ -243,7 +243,7 @@ func benchDeploy(b *testing.B, n int) *benchDeployment {
 	}
 	// ... and the catalog copy the sync function writes after it.
 	_, meta, _ := ix.Current()
-	if err := indexpub.PublishCatalogWith(ctx, cat, s3bucket.New(e.s3.Client, testBucket), "index/", meta.IndexSHA256, keywordAnalyser()); err != nil {
+	if err := indexpub.PublishCatalog(ctx, cat, s3bucket.New(e.s3.Client, testBucket), "index/", meta.IndexSHA256, keywordAnalyser()); err != nil {
 		b.Fatal(err)
 	}
 	d.seed = time.Since(start)

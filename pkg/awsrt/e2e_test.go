@@ -533,7 +533,7 @@ func TestCatalogCopy(t *testing.T) {
 			if meta.IndexSHA256[0] == '0' {
 				other = "1" + meta.IndexSHA256[1:]
 			}
-			if err := indexpub.WriteCatalog(context.Background(), b, "index/", other, want[:1], nil); err != nil {
+			if err := indexpub.WriteCatalog(context.Background(), b, "index/", other, want[:1], nil, nil); err != nil {
 				t.Fatal(err)
 			}
 		}, "dynamodb"},
@@ -685,7 +685,7 @@ func TestColdStartKeywordAnalysis(t *testing.T) {
 		}},
 		{"no analysis in the copy", "no keyword analysis published with the catalog copy", func() {
 			e.s3.PutRaw(t, testBucket, key, good)
-			if err := indexpub.WriteCatalog(ctx, b, "index/", ptr.SHA256, cp.Tools, cp.Servers); err != nil {
+			if err := indexpub.WriteCatalog(ctx, b, "index/", ptr.SHA256, cp.Tools, cp.Servers, nil); err != nil {
 				t.Fatal(err)
 			}
 		}},

@@ -197,7 +197,7 @@ func republish(b *testing.B, d *benchDeployment) {
 	}
 	pub := indexpub.NewPublisher(bucket, "index/")
 	pub.BeforeSwitch = func(ctx context.Context, ptr indexpub.Pointer) error {
-		return indexpub.WriteCatalog(ctx, bucket, "index/", ptr.SHA256, cp.Tools, cp.Servers)
+		return indexpub.WriteCatalog(ctx, bucket, "index/", ptr.SHA256, cp.Tools, cp.Servers, nil)
 	}
 	meta.BuiltAt, meta.IndexSHA256 = time.Time{}, ""
 	if _, err := pub.Publish(ctx, next, meta); err != nil {

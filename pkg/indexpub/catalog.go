@@ -38,7 +38,7 @@ type CatalogWriter struct {
 	Prefix string
 	Log    *slog.Logger
 	// Keywords, when set, returns the keyword analysis of the catalog,
-	// published with the copy (see WriteCatalogWith); nil publishes none.
+	// published with the copy (see WriteCatalog); nil publishes none.
 	Keywords KeywordsFunc
 
 	mu   sync.Mutex
@@ -48,7 +48,7 @@ type CatalogWriter struct {
 
 // BeforeSwitch writes the copy of the index about to be published.
 func (c *CatalogWriter) BeforeSwitch(ctx context.Context, next Pointer) error {
-	c.record(next.SHA256, PublishCatalogWith(ctx, c.Tools, c.Bucket, c.Prefix, next.SHA256, c.keywords()))
+	c.record(next.SHA256, PublishCatalog(ctx, c.Tools, c.Bucket, c.Prefix, next.SHA256, c.keywords()))
 	return nil
 }
 
@@ -68,7 +68,7 @@ func (c *CatalogWriter) Refresh(ctx context.Context) {
 	case err != nil:
 		c.record("", fmt.Errorf("read the index pointer: %w", err))
 	default:
-		c.record(ptr.SHA256, PublishCatalogWith(ctx, c.Tools, c.Bucket, c.Prefix, ptr.SHA256, c.keywords()))
+		c.record(ptr.SHA256, PublishCatalog(ctx, c.Tools, c.Bucket, c.Prefix, ptr.SHA256, c.keywords()))
 	}
 }
 
@@ -122,20 +122,15 @@ type CatalogCopy struct {
 	Servers        []catalog.Server `json:"servers"`
 }
 
-// PublishCatalog reads the tools table and stores it as the catalog
-// copy of the index with hash indexSHA.
-func PublishCatalog(ctx context.Context, tools catalog.Reader, b Bucket, prefix, indexSHA string) error {
-	return PublishCatalogWith(ctx, tools, b, prefix, indexSHA, nil)
-}
-
 // KeywordsFunc returns the keyword analysis of a catalog, as bytes that the
 // same content always encodes to (see retrieve.KeywordIndex.EncodeTerms).
 type KeywordsFunc func(ctx context.Context, tools []catalog.Tool, servers []catalog.Server) ([]byte, error)
 
-// PublishCatalogWith is PublishCatalog also publishing the keyword
-// analysis kw returns (nil: none). When kw fails, the copy is published
+// PublishCatalog reads the tools table and stores it as the catalog copy
+// of the index with hash indexSHA, with the keyword analysis kw returns
+// (nil: none). When kw fails, the copy is published
 // without an analysis (gateways then analyse the tools themselves).
-func PublishCatalogWith(ctx context.Context, tools catalog.Reader, b Bucket, prefix, indexSHA string, kw KeywordsFunc) error {
+func PublishCatalog(ctx context.Context, tools catalog.Reader, b Bucket, prefix, indexSHA string, kw KeywordsFunc) error {
 	c := catalog.NewCopy(tools)
 	if err := c.Load(ctx); err != nil {
 		return err
@@ -148,7 +143,7 @@ func PublishCatalogWith(ctx context.Context, tools catalog.Reader, b Bucket, pre
 			terms = nil
 		}
 	}
-	return WriteCatalogWith(ctx, b, prefix, indexSHA, t, s, terms)
+	return WriteCatalog(ctx, b, prefix, indexSHA, t, s, terms)
 }
 
 // KeywordsKey returns the key, under the index prefix, of the keyword
@@ -158,15 +153,10 @@ func KeywordsKey(sha string) string { return "indexes/keywords-" + sha + ".bin.g
 
 // WriteCatalog stores the catalog copy for the index with the given
 // hash, unless the stored copy has the same bytes (Unchanged: one HEAD
-// request on S3).
-func WriteCatalog(ctx context.Context, b Bucket, prefix, indexSHA string, tools []catalog.Tool, servers []catalog.Server) error {
-	return WriteCatalogWith(ctx, b, prefix, indexSHA, tools, servers, nil)
-}
-
-// WriteCatalogWith is WriteCatalog also storing keywords, the keyword
-// analysis of tools (nil: none), at its content-addressed key (unless it
-// is already there: one HEAD request) before the copy that names it.
-func WriteCatalogWith(ctx context.Context, b Bucket, prefix, indexSHA string, tools []catalog.Tool, servers []catalog.Server, keywords []byte) error {
+// request on S3), and keywords, the keyword analysis of tools (nil: none),
+// at its content-addressed key (unless it is already there: one HEAD
+// request) before the copy that names it.
+func WriteCatalog(ctx context.Context, b Bucket, prefix, indexSHA string, tools []catalog.Tool, servers []catalog.Server, keywords []byte) error {
 	kwSHA := ""
 	if keywords != nil {
 		var err error
