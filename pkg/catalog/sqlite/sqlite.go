@@ -119,6 +119,15 @@ var migrations = []string{
 		updated_at       TEXT NOT NULL
 	) STRICT;
 	CREATE INDEX tools_by_server ON tools(server_id);`,
+	// 2: the opt-in call-sequence counts (pkg/callseq): tool pair, count,
+	// day of the last count. Nothing else about a call is stored.
+	`CREATE TABLE call_sequences (
+		from_tool TEXT NOT NULL,
+		to_tool   TEXT NOT NULL,
+		n         INTEGER NOT NULL,
+		day       INTEGER NOT NULL,
+		PRIMARY KEY (from_tool, to_tool)
+	) STRICT, WITHOUT ROWID;`,
 }
 
 // SchemaVersion is the schema version this program writes.
@@ -131,6 +140,12 @@ func (s *Store) migrate(ctx context.Context) error {
 	}
 	if version > len(migrations) {
 		return fmt.Errorf("schema version %d is newer than this program supports (%d); upgrade the gateway", version, len(migrations))
+	}
+	if version > 0 {
+		// A file that is SQLite but not ours is not migrated.
+		if err := s.checkTables(ctx); err != nil {
+			return err
+		}
 	}
 	for v := version; v < len(migrations); v++ {
 		tx, err := s.db.BeginTx(ctx, nil)
@@ -160,7 +175,12 @@ func (s *Store) migrate(ctx context.Context) error {
 			return fmt.Errorf("migrate schema to version %d: %w", v+1, err)
 		}
 	}
-	// A quick look at the tables catches files that are SQLite but not ours.
+	return s.checkTables(ctx)
+}
+
+// checkTables takes a quick look at the tables: it catches files that are
+// SQLite but not ours.
+func (s *Store) checkTables(ctx context.Context) error {
 	if _, err := s.db.ExecContext(ctx, "SELECT id, server_id, content_hash FROM tools LIMIT 0"); err != nil {
 		return fmt.Errorf("not a tool database: %w", err)
 	}
