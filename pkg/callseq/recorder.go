@@ -75,7 +75,7 @@ type Recorder struct {
 	timer    *time.Timer
 	flushing bool
 
-	flushMu sync.Mutex // one flush at a time
+	flushMu                         sync.Mutex // one flush at a time
 	counted, flushed, errs, dropped atomic.Int64
 }
 
