@@ -186,12 +186,16 @@ func (r *countingRetryer) RetryDelay(attempt int, err error) (time.Duration, err
 	return r.RetryerV2.RetryDelay(attempt, err)
 }
 
-// Tables names the four tables.
+// Tables names the tables.
 type Tables struct {
 	Tools    string // TOOL_RAG_TOOLS_TABLE
 	Keys     string // TOOL_RAG_KEYS_TABLE
 	Registry string // TOOL_RAG_REGISTRY_TABLE
 	Sessions string // TOOL_RAG_SESSIONS_TABLE
+	// CallSeq holds the opt-in call-sequence counts
+	// (TOOL_RAG_CALLSEQ_TABLE); it is read and written only when
+	// TOOL_RAG_CALL_SEQUENCES is on.
+	CallSeq string
 }
 
 // Default table names, used when the environment names none.
@@ -200,10 +204,12 @@ const (
 	DefaultKeysTable     = "toolrag-keys"
 	DefaultRegistryTable = "toolrag-registry"
 	DefaultSessionsTable = "toolrag-sessions"
+	DefaultCallSeqTable  = "toolrag-callseq"
 )
 
 // TablesFromEnv reads the table names from TOOL_RAG_TOOLS_TABLE,
-// TOOL_RAG_KEYS_TABLE, TOOL_RAG_REGISTRY_TABLE and TOOL_RAG_SESSIONS_TABLE,
+// TOOL_RAG_KEYS_TABLE, TOOL_RAG_REGISTRY_TABLE, TOOL_RAG_SESSIONS_TABLE and
+// TOOL_RAG_CALLSEQ_TABLE,
 // falling back to the Default*Table names.
 func TablesFromEnv(getenv func(string) string) Tables {
 	get := func(k, def string) string {
@@ -217,6 +223,7 @@ func TablesFromEnv(getenv func(string) string) Tables {
 		Keys:     get("TOOL_RAG_KEYS_TABLE", DefaultKeysTable),
 		Registry: get("TOOL_RAG_REGISTRY_TABLE", DefaultRegistryTable),
 		Sessions: get("TOOL_RAG_SESSIONS_TABLE", DefaultSessionsTable),
+		CallSeq:  get("TOOL_RAG_CALLSEQ_TABLE", DefaultCallSeqTable),
 	}
 }
 

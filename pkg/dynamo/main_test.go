@@ -35,7 +35,7 @@ func testClient(t testing.TB) *dynamodb.Client {
 
 // testTables creates the requested tables under unique names and deletes
 // them when the test ends. which is any of "tools", "keys", "registry",
-// "sessions".
+// "sessions", "callseq".
 func testTables(t testing.TB, which ...string) (*dynamodb.Client, Tables) {
 	t.Helper()
 	c := testClient(t)
@@ -51,6 +51,8 @@ func testTables(t testing.TB, which ...string) (*dynamodb.Client, Tables) {
 			tb.Registry = prefix + "-registry"
 		case "sessions":
 			tb.Sessions = prefix + "-sessions"
+		case "callseq":
+			tb.CallSeq = prefix + "-callseq"
 		default:
 			t.Fatalf("unknown table kind %q", w)
 		}
@@ -59,7 +61,7 @@ func testTables(t testing.TB, which ...string) (*dynamodb.Client, Tables) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		for _, name := range []string{tb.Tools, tb.Keys, tb.Registry, tb.Sessions} {
+		for _, name := range []string{tb.Tools, tb.Keys, tb.Registry, tb.Sessions, tb.CallSeq} {
 			if name != "" {
 				_, _ = c.DeleteTable(context.Background(), &dynamodb.DeleteTableInput{TableName: aws.String(name)})
 			}

@@ -73,6 +73,13 @@ func specs(names Tables) []tableSpec {
 			attrs: []types.AttributeDefinition{strAttr(attrServerID)},
 		})
 	}
+	if names.CallSeq != "" {
+		out = append(out, tableSpec{
+			name:  names.CallSeq,
+			keys:  []types.KeySchemaElement{hashKey(attrFromTool), rangeKey(attrToTool)},
+			attrs: []types.AttributeDefinition{strAttr(attrFromTool), strAttr(attrToTool)},
+		})
+	}
 	if names.Sessions != "" {
 		out = append(out, tableSpec{
 			name:  names.Sessions,
