@@ -31,18 +31,14 @@ func shapeOf(name string, c stemCache) toolShape {
 	return s
 }
 
-// related lists up to Config.Related visible tools of d's server that are
-// used with d, learned from the catalog's structure: tools acting on the
+// structureRelated lists up to Config.Related visible tools of d's server
+// that are used with d, learned from the catalog's structure: tools acting on the
 // same object with another action (screencast_start ↔ screencast_stop,
 // search_issues → update_issue) rank first, then tools whose object the
 // tool's own description mentions (a screenshot "of the current page" →
 // new_page). Every candidate must share something with d; nothing is
 // listed for a tool that shares nothing with its siblings.
-func (r *Retriever) related(snap *visibleCorpus, d *kdoc) []string {
-	n := r.cfg.Related
-	if n == 0 {
-		n = DefaultRelated
-	}
+func (r *Retriever) structureRelated(snap *visibleCorpus, d *kdoc, n int) []string {
 	snap.servers()
 	siblings := snap.byServer[d.tool.Server]
 	if len(siblings) < 2 {

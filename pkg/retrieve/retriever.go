@@ -9,7 +9,9 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 
+	"github.com/toolrag/mcp-gateway/pkg/callseq"
 	"github.com/toolrag/mcp-gateway/pkg/catalog"
 	"github.com/toolrag/mcp-gateway/pkg/indexer"
 	"github.com/toolrag/mcp-gateway/pkg/vindex"
@@ -47,6 +49,8 @@ type Retriever struct {
 	reused   int
 
 	srvTerms serverTermsCache
+
+	seq atomic.Pointer[callseq.Table] // observed call sequences (SetCallSequences)
 
 	keyMu   sync.Mutex
 	keys    map[int64]*kdoc // vector id → keyword entry, for keysFor at keysGen
