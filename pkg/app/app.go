@@ -22,6 +22,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/toolrag/mcp-gateway/pkg/auth"
+	"github.com/toolrag/mcp-gateway/pkg/callseq"
 	"github.com/toolrag/mcp-gateway/pkg/catalog"
 	"github.com/toolrag/mcp-gateway/pkg/config"
 	"github.com/toolrag/mcp-gateway/pkg/console"
@@ -90,6 +91,12 @@ type Backend struct {
 	Details func(ctx context.Context) map[string]any
 	// Metrics registers the runtime's own metrics next to the App's.
 	Metrics func(m *metrics.Registry)
+	// CallSeq keeps the opt-in call-sequence counts; used only when
+	// Env.CallSequences is on (see callseq.go). PruneCallSeq: this
+	// process drops the counts of tools that left the catalog when it
+	// applies one (the runtime that syncs the catalog).
+	CallSeq      callseq.Store
+	PruneCallSeq bool
 }
 
 // Options tunes the assembly.
@@ -147,6 +154,9 @@ type App struct {
 	// Usage is this process's per-key and per-server call statistics
 	// (the operator console's usage page).
 	Usage *usage.Recorder
+	// CallSeq counts the call sequences of the sessions (nil unless
+	// Env.CallSequences is on and the Backend has a CallSeq store).
+	CallSeq *callseq.Recorder
 	// Handler serves GET /health, the MCP endpoint (Env.MCPPath) and
 	// /tool-rag/*, the last two behind authentication.
 	Handler http.Handler
@@ -199,6 +209,7 @@ func New(b Backend, o Options) (*App, error) {
 		return nil, err
 	}
 	env := o.Env
+	seq := a.newCallSeq()
 	var calls gateway.Upstreams = b.Upstreams
 	if b.Calls != nil {
 		calls = b.Calls
@@ -208,12 +219,13 @@ func New(b Backend, o Options) (*App, error) {
 		Sessions: b.Sessions, Planner: b.Planner, MaxParallel: env.MaxParallel,
 		ShortlistDescChars: env.ShortlistDescChars, Unprefixed: o.Unprefixed,
 		UpstreamListTimeout: o.UpstreamListTimeout, Logger: a.log, OnCall: a.Usage.ToolCall,
-		LazyToolList: o.LazyToolList,
+		LazyToolList: o.LazyToolList, Sequences: seq,
 	})
 	if err != nil {
 		return nil, err
 	}
 	a.registerMetrics()
+	a.registerCallSeqMetrics(a.Metrics)
 	con, err := a.newConsole()
 	if err != nil {
 		return nil, err
@@ -356,6 +368,13 @@ func (a *App) Apply(ctx context.Context, c Change) (Applied, error) {
 		kwErr = a.Retriever.Sync(ctx)
 		out.Keywords = time.Since(t0)
 	}()
+	if a.CallSeq != nil {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			a.loadCallSequences(ctx)
+		}()
+	}
 	var err error
 	if c.NoUpstreams {
 		err = a.MCP.ReloadTools(ctx)

@@ -56,24 +56,28 @@ func TestRecorderCountsCallAfterInTheSameSession(t *testing.T) {
 	r := callseq.NewRecorder(callseq.RecorderConfig{Store: store, Window: 10 * time.Minute, FlushEvery: time.Hour, Now: clk.Now})
 
 	steps := []struct {
-		session, tool string
-		wait          time.Duration
+		key, session, tool string
+		wait               time.Duration
 	}{
-		{"s1", "web__navigate", 0},
-		{"s2", "fs__read_file", 0},            // another session in between
-		{"s1", "web__screenshot", 0},          // s1: navigate → screenshot
-		{"s1", "web__screenshot", 0},          // a repeat counts nothing
-		{"s2", "fs__write_file", time.Minute}, // s2: read → write
-		{"", "web__navigate", 0},              // no session: nothing
-		{"", "web__screenshot", 0},
-		{"s1", "web__navigate", 11 * time.Minute}, // after the window: nothing
-		{"s1", "web__click", 0},                   // navigate → click
-		{"s3", "web__navigate", 0},
-		{"s3", "web__screenshot", 0}, // navigate → screenshot again
+		{"k1", "s1", "web__navigate", 0},
+		{"k2", "s2", "fs__read_file", 0},            // another session in between
+		{"k1", "s1", "web__screenshot", 0},          // s1: navigate → screenshot
+		{"k1", "s1", "web__screenshot", 0},          // a repeat counts nothing
+		{"k2", "s2", "fs__write_file", time.Minute}, // s2: read → write
+		{"k1", "", "web__navigate", 0},              // no session: the key's previous session-less call
+		{"k1", "", "web__screenshot", 0},            // navigate → screenshot
+		{"k1", "", "web__click", 3 * time.Minute},   // after the key window: nothing
+		{"", "", "web__navigate", 0},                // no key, no session: nothing
+		{"", "", "web__click", 0},
+		{"k3", "s1", "web__click", 0},                   // another key in s1's id continues nothing
+		{"k1", "s1", "web__navigate", 11 * time.Minute}, // after the window: nothing
+		{"k1", "s1", "web__click", 0},                   // navigate → click
+		{"k1", "s3", "web__navigate", 0},
+		{"k1", "s3", "web__screenshot", 0}, // navigate → screenshot again
 	}
 	for _, s := range steps {
 		clk.add(s.wait)
-		r.ToolCalled(s.session, s.tool)
+		r.ToolCalled(s.key, s.session, s.tool)
 	}
 	if got := pairs(t, store); len(got) != 0 {
 		t.Fatalf("counts were written before a flush: %v", got)
@@ -82,15 +86,15 @@ func TestRecorderCountsCallAfterInTheSameSession(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[string]int64{
-		"web__navigate>web__screenshot": 2,
+		"web__navigate>web__screenshot": 3,
 		"fs__read_file>fs__write_file":  1,
 		"web__navigate>web__click":      1,
 	}
 	if got := pairs(t, store); !reflect.DeepEqual(got, want) {
 		t.Fatalf("counts:\n got %v\nwant %v", got, want)
 	}
-	if st := r.Stats(); st.Counted != 4 || st.Flushed != 3 || st.Errors != 0 {
-		t.Fatalf("stats %+v, want 4 counted, 3 flushed", st)
+	if st := r.Stats(); st.Counted != 5 || st.Flushed != 3 || st.Errors != 0 {
+		t.Fatalf("stats %+v, want 5 counted, 3 flushed", st)
 	}
 	cs, _ := store.ListCallSequences(ctx)
 	for _, c := range cs {
@@ -105,14 +109,14 @@ func TestRecorderCountsCallAfterInTheSameSession(t *testing.T) {
 func TestRecorderFlushesInTheBackground(t *testing.T) {
 	store := newStore(t)
 	r := callseq.NewRecorder(callseq.RecorderConfig{Store: store, FlushEvery: 20 * time.Millisecond})
-	r.ToolCalled("s", "a__x")
-	r.ToolCalled("s", "a__y")
+	r.ToolCalled("key", "s", "a__x")
+	r.ToolCalled("key", "s", "a__y")
 	waitFor(t, func() bool { return pairs(t, store)["a__x>a__y"] == 1 })
 
 	store2 := newStore(t)
 	r2 := callseq.NewRecorder(callseq.RecorderConfig{Store: store2, FlushEvery: time.Hour, MaxPending: 3})
 	for _, tool := range []string{"a__1", "a__2", "a__3", "a__4"} {
-		r2.ToolCalled("s", tool)
+		r2.ToolCalled("key", "s", tool)
 	}
 	waitFor(t, func() bool { return len(pairs(t, store2)) == 3 })
 }
@@ -147,12 +151,12 @@ func TestRecorderKeepsCountsWhileTheStoreFails(t *testing.T) {
 	store := &failing{Store: newStore(t)}
 	store.fail.Store(true)
 	r := callseq.NewRecorder(callseq.RecorderConfig{Store: store, FlushEvery: time.Hour})
-	r.ToolCalled("s", "a__x")
-	r.ToolCalled("s", "a__y")
+	r.ToolCalled("key", "s", "a__x")
+	r.ToolCalled("key", "s", "a__y")
 	if err := r.Flush(ctx); err == nil {
 		t.Fatal("Flush did not report the store's error")
 	}
-	r.ToolCalled("s", "a__x")
+	r.ToolCalled("key", "s", "a__x")
 	store.fail.Store(false)
 	if err := r.Flush(ctx); err != nil {
 		t.Fatal(err)
@@ -172,12 +176,12 @@ func TestRecorderForgetsTheLeastRecentSessions(t *testing.T) {
 	ctx := context.Background()
 	store := newStore(t)
 	r := callseq.NewRecorder(callseq.RecorderConfig{Store: store, MaxSessions: 4, FlushEvery: time.Hour})
-	r.ToolCalled("old", "a__x")
+	r.ToolCalled("key", "old", "a__x")
 	for _, s := range []string{"s1", "s2", "s3", "s4", "s5"} {
-		r.ToolCalled(s, "a__x")
+		r.ToolCalled("key", s, "a__x")
 	}
-	r.ToolCalled("old", "a__y") // forgotten: counts nothing
-	r.ToolCalled("s5", "a__z")  // remembered
+	r.ToolCalled("key", "old", "a__y") // forgotten: counts nothing
+	r.ToolCalled("key", "s5", "a__z")  // remembered
 	if err := r.Flush(ctx); err != nil {
 		t.Fatal(err)
 	}

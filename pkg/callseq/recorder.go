@@ -11,6 +11,7 @@ import (
 // Defaults of RecorderConfig.
 const (
 	DefaultWindow      = 15 * time.Minute
+	DefaultKeyWindow   = 2 * time.Minute
 	DefaultMaxSessions = 10000
 	DefaultFlushEvery  = 30 * time.Second
 	DefaultMaxPending  = 512
@@ -27,6 +28,10 @@ type RecorderConfig struct {
 	// Window is the longest gap between two calls of a session that still
 	// counts as "called after" (default 15 minutes).
 	Window time.Duration
+	// KeyWindow is the same for the calls of one key made without a
+	// session (default 2 minutes): agents sharing a key interleave their
+	// calls there, so the window is short.
+	KeyWindow time.Duration
 	// MaxSessions bounds the sessions whose last call is remembered
 	// (default 10,000); beyond it the least recent are forgotten.
 	MaxSessions int
@@ -84,6 +89,12 @@ func NewRecorder(cfg RecorderConfig) *Recorder {
 	if cfg.Window <= 0 {
 		cfg.Window = DefaultWindow
 	}
+	if cfg.KeyWindow <= 0 {
+		cfg.KeyWindow = DefaultKeyWindow
+	}
+	if cfg.KeyWindow > cfg.Window {
+		cfg.KeyWindow = cfg.Window
+	}
 	if cfg.MaxSessions <= 0 {
 		cfg.MaxSessions = DefaultMaxSessions
 	}
@@ -103,13 +114,23 @@ func NewRecorder(cfg RecorderConfig) *Recorder {
 	return &Recorder{cfg: cfg, log: log, sessions: map[string]*last{}, pending: map[pairKey]int64{}}
 }
 
-// ToolCalled records that session called tool (a catalog tool id) and
-// succeeded. A call without a session (a stateless request), a repeated
-// call of the same tool and a call more than Window after the session's
-// previous one count nothing.
-func (r *Recorder) ToolCalled(session, tool string) {
-	if r == nil || session == "" || tool == "" || len(tool) > MaxToolID {
+// ToolCalled records that a session of key keyID called tool (a catalog
+// tool id) and succeeded. A session is remembered under its key: another
+// key's call in the same session id continues nothing. A request without
+// a session (protocol 2026-07-28 has none, nor has a stateless client)
+// continues the key's previous session-less call when it came at most
+// KeyWindow before. A repeated call of the same tool and a call more than
+// Window after the session's previous one count nothing.
+func (r *Recorder) ToolCalled(keyID, sessionID, tool string) {
+	if r == nil || tool == "" || len(tool) > MaxToolID {
 		return
+	}
+	session, window := keyID+"\x00"+sessionID, r.cfg.Window
+	if sessionID == "" {
+		if keyID == "" {
+			return
+		}
+		session, window = "\x00"+keyID, r.cfg.KeyWindow
 	}
 	now := r.cfg.Now()
 	r.mu.Lock()
@@ -125,7 +146,7 @@ func (r *Recorder) ToolCalled(session, tool string) {
 	}
 	prev, gap := l.tool, now.Sub(l.at)
 	l.tool, l.at, l.seq = tool, now, r.seq
-	if prev == tool || gap > r.cfg.Window || gap < 0 {
+	if prev == tool || gap > window || gap < 0 {
 		return
 	}
 	k := pairKey{prev, tool, Day(now)}

@@ -51,6 +51,7 @@ type Env struct {
 	TrustForwardedFor bool          // MCP_GATEWAY_TRUST_FORWARDED_FOR: count failures under the last X-Forwarded-For entry, default false
 	ConfigPoll        time.Duration // MCP_GATEWAY_CONFIG_POLL (seconds): how often keys.yaml and registry.yaml are checked for changes, default 2, 0 = only on SIGHUP
 	ConsolePath       string        // TOOL_RAG_CONSOLE_PATH, default /console; "off" (or "") turns the console off
+	CallSequences     bool          // TOOL_RAG_CALL_SEQUENCES: count "called after, in the same session" tool pairs for related (pkg/callseq), default false
 }
 
 // FromEnv reads Env through getenv (os.Getenv in production).
@@ -85,6 +86,7 @@ func FromEnv(getenv func(string) string) (Env, error) {
 		MaxTools:           p.int("TOOL_RAG_MAX_TOOLS_PER_SERVER", 2000, 1, 1<<20),
 		MaxToolPages:       p.int("TOOL_RAG_MAX_TOOL_PAGES", 100, 1, 1<<20),
 		ConsolePath:        p.str("TOOL_RAG_CONSOLE_PATH", "/console"),
+		CallSequences:      p.bool("TOOL_RAG_CALL_SEQUENCES", false),
 	}
 	e.RegistryPath = p.path("MCP_GATEWAY_REGISTRY", filepath.Join(e.ConfigDir, "registry.yaml"))
 	e.GeneratedPath = p.path("MCP_GATEWAY_REGISTRY_GENERATED", filepath.Join(e.ConfigDir, "registry.generated.yaml"))

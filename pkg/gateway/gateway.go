@@ -57,6 +57,11 @@ type Sessions interface {
 	Tools(ctx context.Context, sessionID string) ([]string, error)
 }
 
+// CallObserver is told which tool a session called (pkg/callseq.Recorder).
+type CallObserver interface {
+	ToolCalled(keyID, sessionID, toolID string)
+}
+
 // Planner turns a task into an advisory multi-step plan (pkg/planner).
 type Planner interface {
 	Plan(ctx context.Context, query string, candidates []PlanCandidate) (json.RawMessage, error)
@@ -106,6 +111,10 @@ type Config struct {
 	// (key id, call name, outcome, duration): usage statistics. It must
 	// not block.
 	OnCall func(keyID, tool, outcome string, d time.Duration)
+	// Sequences, when set, is told of every successful catalog tool call
+	// with the caller's key and session (the opt-in call-sequence counts,
+	// pkg/callseq.Recorder). It must not block.
+	Sequences CallObserver
 	// LazyToolList defers the MCP tool list (one mcp-go tool per catalog
 	// tool) until a caller needs it: an admin key's tools/list, or a
 	// tools/call of a catalog tool by name. Until then tools/list answers

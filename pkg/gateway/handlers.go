@@ -311,6 +311,8 @@ func (g *Server) call(ctx context.Context, callName string, args map[string]any)
 	outcome := "ok"
 	if res.IsError {
 		outcome = "tool_error" // the tool ran and reported a failure
+	} else if g.cfg.Sequences != nil {
+		g.cfg.Sequences.ToolCalled(pol.KeyID, sessionID(ctx), id)
 	}
 	g.logCall(ctx, pol.KeyID, id, outcome, start, nil)
 	return res

@@ -117,7 +117,7 @@ func New(ctx context.Context, o Options) (*Runtime, error) {
 	}
 	b := app.Backend{Runtime: "local", Catalog: g.Store, Keys: keys, OAuth: resource, Sessions: session.NewMemory(),
 		Index: indexpub.NewDirBucket(env.IndexDir), Upstreams: g.Upstreams, Health: g.Health,
-		Embedder: o.Embedder, Reindexer: reindexer{g}, Details: g.details,
+		Embedder: o.Embedder, Reindexer: reindexer{g}, Details: g.details, CallSeq: g.Store, PruneCallSeq: true,
 		KeyList: func(context.Context) ([]policy.Key, error) {
 			if k := g.reloadedKeys.Load(); k != nil { // keys.yaml changed since start
 				return *k, nil
@@ -237,7 +237,10 @@ func (g *Runtime) Background(ctx context.Context) {
 
 // Close stops upstream processes and closes the store.
 func (g *Runtime) Close() error {
-	return errors.Join(g.Upstreams.Close(), g.Store.Close())
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	flushErr := g.App.FlushCallSequences(ctx) // the counts not stored yet
+	return errors.Join(flushErr, g.Upstreams.Close(), g.Store.Close())
 }
 
 // Listen opens the TCP listener the environment names (MCP_GATEWAY_HOST,
