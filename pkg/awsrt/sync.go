@@ -170,6 +170,7 @@ func (s *Syncer) Run(ctx context.Context, mode indexer.Mode) (SyncReport, error)
 	// Not kept between runs: a warm function would hold a second catalog
 	// while the next run reads the table.
 	defer s.catalog.Release()
+	s.pruneCallSequences(ctx, s.catalog)
 	s.copies.Reset()
 	rep.Index, err = s.Indexer.Build(ctx, mode)
 	// A build that was published wrote the catalog copy before its

@@ -1,0 +1,111 @@
+package awsrt
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"github.com/toolrag/mcp-gateway/pkg/callseq"
+	"github.com/toolrag/mcp-gateway/pkg/dynamo"
+	"github.com/toolrag/mcp-gateway/pkg/indexer"
+)
+
+// TestCallSequencesAcrossInstances: with TOOL_RAG_CALL_SEQUENCES on, one
+// gateway instance counts a session's echo → reverse calls into the
+// call-sequence table (DynamoDB Local); the sync function drops the pairs
+// of a tool that left the catalog; another instance's cold start reads the
+// counts with the catalog, and its find_tools lists reverse first under
+// echo's related tools.
+func TestCallSequencesAcrossInstances(t *testing.T) {
+	ctx := context.Background()
+	e := newTestEnv(t)
+	e.tables.CallSeq = e.tables.Tools + "-callseq"
+	if err := dynamo.CreateTables(ctx, e.ddb, dynamo.Tables{CallSeq: e.tables.CallSeq}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_, _ = e.ddb.DeleteTable(context.Background(), &dynamodb.DeleteTableInput{TableName: aws.String(e.tables.CallSeq)})
+	})
+	on := func(c *Config) { c.Env.CallSequences = true }
+	store := dynamo.NewCallSeqStore(e.ddb, e.tables.CallSeq)
+	// A pair of a tool that is not in the catalog: the sync drops it.
+	if err := store.AddCallSequences(ctx, []callseq.Count{{From: "echo__echo", To: "gone__tool", N: 9, Day: callseq.Day(e.clock.Now())}}); err != nil {
+		t.Fatal(err)
+	}
+
+	e.register(t, "echo", startEcho(t))
+	cfg := e.config(t)
+	on(&cfg)
+	if _, err := runSync(ctx, cfg, indexer.ModeFull); err != nil {
+		t.Fatal(err)
+	}
+	if cs, err := store.ListCallSequences(ctx); err != nil || len(cs) != 0 {
+		t.Fatalf("after the sync: %v, %v; want the pair of the gone tool dropped", cs, err)
+	}
+
+	a := e.gateway(t, on)
+	h := Dispatch(a, LambdaOptions{})
+	sid := initialize(t, h, "http-api-initialize.json", devSecret)
+	for i, name := range []string{"echo__echo", "echo__reverse", "echo__echo", "echo__reverse", "echo__echo", "echo__reverse"} {
+		body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"run_tool","arguments":{"call_name":%q,"arguments":{"text":"hi"}}}}`, 10+i, name)
+		r := invoke(t, h, event(t, "http-api-run-tool.json", request{session: sid, body: body}))
+		if text, isErr := toolText(t, result(t, r, 10+i)); isErr {
+			t.Fatalf("run_tool %s: %s", name, text)
+		}
+	}
+	if err := a.App.FlushCallSequences(ctx); err != nil { // the background flush, now
+		t.Fatal(err)
+	}
+	got := map[string]int64{}
+	cs, err := store.ListCallSequences(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range cs {
+		got[c.From+">"+c.To] = c.N
+	}
+	if len(got) != 2 || got["echo__echo>echo__reverse"] != 3 || got["echo__reverse>echo__echo"] != 2 {
+		t.Fatalf("stored counts %v", got)
+	}
+
+	b := e.gateway(t, on) // another instance, cold
+	if n := b.App.Retriever.CallSequences().Pairs(); n != 2 {
+		t.Fatalf("the new instance loaded %d pairs, want 2", n)
+	}
+	hb := Dispatch(b, LambdaOptions{})
+	sidB := initialize(t, hb, "http-api-initialize.json", devSecret)
+	r := invoke(t, hb, event(t, "http-api-find-tools.json", request{session: sidB, body: findToolsBody(3, "return the given text unchanged", "")}))
+	text, isErr := toolText(t, result(t, r, 3))
+	if isErr {
+		t.Fatal(text)
+	}
+	var f struct {
+		Results []struct {
+			CallName string   `json:"call_name"`
+			Related  []string `json:"related"`
+		} `json:"results"`
+	}
+	if err := json.Unmarshal([]byte(text), &f); err != nil {
+		t.Fatal(err)
+	}
+	i := slices.IndexFunc(f.Results, func(x struct {
+		CallName string   `json:"call_name"`
+		Related  []string `json:"related"`
+	}) bool {
+		return x.CallName == "echo__echo"
+	})
+	if i < 0 || len(f.Results[i].Related) == 0 || f.Results[i].Related[0] != "echo__reverse" {
+		t.Fatalf("find_tools on the new instance: %+v, want echo__reverse first under echo__echo", f.Results)
+	}
+
+	// Off (the default): an instance builds no recorder and reads nothing.
+	off := e.gateway(t)
+	if off.App.CallSeq != nil || off.App.Retriever.CallSequences() != nil {
+		t.Fatal("with TOOL_RAG_CALL_SEQUENCES off, the instance counts or reads call sequences")
+	}
+}
