@@ -39,6 +39,10 @@ type Config struct {
 	IndexRetentionDays  int    `json:"indexRetentionDays"`  // noncurrent and superseded index objects expire after this
 	LogRetentionDays    int    `json:"logRetentionDays"`    // CloudWatch Logs retention of every function and service
 	McpPath             string `json:"mcpPath"`             // MCP route (default /mcp)
+	// CallSequences turns on the opt-in call-sequence counts
+	// (TOOL_RAG_CALL_SEQUENCES) that feed find_tools' related tools. The
+	// table is created either way; it stays empty while this is off.
+	CallSequences bool `json:"callSequences,omitempty"`
 
 	// Throttle is the HTTP API default-stage rate limit (requests per
 	// second, steady and burst); 0 leaves API Gateway's account defaults.

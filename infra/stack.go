@@ -80,8 +80,11 @@ func NewGatewayStack(scope constructs.Construct, id string, props *StackProps) (
 			RemovalPolicy:                    removal,
 			TimeToLiveAttribute:              strPtr(ttl),
 			SortKey: func() *awsdynamodb.Attribute {
-				if name == "tools" {
+				switch name {
+				case "tools":
 					return &awsdynamodb.Attribute{Name: jsii.String("sk"), Type: awsdynamodb.AttributeType_STRING}
+				case "callseq":
+					return &awsdynamodb.Attribute{Name: jsii.String("to_tool"), Type: awsdynamodb.AttributeType_STRING}
 				}
 				return nil
 			}(),
@@ -98,6 +101,8 @@ func NewGatewayStack(scope constructs.Construct, id string, props *StackProps) (
 	})
 	registry := table("registry", "server_id", "")
 	sessions := table("sessions", "session_id", "expires_at")
+	// The opt-in call-sequence counts: one item per tool pair.
+	callseq := table("callseq", "from_tool", "")
 
 	// Index bucket.
 	bucket := awss3.NewBucket(stack, jsii.String("IndexBucket"), &awss3.BucketProps{
@@ -221,6 +226,8 @@ func NewGatewayStack(scope constructs.Construct, id string, props *StackProps) (
 		"TOOL_RAG_KEYS_TABLE":     keys.TableName(),
 		"TOOL_RAG_REGISTRY_TABLE": registry.TableName(),
 		"TOOL_RAG_SESSIONS_TABLE": sessions.TableName(),
+		"TOOL_RAG_CALLSEQ_TABLE":  callseq.TableName(),
+		"TOOL_RAG_CALL_SEQUENCES": jsii.String(strconv.FormatBool(cfg.CallSequences)),
 		"TOOL_RAG_INDEX_BUCKET":   bucket.BucketName(),
 		"TOOL_RAG_INDEX_PREFIX":   jsii.String(cfg.IndexPrefix),
 		"TOOL_RAG_INDEX_REFRESH":  jsii.String(strconv.Itoa(cfg.IndexRefreshSeconds)),
@@ -299,9 +306,11 @@ func NewGatewayStack(scope constructs.Construct, id string, props *StackProps) (
 	keys.GrantReadData(gateway)
 	registry.GrantReadData(gateway)
 	sessions.GrantReadWriteData(gateway)
+	callseq.GrantReadWriteData(gateway) // adds the counts, reads them with each catalog
 	syncFn.GrantInvoke(gateway)
 
 	tools.GrantReadWriteData(syncFn)
+	callseq.GrantReadWriteData(syncFn) // drops the pairs of tools that left the catalog
 	registry.GrantReadData(syncFn)
 	// sync stores each server's prompts and resources on its registry
 	// item (UpdateItem); it never creates or deletes entries.
@@ -504,6 +513,7 @@ func NewGatewayStack(scope constructs.Construct, id string, props *StackProps) (
 	out("KeysTableName", keys.TableName(), "TOOL_RAG_KEYS_TABLE")
 	out("RegistryTableName", registry.TableName(), "TOOL_RAG_REGISTRY_TABLE")
 	out("SessionsTableName", sessions.TableName(), "TOOL_RAG_SESSIONS_TABLE")
+	out("CallSeqTableName", callseq.TableName(), "TOOL_RAG_CALLSEQ_TABLE")
 	out("IndexBucketName", bucket.BucketName(), "TOOL_RAG_INDEX_BUCKET")
 	out("SyncFunctionName", syncFn.FunctionName(), "TOOL_RAG_SYNC_FUNCTION")
 	dropRoleDependsOn(stack)

@@ -153,7 +153,7 @@ func loadFixtureServers(t *testing.T) []Server {
 // contract env vars every function gets.
 var commonEnv = []string{
 	"TOOL_RAG_TOOLS_TABLE", "TOOL_RAG_KEYS_TABLE", "TOOL_RAG_REGISTRY_TABLE", "TOOL_RAG_SESSIONS_TABLE",
-	"TOOL_RAG_INDEX_BUCKET", "TOOL_RAG_INDEX_PREFIX", "TOOL_RAG_INDEX_REFRESH", "TOOL_RAG_EMBEDDER",
+	"TOOL_RAG_CALLSEQ_TABLE", "TOOL_RAG_CALL_SEQUENCES", "TOOL_RAG_INDEX_BUCKET", "TOOL_RAG_INDEX_PREFIX", "TOOL_RAG_INDEX_REFRESH", "TOOL_RAG_EMBEDDER",
 	"TOOL_RAG_RERANKER", "MCP_GATEWAY_MCP_PATH", "TOOL_RAG_SECRETS_PREFIX", "TOOL_RAG_SECRETS_STORE",
 }
 
@@ -167,6 +167,7 @@ var contractEnv = map[string]bool{
 	"TOOL_RAG_RERANKER": true, "TOOL_RAG_RERANKER_BEDROCK_MODEL": true, "TOOL_RAG_RERANKER_URL": true,
 	"MCP_GATEWAY_MCP_PATH": true, "TOOL_RAG_SECRETS_PREFIX": true, "TOOL_RAG_SECRETS_STORE": true,
 	"MCP_GATEWAY_UPSTREAM_TIMEOUT": true, "MCP_GATEWAY_MAX_RESULT_BYTES": true,
+	"TOOL_RAG_CALLSEQ_TABLE": true, "TOOL_RAG_CALL_SEQUENCES": true,
 }
 
 // TestDefaultStack synthesizes config.example.json with no servers.
@@ -180,7 +181,7 @@ func TestDefaultStack(t *testing.T) {
 
 	for typ, n := range map[string]int{
 		"AWS::Lambda::Function":          3,
-		"AWS::DynamoDB::Table":           4,
+		"AWS::DynamoDB::Table":           5, // tools, keys, registry, sessions, callseq
 		"AWS::S3::Bucket":                1,
 		"AWS::S3::BucketPolicy":          1,
 		"AWS::Events::Rule":              2,
@@ -264,7 +265,7 @@ func TestDefaultStack(t *testing.T) {
 		t.Errorf("schedules = %v", rules)
 	}
 
-	for _, o := range []string{"McpUrl", "ApiUrl", "ToolsTableName", "KeysTableName", "RegistryTableName", "SessionsTableName", "IndexBucketName"} {
+	for _, o := range []string{"McpUrl", "ApiUrl", "ToolsTableName", "KeysTableName", "RegistryTableName", "SessionsTableName", "CallSeqTableName", "IndexBucketName"} {
 		r.tmpl.HasOutput(jsii.String(o), &map[string]any{})
 	}
 	if !strings.Contains(js(r.doc["Outputs"].(map[string]any)["McpUrl"]), `"/mcp"]`) {
@@ -315,6 +316,7 @@ func checkTables(t *testing.T, r synthResult, prod bool) {
 		"KeysTable":     `[{"AttributeName":"secret_hash","KeyType":"HASH"}]`,
 		"RegistryTable": `[{"AttributeName":"server_id","KeyType":"HASH"}]`,
 		"SessionsTable": `[{"AttributeName":"session_id","KeyType":"HASH"}]`,
+		"CallseqTable":  `[{"AttributeName":"from_tool","KeyType":"HASH"},{"AttributeName":"to_tool","KeyType":"RANGE"}]`,
 	}
 	tables := r.resources("AWS::DynamoDB::Table")
 	for prefix, ks := range want {
