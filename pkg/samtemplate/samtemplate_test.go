@@ -29,6 +29,7 @@ var contractEnv = map[string]bool{
 	"MCP_GATEWAY_UPSTREAM_TIMEOUT": true, "MCP_GATEWAY_MAX_RESULT_BYTES": true,
 	"TOOLRAG_OAUTH_ISSUER": true, "TOOLRAG_OAUTH_JWKS_URL": true, "TOOLRAG_OAUTH_AUDIENCE": true,
 	"TOOLRAG_OAUTH_SCOPES": true, "TOOLRAG_OAUTH_SCOPE_PREFIX": true, "TOOLRAG_OAUTH_GRANTS": true,
+	"TOOL_RAG_CALLSEQ_TABLE": true, "TOOL_RAG_CALL_SEQUENCES": true,
 }
 
 var wantFunctions = []string{"gateway", "health", "sync"}
@@ -172,6 +173,7 @@ func TestTables(t *testing.T) {
 		{"TOOL_RAG_KEYS_TABLE", "secret_hash:HASH:S", "byId=key_id:HASH:S", ""},
 		{"TOOL_RAG_REGISTRY_TABLE", "server_id:HASH:S", "", ""},
 		{"TOOL_RAG_SESSIONS_TABLE", "session_id:HASH:S", "", "expires_at"},
+		{"TOOL_RAG_CALLSEQ_TABLE", "from_tool:HASH:S,to_tool:RANGE:S", "", ""},
 	}
 	for _, c := range cases {
 		ref, _ := gw.Env[c.env].(map[string]any)
