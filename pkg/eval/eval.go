@@ -17,6 +17,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/toolrag/mcp-gateway/pkg/callseq"
 	"github.com/toolrag/mcp-gateway/pkg/catalog"
 	"github.com/toolrag/mcp-gateway/pkg/catalog/sqlite"
 	"github.com/toolrag/mcp-gateway/pkg/embed"
@@ -42,6 +43,9 @@ type Config struct {
 	// PlainBM25 ranks with the textbook single-field BM25 baseline
 	// instead of the retriever (all other settings are ignored).
 	PlainBM25 bool
+	// CallSequences, when set, is handed to the retriever
+	// (Retriever.SetCallSequences): observed call sequences for related.
+	CallSequences *callseq.Table
 }
 
 // Options configure Run and Ablation.
@@ -234,6 +238,9 @@ func (e *env) searcher(ctx context.Context, c Config) (retrieve.Searcher, time.D
 	}
 	if err := r.Sync(ctx); err != nil {
 		return nil, 0, err
+	}
+	if c.CallSequences != nil {
+		r.SetCallSequences(c.CallSequences)
 	}
 	return r, buildTime, nil
 }
