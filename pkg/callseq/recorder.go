@@ -59,6 +59,10 @@ type last struct {
 	seq  uint64 // recency, for eviction
 }
 
+// scope is what a call continues: a key's session, or the key's calls
+// without a session (session "").
+type scope struct{ key, session string }
+
 type pairKey struct {
 	from, to string
 	day      int32
@@ -74,7 +78,7 @@ type Recorder struct {
 	log *slog.Logger
 
 	mu       sync.Mutex
-	sessions map[string]*last
+	sessions map[scope]*last
 	seq      uint64
 	pending  map[pairKey]int64
 	timer    *time.Timer
@@ -111,7 +115,7 @@ func NewRecorder(cfg RecorderConfig) *Recorder {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Recorder{cfg: cfg, log: log, sessions: map[string]*last{}, pending: map[pairKey]int64{}}
+	return &Recorder{cfg: cfg, log: log, sessions: map[scope]*last{}, pending: map[pairKey]int64{}}
 }
 
 // ToolCalled records that a session of key keyID called tool (a catalog
@@ -125,12 +129,12 @@ func (r *Recorder) ToolCalled(keyID, sessionID, tool string) {
 	if r == nil || tool == "" || len(tool) > MaxToolID {
 		return
 	}
-	session, window := keyID+"\x00"+sessionID, r.cfg.Window
+	session, window := scope{keyID, sessionID}, r.cfg.Window
 	if sessionID == "" {
 		if keyID == "" {
 			return
 		}
-		session, window = "\x00"+keyID, r.cfg.KeyWindow
+		window = r.cfg.KeyWindow
 	}
 	now := r.cfg.Now()
 	r.mu.Lock()
