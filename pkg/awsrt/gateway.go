@@ -456,13 +456,9 @@ func (g *GatewayFunction) setCatalogSource(s string) { g.catalogSource.Store(&s)
 // reloadHealth reads the health function's last probe results from the
 // registry table; servers never probed count as up.
 func (g *GatewayFunction) reloadHealth(ctx context.Context) error {
-	h, err := g.Registry.Health(ctx)
+	st, err := g.Registry.HealthStatus(ctx)
 	if err != nil {
 		return err
-	}
-	st := make(map[string]health.Status, len(h))
-	for id, s := range h {
-		st[id] = health.Status{Up: s.Status != dynamo.HealthDown, CheckedAt: s.CheckedAt, Error: s.Error}
 	}
 	g.health.Replace(st)
 	if g.surfaces.SetDown(g.health.Down()) {
