@@ -314,14 +314,14 @@ func TestPeriodicCatalogRefreshReadsCopy(t *testing.T) {
 		t.Fatalf("cold start: catalog from %q with %d tools-table scans; want the copy and none", g.CatalogSource(), toolScans.Load())
 	}
 	h := Dispatch(g, LambdaOptions{})
-	checks := g.refreshes.Load()
+	checks := g.Refreshes()
 	e.clock.Advance(g.cfg.CatalogMaxAge)
 	if tools, _ := retrieveREST(t, h, agentSecret, `{"query":"reverse the characters of a text"}`); len(tools) == 0 {
 		t.Fatal("no tools after the periodic refresh")
 	}
-	if g.refreshes.Load() == checks || toolScans.Load() != 0 || g.CatalogSource() != "s3" {
+	if g.Refreshes() == checks || toolScans.Load() != 0 || g.CatalogSource() != "s3" {
 		t.Fatalf("periodic refresh: %d checks, %d tools-table scans, source %q; want a check that reads the copy only",
-			g.refreshes.Load()-checks, toolScans.Load(), g.CatalogSource())
+			g.Refreshes()-checks, toolScans.Load(), g.CatalogSource())
 	}
 
 	// A sync that marks echo's tools stale publishes the same index again,

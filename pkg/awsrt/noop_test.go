@@ -78,7 +78,7 @@ func TestNoChangeSyncsCostNothing(t *testing.T) {
 		{"warm sync function, again", func() SyncReport { rep, _ := warm.Run(context.Background(), "incremental"); return rep }},
 		{"full rebuild, same content", func() SyncReport { return e.sync(t, `{"mode":"full"}`) }},
 	}
-	checks := g.refreshes.Load()
+	checks := g.Refreshes()
 	for _, s := range syncs {
 		rep := s.run()
 		if rep.IndexErr != "" || rep.CatalogCopyErr != "" || rep.Index.Tools != first.Index.Tools {
@@ -103,8 +103,8 @@ func TestNoChangeSyncsCostNothing(t *testing.T) {
 			t.Errorf("%s: the gateway's index changed (built %s, first %s)", s.name, meta.BuiltAt, meta0.BuiltAt)
 		}
 	}
-	if g.refreshes.Load()-checks != int64(len(syncs)) {
-		t.Fatalf("%d refresh checks, want %d", g.refreshes.Load()-checks, len(syncs))
+	if g.Refreshes()-checks != int64(len(syncs)) {
+		t.Fatalf("%d refresh checks, want %d", g.Refreshes()-checks, len(syncs))
 	}
 
 	// A real change: a new server. Its index, meta, pointer and copy are
