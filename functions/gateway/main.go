@@ -11,6 +11,7 @@ import (
 
 	"github.com/toolrag/mcp-gateway/pkg/awsrt"
 	"github.com/toolrag/mcp-gateway/pkg/config"
+	"github.com/toolrag/mcp-gateway/pkg/lambdahttp"
 	"github.com/toolrag/mcp-gateway/pkg/lambdalimits"
 )
 
@@ -28,5 +29,5 @@ func main() {
 		slog.Error("gateway: cold start failed", "error", err)
 		os.Exit(1)
 	}
-	awsrt.Start(g)
+	lambdahttp.Start(g)
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/toolrag/mcp-gateway/pkg/indexpub"
+	"github.com/toolrag/mcp-gateway/pkg/lambdahttp"
 )
 
 // s3Log records the requests the S3 emulator serves, as "METHOD key".
@@ -57,7 +58,7 @@ func TestNoChangeSyncsCostNothing(t *testing.T) {
 		t.Fatalf("first sync: %+v", first)
 	}
 	g := e.gateway(t)
-	h := Dispatch(g, LambdaOptions{})
+	h := lambdahttp.Dispatch(g, lambdahttp.Options{})
 	ix0, meta0, _ := g.Indexer.Current()
 	var log s3Log
 	e.s3.OnRequest(log.record)
