@@ -16,11 +16,13 @@ import (
 	"io"
 	"log/slog"
 	"net/url"
+	"os"
 	"strings"
 	"time"
 
 	"github.com/toolrag/mcp-gateway/internal/redact"
 	"github.com/toolrag/mcp-gateway/pkg/awsclient"
+	"github.com/toolrag/mcp-gateway/pkg/lambdalimits"
 	"github.com/toolrag/mcp-gateway/pkg/metrics"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -386,4 +388,25 @@ func (c *Config) embedder(ctx context.Context) (embed.Embedder, error) {
 	}
 	c.Embedder = e
 	return e, nil
+}
+
+// Main is the main of each function: JSON logs on stdout, GOMEMLIMIT from
+// the function's memory, the configuration from the environment, then
+// build's parts, whose start runs the Lambda handler (it does not return).
+// A configuration or build failure is logged, prefixed with name, and
+// exits the process.
+func Main(name string, build func(ctx context.Context, cfg Config) (start func(), err error)) {
+	slog.SetDefault(config.NewLogger(os.Getenv, os.Stdout))
+	lambdalimits.LimitMemory(os.Getenv)
+	cfg, err := ConfigFromEnv(os.Getenv)
+	if err != nil {
+		slog.Error(name+": configuration", "error", err)
+		os.Exit(1)
+	}
+	start, err := build(context.Background(), cfg)
+	if err != nil {
+		slog.Error(name+": cold start failed", "error", err)
+		os.Exit(1)
+	}
+	start()
 }
