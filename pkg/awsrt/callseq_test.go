@@ -13,6 +13,7 @@ import (
 	"github.com/toolrag/mcp-gateway/pkg/callseq"
 	"github.com/toolrag/mcp-gateway/pkg/dynamo"
 	"github.com/toolrag/mcp-gateway/pkg/indexer"
+	"github.com/toolrag/mcp-gateway/pkg/lambdahttp"
 )
 
 // TestCallSequencesAcrossInstances: with TOOL_RAG_CALL_SEQUENCES on, one
@@ -49,7 +50,7 @@ func TestCallSequencesAcrossInstances(t *testing.T) {
 	}
 
 	a := e.gateway(t, on)
-	h := Dispatch(a, LambdaOptions{})
+	h := lambdahttp.Dispatch(a, lambdahttp.Options{})
 	sid := initialize(t, h, "http-api-initialize.json", devSecret)
 	for i, name := range []string{"echo__echo", "echo__reverse", "echo__echo", "echo__reverse", "echo__echo", "echo__reverse"} {
 		body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"run_tool","arguments":{"call_name":%q,"arguments":{"text":"hi"}}}}`, 10+i, name)
@@ -77,7 +78,7 @@ func TestCallSequencesAcrossInstances(t *testing.T) {
 	if n := b.App.Retriever.CallSequences().Pairs(); n != 2 {
 		t.Fatalf("the new instance loaded %d pairs, want 2", n)
 	}
-	hb := Dispatch(b, LambdaOptions{})
+	hb := lambdahttp.Dispatch(b, lambdahttp.Options{})
 	sidB := initialize(t, hb, "http-api-initialize.json", devSecret)
 	r := invoke(t, hb, event(t, "http-api-find-tools.json", request{session: sidB, body: findToolsBody(3, "return the given text unchanged", "")}))
 	text, isErr := toolText(t, result(t, r, 3))
