@@ -97,6 +97,9 @@ type Backend struct {
 	// applies one (the runtime that syncs the catalog).
 	CallSeq      callseq.Store
 	PruneCallSeq bool
+	// CallSeqAsync reads the counts in the background instead of within
+	// Apply (the AWS runtime: a cold start does not wait for the scan).
+	CallSeqAsync bool
 }
 
 // Options tunes the assembly.
@@ -157,6 +160,7 @@ type App struct {
 	// CallSeq counts the call sequences of the sessions (nil unless
 	// Env.CallSequences is on and the Backend has a CallSeq store).
 	CallSeq *callseq.Recorder
+	seqMu   sync.Mutex // one read of the counts at a time
 	// Handler serves GET /health, the MCP endpoint (Env.MCPPath) and
 	// /tool-rag/*, the last two behind authentication.
 	Handler http.Handler
@@ -368,7 +372,10 @@ func (a *App) Apply(ctx context.Context, c Change) (Applied, error) {
 		kwErr = a.Retriever.Sync(ctx)
 		out.Keywords = time.Since(t0)
 	}()
-	if a.CallSeq != nil {
+	switch {
+	case a.CallSeq != nil && a.b.CallSeqAsync:
+		go a.loadCallSequences(context.WithoutCancel(ctx))
+	case a.CallSeq != nil:
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

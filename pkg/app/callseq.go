@@ -40,6 +40,8 @@ func (a *App) newCallSeq() gateway.CallObserver {
 // loadCallSequences reads the counts and hands the retriever those whose
 // tools are in the catalog copy; on an error the previous ones stay.
 func (a *App) loadCallSequences(ctx context.Context) {
+	a.seqMu.Lock()
+	defer a.seqMu.Unlock()
 	ctx, cancel := context.WithTimeout(ctx, callSeqLoadTimeout)
 	defer cancel()
 	if err := a.CallSeq.Flush(ctx); err != nil {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -74,9 +75,13 @@ func TestCallSequencesAcrossInstances(t *testing.T) {
 		t.Fatalf("stored counts %v", got)
 	}
 
-	b := e.gateway(t, on) // another instance, cold
-	if n := b.App.Retriever.CallSequences().Pairs(); n != 2 {
-		t.Fatalf("the new instance loaded %d pairs, want 2", n)
+	b := e.gateway(t, on) // another instance, cold: it reads the counts in the background
+	deadline := time.Now().Add(10 * time.Second)
+	for b.App.Retriever.CallSequences().Pairs() != 2 {
+		if time.Now().After(deadline) {
+			t.Fatalf("the new instance loaded %d pairs, want 2", b.App.Retriever.CallSequences().Pairs())
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 	hb := lambdahttp.Dispatch(b, lambdahttp.Options{})
 	sidB := initialize(t, hb, "http-api-initialize.json", devSecret)

@@ -141,7 +141,7 @@ func NewGatewayFunction(ctx context.Context, cfg Config) (*GatewayFunction, erro
 		Calls: lambdalimits.Upstreams{Manager: g.Upstreams}, Surfaces: g.surfaces,
 		Index: g.bucket, IndexPrefix: cfg.Prefix, BeforeSwitch: copies.BeforeSwitch,
 		Upstreams: g.Upstreams, Health: g.health, Embedder: emb, Reranker: rr,
-		Reindexer: reindexer{g}, Details: g.details, Metrics: g.registerMetrics, KeyList: g.Keys.List, CallSeq: callSeqStore(cfg),
+		Reindexer: reindexer{g}, Details: g.details, Metrics: g.registerMetrics, KeyList: g.Keys.List, CallSeq: callSeqStore(cfg), CallSeqAsync: true,
 		// "Sync now" invokes the sync function, as /tool-rag/reindex does.
 		Sync: func(ctx context.Context) (any, error) { return reindexer{g}.Reindex(ctx, "incremental") },
 	}, app.Options{
