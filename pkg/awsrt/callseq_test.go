@@ -53,13 +53,7 @@ func TestCallSequencesAcrossInstances(t *testing.T) {
 	a := e.gateway(t, on)
 	h := lambdahttp.Dispatch(a, lambdahttp.Options{})
 	sid := initialize(t, h, "http-api-initialize.json", devSecret)
-	for i, name := range []string{"echo__echo", "echo__reverse", "echo__echo", "echo__reverse", "echo__echo", "echo__reverse"} {
-		body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"run_tool","arguments":{"call_name":%q,"arguments":{"text":"hi"}}}}`, 10+i, name)
-		r := invoke(t, h, event(t, "http-api-run-tool.json", request{session: sid, body: body}))
-		if text, isErr := toolText(t, result(t, r, 10+i)); isErr {
-			t.Fatalf("run_tool %s: %s", name, text)
-		}
-	}
+	runAll(t, h, sid, "echo__echo", "echo__reverse", "echo__echo", "echo__reverse", "echo__echo", "echo__reverse")
 	if err := a.App.FlushCallSequences(ctx); err != nil { // the background flush, now
 		t.Fatal(err)
 	}
@@ -109,9 +103,36 @@ func TestCallSequencesAcrossInstances(t *testing.T) {
 		t.Fatalf("find_tools on the new instance: %+v, want echo__reverse first under echo__echo", f.Results)
 	}
 
-	// Off (the default): an instance builds no recorder and reads nothing.
+	// Off (the default): an instance builds no recorder, reads nothing
+	// and its sessions' calls write nothing.
 	off := e.gateway(t)
 	if off.App.CallSeq != nil || off.App.Retriever.CallSequences() != nil {
 		t.Fatal("with TOOL_RAG_CALL_SEQUENCES off, the instance counts or reads call sequences")
+	}
+	ho := lambdahttp.Dispatch(off, lambdahttp.Options{})
+	sidOff := initialize(t, ho, "http-api-initialize.json", devSecret)
+	runAll(t, ho, sidOff, "echo__add", "echo__echo", "echo__add", "echo__echo")
+	if err := off.App.FlushCallSequences(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if after, err := store.ListCallSequences(ctx); err != nil || len(after) != 2 {
+		t.Fatalf("after calls on the instance with the feature off: %v, %v; want the 2 pairs counted before", after, err)
+	}
+}
+
+// runAll runs each tool with run_tool in session sid through the Lambda
+// handler h.
+func runAll(t *testing.T, h func(context.Context, json.RawMessage) (any, error), sid string, names ...string) {
+	t.Helper()
+	for i, name := range names {
+		args := `{"text":"hi"}`
+		if name == "echo__add" {
+			args = `{"a":1,"b":2}`
+		}
+		body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"run_tool","arguments":{"call_name":%q,"arguments":%s}}}`, 10+i, name, args)
+		r := invoke(t, h, event(t, "http-api-run-tool.json", request{session: sid, body: body}))
+		if text, isErr := toolText(t, result(t, r, 10+i)); isErr {
+			t.Fatalf("run_tool %s: %s", name, text)
+		}
 	}
 }
