@@ -195,12 +195,13 @@ func TestTableSmoothsAndOrders(t *testing.T) {
 	tab := callseq.NewTable([]callseq.Count{
 		{From: "web__navigate", To: "web__screenshot", N: 8},
 		{From: "web__navigate", To: "web__click", N: 2},
-		{From: "web__screenshot", To: "fs__write_file", N: 1},
+		{From: "web__screenshot", To: "fs__write_file", N: 2},
+		{From: "web__screenshot", To: "web__click", N: 1},    // counted once: not listed
 		{From: "web__navigate", To: "gone__t", N: 50},        // a tool that left the catalog
 		{From: "web__navigate", To: "web__screenshot", N: 2}, // the same pair again
 	}, exists)
-	if tab.Pairs() != 3 {
-		t.Fatalf("pairs %d, want 3", tab.Pairs())
+	if tab.Pairs() != 4 {
+		t.Fatalf("pairs %d, want 4 (listed or not)", tab.Pairs())
 	}
 	got := tab.With("web__navigate")
 	// navigate → screenshot: 10 / (12 + 5); navigate → click: 2 / (12 + 5).
@@ -212,7 +213,7 @@ func TestTableSmoothsAndOrders(t *testing.T) {
 		t.Fatalf("share %v, want 10/17", got[0].Share)
 	}
 	// screenshot: navigate before it (10 of the 10 calls into it) and
-	// write_file after it (once: weak).
+	// write_file after it (twice: weak); click once (not listed).
 	got = tab.With("web__screenshot")
 	if len(got) != 2 || got[0].Tool != "web__navigate" || !got[0].Strong || got[1].Tool != "fs__write_file" || got[1].Strong {
 		t.Fatalf("with screenshot: %+v", got)

@@ -11,11 +11,15 @@ import (
 //     that starts at the same tool (for a successor) or ends at the same
 //     tool (for a predecessor): a tool called a few times cannot give any
 //     of its pairs a large share;
+//   - a pair counted fewer than MinCount times is not listed at all (it
+//     still counts in the totals): one call after another by chance, or
+//     a session exploring, does not make a related tool;
 //   - a pair is strong when it was counted at least StrongCount times and
 //     its share is at least StrongShare; strong pairs rank above the
 //     related tools read from the catalog's structure, the others below.
 const (
 	Alpha       = 5.0
+	MinCount    = 2
 	StrongCount = 3
 	StrongShare = 0.2
 )
@@ -57,6 +61,9 @@ func NewTable(counts []Count, exists func(toolID string) bool) *Table {
 	}
 	best := map[pair]Edge{} // (tool, other) → the better of the two directions
 	add := func(tool, other string, n, total int64) {
+		if n < MinCount {
+			return
+		}
 		e := Edge{Tool: other, N: n, Share: float64(n) / (float64(total) + Alpha)}
 		e.Strong = n >= StrongCount && e.Share >= StrongShare
 		k := pair{tool, other}
@@ -69,6 +76,7 @@ func NewTable(counts []Count, exists func(toolID string) bool) *Table {
 		add(p.to, p.from, n, in[p.to])    // p.from is called before p.to
 	}
 	t := &Table{with: map[string][]Edge{}, pairs: len(sum)}
+	// pairs counts every pair read, listed or not.
 	for k, e := range best {
 		t.with[k.from] = append(t.with[k.from], e)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"testing"
@@ -114,11 +115,25 @@ func TestCallSequencesDev(t *testing.T) {
 		}
 		rows = append(rows, row{name, m, s, p})
 	}
+	// Noise: sessions that call random catalog tools (exploration, other
+	// work), 1,000 pairs drawn uniformly (a fixed seed).
+	rng := rand.New(rand.NewPCG(17, 3))
+	var noise []callseq.Count
+	for len(noise) < 1000 {
+		a, b := ds.Tools[rng.IntN(len(ds.Tools))].ID, ds.Tools[rng.IntN(len(ds.Tools))].ID
+		if a != b {
+			noise = append(noise, callseq.Count{From: a, To: b, N: 1})
+		}
+	}
 	add("no sequences (default)", nil, false)
+	add("noise only (1,000 random pairs)", func([]Task) *callseq.Table { return callseq.NewTable(noise, nil) }, false)
 	for _, reps := range []int{1, 3} {
 		add(fmt.Sprintf("in-sample, each task %d session(s)", reps), func(ts []Task) *callseq.Table { return table(ts, reps) }, false)
 		add(fmt.Sprintf("held out (2-fold), each task %d session(s)", reps), func(ts []Task) *callseq.Table { return table(ts, reps) }, true)
 	}
+	add("in-sample, 3 sessions each + noise", func(ts []Task) *callseq.Table {
+		return callseq.NewTable(append(simulateSequences(ts, 3), noise...), nil)
+	}, false)
 	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "sequences\tmulti-tool tasks\tagent R@5\t+related\tall found +related\treturned +related\tsingle queries +related\trelated pair recall\t\n")
 	for _, r := range rows {

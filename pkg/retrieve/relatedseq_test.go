@@ -41,7 +41,7 @@ func TestRelatedObservedSequences(t *testing.T) {
 	r.SetCallSequences(callseq.NewTable([]callseq.Count{
 		{From: shot, To: "files__write_file", N: 9},       // strong, another server
 		{From: "browser__navigate", To: shot, N: 6},       // strong, a predecessor
-		{From: shot, To: "payments__create_refund", N: 1}, // weak
+		{From: shot, To: "payments__create_refund", N: 1}, // counted once: not listed
 		{From: shot, To: "gone__tool", N: 40},             // not in the catalog
 		{From: "files__read_file", To: "files__write_file", N: 5},
 	}, func(id string) bool { return id != "gone__tool" }))
@@ -73,7 +73,7 @@ func TestRelatedObservedSequences(t *testing.T) {
 	// A strong pair of a tool the catalog no longer has (a table older
 	// than the catalog) is left out.
 	r.SetCallSequences(callseq.NewTable([]callseq.Count{
-		{From: "payments__create_refund", To: "files__write_file", N: 1},
+		{From: "payments__create_refund", To: "files__write_file", N: 2},
 		{From: "payments__create_refund", To: "gone__tool", N: 50},
 	}, nil))
 	rel := relatedOf(t, r, "refund a charge", "payments__create_refund", all)
