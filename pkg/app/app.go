@@ -160,7 +160,8 @@ type App struct {
 	// CallSeq counts the call sequences of the sessions (nil unless
 	// Env.CallSequences is on and the Backend has a CallSeq store).
 	CallSeq *callseq.Recorder
-	seqMu   sync.Mutex // one read of the counts at a time
+	seqMu   sync.Mutex   // one read of the counts at a time
+	seqAt   atomic.Int64 // unix ns of the last read of the counts started
 	// Handler serves GET /health, the MCP endpoint (Env.MCPPath) and
 	// /tool-rag/*, the last two behind authentication.
 	Handler http.Handler

@@ -23,6 +23,11 @@ const callSeqMaxAge = 365
 // callSeqLoadTimeout bounds reading the counts in Apply.
 const callSeqLoadTimeout = 10 * time.Second
 
+// CallSeqReload is how old the counts a retrieval uses may get: the first
+// retrieval after that reads them again in the background (a catalog
+// apply reads them too). Tests shorten it.
+var CallSeqReload = 10 * time.Minute
+
 // newCallSeq builds App.CallSeq when the feature is on and returns what
 // the MCP server reports calls to (nil when off).
 func (a *App) newCallSeq() gateway.CallObserver {
@@ -42,6 +47,7 @@ func (a *App) newCallSeq() gateway.CallObserver {
 func (a *App) loadCallSequences(ctx context.Context) {
 	a.seqMu.Lock()
 	defer a.seqMu.Unlock()
+	a.seqAt.Store(time.Now().UnixNano())
 	ctx, cancel := context.WithTimeout(ctx, callSeqLoadTimeout)
 	defer cancel()
 	if err := a.CallSeq.Flush(ctx); err != nil {
@@ -70,6 +76,23 @@ func (a *App) loadCallSequences(ctx context.Context) {
 		a.log.Warn("could not drop the call-sequence counts of tools that are gone", "error", err)
 	}
 	a.Retriever.SetCallSequences(callseq.NewTable(counts, exists))
+}
+
+// maybeReloadCallSequences starts a background read of the counts when
+// the last one started more than CallSeqReload ago: a process whose
+// catalog does not change (no resync, no new index) still sees the
+// counts other processes and its own sessions added. One atomic load on
+// the retrieval path.
+func (a *App) maybeReloadCallSequences() {
+	if a.CallSeq == nil {
+		return
+	}
+	last := a.seqAt.Load()
+	now := time.Now().UnixNano()
+	if last == 0 || now-last < int64(CallSeqReload) || !a.seqAt.CompareAndSwap(last, now) {
+		return // not loaded yet (Apply will), fresh enough, or another retrieval starts it
+	}
+	go a.loadCallSequences(context.Background())
 }
 
 // FlushCallSequences adds the counts this process has not stored yet to

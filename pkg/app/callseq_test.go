@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"net/http/httptest"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -94,12 +96,34 @@ func TestApplyLoadsCallSequences(t *testing.T) {
 		t.Fatalf("callseq_pairs_loaded = %v, want 1", got)
 	}
 
+	// A process whose catalog does not change reads the counts again on
+	// a retrieval once they are CallSeqReload old.
+	if err := sq.AddCallSequences(ctx, []callseq.Count{{From: "text__upper", To: "text__reverse", N: 3, Day: callseq.Day(time.Now())}}); err != nil {
+		t.Fatal(err)
+	}
+	saved := app.CallSeqReload
+	app.CallSeqReload = time.Millisecond
+	defer func() { app.CallSeqReload = saved }()
+	time.Sleep(5 * time.Millisecond)
+	for deadline := time.Now().Add(5 * time.Second); a.Retriever.CallSequences().Pairs() != 2; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the counts were not read again: %d pairs", a.Retriever.CallSequences().Pairs())
+		}
+		req := httptest.NewRequest("POST", "/tool-rag/retrieve", strings.NewReader(`{"query":"reverse a string"}`))
+		rec := httptest.NewRecorder()
+		a.Handler.ServeHTTP(rec, req)
+		if rec.Code != 200 {
+			t.Fatalf("retrieve: %d %s", rec.Code, rec.Body)
+		}
+	}
+	app.CallSeqReload = saved
+
 	store.fail.Store(true)
 	if _, err := a.Apply(ctx, app.Change{NoUpstreams: true}); err != nil {
 		t.Fatalf("Apply failed because the counts could not be read: %v", err)
 	}
-	if a.Retriever.CallSequences() != seq {
-		t.Fatal("an unreadable store replaced the previous counts")
+	if seq := a.Retriever.CallSequences(); seq.Pairs() != 2 || len(seq.With("text__upper")) != 1 {
+		t.Fatalf("an unreadable store replaced the previous counts: %d pairs", seq.Pairs())
 	}
 
 	backend.CallSeq = nil

@@ -126,6 +126,7 @@ func (s retrieval) Retrieve(ctx context.Context, req retrieve.Request) (retrieve
 	if s.a.o.WhileLoading == ServeWhileLoading && s.a.firstUp.Load() {
 		loading = !s.a.waitLoaded(ctx, s.a.o.StartupWait)
 	}
+	s.a.maybeReloadCallSequences()
 	resp, err := s.a.Retriever.Retrieve(ctx, req)
 	resp.Loading = loading
 	return resp, err
