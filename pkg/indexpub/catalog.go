@@ -1,6 +1,7 @@
 package indexpub
 
 import (
+	"bufio"
 	"bytes"
 	"compress/gzip"
 	"context"
@@ -24,7 +25,8 @@ import (
 // instead of scanning the tools table (one GET, or a conditional GET
 // answered 304, instead of a Scan of every item, twice), but only when it
 // was written for the index the gateway loaded; otherwise it scans the
-// table.
+// table. (The name is from the JSON copies written first; the copy is now
+// written in a binary encoding, and JSON copies are still read.)
 const CatalogKey = "catalog.json.gz"
 
 // CatalogWriter writes the catalog copy of an index just before the index
@@ -109,7 +111,8 @@ func (c *CatalogWriter) Err() error {
 	return c.err
 }
 
-// CatalogCopy is the content of CatalogKey (gzip-compressed JSON). It
+// CatalogCopy is the content of CatalogKey (gzip-compressed; the binary
+// encoding of copycodec.go, or JSON from earlier versions). It
 // holds no time of its own and no server's SyncedAt (set by every sync), so
 // that a sync that changed nothing produces the same bytes and does not
 // write them (copies written before that have a written_at, ignored).
@@ -168,9 +171,14 @@ func WriteCatalog(ctx context.Context, b Bucket, prefix, indexSHA string, tools 
 	for i := range servers {
 		servers[i].SyncedAt = time.Time{}
 	}
+	raw, err := encodeCopyBinary(nil, CatalogCopy{IndexSHA256: indexSHA, KeywordsSHA256: kwSHA, Tools: tools, Servers: servers})
+	if err != nil {
+		return fmt.Errorf("encode the catalog copy: %w", err)
+	}
 	var buf bytes.Buffer
+	buf.Grow(len(raw) / 4)
 	zw, _ := gzip.NewWriterLevel(&buf, gzip.BestSpeed) // no name, no time: the same content gives the same bytes
-	if err := json.NewEncoder(zw).Encode(CatalogCopy{IndexSHA256: indexSHA, KeywordsSHA256: kwSHA, Tools: tools, Servers: servers}); err != nil {
+	if _, err := zw.Write(raw); err != nil {
 		return fmt.Errorf("encode the catalog copy: %w", err)
 	}
 	if err := zw.Close(); err != nil {
@@ -194,17 +202,38 @@ func ReadCatalog(ctx context.Context, b Bucket, prefix, indexSHA, ifNoneMatch st
 	if err != nil {
 		return c, "", false, err
 	}
-	zr, err := gzip.NewReader(bytes.NewReader(body))
-	if err != nil {
-		return c, "", false, fmt.Errorf("catalog copy %s%s is not gzip: %w", prefix, CatalogKey, err)
-	}
-	if err := json.NewDecoder(zr).Decode(&c); err != nil {
-		return c, "", false, fmt.Errorf("catalog copy %s%s does not decode: %w", prefix, CatalogKey, err)
-	}
-	if _, err := io.Copy(io.Discard, zr); err != nil {
-		return c, "", false, fmt.Errorf("catalog copy %s%s is damaged: %w", prefix, CatalogKey, err)
+	if c, err = decodeCatalog(body, nil); err != nil {
+		return c, "", false, fmt.Errorf("catalog copy %s%s: %w", prefix, CatalogKey, err)
 	}
 	return c, etag, c.IndexSHA256 == indexSHA, nil
+}
+
+// decodeCatalog decodes a stored catalog copy: gzip-compressed, the binary
+// encoding or (written by earlier versions) JSON. Damage anywhere,
+// including the gzip checksum at its end, is an error. With the binary
+// encoding, header (when not nil) is called with the copy's index and
+// keyword analysis hashes as soon as they are read, before the tools are.
+func decodeCatalog(body []byte, header func(indexSHA, keywordsSHA string)) (CatalogCopy, error) {
+	var c CatalogCopy
+	zr, err := gzip.NewReader(bytes.NewReader(body))
+	if err != nil {
+		return c, fmt.Errorf("not gzip: %w", err)
+	}
+	br := bufio.NewReaderSize(zr, 64<<10)
+	if head, _ := br.Peek(len(copyMagic)); string(head) == copyMagic {
+		_, _ = br.Discard(len(copyMagic))
+		if c, err = decodeCopyBinary(br, header); err != nil {
+			return c, fmt.Errorf("damaged: %w", err)
+		}
+		return c, nil
+	}
+	if err := json.NewDecoder(br).Decode(&c); err != nil {
+		return c, fmt.Errorf("does not decode: %w", err)
+	}
+	if _, err := io.Copy(io.Discard, br); err != nil {
+		return c, fmt.Errorf("damaged: %w", err)
+	}
+	return c, nil
 }
 
 func writeKeywords(ctx context.Context, b Bucket, prefix string, keywords []byte) (string, error) {
