@@ -68,6 +68,9 @@ type GatewayFunction struct {
 	// analysis published with the catalog copy (later reloads analyse the
 	// few tools that changed).
 	keywordsTried atomic.Bool
+	// prefetch reads the catalog copy and keyword analysis during the
+	// cold start's index load (see startPrefetch).
+	prefetch *catalogPrefetch
 	// catalogSource says where the catalog copy came from: "s3" or "dynamodb".
 	catalogSource atomic.Pointer[string]
 	// copySHA and copyETag identify the catalog copy the catalog was read
@@ -188,6 +191,7 @@ func NewGatewayFunction(ctx context.Context, cfg Config) (*GatewayFunction, erro
 	// The first load runs on its own goroutine so that NewGatewayFunction can
 	// return after InitWait while it goes on (see Config.InitWait).
 	first := make(chan loadResult, 1)
+	g.startPrefetch(context.WithoutCancel(ctx))
 	go func() {
 		cold := ColdStart{Init: g.initTime}
 		err := g.refresh(context.WithoutCancel(ctx), cfg.Now(), &cold)
@@ -430,7 +434,7 @@ func (g *GatewayFunction) reloadCatalog(ctx context.Context) (*app.Change, error
 		if g.CatalogSource() == "s3" && g.copySHA == meta.IndexSHA256 {
 			ifNoneMatch = g.copyETag
 		}
-		c, etag, ok, err := indexpub.ReadCatalog(ctx, g.bucket, g.cfg.Prefix, meta.IndexSHA256, ifNoneMatch)
+		c, etag, ok, err := g.readCatalog(ctx, meta.IndexSHA256, ifNoneMatch)
 		switch {
 		case errors.Is(err, indexpub.ErrNotModified):
 			if surfChanged { // the same catalog, new stored prompts and resources
