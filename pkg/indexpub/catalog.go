@@ -6,6 +6,7 @@ import (
 	"compress/gzip"
 	"context"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -270,7 +271,7 @@ func ReadKeywords(ctx context.Context, b Bucket, prefix, sha string) ([]byte, er
 	if err != nil {
 		return nil, fmt.Errorf("keyword analysis %s is not gzip: %w", key, err)
 	}
-	out, err := io.ReadAll(zr) // gzip's checksum: damage is an error
+	out, err := readAllSized(zr, gzipSize(body)) // gzip's checksum: damage is an error
 	if err != nil {
 		return nil, fmt.Errorf("keyword analysis %s is damaged: %w", key, err)
 	}
@@ -278,4 +279,35 @@ func ReadKeywords(ctx context.Context, b Bucket, prefix, sha string) ([]byte, er
 		return nil, fmt.Errorf("keyword analysis %s does not have the content its name says", key)
 	}
 	return out, nil
+}
+
+// gzipSize returns the uncompressed size a gzip stream states in its
+// trailer (modulo 2^32, and only a hint: damage is found by reading),
+// bounded by what deflate can expand the body to.
+func gzipSize(body []byte) int {
+	if len(body) < 18 {
+		return 0
+	}
+	n := int(binary.LittleEndian.Uint32(body[len(body)-4:]))
+	return min(n, 1032*len(body))
+}
+
+// readAllSized is io.ReadAll into a buffer of the expected size (plus one
+// byte to see the end), so that a large body is not copied while the
+// buffer doubles.
+func readAllSized(r io.Reader, size int) ([]byte, error) {
+	buf := make([]byte, 0, size+1)
+	for {
+		n, err := r.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			return buf, err
+		}
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)] // grow as io.ReadAll does
+		}
+	}
 }

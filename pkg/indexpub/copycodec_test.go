@@ -273,3 +273,55 @@ func FuzzDecodeCopyBinary(f *testing.F) {
 		}
 	})
 }
+
+// TestReadAllSized: the size hint only sizes the buffer; the bytes are
+// the reader's whatever the hint.
+func TestReadAllSized(t *testing.T) {
+	data := bytes.Repeat([]byte("0123456789"), 10_000)
+	for _, hint := range []int{0, 1, len(data) - 1, len(data), len(data) + 1, 3 * len(data)} {
+		got, err := readAllSized(bufio.NewReaderSize(bytes.NewReader(data), 16), hint)
+		if err != nil || !bytes.Equal(got, data) {
+			t.Fatalf("hint %d: %d bytes, err %v", hint, len(got), err)
+		}
+	}
+	if n := gzipSize(gz(data)); n != len(data) {
+		t.Fatalf("gzipSize = %d, want %d", n, len(data))
+	}
+	if n := gzipSize([]byte("short")); n != 0 {
+		t.Fatalf("gzipSize of a short body = %d", n)
+	}
+}
+
+// TestReadKeywordsDamaged: a keyword analysis that is damaged, or whose
+// content does not match its name, is an error.
+func TestReadKeywordsDamaged(t *testing.T) {
+	ctx := context.Background()
+	b := NewDirBucket(t.TempDir())
+	kw := bytes.Repeat([]byte("terms "), 1000)
+	tools, servers := copyFixture()
+	if err := WriteCatalog(ctx, b, "", "ix", tools, servers, kw); err != nil {
+		t.Fatal(err)
+	}
+	c, _, _, err := ReadCatalog(ctx, b, "", "ix", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := ReadKeywords(ctx, b, "", c.KeywordsSHA256)
+	if err != nil || !bytes.Equal(got, kw) {
+		t.Fatalf("ReadKeywords: %d bytes, %v", len(got), err)
+	}
+	key := KeywordsKey(c.KeywordsSHA256)
+	good, _, _ := b.Get(ctx, key, "")
+	for name, body := range map[string][]byte{
+		"size trailer":  append(bytes.Clone(good[:len(good)-4]), 1, 0, 0, 0),
+		"truncated":     good[:len(good)-10],
+		"other content": gz([]byte("other terms")),
+	} {
+		if _, err := b.Put(ctx, key, body, Cond{}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := ReadKeywords(ctx, b, "", c.KeywordsSHA256); err == nil {
+			t.Errorf("%s: damaged keyword analysis read", name)
+		}
+	}
+}
