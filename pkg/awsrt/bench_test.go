@@ -97,6 +97,7 @@ type benchDeployment struct {
 	published   string
 	republished int           // variants published by republish
 	variant     *vindex.Index // the last variant republish published
+	binaryCopy  []byte        // the catalog copy as published (see copyEncoding)
 }
 
 // benchIndexes returns the index encodings to benchmark:
@@ -131,7 +132,7 @@ func (d *benchDeployment) use(b *testing.B, enc string) {
 	if _, err := pub.Publish(ctx, ix, meta); err != nil {
 		b.Fatal(err)
 	}
-	d.published = enc
+	d.published, d.binaryCopy = enc, nil
 }
 
 var (

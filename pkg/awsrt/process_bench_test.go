@@ -2,6 +2,7 @@ package awsrt
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -134,6 +135,11 @@ func BenchmarkProcessColdStart(b *testing.B) {
 				if len(bins) > 1 {
 					name = "bin=" + bin.name + "/"
 				}
+				// TOOLRAG_BENCH_BASE_JSON_COPY=1: the base build is from
+				// before the binary catalog copy and reads the JSON one.
+				if len(bins) > 1 && os.Getenv("TOOLRAG_BENCH_BASE_JSON_COPY") != "" {
+					d.copyEncoding(b, map[bool]string{true: "json", false: "binary"}[bin.name == "base"])
+				}
 				// One start first, not counted: the first read of the
 				// seeded state from the emulators is slower than every
 				// later one.
@@ -149,6 +155,42 @@ func BenchmarkProcessColdStart(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// copyEncoding stores the deployment's catalog copy as JSON (as written
+// before the binary encoding) or as written now ("binary").
+func (d *benchDeployment) copyEncoding(b *testing.B, enc string) {
+	ctx := context.Background()
+	bucket := s3bucket.New(d.env.s3.Client, testBucket)
+	key := "index/" + indexpub.CatalogKey
+	if d.binaryCopy == nil {
+		body, _, err := bucket.Get(ctx, key, "")
+		if err != nil {
+			b.Fatal(err)
+		}
+		d.binaryCopy = body
+	}
+	body := d.binaryCopy
+	if enc == "json" {
+		ptr, err := indexpub.ReadPointer(ctx, bucket, "index/")
+		if err != nil {
+			b.Fatal(err)
+		}
+		c, _, ok, err := indexpub.ReadCatalog(ctx, bucket, "index/", ptr.SHA256, "")
+		if !ok {
+			b.Fatalf("catalog copy: %v", err)
+		}
+		var buf bytes.Buffer
+		zw, _ := gzip.NewWriterLevel(&buf, gzip.BestSpeed)
+		if err := json.NewEncoder(zw).Encode(c); err != nil {
+			b.Fatal(err)
+		}
+		zw.Close()
+		body = buf.Bytes()
+	}
+	if _, err := bucket.Put(ctx, key, body, indexpub.Cond{}); err != nil {
+		b.Fatal(err)
 	}
 }
 
@@ -204,6 +246,7 @@ func republish(b *testing.B, d *benchDeployment) {
 		b.Fatal(err)
 	}
 	d.published, d.variant = "", next // a variant: use publishes the original again
+	d.binaryCopy = nil
 }
 
 // vmHWM returns the peak resident set size of process pid (what Lambda's
