@@ -282,6 +282,7 @@ func processColdStart(b *testing.B, d *benchDeployment, bin, initWait string) {
 	}
 	e := d.env
 	var initPhase, toInit, toFind, cpu time.Duration
+	var faults int64 // minor page faults: first touches of memory
 	var peakRSS, coldGets int64
 	b.StopTimer()
 	for range b.N {
@@ -364,12 +365,14 @@ func processColdStart(b *testing.B, d *benchDeployment, bin, initWait string) {
 		_ = cmd.Wait()
 		if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
 			cpu += time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+			faults += ru.Minflt
 		}
 		api.srv.Close()
 	}
 	// CPU time (user+system) of the function process, start to kill: unlike
 	// the wall times it does not grow when other processes take the cores.
 	b.ReportMetric(ms(cpu)/float64(b.N), "cpu-ms")
+	b.ReportMetric(float64(faults)/float64(b.N), "page-faults")
 	b.ReportMetric(ms(initPhase)/float64(b.N), "init-phase-ms")
 	b.ReportMetric(float64(peakRSS)/(1<<20), "peak-rss-MB")
 	if refresh {
