@@ -143,15 +143,24 @@ func BenchmarkProcessColdStart(b *testing.B) {
 				// One start first, not counted: the first read of the
 				// seeded state from the emulators is slower than every
 				// later one.
-				b.Run(name+"warm-up", func(b *testing.B) { processColdStart(b, d, bin.path, "0") })
+				b.Run(name+"warm-up", func(b *testing.B) { processColdStart(b, d, bin.path, "0", "") })
 				for _, wait := range benchInitWaits() {
-					b.Run(name+"init-wait="+wait, func(b *testing.B) { processColdStart(b, d, bin.path, wait) })
+					// TOOLRAG_BENCH_FUNCTION_GOGC: GC tuning of the function,
+					// e.g. 400, or a list (50,100) measured in turn.
+					gogcs := strings.Split(os.Getenv("TOOLRAG_BENCH_FUNCTION_GOGC"), ",")
+					for _, gogc := range gogcs {
+						sub := name + "init-wait=" + wait
+						if len(gogcs) > 1 {
+							sub += "/gogc=" + gogc
+						}
+						b.Run(sub, func(b *testing.B) { processColdStart(b, d, bin.path, wait, gogc) })
+					}
 				}
 				// A warm function that picks up a new index and catalog
 				// copy inside a request: its peak, not the cold start's,
 				// sizes the function.
 				if os.Getenv("TOOLRAG_BENCH_REFRESH") != "0" {
-					b.Run(name+"then-refresh", func(b *testing.B) { processColdStart(b, d, bin.path, "refresh") })
+					b.Run(name+"then-refresh", func(b *testing.B) { processColdStart(b, d, bin.path, "refresh", "") })
 				}
 			}
 		})
@@ -272,7 +281,7 @@ func vmHWM(b *testing.B, pid int) int64 {
 // processColdStart measures cold starts with the init wait initWait
 // ("default", or seconds), or with "refresh": a cold start with the
 // default wait, then a new publish and the request that loads it.
-func processColdStart(b *testing.B, d *benchDeployment, bin, initWait string) {
+func processColdStart(b *testing.B, d *benchDeployment, bin, initWait, gogc string) {
 	refresh := initWait == "refresh"
 	var coldPeak int64
 	var refreshReq time.Duration
@@ -317,9 +326,8 @@ func processColdStart(b *testing.B, d *benchDeployment, bin, initWait string) {
 		if v := os.Getenv("TOOLRAG_BENCH_FUNCTION_MEMORY"); v != "" {
 			cmd.Env = append(cmd.Env, "AWS_LAMBDA_FUNCTION_MEMORY_SIZE="+v)
 		}
-		// GC tuning of the function, e.g. TOOLRAG_BENCH_FUNCTION_GOGC=400.
-		if v := os.Getenv("TOOLRAG_BENCH_FUNCTION_GOGC"); v != "" {
-			cmd.Env = append(cmd.Env, "GOGC="+v)
+		if gogc != "" {
+			cmd.Env = append(cmd.Env, "GOGC="+gogc)
 		}
 		var stderr bytes.Buffer
 		cmd.Stderr = &stderr
