@@ -181,6 +181,7 @@ func NewGatewayFunction(ctx context.Context, cfg Config) (*GatewayFunction, erro
 		g.Upstreams.Close()
 		return nil, err
 	}
+	go g.releasePrefetch()
 	return g, nil
 }
 

@@ -76,6 +76,14 @@ func (g *GatewayFunction) startPrefetch(ctx context.Context) {
 	g.prefetch = indexpub.PrefetchCatalog(ctx, g.bucket.Bucket, g.cfg.Prefix, retrieve.DecodeKeywordTerms)
 }
 
+// releasePrefetch drops what the prefetch holds once the first load is
+// done: a cold start that did not take the copy (no usable index, or one
+// the copy was not written for) must not keep a second catalog.
+func (g *GatewayFunction) releasePrefetch() {
+	<-g.follow.Loaded()
+	g.prefetch.Release()
+}
+
 // readCatalog is indexpub.ReadCatalog, answered by the prefetch the
 // first time when it read the copy of this index.
 func (g *GatewayFunction) readCatalog(ctx context.Context, indexSHA, ifNoneMatch string) (indexpub.CatalogCopy, string, bool, error) {

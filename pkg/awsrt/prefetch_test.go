@@ -1,6 +1,8 @@
 package awsrt
 
 import (
+	"context"
+	"errors"
 	"net/http"
 	"strings"
 	"sync"
@@ -8,6 +10,7 @@ import (
 	"time"
 
 	"github.com/toolrag/mcp-gateway/pkg/indexpub"
+	"github.com/toolrag/mcp-gateway/pkg/s3bucket"
 )
 
 // TestColdStartReadsCatalogDuringIndexLoad: the cold start fetches the
@@ -79,5 +82,24 @@ func TestColdStartReadsCatalogDuringIndexLoad(t *testing.T) {
 	}
 	if n, tools := g.App.Retriever.PreparedTools(), g.Catalog.Len(); tools == 0 || n != tools {
 		t.Fatalf("cold start took %d of %d tools from the published analysis; want all", n, tools)
+	}
+	// Once loaded, the prefetch is released: it keeps nothing.
+	ctx := context.Background()
+	b := s3bucket.New(e.s3.Client, testBucket)
+	ptr, err := indexpub.ReadPointer(ctx, b, "index/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cp, _, _, err := indexpub.ReadCatalog(ctx, b, "index/", ptr.SHA256, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if _, err := g.prefetch.Keywords(ctx, cp.KeywordsSHA256); errors.Is(err, indexpub.ErrNoPrefetch) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the prefetch was not released after the first load")
+		}
 	}
 }

@@ -15,21 +15,23 @@ import (
 //
 // It answers once: the first Catalog call takes its copy (later calls, and
 // a copy written for another index than the one asked for, are told to
-// read the copy themselves), so it holds nothing after the cold start.
+// read the copy themselves), and Release drops what was not taken (a cold
+// start that did not use the copy), so it holds nothing after the cold
+// start.
 type CatalogPrefetch[K any] struct {
-	done chan struct{} // closed when the copy is read (or failed)
-	c    CatalogCopy
-	etag string
-	err  error
-
+	done   chan struct{} // closed when the copy is read (or failed)
 	kwOnce sync.Once
 	kwDone chan struct{} // closed when the analysis is read (or failed)
-	kwSHA  string
-	kw     K
-	kwErr  error
+	kwSHA  string        // set before kwDone is closed
 
-	mu    sync.Mutex
-	taken bool
+	mu       sync.Mutex // guards the rest
+	c        CatalogCopy
+	etag     string
+	err      error
+	kw       K
+	kwErr    error
+	taken    bool // the copy was asked for
+	released bool // Release was called: keep nothing
 }
 
 // ErrNoPrefetch is returned by CatalogPrefetch.Catalog when it has no copy
@@ -44,37 +46,44 @@ func PrefetchCatalog[K any](ctx context.Context, b Bucket, prefix string, decode
 		p.kwOnce.Do(func() {
 			p.kwSHA = sha
 			if sha == "" {
+				p.mu.Lock()
 				p.kwErr = errors.New("no keyword analysis was published with the catalog copy")
+				p.mu.Unlock()
 				close(p.kwDone)
 				return
 			}
 			go func() {
 				defer close(p.kwDone)
 				raw, err := ReadKeywords(ctx, b, prefix, sha)
-				if err != nil {
-					p.kwErr = err
-					return
+				var kw K
+				if err == nil {
+					kw, err = decodeKeywords(raw)
 				}
-				p.kw, p.kwErr = decodeKeywords(raw)
+				p.mu.Lock()
+				if !p.released {
+					p.kw = kw
+				}
+				p.kwErr = err
+				p.mu.Unlock()
 			}()
 		})
 	}
 	go func() {
 		defer close(p.done)
 		body, etag, err := b.Get(ctx, prefix+CatalogKey, "")
-		if err != nil {
-			p.err = err
-			startKeywords("")
-			return
+		var c CatalogCopy
+		if err == nil {
+			if c, err = decodeCatalog(body, func(_, kw string) { startKeywords(kw) }); err != nil {
+				c, err = CatalogCopy{}, fmt.Errorf("catalog copy %s%s: %w", prefix, CatalogKey, err)
+			}
 		}
-		c, err := decodeCatalog(body, func(_, kw string) { startKeywords(kw) })
-		if err != nil {
-			p.err = fmt.Errorf("catalog copy %s%s: %w", prefix, CatalogKey, err)
-			startKeywords("")
-			return
+		startKeywords(c.KeywordsSHA256) // a JSON copy has no early header; "" on error
+		p.mu.Lock()
+		if !p.released {
+			p.c, p.etag = c, etag
 		}
-		startKeywords(c.KeywordsSHA256) // a JSON copy has no early header
-		p.c, p.etag = c, etag
+		p.err = err
+		p.mu.Unlock()
 	}()
 	return p
 }
@@ -96,9 +105,13 @@ func (p *CatalogPrefetch[K]) Catalog(ctx context.Context, indexSHA string) (Cata
 	case <-ctx.Done():
 		return CatalogCopy{}, "", ctx.Err()
 	}
-	c, etag, err := p.c, p.etag, p.err
+	p.mu.Lock()
+	c, etag, err, released := p.c, p.etag, p.err, p.released
 	p.c = CatalogCopy{} // the caller holds it now
+	p.mu.Unlock()
 	switch {
+	case released:
+		return CatalogCopy{}, "", ErrNoPrefetch
 	case err != nil:
 		return CatalogCopy{}, "", err
 	case c.IndexSHA256 != indexSHA:
@@ -125,7 +138,21 @@ func (p *CatalogPrefetch[K]) Keywords(ctx context.Context, sha string) (K, error
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if p.released {
+		return zero, ErrNoPrefetch
+	}
 	kw, err := p.kw, p.kwErr
 	p.kw = zero // the caller holds it now
 	return kw, err
+}
+
+// Release drops whatever was prefetched and not taken (a cold start that
+// read the catalog from elsewhere, or no analysis asked for); later calls
+// are told to read for themselves.
+func (p *CatalogPrefetch[K]) Release() {
+	var zero K
+	p.mu.Lock()
+	p.released, p.taken = true, true
+	p.c, p.kw = CatalogCopy{}, zero
+	p.mu.Unlock()
 }

@@ -59,6 +59,31 @@ func TestCatalogPrefetch(t *testing.T) {
 			t.Fatal("Keywords without a copy: no error")
 		}
 	})
+	t.Run("released before or after the reads end", func(t *testing.T) {
+		for _, early := range []bool{true, false} {
+			p := PrefetchCatalog(ctx, b, "p/", decode)
+			if early {
+				p.Release()
+			}
+			<-p.done
+			<-p.kwDone
+			if !early {
+				p.Release()
+			}
+			p.mu.Lock()
+			held := len(p.c.Tools) != 0 || p.kw != ""
+			p.mu.Unlock()
+			if held {
+				t.Fatalf("released (early %v) prefetch still holds the copy or the analysis", early)
+			}
+			if _, _, err := p.Catalog(ctx, "ix1"); !errors.Is(err, ErrNoPrefetch) {
+				t.Fatalf("Catalog after Release: %v", err)
+			}
+			if _, err := p.Keywords(ctx, want.KeywordsSHA256); !errors.Is(err, ErrNoPrefetch) {
+				t.Fatalf("Keywords after Release: %v", err)
+			}
+		}
+	})
 	t.Run("damaged analysis", func(t *testing.T) {
 		if _, err := b.Put(ctx, "p/"+KeywordsKey(want.KeywordsSHA256), gz([]byte("tampered")), Cond{}); err != nil {
 			t.Fatal(err)
