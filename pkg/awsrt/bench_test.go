@@ -98,6 +98,7 @@ type benchDeployment struct {
 	published   string
 	republished int           // variants published by republish
 	variant     *vindex.Index // the last variant republish published
+	binaryCopy  []byte        // the catalog copy as published (see copyEncoding)
 }
 
 // benchIndexes returns the index encodings to benchmark:
@@ -132,7 +133,7 @@ func (d *benchDeployment) use(b *testing.B, enc string) {
 	if _, err := pub.Publish(ctx, ix, meta); err != nil {
 		b.Fatal(err)
 	}
-	d.published = enc
+	d.published, d.binaryCopy = enc, nil
 }
 
 var (
@@ -330,6 +331,29 @@ func writeHeapProfile(b *testing.B, path string) {
 	}
 }
 
+// startCPUProfile starts a CPU profile written to path-name-N (N counts
+// the profiles of one name) and returns its stop; with path empty it does
+// nothing.
+func startCPUProfile(b *testing.B, path, name string) (stop func()) {
+	if path == "" {
+		return func() {}
+	}
+	profileSeq++
+	f, err := os.Create(fmt.Sprintf("%s-%s-%d", path, name, profileSeq))
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		b.Fatal(err)
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}
+}
+
+var profileSeq int
+
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
 // BenchmarkColdStart measures NewGatewayFunction (fresh SDK clients) plus the first
@@ -384,6 +408,9 @@ func coldStart(b *testing.B, d *benchDeployment, source string) {
 		cfg.DynamoDB, cfg.S3 = nil, nil // built from the endpoints, as in a real cold start
 		cfg.DynamoDBEndpoint, cfg.S3Endpoint = testDynamoEndpoint(b), e.s3.URL
 		gets0 := e.s3.Gets.Load()
+		// TOOLRAG_BENCH_CPUPROFILE: a CPU profile of the cold start alone
+		// (not of the seeding, nor of the raw GETs before it).
+		stopProfile := startCPUProfile(b, os.Getenv("TOOLRAG_BENCH_CPUPROFILE"), d.published+"-"+source)
 		b.StartTimer()
 		g, err := NewGatewayFunction(context.Background(), cfg)
 		if err != nil {
@@ -395,6 +422,7 @@ func coldStart(b *testing.B, d *benchDeployment, source string) {
 		f, _ := findTools(b, h, benchSecret, sid, "create an invoice for a customer")
 		first += time.Since(t0)
 		b.StopTimer()
+		stopProfile()
 		s3Gets += e.s3.Gets.Load() - gets0
 		if f.FallbackUsed || len(f.Results) == 0 || g.CatalogSource() != source {
 			b.Fatalf("first find_tools: %+v (catalog from %s)", f, g.CatalogSource())

@@ -70,6 +70,9 @@ type GatewayFunction struct {
 	// analysis published with the catalog copy (later reloads analyse the
 	// few tools that changed).
 	keywordsTried atomic.Bool
+	// prefetch reads the catalog copy and keyword analysis during the
+	// cold start's index load (see startPrefetch).
+	prefetch *catalogPrefetch
 	// catalogSource says where the catalog copy came from: "s3" or "dynamodb".
 	catalogSource atomic.Pointer[string]
 	// copySHA and copyETag identify the catalog copy the catalog was read
@@ -172,11 +175,13 @@ func NewGatewayFunction(ctx context.Context, cfg Config) (*GatewayFunction, erro
 	})
 	g.served = g.follow.Handler(g.Handler)
 	// The first load goes on in the background after InitWait (see
-	// Config.InitWait).
+	// Config.InitWait), with the catalog copy read alongside the index.
+	g.startPrefetch(context.WithoutCancel(ctx))
 	if err := g.follow.Start(ctx, start, cfg.InitWait, cfg.loadRetry); err != nil {
 		g.Upstreams.Close()
 		return nil, err
 	}
+	go g.releasePrefetch()
 	return g, nil
 }
 
@@ -254,7 +259,7 @@ func (g *GatewayFunction) reloadCatalog(ctx context.Context) (*app.Change, error
 		if g.CatalogSource() == "s3" && g.copySHA == meta.IndexSHA256 {
 			ifNoneMatch = g.copyETag
 		}
-		c, etag, ok, err := indexpub.ReadCatalog(ctx, g.bucket, g.cfg.Prefix, meta.IndexSHA256, ifNoneMatch)
+		c, etag, ok, err := g.readCatalog(ctx, meta.IndexSHA256, ifNoneMatch)
 		switch {
 		case errors.Is(err, indexpub.ErrNotModified):
 			if surfChanged { // the same catalog, new stored prompts and resources
