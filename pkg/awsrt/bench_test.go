@@ -44,6 +44,7 @@ import (
 	"github.com/toolrag/mcp-gateway/pkg/lambdahttp"
 	"github.com/toolrag/mcp-gateway/pkg/local"
 	"github.com/toolrag/mcp-gateway/pkg/policy"
+	"github.com/toolrag/mcp-gateway/pkg/retrieve"
 	"github.com/toolrag/mcp-gateway/pkg/s3bucket"
 	"github.com/toolrag/mcp-gateway/pkg/vindex"
 )
@@ -126,7 +127,7 @@ func (d *benchDeployment) use(b *testing.B, enc string) {
 	bucket := s3bucket.New(d.env.s3.Client, testBucket)
 	pub := indexpub.NewPublisher(bucket, "index/")
 	pub.BeforeSwitch = func(ctx context.Context, ptr indexpub.Pointer) error {
-		return indexpub.PublishCatalog(ctx, d.catalog, bucket, "index/", ptr.SHA256, keywordAnalyser())
+		return indexpub.PublishCatalog(ctx, d.catalog, bucket, "index/", ptr.SHA256, retrieve.NewKeywordAnalyser())
 	}
 	meta := d.meta
 	meta.BuiltAt, meta.IndexSHA256 = time.Now(), ""
@@ -245,7 +246,7 @@ func benchDeploy(b *testing.B, n int) *benchDeployment {
 	}
 	// ... and the catalog copy the sync function writes after it.
 	_, meta, _ := ix.Current()
-	if err := indexpub.PublishCatalog(ctx, cat, s3bucket.New(e.s3.Client, testBucket), "index/", meta.IndexSHA256, keywordAnalyser()); err != nil {
+	if err := indexpub.PublishCatalog(ctx, cat, s3bucket.New(e.s3.Client, testBucket), "index/", meta.IndexSHA256, retrieve.NewKeywordAnalyser()); err != nil {
 		b.Fatal(err)
 	}
 	d.seed = time.Since(start)

@@ -95,7 +95,7 @@ func TestColdStartReadsCatalogDuringIndexLoad(t *testing.T) {
 		t.Fatal(err)
 	}
 	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-		if _, err := g.prefetch.Keywords(ctx, cp.KeywordsSHA256); errors.Is(err, indexpub.ErrNoPrefetch) {
+		if _, err := g.copies.Prefetched().Keywords(ctx, cp.KeywordsSHA256); errors.Is(err, indexpub.ErrNoPrefetch) {
 			break
 		}
 		if time.Now().After(deadline) {

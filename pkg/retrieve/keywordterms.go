@@ -3,6 +3,7 @@ package retrieve
 import (
 	"bytes"
 	"cmp"
+	"context"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
@@ -316,4 +317,19 @@ func (r *termReader) str() string {
 	s := string(r.b[r.i : r.i+n])
 	r.i += n
 	return s
+}
+
+// NewKeywordAnalyser returns the keyword analysis of a catalog (EncodeTerms)
+// for the catalog copy a sync publishes (indexpub.KeywordsFunc), so that a
+// gateway decodes it at cold start instead of analysing every tool. It
+// keeps its index between calls: only changed tools are analysed again.
+func NewKeywordAnalyser() func(ctx context.Context, tools []catalog.Tool, servers []catalog.Server) ([]byte, error) {
+	var mu sync.Mutex
+	ix := NewKeywordIndex(FieldWeights{})
+	return func(_ context.Context, tools []catalog.Tool, servers []catalog.Server) ([]byte, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		ix.Sync(tools, servers)
+		return ix.EncodeTerms(), nil
+	}
 }
