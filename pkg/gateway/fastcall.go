@@ -230,8 +230,8 @@ type callSession struct {
 }
 
 var (
-	_ server.SessionWithLogging               = (*callSession)(nil)
-	_ server.SessionWithClientInfo            = (*callSession)(nil)
+	_ server.SessionWithLogging              = (*callSession)(nil)
+	_ server.SessionWithClientInfo           = (*callSession)(nil)
 	_ server.SessionWithStreamableHTTPConfig = (*callSession)(nil)
 )
 

@@ -190,7 +190,7 @@ func TestFastCallSameBytes(t *testing.T) {
 		{name: "run_tool, unknown field", key: "admin", tool: "run_tool", params: `,"arguments":{"call_name":"alpha__echo","args":{}}`, fast: true, want: `unknown field`},
 		{name: "run_tools, rate-limited", key: "limited", tool: "run_tools",
 			params: `,"arguments":{"calls":[` + strings.TrimSuffix(strings.Repeat(`{"call_name":"alpha__echo","arguments":{"text":"r"}},`, 10), ",") + `]}`,
-			fast: true, want: `"status":429`},
+			fast:   true, want: `"status":429`},
 		{name: "describe_tool", key: "admin", tool: "describe_tool", params: `,"arguments":{"call_name":"alpha__add"}`, fast: true, want: `"tool_id":"alpha__add"`},
 		{name: "find_tools", key: "admin", tool: "find_tools", params: `,"arguments":{"query":"add two numbers"}`, fast: true, want: "alpha__add"},
 		{name: "unknown tool", key: "admin", tool: "alpha__nope", fast: false, want: "not found"},
