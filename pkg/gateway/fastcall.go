@@ -46,6 +46,7 @@ package gateway
 // handler), and still goes to mcp-go for its own requests.
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -53,10 +54,12 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -202,14 +205,18 @@ func (g *Server) cancelInflight(r *http.Request, head *requestHead) {
 	}
 	p := principalOf(r.Context())
 	for _, sid := range []string{r.Header.Get(server.HeaderKeySessionID), ""} {
-		if c, ok := g.inflight.Load(inflightKey(p, sid, id)); ok {
+		if c, ok := g.inflight.Load(inflightKey{p, sid, id}); ok {
 			c.(context.CancelFunc)()
 		}
 	}
 }
 
-func inflightKey(principal, sid string, id any) string {
-	return fmt.Sprintf("%s\x00%s\x00%T:%v", principal, sid, id, id)
+// inflightKey names a call answered by fastCall: its principal, its
+// session ("" for a stateless request) and its JSON-RPC id (float64 or
+// string, as decoded).
+type inflightKey struct {
+	principal, sid string
+	id             any
 }
 
 // callSession is the client session a call answered here sees: the
@@ -471,7 +478,7 @@ func (g *Server) fastCall(w http.ResponseWriter, r *http.Request, body []byte, h
 		ctx = server.WithRequestProtocolInfo(ctx, info)
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithCancel(ctx)
-		key := inflightKey(principal, sid, id)
+		key := inflightKey{principal, sid, id}
 		g.inflight.Store(key, cancel)
 		resp = g.runTool(ctx, id, tool, req, info, fp)
 		g.inflight.Delete(key)
@@ -598,6 +605,16 @@ func httpStatusFor(code int) int {
 func requestIDOf(raw json.RawMessage) (any, bool) {
 	if len(raw) == 0 {
 		return nil, false
+	}
+	// raw is one JSON value of a document that decoded: the common forms
+	// are read without a decoder, as encoding/json would read them.
+	switch c := raw[0]; {
+	case c == '"' && len(raw) >= 2 && bytes.IndexByte(raw, '\\') < 0 && utf8.Valid(raw):
+		return string(raw[1 : len(raw)-1]), true
+	case c == '-' || (c >= '0' && c <= '9'):
+		if f, err := strconv.ParseFloat(string(raw), 64); err == nil {
+			return f, true
+		}
 	}
 	var id any
 	if json.Unmarshal(raw, &id) != nil {

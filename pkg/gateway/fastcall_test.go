@@ -181,6 +181,8 @@ func TestFastCallSameBytes(t *testing.T) {
 		{name: "array arguments", key: "admin", tool: "alpha__echo", params: `,"arguments":[1,2]`, fast: true, want: "invalid arguments"},
 		{name: "string id", key: "admin", tool: "alpha__echo", params: `,"arguments":{"text":"s"}`, id: `"call-7"`, fast: true, want: `"id":"call-7"`},
 		{name: "fractional id", key: "admin", tool: "alpha__echo", params: `,"arguments":{"text":"f"}`, id: `2.5`, fast: true, want: `"id":2.5`},
+		{name: "escaped string id", key: "admin", tool: "alpha__echo", params: `,"arguments":{"text":"e"}`, id: `"a\"b\u00e9"`, fast: true, want: `"id":"a\"bé"`},
+		{name: "negative exponent id", key: "admin", tool: "alpha__echo", params: `,"arguments":{"text":"x"}`, id: `-1e3`, fast: true, want: `"id":-1000`},
 		{name: "huge id", key: "admin", tool: "alpha__echo", params: `,"arguments":{"text":"h"}`, id: `12345678901234567890`, fast: true, want: `"id":12345678901234567000`},
 		{name: "run_tool", key: "agent", tool: "run_tool", params: `,"arguments":{"call_name":"alpha__add","arguments":{"a":1,"b":2}}`, fast: true, want: `"text":"3"`},
 		{name: "run_tool, policy denial", key: "agent", tool: "run_tool", params: `,"arguments":{"call_name":"beta__echo","arguments":{"text":"x"}}`, fast: true, want: "not found"},
