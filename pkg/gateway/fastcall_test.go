@@ -121,10 +121,16 @@ var fastSecrets = map[string]string{"admin": "fz-admin-secret", "agent": "fz-age
 // legacySession initialises a 2025-11-25 session of key on url.
 func legacySession(t *testing.T, url, key string) string {
 	t.Helper()
+	return legacySessionWith(t, url, key, `{}`)
+}
+
+// legacySessionWith is legacySession for a client declaring capabilities.
+func legacySessionWith(t *testing.T, url, key, capabilities string) string {
+	t.Helper()
 	h := http.Header{"Content-Type": {"application/json"}, "Accept": {"application/json, text/event-stream"},
 		"Authorization": {"Bearer " + fastSecrets[key]}}
 	body := `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"` + mcp.LATEST_LEGACY_PROTOCOL_VERSION +
-		`","capabilities":{},"clientInfo":{"name":"same-bytes","version":"1"}}}`
+		`","capabilities":` + capabilities + `,"clientInfo":{"name":"same-bytes","version":"1"}}}`
 	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
 	req.Header = h
 	resp, err := http.DefaultClient.Do(req)
@@ -176,6 +182,7 @@ func TestFastCallSameBytes(t *testing.T) {
 		{name: "tool error", key: "admin", tool: "alpha__fail", params: `,"arguments":{"message":"boom"}`, fast: true, want: `"isError":true`},
 		{name: "invalid arguments", key: "admin", tool: "alpha__echo", params: `,"arguments":{"text":5}`, fast: true, want: "invalid arguments for alpha__echo"},
 		{name: "missing argument", key: "admin", tool: "alpha__add", params: `,"arguments":{"a":1}`, fast: true, want: "missing property"},
+		{name: "unknown params member", key: "admin", tool: "alpha__echo", params: `,"arguments":{"text":"u"},"extra":{"x":1}`, fast: true, want: `"text":"u"`},
 		{name: "no arguments", key: "admin", tool: "alpha__fail", fast: true, want: "failed"},
 		{name: "null arguments", key: "admin", tool: "alpha__fail", params: `,"arguments":null`, fast: true, want: "failed"},
 		{name: "array arguments", key: "admin", tool: "alpha__echo", params: `,"arguments":[1,2]`, fast: true, want: "invalid arguments"},
@@ -203,6 +210,9 @@ func TestFastCallSameBytes(t *testing.T) {
 		{name: "notification", key: "admin", raw: `{"jsonrpc":"2.0","method":"tools/call","params":{"name":"alpha__echo","arguments":{"text":"n"}}}`, fast: false},
 	}
 	legacyOnly := []fastCase{
+		// A client that can be asked for sampling is asked on the request's
+		// own stream, which only mcp-go keeps.
+		{name: "client declaring sampling", key: "admin", otherSession: "sampler", tool: "alpha__echo", params: `,"arguments":{"text":"s"}`, fast: false, want: `"text":"s"`},
 		{name: "unknown session", key: "admin", tool: "alpha__echo", params: `,"arguments":{"text":"u"}`, badSession: true, fast: false, want: "Invalid session ID"},
 		{name: "another key's session", key: "agent", otherSession: "admin", tool: "alpha__echo", params: `,"arguments":{"text":"o"}`, fast: false, want: "Invalid session ID"},
 		// find_tools registers what it found to an agent's session and tells
@@ -220,14 +230,20 @@ func TestFastCallSameBytes(t *testing.T) {
 				for key := range fastSecrets {
 					sessions[key] = [2]string{legacySession(t, p.url[0], key), legacySession(t, p.url[1], key)}
 				}
+				sessions["sampler"] = [2]string{legacySessionWith(t, p.url[0], "admin", `{"sampling":{}}`),
+					legacySessionWith(t, p.url[1], "admin", `{"sampling":{}}`)}
 				rows = append(append([]fastCase{}, cases...), legacyOnly...)
 				// mcp-go answers a session's first call, which shows the
 				// gateway how it answers that session.
-				for key := range fastSecrets {
+				for name, sids := range sessions {
+					key := name
+					if name == "sampler" {
+						key = "admin"
+					}
 					for i := range 2 {
-						h := fastHeader(key, era, sessions[key][i], "alpha__echo")
+						h := fastHeader(key, era, sids[i], "alpha__echo")
 						if a := post(t, p.url[i], h, `{"jsonrpc":"2.0","id":0,"method":"tools/call","params":{"name":"alpha__echo","arguments":{"text":"w"}}}`); a.status != 200 {
-							t.Fatalf("first call of %s: %+v", key, a)
+							t.Fatalf("first call of %s: %+v", name, a)
 						}
 					}
 				}
