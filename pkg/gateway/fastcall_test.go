@@ -385,3 +385,118 @@ func TestFastCallCancelled(t *testing.T) {
 		})
 	}
 }
+
+// TestFastCallAfterBroadcast: a reload tells every session that the prompt
+// and resource lists changed, after which mcp-go answers the session's
+// POSTs as SSE, the notifications first. Both gateways answer the next
+// calls the same, the gateway's own path from the second one on.
+func TestFastCallAfterBroadcast(t *testing.T) {
+	p := newFastPair(t, upstreamServer())
+	era := mcp.LATEST_LEGACY_PROTOCOL_VERSION
+	var sids [2]string
+	for i := range 2 {
+		sids[i] = legacySession(t, p.url[i], "admin")
+	}
+	call := func(text string) (got [2]answer, fast bool) {
+		before := p.gw[1].Metrics.FastCalls.Load()
+		for i := range 2 {
+			got[i] = post(t, p.url[i], fastHeader("admin", era, sids[i], "alpha__echo"),
+				`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"alpha__echo","arguments":{"text":"`+text+`"}}}`)
+		}
+		if got[0] != got[1] {
+			t.Errorf("answers differ:\nmcp-go: %+v\nfast:   %+v", got[0], got[1])
+		}
+		return got, p.gw[1].Metrics.FastCalls.Load() > before
+	}
+	call("first")
+	if got, fast := call("plain"); !fast || got[1].contentType != "application/json" {
+		t.Fatalf("before the reload: fast %v, %+v", fast, got[1])
+	}
+	for i := range 2 {
+		if err := p.gw[i].Reload(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, fast := call("after")
+	if fast || got[1].contentType != "text/event-stream" || !strings.Contains(got[1].body, "list_changed") {
+		t.Errorf("first call after the reload: fast %v, %+v", fast, got[1])
+	}
+	got, fast = call("again")
+	if !fast || got[1].contentType != "text/event-stream" {
+		t.Errorf("second call after the reload: fast %v, %+v", fast, got[1])
+	}
+}
+
+// TestFastCallAfterBroadcastOnStream: with the session's GET stream open,
+// the reload's notifications go out on the stream, and the session is
+// switched to SSE with nothing pending: its next call still goes to mcp-go
+// (a broadcast happened since mcp-go last answered it), and both gateways
+// answer it as SSE.
+func TestFastCallAfterBroadcastOnStream(t *testing.T) {
+	p := newFastPair(t, upstreamServer())
+	era := mcp.LATEST_LEGACY_PROTOCOL_VERSION
+	var sids [2]string
+	streamed := make(chan int, 2)
+	for i := range 2 {
+		sids[i] = legacySession(t, p.url[i], "admin")
+		h := fastHeader("admin", era, sids[i], "")
+		if a := post(t, p.url[i], h, `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"alpha__echo","arguments":{"text":"first"}}}`); a.status != 200 {
+			t.Fatalf("first call: %+v", a)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		t.Cleanup(cancel)
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, p.url[i], nil)
+		req.Header = h.Clone()
+		req.Header.Set("Accept", "text/event-stream")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil || resp.StatusCode != http.StatusOK {
+			t.Fatalf("GET stream: %v %v", err, resp)
+		}
+		go func(i int) {
+			defer resp.Body.Close()
+			var seen bytes.Buffer
+			buf := make([]byte, 4096)
+			for {
+				n, err := resp.Body.Read(buf)
+				seen.Write(buf[:n])
+				if strings.Count(seen.String(), "list_changed") >= 2 {
+					streamed <- i
+					return
+				}
+				if err != nil {
+					return
+				}
+			}
+		}(i)
+	}
+	time.Sleep(100 * time.Millisecond) // the GET handlers are reading the sessions' channels
+	for i := range 2 {
+		if err := p.gw[i].Reload(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for range 2 {
+		select {
+		case <-streamed:
+		case <-time.After(10 * time.Second):
+			t.Fatal("the reload's notifications did not reach the GET streams")
+		}
+	}
+	for n, wantFast := range []bool{false, true} {
+		before := p.gw[1].Metrics.FastCalls.Load()
+		var got [2]answer
+		for i := range 2 {
+			got[i] = post(t, p.url[i], fastHeader("admin", era, sids[i], ""),
+				`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"alpha__echo","arguments":{"text":"after"}}}`)
+		}
+		if got[0] != got[1] {
+			t.Errorf("call %d after the reload: answers differ:\nmcp-go: %+v\nfast:   %+v", n+1, got[0], got[1])
+		}
+		if got[1].contentType != "text/event-stream" {
+			t.Errorf("call %d after the reload: %+v, want SSE", n+1, got[1])
+		}
+		if fast := p.gw[1].Metrics.FastCalls.Load() > before; fast != wantFast {
+			t.Errorf("call %d after the reload answered by the gateway's own path: %v, want %v", n+1, fast, wantFast)
+		}
+	}
+}
