@@ -68,8 +68,9 @@ import (
 )
 
 // touchEvery bounds how long a session is served here without a request
-// going to mcp-go, whose idle sweeper must see it active.
-const touchEvery = 30 * time.Second
+// going to mcp-go, whose idle sweeper must see it active (a variable for
+// tests).
+var touchEvery = 30 * time.Second
 
 // fastPath is what fastCall needs of one HTTP handler.
 type fastPath struct {

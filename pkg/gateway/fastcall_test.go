@@ -500,3 +500,32 @@ func TestFastCallAfterBroadcastOnStream(t *testing.T) {
 		}
 	}
 }
+
+// TestFastCallTouchesSessions: a session the gateway's own path serves
+// still sends a request to mcp-go every touchEvery, so that mcp-go's idle
+// sweeper (server.WithSessionIdleTTL) sees it active.
+func TestFastCallTouchesSessions(t *testing.T) {
+	defer gateway.SetTouchEvery(200 * time.Millisecond)()
+	p := newFastPair(t, upstreamServer())
+	era := mcp.LATEST_LEGACY_PROTOCOL_VERSION
+	sid := legacySession(t, p.url[1], "admin")
+	call := func() bool {
+		before := p.gw[1].Metrics.FastCalls.Load()
+		if a := post(t, p.url[1], fastHeader("admin", era, sid, ""),
+			`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"alpha__echo","arguments":{"text":"t"}}}`); a.status != 200 {
+			t.Fatalf("call: %+v", a)
+		}
+		return p.gw[1].Metrics.FastCalls.Load() > before
+	}
+	call() // mcp-go answers the first call
+	if !call() {
+		t.Fatal("the second call went to mcp-go")
+	}
+	time.Sleep(300 * time.Millisecond)
+	if call() {
+		t.Error("a call after touchEvery did not go to mcp-go")
+	}
+	if !call() {
+		t.Error("the call after that went to mcp-go again")
+	}
+}
