@@ -3,6 +3,7 @@ package gateway_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -16,6 +17,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/toolrag/mcp-gateway/internal/testenv"
 	"github.com/toolrag/mcp-gateway/pkg/auth"
 	"github.com/toolrag/mcp-gateway/pkg/catalog/sqlite"
 	"github.com/toolrag/mcp-gateway/pkg/config"
@@ -527,5 +529,39 @@ func TestFastCallTouchesSessions(t *testing.T) {
 	}
 	if !call() {
 		t.Error("the call after that went to mcp-go again")
+	}
+}
+
+// TestFastCallRealClient: mcp-go's own client, on either protocol, gets its
+// calls answered by the gateway's own path (after a session's first call
+// on the legacy one), with the results mcp-go's path gives.
+func TestFastCallRealClient(t *testing.T) {
+	p := newFastPair(t, upstreamServer())
+	for _, legacy := range []bool{true, false} {
+		t.Run(fmt.Sprintf("legacy=%v", legacy), func(t *testing.T) {
+			var res [2]*mcp.CallToolResult
+			for i := range 2 {
+				c, _ := testenv.Connect(t, p.url[i], testenv.MCPClient{Key: fastSecrets["agent"], Legacy: legacy})
+				req := mcp.CallToolRequest{}
+				req.Params.Name, req.Params.Arguments = "run_tool", map[string]any{"call_name": "alpha__add", "arguments": map[string]any{"a": 2, "b": 3}}
+				for n := range 3 {
+					before := p.gw[i].Metrics.FastCalls.Load()
+					r, err := c.CallTool(context.Background(), req)
+					if err != nil {
+						t.Fatal(err)
+					}
+					res[i] = r
+					fast := p.gw[i].Metrics.FastCalls.Load() > before
+					if want := i == 1 && (n > 0 || !legacy); fast != want {
+						t.Errorf("gateway %d, call %d: answered by the gateway's own path: %v, want %v", i, n, fast, want)
+					}
+				}
+			}
+			a, _ := json.Marshal(res[0])
+			b, _ := json.Marshal(res[1])
+			if !bytes.Equal(a, b) || !strings.Contains(string(b), `"text":"5"`) {
+				t.Errorf("results differ:\nmcp-go: %s\nfast:   %s", a, b)
+			}
+		})
 	}
 }
