@@ -450,8 +450,8 @@ func (g *Server) fastCall(w http.ResponseWriter, r *http.Request, body []byte, h
 	if tool == nil || tool.Handler == nil || tool.Tool.Execution != nil {
 		return false
 	}
-	if info.Modern && (mayHaveHeaderAnnotations(tool.Tool.RawInputSchema) || len(mcp.ExtractParamHeaderBindings(&tool.Tool)) > 0) {
-		return false
+	if info.Modern && hasParamHeaders(&tool.Tool) {
+		return false // mcp-go checks the Mcp-Param-* headers against the arguments
 	}
 	req := mcp.CallToolRequest{
 		Request: mcp.Request{Method: string(mcp.MethodToolsCall)},
@@ -531,6 +531,16 @@ func (g *Server) runTool(ctx context.Context, id any, tool *server.ServerTool, r
 		}
 	}
 	return mcp.NewJSONRPCResultResponse(mcp.NewRequestId(id), result)
+}
+
+// hasParamHeaders reports whether a tool may annotate parameters with
+// x-mcp-header: a raw schema is searched for the word (as registerList
+// does), a typed one is asked.
+func hasParamHeaders(t *mcp.Tool) bool {
+	if len(t.RawInputSchema) > 0 {
+		return mayHaveHeaderAnnotations(t.RawInputSchema)
+	}
+	return len(mcp.ExtractParamHeaderBindings(t)) > 0
 }
 
 // recovered runs a tool handler as server.WithRecovery does.
