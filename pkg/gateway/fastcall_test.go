@@ -46,7 +46,7 @@ type fastPair struct {
 	gw  [2]*gateway.Server
 }
 
-func newFastPair(t *testing.T, up *server.MCPServer) *fastPair {
+func newFastPair(t testing.TB, up *server.MCPServer) *fastPair {
 	t.Helper()
 	ctx := context.Background()
 	log := slog.New(slog.DiscardHandler)
@@ -99,7 +99,7 @@ type answer struct {
 	body        string
 }
 
-func post(t *testing.T, url string, header http.Header, body string) answer {
+func post(t testing.TB, url string, header http.Header, body string) answer {
 	t.Helper()
 	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
 	if err != nil {
@@ -121,13 +121,13 @@ func post(t *testing.T, url string, header http.Header, body string) answer {
 var fastSecrets = map[string]string{"admin": "fz-admin-secret", "agent": "fz-agent-secret", "limited": "fz-limited-secret", "limited2": "fz-limited2-secret"}
 
 // legacySession initialises a 2025-11-25 session of key on url.
-func legacySession(t *testing.T, url, key string) string {
+func legacySession(t testing.TB, url, key string) string {
 	t.Helper()
 	return legacySessionWith(t, url, key, `{}`)
 }
 
 // legacySessionWith is legacySession for a client declaring capabilities.
-func legacySessionWith(t *testing.T, url, key, capabilities string) string {
+func legacySessionWith(t testing.TB, url, key, capabilities string) string {
 	t.Helper()
 	h := http.Header{"Content-Type": {"application/json"}, "Accept": {"application/json, text/event-stream"},
 		"Authorization": {"Bearer " + fastSecrets[key]}}
@@ -576,4 +576,47 @@ func TestFastCallRealClient(t *testing.T) {
 			}
 		})
 	}
+}
+
+// FuzzFastCallSameBytes sends arbitrary bodies, as tools/call requests on a
+// 2025-11-25 session or as 2026-07-28 requests, to a gateway answering them
+// through mcp-go and to one answering them itself where it can, and
+// requires the same answer from both:
+//
+//	go test ./pkg/gateway -run '^$' -fuzz FuzzFastCallSameBytes -fuzztime 60s
+func FuzzFastCallSameBytes(f *testing.F) {
+	p := newFastPair(f, upstreamServer())
+	sessions := map[string][2]string{}
+	for key := range fastSecrets {
+		sessions[key] = [2]string{legacySession(f, p.url[0], key), legacySession(f, p.url[1], key)}
+	}
+	f.Add([]byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"alpha__echo","arguments":{"text":"hi"}}}`), byte(0))
+	f.Add([]byte(`{"jsonrpc":"2.0","id":"x","method":"tools/call","params":{"name":"run_tool","arguments":{"call_name":"alpha__add","arguments":{"a":1,"b":2}}}}`), byte(1))
+	f.Add([]byte(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"alpha__echo","arguments":{"text":5},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`), byte(4))
+	f.Add([]byte(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"find_tools","arguments":{"query":"echo"}}}`), byte(1))
+	f.Add([]byte(`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"beta__echo","arguments":{}}}`), byte(1))
+	f.Fuzz(func(t *testing.T, body []byte, mode byte) {
+		key := []string{"admin", "agent"}[mode&1]
+		era := mcp.LATEST_LEGACY_PROTOCOL_VERSION
+		if mode&4 != 0 {
+			era = mcp.LATEST_PROTOCOL_VERSION
+		}
+		var got [2]answer
+		for i := range 2 {
+			h := fastHeader(key, era, sessions[key][i], "")
+			req, err := http.NewRequest(http.MethodPost, p.url[i], bytes.NewReader(body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			req.Header = h
+			if era != mcp.LATEST_LEGACY_PROTOCOL_VERSION {
+				req.Header.Del(mcp.HeaderName)
+				setStandardHeaders(req, body)
+			}
+			got[i] = post(t, p.url[i], req.Header, string(body))
+		}
+		if got[0] != got[1] {
+			t.Fatalf("answers differ for %s (%s, %s):\nmcp-go: %+v\nfast:   %+v", body, key, era, got[0], got[1])
+		}
+	})
 }
