@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -619,4 +620,49 @@ func FuzzFastCallSameBytes(f *testing.F) {
 			t.Fatalf("answers differ for %s (%s, %s):\nmcp-go: %+v\nfast:   %+v", body, key, era, got[0], got[1])
 		}
 	})
+}
+
+// TestFastCallConcurrent: calls on several sessions and stateless requests
+// at once, with reloads (broadcasts) in between, all answered correctly
+// (run with -race).
+func TestFastCallConcurrent(t *testing.T) {
+	p := newFastPair(t, upstreamServer())
+	url := p.url[1]
+	var wg sync.WaitGroup
+	errs := make(chan string, 64)
+	for s := range 4 {
+		for _, era := range []string{mcp.LATEST_LEGACY_PROTOCOL_VERSION, mcp.LATEST_PROTOCOL_VERSION} {
+			sid := ""
+			if era == mcp.LATEST_LEGACY_PROTOCOL_VERSION {
+				sid = legacySession(t, url, "admin")
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for n := range 25 {
+					text := fmt.Sprintf("s%d-%d", s, n)
+					tc := fastCase{tool: "alpha__echo", params: `,"arguments":{"text":"` + text + `"}`, id: fmt.Sprint(n + 1)}
+					a := post(t, url, fastHeader("admin", era, sid, "alpha__echo"), fastBody(tc, era))
+					if a.status != http.StatusOK || !strings.Contains(a.body, `"text":"`+text+`"`) {
+						errs <- fmt.Sprintf("%s call %d: %+v", era, n, a)
+						return
+					}
+				}
+			}()
+		}
+	}
+	for range 3 {
+		if err := p.gw[1].Reload(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Error(e)
+	}
+	if p.gw[1].Metrics.FastCalls.Load() == 0 {
+		t.Error("no call took the gateway's own path")
+	}
 }
