@@ -2,10 +2,10 @@ package gateway
 
 // The gateway's own answer to tools/call over Streamable HTTP (issue 16).
 //
-// mcp-go's StreamableHTTPServer decodes a POST body four more times after
-// the gateway's HTTP handler has read it (the transport's probe, the era
-// detection, HandleMessage's dispatch and the protocol info, the typed
-// request), starts a notification forwarder goroutine with its channels for
+// mcp-go's StreamableHTTPServer decodes a POST body six more times after
+// the gateway's HTTP handler has read it (the transport's probe and era
+// detection; HandleMessage's dispatch header, protocol info and trace
+// _meta; the typed request), starts a notification forwarder goroutine with its channels for
 // every request, and encodes the result through its generic dispatcher.
 // For the dominant request, a tools/call on an established session or a
 // stateless 2026-07-28 request, fastCall does the same work once: the
@@ -42,8 +42,8 @@ package gateway
 // Notifications sent during a call answered here (an upstream's log
 // messages) are written before the result on the request's SSE stream, as
 // mcp-go writes them, but when the call ends rather than as they come.
-// notifications/cancelled cancels a call answered here (HTTPOptions
-// handler), and still goes to mcp-go for its own requests.
+// notifications/cancelled cancels a call answered here (Server.Handler
+// looks for it), and still goes to mcp-go for its own requests.
 
 import (
 	"bytes"
