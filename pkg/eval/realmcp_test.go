@@ -246,3 +246,28 @@ func handWrittenTasks(t *testing.T, set string, ds *Dataset) []Task {
 	}
 	return out
 }
+
+var mcpAgentDev = flag.Bool("eval.mcpagent", false, "run the task-mode ablation on the agent-query DEV set (pkg/train/mcpagent; DEV only for a model not trained on it)")
+
+// TestMCPAgentDevSet checks that pkg/train/mcpagent converts into a DEV
+// set and, with -eval.mcpagent, prints the task-mode table (each query
+// is one capability query as an agent sends it to find_tools).
+func TestMCPAgentDevSet(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "mcpagent")
+	if err := WriteMCPAgentDev(filepath.Join("..", "train", "mcpagent"), dir); err != nil {
+		t.Fatal(err)
+	}
+	ds, err := LoadDataset(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ds.Tools) < 800 || len(ds.Servers) < 40 || len(ds.Queries) < 4000 {
+		t.Fatalf("mcpagent DEV set: %d tools, %d servers, %d queries", len(ds.Tools), len(ds.Servers), len(ds.Queries))
+	}
+	if !*mcpAgentDev {
+		return
+	}
+	if _, err := Ablation(context.Background(), Options{Dataset: dir, TopK: 10}, selectedAgentConfigs(t), os.Stdout); err != nil {
+		t.Fatal(err)
+	}
+}
