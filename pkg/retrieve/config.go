@@ -101,6 +101,9 @@ type Experimental struct {
 	// query matched against each server as a whole, added to its tools).
 	// Zero means DefaultServerWeight; a negative value turns it off.
 	ServerWeight float64
+	// ServerKeywordOnly makes the server term the server's keyword score
+	// alone (no best-tool cosine).
+	ServerKeywordOnly bool
 	// Decompose splits multi-step requests ("... and then ...", numbered
 	// steps, "; ") into sub-queries whose rankings are merged with Merge.
 	Decompose bool
@@ -132,6 +135,21 @@ type Experimental struct {
 	// send — is the tool's, -1 when they differ). Zero means
 	// DefaultVerbWeight; negative turns it off.
 	VerbWeight float64
+	// CoverageWeight adds CoverageWeight × the candidate's query-term
+	// coverage (MatchSignals.Coverage: the IDF-weighted share of the
+	// query's terms its text holds) to the score; NameCoverageWeight the
+	// same for its name and title. KeywordCoverage (0..1) scales the
+	// keyword signal by (1 − KeywordCoverage + KeywordCoverage × coverage),
+	// so a best keyword match that holds one generic word of the query is
+	// not worth a full 1. Zero: off.
+	CoverageWeight     float64
+	NameCoverageWeight float64
+	KeywordCoverage    float64
+	// SemanticCoverage (0..1) scales the semantic weight of a query by
+	// (1 − SemanticCoverage × the best candidate's coverage): a query
+	// whose words a tool holds leans on the keyword side, one no tool
+	// matches word for word on the dense side. Zero: off.
+	SemanticCoverage float64
 	// Calibration maps a result's MatchSignals to its Match level (zero
 	// value: DefaultCalibration).
 	Calibration Calibration

@@ -32,7 +32,7 @@ func (r *Retriever) serverLevel(snap *visibleCorpus, cands map[*kdoc]*candidate,
 		if maxKw > 0 {
 			k = kw[srv] / maxKw
 		}
-		if hasSem && w.Semantic+w.Keyword > 0 {
+		if hasSem && w.Semantic+w.Keyword > 0 && !r.cfg.ServerKeywordOnly {
 			c.server = (w.Semantic*semBest[srv] + w.Keyword*k) / (w.Semantic + w.Keyword)
 		} else {
 			c.server = k
