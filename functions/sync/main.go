@@ -6,28 +6,18 @@ package main
 
 import (
 	"context"
-	"log/slog"
-	"os"
 
 	"github.com/aws/aws-lambda-go/lambda"
 
 	"github.com/toolrag/mcp-gateway/pkg/awsrt"
-	"github.com/toolrag/mcp-gateway/pkg/config"
-	"github.com/toolrag/mcp-gateway/pkg/lambdalimits"
 )
 
 func main() {
-	slog.SetDefault(config.NewLogger(os.Getenv, os.Stdout))
-	lambdalimits.LimitMemory(os.Getenv)
-	cfg, err := awsrt.ConfigFromEnv(os.Getenv)
-	if err != nil {
-		slog.Error("sync: configuration", "error", err)
-		os.Exit(1)
-	}
-	s, err := awsrt.NewSyncer(context.Background(), cfg)
-	if err != nil {
-		slog.Error("sync: start failed", "error", err)
-		os.Exit(1)
-	}
-	lambda.Start(s.Handle)
+	awsrt.Main("sync", func(ctx context.Context, cfg awsrt.Config) (func(), error) {
+		s, err := awsrt.NewSyncer(ctx, cfg)
+		if err != nil {
+			return nil, err
+		}
+		return func() { lambda.Start(s.Handle) }, nil
+	})
 }

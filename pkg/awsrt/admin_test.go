@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/toolrag/mcp-gateway/pkg/config"
+	"github.com/toolrag/mcp-gateway/pkg/lambdahttp"
 	"github.com/toolrag/mcp-gateway/pkg/policy"
 )
 
@@ -39,7 +40,7 @@ func TestCreateKey(t *testing.T) {
 	if strings.Contains(string(raw), secret) {
 		t.Fatal("the keys table contains the secret")
 	}
-	h := Dispatch(e.gateway(t), LambdaOptions{})
+	h := lambdahttp.Dispatch(e.gateway(t), lambdahttp.Options{})
 	for _, tc := range []struct {
 		secret string
 		want   int

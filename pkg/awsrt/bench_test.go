@@ -41,6 +41,7 @@ import (
 	"github.com/toolrag/mcp-gateway/pkg/dynamo"
 	"github.com/toolrag/mcp-gateway/pkg/indexer"
 	"github.com/toolrag/mcp-gateway/pkg/indexpub"
+	"github.com/toolrag/mcp-gateway/pkg/lambdahttp"
 	"github.com/toolrag/mcp-gateway/pkg/local"
 	"github.com/toolrag/mcp-gateway/pkg/policy"
 	"github.com/toolrag/mcp-gateway/pkg/s3bucket"
@@ -388,7 +389,7 @@ func coldStart(b *testing.B, d *benchDeployment, source string) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		h := Dispatch(g, LambdaOptions{})
+		h := lambdahttp.Dispatch(g, lambdahttp.Options{})
 		t0 := time.Now()
 		sid := initialize(b, h, "http-api-initialize.json", benchSecret)
 		f, _ := findTools(b, h, benchSecret, sid, "create an invoice for a customer")
@@ -476,7 +477,7 @@ func warmLambda(b *testing.B, d *benchDeployment) {
 		b.Fatal(err)
 	}
 	defer g.Close()
-	h := Dispatch(g, LambdaOptions{})
+	h := lambdahttp.Dispatch(g, lambdahttp.Options{})
 	sid := initialize(b, h, "http-api-initialize.json", benchSecret)
 	finds := make([]json.RawMessage, len(warmQueries))
 	for i := range finds {

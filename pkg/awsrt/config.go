@@ -21,17 +21,13 @@ import (
 	"time"
 
 	"github.com/toolrag/mcp-gateway/internal/redact"
+	"github.com/toolrag/mcp-gateway/pkg/awsclient"
+	"github.com/toolrag/mcp-gateway/pkg/lambdalimits"
 	"github.com/toolrag/mcp-gateway/pkg/metrics"
-	"github.com/toolrag/mcp-gateway/pkg/sdktimeout"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	awsconfig "github.com/aws/aws-sdk-go-v2/config"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
-	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
-	"github.com/aws/aws-sdk-go-v2/service/ssm"
 
 	"github.com/toolrag/mcp-gateway/pkg/config"
 	"github.com/toolrag/mcp-gateway/pkg/dynamo"
@@ -156,9 +152,9 @@ type Config struct {
 	metricsOut io.Writer
 
 	// secretsTimeouts bound the SSM and Secrets Manager clients built
-	// here (zero: secretsAttemptTimeout, secretsOperationTimeout); tests
+	// here (zero: awsclient.SecretsTimeouts); tests
 	// shorten them.
-	secretsTimeouts sdkTimeouts
+	secretsTimeouts awsclient.Timeouts
 
 	// frontTimeout is API Gateway's timeout (0: lambdalimits.FrontTimeout);
 	// tests shorten it.
@@ -320,69 +316,23 @@ func (c Config) withDefaults() (Config, error) {
 	return c, nil
 }
 
-// awsConfig loads the SDK configuration. For a loopback endpoint without
-// credentials in the environment, dummy static credentials are used
-// (emulators accept any).
-func awsConfig(ctx context.Context, endpoint string) (aws.Config, error) {
-	var opts []func(*awsconfig.LoadOptions) error
-	if os.Getenv("AWS_REGION") == "" && os.Getenv("AWS_DEFAULT_REGION") == "" {
-		opts = append(opts, awsconfig.WithRegion("us-east-1"))
-	}
-	if endpoint != "" && os.Getenv("AWS_ACCESS_KEY_ID") == "" {
-		if u, err := url.Parse(endpoint); err == nil && isLoopback(u.Hostname()) {
-			opts = append(opts, awsconfig.WithCredentialsProvider(credentials.NewStaticCredentialsProvider("local", "local", "")))
-		}
-	}
-	cfg, err := awsconfig.LoadDefaultConfig(ctx, opts...)
-	if err != nil {
-		return aws.Config{}, fmt.Errorf("load AWS configuration: %w", err)
-	}
-	return cfg, nil
-}
-
-func isLoopback(host string) bool {
-	return host == "localhost" || strings.HasPrefix(host, "127.") || host == "::1"
-}
-
 // clients returns the DynamoDB, S3 and (when needed) Lambda clients,
 // building the ones cfg does not provide.
-func (c *Config) clients(ctx context.Context, m *dynamo.Metrics, needLambda bool) error {
+func (c *Config) clients(ctx context.Context, m *dynamo.Metrics, needLambda bool) (err error) {
 	if c.DynamoDB == nil {
-		client, err := dynamo.NewClient(ctx, c.DynamoDBEndpoint, m)
-		if err != nil {
+		if c.DynamoDB, err = dynamo.NewClient(ctx, c.DynamoDBEndpoint, m); err != nil {
 			return err
 		}
-		c.DynamoDB = client
 	}
 	if c.S3 == nil {
-		ac, err := awsConfig(ctx, c.S3Endpoint)
-		if err != nil {
+		if c.S3, err = awsclient.S3(ctx, c.S3Endpoint); err != nil {
 			return err
 		}
-		c.S3 = s3.NewFromConfig(ac, func(o *s3.Options) {
-			// Ranged GETs carry no whole-object checksum; the index
-			// loader verifies the SHA-256 itself. Do not log each skip.
-			o.DisableLogOutputChecksumValidationSkipped = true
-			o.HTTPClient = s3HTTPClient()
-			if c.S3Endpoint != "" {
-				o.BaseEndpoint = aws.String(c.S3Endpoint)
-				o.UsePathStyle = true // emulators and LocalStack
-			}
-		})
 	}
 	if needLambda && c.Lambda == nil && c.SyncFunction != "" && !c.ReindexInPlace {
-		ac, err := awsConfig(ctx, c.LambdaEndpoint)
-		if err != nil {
-			return err
-		}
-		c.Lambda = lambda.NewFromConfig(ac, func(o *lambda.Options) {
-			o.HTTPClient = lambdaHTTPClient()
-			if c.LambdaEndpoint != "" {
-				o.BaseEndpoint = aws.String(c.LambdaEndpoint)
-			}
-		})
+		c.Lambda, err = awsclient.Lambda(ctx, c.LambdaEndpoint)
 	}
-	return nil
+	return err
 }
 
 // secretSource sets how ${VAR} in registry headers is resolved: with
@@ -391,64 +341,23 @@ func (c *Config) clients(ctx context.Context, m *dynamo.Metrics, needLambda bool
 // SSM parameters under the prefix, or the Secrets Manager secrets
 // <prefix>VAR), read with SSM or SecretsManager (or a client built like
 // the others'). A store or prefix that is not valid does not stop the
-// function: it is logged, and each header that needs a variable missing
-// from the environment reports it, so that servers without secrets keep
-// working.
-func (c *Config) secretSource(ctx context.Context) error {
+// function (see secrets.Func).
+func (c *Config) secretSource(ctx context.Context) (err error) {
 	if c.secret != nil || c.SecretsPrefix == "" {
 		return nil
 	}
-	rc := secrets.Config{Prefix: c.SecretsPrefix, Store: c.SecretsStore, TTL: c.SecretsTTL, Logger: c.Logger}
-	setting := "TOOL_RAG_SECRETS_PREFIX"
-	switch c.SecretsStore {
-	case "", secrets.StoreSSM:
-		rc.Client = c.SSM
-		if rc.Client == nil {
-			ac, err := awsConfig(ctx, c.SSMEndpoint)
-			if err != nil {
-				return err
-			}
-			to := c.secretsTimeouts.or(sdkTimeouts{secretsAttemptTimeout, secretsOperationTimeout})
-			rc.Client = ssm.NewFromConfig(ac, func(o *ssm.Options) {
-				o.HTTPClient = sdktimeout.AttemptClient(min(sdkConnectTimeout, to.Attempt), to.Attempt)
-				o.APIOptions = append(o.APIOptions, sdktimeout.OperationDeadline("SSM Parameter Store", to.Operation))
-				if c.SSMEndpoint != "" {
-					o.BaseEndpoint = aws.String(c.SSMEndpoint)
-				}
-			})
-		}
-	case secrets.StoreSecretsManager:
-		rc.SecretsManager = c.SecretsManager
-		if rc.SecretsManager == nil {
-			ac, err := awsConfig(ctx, c.SecretsManagerEndpoint)
-			if err != nil {
-				return err
-			}
-			to := c.secretsTimeouts.or(sdkTimeouts{secretsAttemptTimeout, secretsOperationTimeout})
-			rc.SecretsManager = secretsmanager.NewFromConfig(ac, func(o *secretsmanager.Options) {
-				o.HTTPClient = sdktimeout.AttemptClient(min(sdkConnectTimeout, to.Attempt), to.Attempt)
-				o.APIOptions = append(o.APIOptions, sdktimeout.OperationDeadline("Secrets Manager", to.Operation))
-				if c.SecretsManagerEndpoint != "" {
-					o.BaseEndpoint = aws.String(c.SecretsManagerEndpoint)
-				}
-			})
-		}
-	default:
-		setting = "TOOL_RAG_SECRETS_STORE" // secrets.New names the value
+	rc := secrets.Config{Prefix: c.SecretsPrefix, Store: c.SecretsStore, TTL: c.SecretsTTL, Logger: c.Logger,
+		Client: c.SSM, SecretsManager: c.SecretsManager}
+	switch {
+	case (c.SecretsStore == "" || c.SecretsStore == secrets.StoreSSM) && rc.Client == nil:
+		rc.Client, err = awsclient.SSM(ctx, c.SSMEndpoint, c.secretsTimeouts)
+	case c.SecretsStore == secrets.StoreSecretsManager && rc.SecretsManager == nil:
+		rc.SecretsManager, err = awsclient.SecretsManager(ctx, c.SecretsManagerEndpoint, c.secretsTimeouts)
 	}
-	r, err := secrets.New(rc)
 	if err != nil {
-		err = fmt.Errorf("%s: %w", setting, err)
-		c.Logger.Error("secrets are read from the environment only; registry headers that need others fail", "error", err)
-		c.secret = func(_ context.Context, name string) (string, error) {
-			if v := os.Getenv(name); v != "" {
-				return v, nil
-			}
-			return "", fmt.Errorf("environment variable %s is not set, and %w", name, err)
-		}
-		return nil
+		return err
 	}
-	c.secret = r.Value
+	c.secret = secrets.Func(rc, "TOOL_RAG_SECRETS_PREFIX", "TOOL_RAG_SECRETS_STORE")
 	return nil
 }
 
@@ -479,4 +388,25 @@ func (c *Config) embedder(ctx context.Context) (embed.Embedder, error) {
 	}
 	c.Embedder = e
 	return e, nil
+}
+
+// Main is the main of each function: JSON logs on stdout, GOMEMLIMIT from
+// the function's memory, the configuration from the environment, then
+// build's parts, whose start runs the Lambda handler (it does not return).
+// A configuration or build failure is logged, prefixed with name, and
+// exits the process.
+func Main(name string, build func(ctx context.Context, cfg Config) (start func(), err error)) {
+	slog.SetDefault(config.NewLogger(os.Getenv, os.Stdout))
+	lambdalimits.LimitMemory(os.Getenv)
+	cfg, err := ConfigFromEnv(os.Getenv)
+	if err != nil {
+		slog.Error(name+": configuration", "error", err)
+		os.Exit(1)
+	}
+	start, err := build(context.Background(), cfg)
+	if err != nil {
+		slog.Error(name+": cold start failed", "error", err)
+		os.Exit(1)
+	}
+	start()
 }

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/toolrag/mcp-gateway/pkg/lambdahttp"
 )
 
 // TestConsoleOnLambda serves the operator console through the Lambda
@@ -23,7 +25,7 @@ func TestConsoleOnLambda(t *testing.T) {
 		t.Fatal(err)
 	}
 	g := e.gateway(t)
-	h := Dispatch(g, LambdaOptions{})
+	h := lambdahttp.Dispatch(g, lambdahttp.Options{})
 
 	r := invoke(t, h, event(t, "http-api-health.json", request{path: "/console/"}))
 	if r.status != 200 || !strings.Contains(r.body, `<script src="app.js" defer></script>`) ||

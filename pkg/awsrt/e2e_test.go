@@ -17,6 +17,7 @@ import (
 
 	"github.com/toolrag/mcp-gateway/pkg/dynamo"
 	"github.com/toolrag/mcp-gateway/pkg/indexpub"
+	"github.com/toolrag/mcp-gateway/pkg/lambdahttp"
 	"github.com/toolrag/mcp-gateway/pkg/policy"
 	"github.com/toolrag/mcp-gateway/pkg/retrieve"
 	"github.com/toolrag/mcp-gateway/pkg/s3bucket"
@@ -98,7 +99,7 @@ func TestLambdaEndToEnd(t *testing.T) {
 	if g.CatalogSource() != "s3" {
 		t.Fatalf("cold start read the catalog from %q; want the catalog copy published with the index", g.CatalogSource())
 	}
-	h := Dispatch(g, LambdaOptions{})
+	h := lambdahttp.Dispatch(g, lambdahttp.Options{})
 
 	t.Run("health", func(t *testing.T) {
 		r := invoke(t, h, event(t, "http-api-health.json", request{}))
@@ -152,7 +153,7 @@ func TestLambdaEndToEnd(t *testing.T) {
 	})
 
 	t.Run("legacy session continues on another instance", func(t *testing.T) {
-		b := Dispatch(e.gateway(t), LambdaOptions{})
+		b := lambdahttp.Dispatch(e.gateway(t), lambdahttp.Options{})
 		r := invoke(t, b, event(t, "http-api-tools-list.json", request{session: sid}))
 		var list struct {
 			Tools []struct{ Name string } `json:"tools"`
@@ -203,7 +204,7 @@ func TestLambdaEndToEnd(t *testing.T) {
 			t.Fatalf("find_tools over a Function URL: %q", r.body)
 		}
 		// Buffered Function URLs get the HTTP API shape.
-		buffered := Dispatch(g, LambdaOptions{FunctionURLBuffered: true})
+		buffered := lambdahttp.Dispatch(g, lambdahttp.Options{FunctionURLBuffered: true})
 		out, err := buffered(context.Background(), event(t, "function-url-initialize.json", request{}))
 		if err != nil {
 			t.Fatal(err)
@@ -224,7 +225,7 @@ func TestLambdaEndToEnd(t *testing.T) {
 }
 
 func TestDispatchRejectsOtherEvents(t *testing.T) {
-	h := Dispatch(http.NotFoundHandler(), LambdaOptions{})
+	h := lambdahttp.Dispatch(http.NotFoundHandler(), lambdahttp.Options{})
 	for _, raw := range []string{`{"detail-type":"Scheduled Event","source":"aws.events"}`, `[1,2]`, `{}`} {
 		if _, err := h(context.Background(), json.RawMessage(raw)); err == nil {
 			t.Errorf("event %s was accepted", raw)
@@ -239,7 +240,7 @@ func TestIndexSwapUnderWarmHandler(t *testing.T) {
 	e.register(t, "echo", startEcho(t))
 	first := e.sync(t, "")
 	g := e.gateway(t)
-	h := Dispatch(g, LambdaOptions{})
+	h := lambdahttp.Dispatch(g, lambdahttp.Options{})
 	q := `{"query":"reverse text","allowed_servers":["echo2"]}`
 	if tools, _ := retrieveREST(t, h, agentSecret, q); len(tools) != 0 {
 		t.Fatalf("echo2 tools before it exists: %v", tools)
@@ -332,7 +333,7 @@ func TestCorruptIndexFallbackAndRecovery(t *testing.T) {
 	if g.CatalogSource() != "dynamodb" {
 		t.Fatalf("without a usable index the catalog must come from the tools table, not %q", g.CatalogSource())
 	}
-	h := Dispatch(g, LambdaOptions{})
+	h := lambdahttp.Dispatch(g, lambdahttp.Options{})
 	tools, fallback := retrieveREST(t, h, agentSecret, `{"query":"reverse the characters of a text"}`)
 	if !fallback || len(tools) == 0 || tools[0] != "echo__reverse" {
 		t.Fatalf("with a corrupt index: %v fallback=%v; want keyword results with fallback_used=true", tools, fallback)
@@ -356,7 +357,7 @@ func TestKeyRevokedWhileCached(t *testing.T) {
 	e := newTestEnv(t)
 	const ttl = 2 * time.Second
 	g := e.gateway(t, func(c *Config) { c.KeyCacheTTL = ttl })
-	h := Dispatch(g, LambdaOptions{})
+	h := lambdahttp.Dispatch(g, lambdahttp.Options{})
 	health := func() int {
 		r := invoke(t, h, event(t, "http-api-health.json", request{auth: agentSecret, path: "/tool-rag/health"}))
 		return r.status
@@ -418,7 +419,7 @@ func TestReindex(t *testing.T) {
 		c.SyncFunction = "toolrag-sync"
 		c.LambdaEndpoint = fake.URL
 	})
-	h := Dispatch(g, LambdaOptions{})
+	h := lambdahttp.Dispatch(g, lambdahttp.Options{})
 	reindex := func(h func(context.Context, json.RawMessage) (any, error), secret string) (int, map[string]any) {
 		r := invoke(t, h, event(t, "http-api-find-tools.json", request{auth: secret, path: "/tool-rag/reindex", body: `{"mode":"full"}`}))
 		var out map[string]any
@@ -441,7 +442,7 @@ func TestReindex(t *testing.T) {
 		t.Fatalf("the invoked sync failed: %v", err)
 	}
 
-	inplace := Dispatch(e.gateway(t, func(c *Config) { c.ReindexInPlace = true }), LambdaOptions{})
+	inplace := lambdahttp.Dispatch(e.gateway(t, func(c *Config) { c.ReindexInPlace = true }), lambdahttp.Options{})
 	s, out = reindex(inplace, "k-admin")
 	st, _ = out["status"].(map[string]any)
 	if s != 200 || st["how"] != "in_place" || st["tools"].(float64) < 5 {
@@ -460,7 +461,7 @@ func TestHealthFunction(t *testing.T) {
 	e.register(t, "dead", deadURL(t))
 
 	g := e.gateway(t)
-	h := Dispatch(g, LambdaOptions{})
+	h := lambdahttp.Dispatch(g, lambdahttp.Options{})
 	q := `{"query":"reverse the characters","allowed_servers":["echo2"]}`
 	if tools, _ := retrieveREST(t, h, agentSecret, q); len(tools) == 0 {
 		t.Fatal("echo2 tools missing before any probe")
@@ -605,7 +606,7 @@ func TestS3UnavailableAtColdStart(t *testing.T) {
 	flaky.fail.Store(&failure{status: http.StatusServiceUnavailable, contentType: "application/xml",
 		body: `<Error><Code>ServiceUnavailable</Code><Message>injected</Message></Error>`})
 	g := e.gateway(t, func(c *Config) { c.S3, c.S3Endpoint = nil, flaky.URL })
-	h := Dispatch(g, LambdaOptions{})
+	h := lambdahttp.Dispatch(g, lambdahttp.Options{})
 	tools, fallback := retrieveREST(t, h, agentSecret, `{"query":"reverse the characters of a text"}`)
 	if !fallback || len(tools) == 0 || tools[0] != "echo__reverse" {
 		t.Fatalf("S3 down at cold start: %v fallback=%v; want keyword results with fallback_used=true", tools, fallback)

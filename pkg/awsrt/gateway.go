@@ -64,6 +64,10 @@ type GatewayFunction struct {
 	surfaces *surfaces.Stored
 	emit     *metrics.Emitter
 	exact    *ratelimit.Exact
+	// follow keeps the app on the index the sync function publishes;
+	// served is the app's handler behind it.
+	follow *app.Follower
+	served http.Handler
 	// keywordsTried is set once the cold start has tried the keyword
 	// analysis published with the catalog copy (later reloads analyse the
 	// few tools that changed).
@@ -71,37 +75,13 @@ type GatewayFunction struct {
 	// catalogSource says where the catalog copy came from: "s3" or "dynamodb".
 	catalogSource atomic.Pointer[string]
 	// copySHA and copyETag identify the catalog copy the catalog was read
-	// from (under refreshMu).
+	// from (written by the follower's refreshes and the in-place reindex,
+	// which the follower serialises).
 	copySHA, copyETag string
-	initTime          time.Duration
-	cold              ColdStart // written before loaded is closed
-	loaded            chan struct{}
-
-	refreshMu sync.Mutex
-	nextCheck atomic.Int64 // unix nanoseconds of the next lazy refresh
-	refreshes atomic.Int64
-	// catalogDue: a new index was loaded (or a new index error seen) and
-	// the catalog was not re-read since (under refreshMu).
-	catalogDue bool
-	catalogAt  time.Time
-	healthAt   time.Time
-	indexErr   string // last index error logged (logged once); under refreshMu
-	// indexErrShown is indexErr for /tool-rag/health.
-	indexErrShown atomic.Pointer[string]
-	noIndexSaid   bool
 }
 
 // ColdStart is where NewGatewayFunction spent its time.
-type ColdStart struct {
-	Init       time.Duration `json:"init_ns"`        // clients, stores, embedder, MCP server
-	IndexFetch time.Duration `json:"index_fetch_ns"` // S3 GETs: pointer, meta, index blob
-	IndexParse time.Duration `json:"index_parse_ns"` // SHA-256 check, decode, meta check
-	IndexBytes int64         `json:"index_bytes"`    // bytes read from S3
-	Catalog    time.Duration `json:"catalog_ns"`     // registry scan + catalog copy (or tools table scans)
-	Keywords   time.Duration `json:"keywords_ns"`    // keyword index over the catalog (concurrent with Surface)
-	Surface    time.Duration `json:"surface_ns"`     // MCP tool list and upstream prompts/resources (concurrent with Keywords)
-	Total      time.Duration `json:"total_ns"`
-}
+type ColdStart = app.ColdStart
 
 // NewGatewayFunction builds the gateway and loads its state: the registry, the
 // catalog and the published index (a missing or unreadable index is
@@ -119,7 +99,7 @@ func NewGatewayFunction(ctx context.Context, cfg Config) (*GatewayFunction, erro
 		return nil, err
 	}
 	log := cfg.Logger
-	g := &GatewayFunction{cfg: cfg, log: log, DynamoMetrics: dm, health: health.NewTracker(), loaded: make(chan struct{}),
+	g := &GatewayFunction{cfg: cfg, log: log, DynamoMetrics: dm, health: health.NewTracker(),
 		surfaces: &surfaces.Stored{}}
 	g.Tools = dynamo.NewToolStore(cfg.DynamoDB, cfg.Tables.Tools)
 	g.Tools.Metrics = dm
@@ -182,34 +162,21 @@ func NewGatewayFunction(ctx context.Context, cfg Config) (*GatewayFunction, erro
 		return nil, err
 	}
 	copies.Tools = g.Catalog // an in-place build reads the copy Apply has just read
-	g.initTime = time.Since(start)
 	g.emit = metrics.NewEmitter(g.Metrics, cfg.MetricsNamespace, cfg.MetricsInterval, cfg.metricsOut)
-
-	// The first load runs on its own goroutine so that NewGatewayFunction can
-	// return after InitWait while it goes on (see Config.InitWait).
-	first := make(chan loadResult, 1)
-	go func() {
-		cold := ColdStart{Init: g.initTime}
-		err := g.refresh(context.WithoutCancel(ctx), cfg.Now(), &cold)
-		first <- loadResult{cold, err}
-	}()
-	var waitOver <-chan time.Time
-	if cfg.InitWait > 0 {
-		t := time.NewTimer(cfg.InitWait)
-		defer t.Stop()
-		waitOver = t.C
-	}
-	select {
-	case res := <-first:
-		if res.err != nil {
-			g.Upstreams.Close()
-			return nil, res.err
-		}
-		g.markLoaded(res.cold, start)
-	case <-waitOver:
-		log.Warn("the catalog and index are still loading; the function starts now and requests wait for the load",
-			"waited", cfg.InitWait)
-		go g.finishLoad(first, start)
+	g.follow = g.Follow(app.FollowConfig{
+		Every: cfg.IndexRefresh, CatalogMaxAge: cfg.CatalogMaxAge, HealthEvery: cfg.HealthCacheTTL,
+		Catalog: g.reloadCatalog, Health: g.reloadHealth, Now: cfg.Now,
+		Where: fmt.Sprintf("s3://%s/%s%s", cfg.Bucket, cfg.Prefix, indexpub.PointerKey),
+		Fetched: func() (time.Duration, int64) {
+			return time.Duration(g.bucket.getNanos.Load()), g.bucket.getBytes.Load()
+		},
+	})
+	g.served = g.follow.Handler(g.Handler)
+	// The first load goes on in the background after InitWait (see
+	// Config.InitWait).
+	if err := g.follow.Start(ctx, start, cfg.InitWait, cfg.loadRetry); err != nil {
+		g.Upstreams.Close()
+		return nil, err
 	}
 	return g, nil
 }
@@ -218,44 +185,6 @@ func NewGatewayFunction(ctx context.Context, cfg Config) (*GatewayFunction, erro
 // of an idle legacy session in one instance (the session itself lives in
 // the sessions table and outlives it).
 const sessionStateIdle = 10 * time.Minute
-
-type loadResult struct {
-	cold ColdStart
-	err  error
-}
-
-// markLoaded records the cold start.
-func (g *GatewayFunction) markLoaded(cold ColdStart, start time.Time) {
-	cold.Total = time.Since(start)
-	g.cold = cold
-	close(g.loaded)
-	g.log.Info("gateway ready", "tools", g.Catalog.Len(), "index", g.Indexer.Stats().ToolsInIndex,
-		"servers", len(g.Upstreams.Servers()), "cold_start", cold.Total.Round(time.Millisecond))
-}
-
-// finishLoad waits for the first load NewGatewayFunction stopped waiting for, and
-// repeats it until it succeeds (a Lambda process runs only while it is
-// serving, so the retries happen while requests wait for them).
-func (g *GatewayFunction) finishLoad(first <-chan loadResult, start time.Time) {
-	res := <-first
-	cold, err := res.cold, res.err
-	retry := g.cfg.loadRetry
-	if retry <= 0 {
-		retry = time.Second
-	}
-	for err != nil {
-		g.log.Error("loading the catalog failed; retrying", "error", err, "in", retry)
-		time.Sleep(retry)
-		retry = min(2*retry, 30*time.Second)
-		ctx, cancel := context.WithTimeout(context.Background(), loadAttemptTimeout)
-		err = g.refresh(ctx, g.cfg.Now(), &cold)
-		cancel()
-	}
-	g.markLoaded(cold, start)
-}
-
-// loadAttemptTimeout bounds one background retry of the first load.
-const loadAttemptTimeout = 5 * time.Minute
 
 // sessionStoreTimeout bounds one session-store call (the session id
 // manager's calls have no request context); keyLookupTimeout bounds one
@@ -271,7 +200,14 @@ const answerMargin = time.Second
 
 // Loaded is closed when the gateway has loaded its catalog and index,
 // serves requests without waiting, and has recorded its cold start.
-func (g *GatewayFunction) Loaded() <-chan struct{} { return g.loaded }
+func (g *GatewayFunction) Loaded() <-chan struct{} { return g.follow.Loaded() }
+
+// ColdStart returns where the first load spent its time (only Init until
+// Loaded is closed).
+func (g *GatewayFunction) ColdStart() ColdStart { return g.follow.ColdStart() }
+
+// Refreshes counts the checks for a newer index.
+func (g *GatewayFunction) Refreshes() int64 { return g.follow.Refreshes() }
 
 // CatalogSource says where the in-memory catalog was last read from: "s3"
 // (the catalog copy published with the index) or "dynamodb".
@@ -280,17 +216,6 @@ func (g *GatewayFunction) CatalogSource() string {
 		return *p
 	}
 	return ""
-}
-
-// ColdStart returns where the first load spent its time (only Init until
-// Loaded is closed).
-func (g *GatewayFunction) ColdStart() ColdStart {
-	select {
-	case <-g.loaded:
-		return g.cold
-	default:
-		return ColdStart{Init: g.initTime}
-	}
 }
 
 // Close stops the upstream sessions.
@@ -302,113 +227,13 @@ func (g *GatewayFunction) Close() error { return g.Upstreams.Close() }
 // and the catalog; a concurrent request does not wait for that. Before the
 // first load, requests wait for it (app.RejectWhileLoading).
 func (g *GatewayFunction) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if !g.Ready() {
-		g.Handler.ServeHTTP(w, r)
-		return
-	}
-	if now := g.cfg.Now(); now.UnixNano() >= g.nextCheck.Load() && g.refreshMu.TryLock() {
-		ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), 20*time.Second)
-		if err := g.refreshLocked(ctx, now, nil); err != nil {
-			g.log.Error("refresh failed; serving the previous catalog and index", "error", err)
-		}
-		cancel()
-		g.refreshMu.Unlock()
-	}
-	g.Handler.ServeHTTP(w, r)
+	g.served.ServeHTTP(w, r)
 	g.emit.Maybe(time.Now())
 }
 
 // Refresh checks for a newer index and catalog now, regardless of
 // IndexRefresh.
-func (g *GatewayFunction) Refresh(ctx context.Context) error {
-	return g.refresh(ctx, g.cfg.Now(), nil)
-}
-
-func (g *GatewayFunction) refresh(ctx context.Context, now time.Time, cold *ColdStart) error {
-	g.refreshMu.Lock()
-	defer g.refreshMu.Unlock()
-	return g.refreshLocked(ctx, now, cold)
-}
-
-// refreshLocked loads a newer index, the health column when it is older
-// than HealthCacheTTL, then re-reads the registry and the catalog when a
-// new index was loaded (or the copy is old) and applies it. Only catalog
-// errors are returned: an unreadable index leaves the keyword fallback in
-// charge.
-func (g *GatewayFunction) refreshLocked(ctx context.Context, now time.Time, cold *ColdStart) error {
-	g.refreshes.Add(1)
-	fetch0, bytes0, t0 := g.bucket.getNanos.Load(), g.bucket.getBytes.Load(), time.Now()
-	changed, err := g.Indexer.Refresh(ctx)
-	if cold != nil {
-		cold.IndexFetch = time.Duration(g.bucket.getNanos.Load() - fetch0)
-		cold.IndexParse = max(0, time.Since(t0)-cold.IndexFetch)
-		cold.IndexBytes = g.bucket.getBytes.Load() - bytes0
-	}
-	if g.noteIndex(err) || changed {
-		g.catalogDue = true
-	}
-	if now.Sub(g.healthAt) >= g.cfg.HealthCacheTTL {
-		if err := g.reloadHealth(ctx); err != nil {
-			g.log.Warn("could not read upstream health; keeping the previous view", "error", err)
-		} else {
-			g.healthAt = now
-		}
-	}
-	if g.catalogDue || g.catalogAt.IsZero() || now.Sub(g.catalogAt) >= g.cfg.CatalogMaxAge {
-		t1 := time.Now()
-		change, err := g.reloadCatalog(ctx)
-		read := time.Since(t1)
-		if err != nil {
-			g.nextCheck.Store(now.Add(g.cfg.IndexRefresh).UnixNano())
-			return err
-		}
-		if change != nil {
-			res, err := g.Apply(ctx, *change)
-			if err != nil {
-				return err
-			}
-			if cold != nil {
-				cold.Catalog, cold.Keywords, cold.Surface = read+res.Read, res.Keywords, res.Surface
-			}
-		}
-		g.catalogDue, g.catalogAt = false, now
-	}
-	g.nextCheck.Store(now.Add(g.cfg.IndexRefresh).UnixNano())
-	return nil
-}
-
-// noteIndex logs the index state once per change: an unreadable index, a
-// missing one, or a recovery. It reports whether the state changed.
-func (g *GatewayFunction) noteIndex(err error) (changed bool) {
-	where := fmt.Sprintf("s3://%s/%s%s", g.cfg.Bucket, g.cfg.Prefix, indexpub.PointerKey)
-	_, _, ok := g.Indexer.Current()
-	switch {
-	case err != nil:
-		if msg := err.Error(); msg != g.indexErr {
-			g.indexErr, changed = msg, true
-			if ok {
-				g.log.Error("the published vector index cannot be used; the current one stays in use", "pointer", where, "error", err)
-			} else {
-				g.log.Error("the published vector index cannot be used; find_tools answers with the keyword fallback (fallback_used=true) until a good index is published", "pointer", where, "error", err)
-			}
-		}
-	case !ok:
-		if !g.noIndexSaid {
-			g.noIndexSaid = true
-			g.log.Warn("no vector index is published yet; find_tools answers with the keyword fallback (fallback_used=true) until the sync function publishes one", "pointer", where)
-		}
-	default:
-		if g.indexErr != "" || g.noIndexSaid {
-			changed = true
-			st := g.Indexer.Stats()
-			g.log.Info("vector index loaded; semantic retrieval is back", "tools", st.ToolsInIndex, "model", st.ModelID)
-		}
-		g.indexErr, g.noIndexSaid = "", false
-	}
-	shown := g.indexErr
-	g.indexErrShown.Store(&shown)
-	return changed
-}
+func (g *GatewayFunction) Refresh(ctx context.Context) error { return g.follow.Refresh(ctx) }
 
 // reloadCatalog re-reads the registry (upstream URLs) and says which
 // catalog to apply: the catalog copy of the loaded index when there is
@@ -454,36 +279,29 @@ func (g *GatewayFunction) reloadCatalog(ctx context.Context) (*app.Change, error
 func (g *GatewayFunction) setCatalogSource(s string) { g.catalogSource.Store(&s) }
 
 // reloadHealth reads the health function's last probe results from the
-// registry table; servers never probed count as up.
-func (g *GatewayFunction) reloadHealth(ctx context.Context) error {
-	h, err := g.Registry.Health(ctx)
+// registry table; servers never probed count as up. When a server went
+// down or came back, the MCP surface is rebuilt: prompts and resources of
+// servers marked down are withheld like their tools.
+func (g *GatewayFunction) reloadHealth(ctx context.Context) (rebuild bool, err error) {
+	st, err := g.Registry.HealthStatus(ctx)
 	if err != nil {
-		return err
-	}
-	st := make(map[string]health.Status, len(h))
-	for id, s := range h {
-		st[id] = health.Status{Up: s.Status != dynamo.HealthDown, CheckedAt: s.CheckedAt, Error: s.Error}
+		return false, err
 	}
 	g.health.Replace(st)
-	if g.surfaces.SetDown(g.health.Down()) {
-		// Rebuild the MCP surface now: prompts and resources of servers
-		// marked down are withheld like their tools.
-		g.catalogDue = true
-	}
-	return nil
+	return g.surfaces.SetDown(g.health.Down()), nil
 }
 
 // details are the Lambda runtime's fields of GET /tool-rag/health.
 func (g *GatewayFunction) details(context.Context) map[string]any {
 	out := map[string]any{
-		"catalog_source": g.CatalogSource(), "cold_start": g.ColdStart(), "refreshes": g.refreshes.Load(),
+		"catalog_source": g.CatalogSource(), "cold_start": g.ColdStart(), "refreshes": g.Refreshes(),
 		"dynamodb": g.DynamoMetrics.Snapshot(),
 	}
 	if _, meta, ok := g.Indexer.Current(); ok {
 		out["index_pointer"] = vindexInfo{SHA256: meta.IndexSHA256, BuiltAt: meta.BuiltAt, ModelID: meta.ModelID, Count: meta.Count}
 	}
-	if e := g.indexErrShown.Load(); e != nil && *e != "" {
-		out["index_error"] = *e
+	if e := g.follow.IndexError(); e != "" {
+		out["index_error"] = e
 	}
 	return out
 }
@@ -497,7 +315,7 @@ type vindexInfo struct {
 
 // registerMetrics adds the Lambda runtime's metrics to the app's.
 func (g *GatewayFunction) registerMetrics(m *metrics.Registry) {
-	m.CounterFunc("index_refresh_checks_total", g.refreshes.Load)
+	m.CounterFunc("index_refresh_checks_total", g.Refreshes)
 	dm := g.DynamoMetrics
 	m.CounterFunc("dynamodb_retries_total", dm.Retries.Load)
 	m.CounterFunc("dynamodb_throttles_total", dm.Throttles.Load)
@@ -572,14 +390,15 @@ func (r reindexer) Reindex(ctx context.Context, mode string) (any, error) {
 	if g.cfg.ReindexInPlace {
 		// The catalog may have changed since this instance's copy was
 		// read: the tools table is read again, and the index built from it.
-		g.refreshMu.Lock()
-		defer g.refreshMu.Unlock()
-		applied, err := g.Apply(ctx, app.Change{Index: m, NoUpstreams: true})
+		var applied app.Applied
+		g.follow.Exclusive(func() {
+			applied, err = g.Apply(ctx, app.Change{Index: m, NoUpstreams: true})
+			g.copySHA, g.copyETag = "", ""
+			g.setCatalogSource("dynamodb")
+		})
 		if err = errors.Join(err, applied.IndexErr); err != nil {
 			return nil, err
 		}
-		g.copySHA, g.copyETag = "", ""
-		g.setCatalogSource("dynamodb")
 		res := applied.Index
 		return ReindexStatus{How: "in_place", Mode: string(res.Mode), Tools: res.Tools, Embedded: res.Embedded,
 			Reused: res.Reused, DurationMS: res.Duration.Milliseconds()}, nil

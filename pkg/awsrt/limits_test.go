@@ -17,6 +17,7 @@ import (
 
 	"github.com/toolrag/mcp-gateway/internal/testenv"
 	"github.com/toolrag/mcp-gateway/pkg/dynamo"
+	"github.com/toolrag/mcp-gateway/pkg/lambdahttp"
 	"github.com/toolrag/mcp-gateway/pkg/lambdalimits"
 	"github.com/toolrag/mcp-gateway/pkg/metrics"
 	"github.com/toolrag/mcp-gateway/pkg/policy"
@@ -60,7 +61,7 @@ func TestSessionStoreDownIs503(t *testing.T) {
 		c.DynamoDB = client
 		c.Logger = slog.New(slog.NewTextHandler(logs, nil))
 	})
-	h := Dispatch(g, LambdaOptions{})
+	h := lambdahttp.Dispatch(g, lambdahttp.Options{})
 	sid := initialize(t, h, "http-api-initialize.json", devSecret)
 
 	thaw := freezeTable(dg, e.tables.Sessions)
@@ -108,7 +109,7 @@ func TestKeyStoreDownIs503(t *testing.T) {
 		t.Fatal(err)
 	}
 	g := e.gateway(t, func(c *Config) { c.DynamoDB = client })
-	h := Dispatch(g, LambdaOptions{})
+	h := lambdahttp.Dispatch(g, lambdahttp.Options{})
 	initialize(t, h, "http-api-initialize.json", devSecret)
 	if err := e.keys.Create(context.Background(), policy.Key{ID: "late", SecretHash: policy.HashSecret("k-late"), Servers: map[string]policy.Rule{"echo": {}}}); err != nil {
 		t.Fatal(err)
@@ -143,7 +144,7 @@ func TestResponseOverLambdaPayloadLimit(t *testing.T) {
 	g := e.gateway(t)
 	for _, sample := range []string{"http-api-run-tool.json", "rest-api-initialize.json"} {
 		t.Run(sample, func(t *testing.T) {
-			h := Dispatch(g, LambdaOptions{})
+			h := lambdahttp.Dispatch(g, lambdahttp.Options{})
 			init := "http-api-initialize.json"
 			if strings.HasPrefix(sample, "rest") {
 				init = sample
@@ -183,7 +184,7 @@ func TestUpstreamCallBoundedByInvocationDeadline(t *testing.T) {
 	e.register(t, "echo", startEcho(t))
 	e.sync(t, "")
 	g := e.gateway(t)
-	h := Dispatch(g, LambdaOptions{})
+	h := lambdahttp.Dispatch(g, lambdahttp.Options{})
 	sid := initialize(t, h, "http-api-initialize.json", devSecret)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
@@ -214,7 +215,7 @@ func TestStillLoadingWithinFrontTimeout(t *testing.T) {
 	g := e.gateway(t, func(c *Config) {
 		c.S3, c.S3Endpoint, c.InitWait, c.frontTimeout = nil, s3gate.URL, time.Second, 4*time.Second
 	})
-	h := Dispatch(g, LambdaOptions{})
+	h := lambdahttp.Dispatch(g, lambdahttp.Options{})
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second) // the invocation's own deadline
 	defer cancel()
 	r := invokeCtx(t, ctx, h, event(t, "http-api-find-tools.json", request{auth: agentSecret, body: `{"query":"reverse a text"}`, path: "/tool-rag/retrieve"}))
@@ -296,7 +297,7 @@ func TestColdStartContactsNoUpstream(t *testing.T) {
 	}
 
 	g := e.gateway(t)
-	h := Dispatch(g, LambdaOptions{})
+	h := lambdahttp.Dispatch(g, lambdahttp.Options{})
 	sid := initialize(t, h, "http-api-initialize.json", devSecret)
 	r := invoke(t, h, event(t, "http-api-tools-list.json", request{auth: devSecret, session: sid, body: `{"jsonrpc":"2.0","id":2,"method":"prompts/list"}`}))
 	if res := string(result(t, r, 2)); !strings.Contains(res, "echo__greeting") {
@@ -365,7 +366,7 @@ func TestEMFMetrics(t *testing.T) {
 
 	var out testenv.Buffer
 	g := e.gateway(t, func(c *Config) { c.metricsOut, c.MetricsInterval = &out, time.Nanosecond })
-	h := Dispatch(g, LambdaOptions{})
+	h := lambdahttp.Dispatch(g, lambdahttp.Options{})
 	sid := initialize(t, h, "http-api-initialize.json", devSecret)
 	findTools(t, h, devSecret, sid, "reverse a text")
 	invoke(t, h, event(t, "http-api-run-tool.json", request{auth: devSecret, session: sid, body: runToolBody(4, "echo__echo", `{"text":"hi"}`)}))
@@ -411,7 +412,7 @@ func TestExactRateLimitAcrossInstances(t *testing.T) {
 			var hs []func(context.Context, json.RawMessage) (any, error)
 			for range 2 {
 				g := e.gateway(t, func(cfg *Config) { cfg.RateLimit, cfg.RateLimitWindow = c.mode, 24*time.Hour })
-				hs = append(hs, Dispatch(g, LambdaOptions{}))
+				hs = append(hs, lambdahttp.Dispatch(g, lambdahttp.Options{}))
 			}
 			passed := 0
 			var last response
@@ -466,7 +467,7 @@ func TestStoredSurfacesOfDownServersWithheld(t *testing.T) {
 		}
 	}
 	g := e.gateway(t)
-	h := Dispatch(g, LambdaOptions{})
+	h := lambdahttp.Dispatch(g, lambdahttp.Options{})
 	shows(h, true)
 
 	down := dynamo.Health{Status: dynamo.HealthDown, CheckedAt: e.clock.Now(), Error: "connection refused"}
@@ -476,7 +477,7 @@ func TestStoredSurfacesOfDownServersWithheld(t *testing.T) {
 	e.clock.Advance(g.cfg.HealthCacheTTL)
 	shows(h, false)
 	// A cold start while it is down.
-	shows(Dispatch(e.gateway(t), LambdaOptions{}), false)
+	shows(lambdahttp.Dispatch(e.gateway(t), lambdahttp.Options{}), false)
 
 	if err := e.registry.SetHealth(ctx, "echo2", dynamo.Health{Status: dynamo.HealthUp, CheckedAt: e.clock.Now()}); err != nil {
 		t.Fatal(err)

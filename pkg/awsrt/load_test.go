@@ -23,6 +23,7 @@ import (
 	"github.com/toolrag/mcp-gateway/pkg/dynamo"
 	"github.com/toolrag/mcp-gateway/pkg/embed"
 	"github.com/toolrag/mcp-gateway/pkg/indexpub"
+	"github.com/toolrag/mcp-gateway/pkg/lambdahttp"
 	"github.com/toolrag/mcp-gateway/pkg/s3bucket"
 )
 
@@ -138,7 +139,7 @@ func TestLoadAfterInitWait(t *testing.T) {
 		t.Fatal("loaded although S3 holds every request")
 	default:
 	}
-	h := Dispatch(g, LambdaOptions{})
+	h := lambdahttp.Dispatch(g, lambdahttp.Options{})
 
 	r := invoke(t, h, event(t, "http-api-health.json", request{}))
 	if r.status != http.StatusServiceUnavailable || !strings.Contains(r.body, `"loading"`) || r.header("Retry-After") == "" {
@@ -202,7 +203,7 @@ func TestLoadRetriedInBackground(t *testing.T) {
 	ddb, client := failingScans(t, true)
 	g := e.gateway(t, func(c *Config) { c.DynamoDB, c.InitWait, c.loadRetry = client, time.Millisecond, 20*time.Millisecond })
 	close(ddb.open)
-	h := Dispatch(g, LambdaOptions{})
+	h := lambdahttp.Dispatch(g, lambdahttp.Options{})
 
 	// Scans (registry, catalog) fail; key lookups do not.
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Second)
@@ -313,15 +314,15 @@ func TestPeriodicCatalogRefreshReadsCopy(t *testing.T) {
 	if g.CatalogSource() != "s3" || toolScans.Load() != 0 {
 		t.Fatalf("cold start: catalog from %q with %d tools-table scans; want the copy and none", g.CatalogSource(), toolScans.Load())
 	}
-	h := Dispatch(g, LambdaOptions{})
-	checks := g.refreshes.Load()
+	h := lambdahttp.Dispatch(g, lambdahttp.Options{})
+	checks := g.Refreshes()
 	e.clock.Advance(g.cfg.CatalogMaxAge)
 	if tools, _ := retrieveREST(t, h, agentSecret, `{"query":"reverse the characters of a text"}`); len(tools) == 0 {
 		t.Fatal("no tools after the periodic refresh")
 	}
-	if g.refreshes.Load() == checks || toolScans.Load() != 0 || g.CatalogSource() != "s3" {
+	if g.Refreshes() == checks || toolScans.Load() != 0 || g.CatalogSource() != "s3" {
 		t.Fatalf("periodic refresh: %d checks, %d tools-table scans, source %q; want a check that reads the copy only",
-			g.refreshes.Load()-checks, toolScans.Load(), g.CatalogSource())
+			g.Refreshes()-checks, toolScans.Load(), g.CatalogSource())
 	}
 
 	// A sync that marks echo's tools stale publishes the same index again,

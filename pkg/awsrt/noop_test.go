@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/toolrag/mcp-gateway/pkg/indexpub"
+	"github.com/toolrag/mcp-gateway/pkg/lambdahttp"
 )
 
 // s3Log records the requests the S3 emulator serves, as "METHOD key".
@@ -57,7 +58,7 @@ func TestNoChangeSyncsCostNothing(t *testing.T) {
 		t.Fatalf("first sync: %+v", first)
 	}
 	g := e.gateway(t)
-	h := Dispatch(g, LambdaOptions{})
+	h := lambdahttp.Dispatch(g, lambdahttp.Options{})
 	ix0, meta0, _ := g.Indexer.Current()
 	var log s3Log
 	e.s3.OnRequest(log.record)
@@ -78,7 +79,7 @@ func TestNoChangeSyncsCostNothing(t *testing.T) {
 		{"warm sync function, again", func() SyncReport { rep, _ := warm.Run(context.Background(), "incremental"); return rep }},
 		{"full rebuild, same content", func() SyncReport { return e.sync(t, `{"mode":"full"}`) }},
 	}
-	checks := g.refreshes.Load()
+	checks := g.Refreshes()
 	for _, s := range syncs {
 		rep := s.run()
 		if rep.IndexErr != "" || rep.CatalogCopyErr != "" || rep.Index.Tools != first.Index.Tools {
@@ -103,8 +104,8 @@ func TestNoChangeSyncsCostNothing(t *testing.T) {
 			t.Errorf("%s: the gateway's index changed (built %s, first %s)", s.name, meta.BuiltAt, meta0.BuiltAt)
 		}
 	}
-	if g.refreshes.Load()-checks != int64(len(syncs)) {
-		t.Fatalf("%d refresh checks, want %d", g.refreshes.Load()-checks, len(syncs))
+	if g.Refreshes()-checks != int64(len(syncs)) {
+		t.Fatalf("%d refresh checks, want %d", g.Refreshes()-checks, len(syncs))
 	}
 
 	// A real change: a new server. Its index, meta, pointer and copy are

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/toolrag/mcp-gateway/internal/testenv"
+	"github.com/toolrag/mcp-gateway/pkg/lambdahttp"
 	"github.com/toolrag/mcp-gateway/pkg/oauth"
 	"github.com/toolrag/mcp-gateway/pkg/policy"
 )
@@ -51,7 +52,7 @@ func BenchmarkColdStartOAuth(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			r := invoke(b, Dispatch(g, LambdaOptions{}), event(b, "http-api-initialize.json", request{auth: v.bearer}))
+			r := invoke(b, lambdahttp.Dispatch(g, lambdahttp.Options{}), event(b, "http-api-initialize.json", request{auth: v.bearer}))
 			sums[i] += time.Since(start)
 			g.Close()
 			if r.status != http.StatusOK {

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/toolrag/mcp-gateway/internal/testenv"
+	"github.com/toolrag/mcp-gateway/pkg/lambdahttp"
 	"github.com/toolrag/mcp-gateway/pkg/oauth"
 )
 
@@ -33,7 +34,7 @@ func TestLambdaOAuth(t *testing.T) {
 		t.Fatalf("oauth.FromEnv: %v", err)
 	}
 	g := e.gateway(t, func(c *Config) { c.OAuth = ocfg; c.Now = nil })
-	h := Dispatch(g, LambdaOptions{})
+	h := lambdahttp.Dispatch(g, lambdahttp.Options{})
 	token := as.Token(t, "lambda-agent", url.Values{"scope": {"mcp.tools"}, "resource": {resource}})
 
 	for i := range 3 { // cold, then warm invocations

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolrag/mcp-gateway/pkg/awsclient"
 	"github.com/toolrag/mcp-gateway/pkg/config"
 	"github.com/toolrag/mcp-gateway/pkg/secrets"
 	"github.com/toolrag/mcp-gateway/pkg/secrets/smtest"
@@ -373,7 +374,7 @@ func TestSecretsStoreThatDoesNotAnswer(t *testing.T) {
 			defer srv.Close()
 			defer close(release)
 			c := Config{SecretsPrefix: "/toolrag/test/", SecretsStore: store, Logger: slog.New(slog.DiscardHandler),
-				secretsTimeouts: sdkTimeouts{Attempt: 700 * time.Millisecond, Operation: time.Second}}
+				secretsTimeouts: awsclient.Timeouts{Attempt: 700 * time.Millisecond, Operation: time.Second}}
 			if store == secrets.StoreSSM {
 				c.SSMEndpoint = srv.URL
 			} else {

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"testing"
 
+	"github.com/toolrag/mcp-gateway/pkg/lambdahttp"
 	"github.com/toolrag/mcp-gateway/pkg/session"
 )
 
@@ -14,8 +15,8 @@ import (
 // an unknown session, and the owner's session survives them.
 func TestSessionBoundToKeyAcrossInstances(t *testing.T) {
 	e := newTestEnv(t)
-	a := Dispatch(e.gateway(t), LambdaOptions{})
-	b := Dispatch(e.gateway(t), LambdaOptions{})
+	a := lambdahttp.Dispatch(e.gateway(t), lambdahttp.Options{})
+	b := lambdahttp.Dispatch(e.gateway(t), lambdahttp.Options{})
 	sid := initialize(t, a, "http-api-initialize.json", devSecret)
 	unknown := session.NewID()
 
@@ -47,7 +48,7 @@ func TestSessionBoundToKeyAcrossInstances(t *testing.T) {
 // X-Forwarded-For header (which the client writes) does not change it.
 func TestAuthFailureLimitBySourceIP(t *testing.T) {
 	e := newTestEnv(t)
-	h := Dispatch(e.gateway(t, func(c *Config) { c.Env.AuthFailureBurst, c.Env.AuthFailureRate = 2, 0.01 }), LambdaOptions{})
+	h := lambdahttp.Dispatch(e.gateway(t, func(c *Config) { c.Env.AuthFailureBurst, c.Env.AuthFailureRate = 2, 0.01 }), lambdahttp.Options{})
 	from := func(ip, xff, secret string) response {
 		var ev map[string]any
 		if err := json.Unmarshal(event(t, "http-api-health.json", request{auth: secret, path: "/tool-rag/health"}), &ev); err != nil {

@@ -4,10 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
-	"sort"
 	"sync"
 	"time"
 
@@ -192,11 +190,7 @@ func (s *Syncer) Run(ctx context.Context, mode indexer.Mode) (SyncReport, error)
 }
 
 // HealthReport is what one probe round found.
-type HealthReport struct {
-	Up       []string          `json:"up"`
-	Down     map[string]string `json:"down,omitempty"` // server → error
-	Duration time.Duration     `json:"duration_ns"`
-}
+type HealthReport = health.Report
 
 // Prober is the health function: it probes every registered upstream and
 // records the result in the registry table, which gateways read (cached
@@ -250,40 +244,18 @@ func (p *Prober) Handle(ctx context.Context, _ json.RawMessage) (HealthReport, e
 func (p *Prober) Run(ctx context.Context) (HealthReport, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	start := time.Now()
-	rep := HealthReport{Up: []string{}, Down: map[string]string{}}
 	servers, err := loadServers(ctx, p.Registry, p.cfg.secret, p.log)
 	if err != nil {
-		return rep, fmt.Errorf("health: read the upstream registry: %w", err)
+		return HealthReport{}, fmt.Errorf("health: read the upstream registry: %w", err)
 	}
 	p.Upstreams.SetServers(servers)
 	timeout := p.cfg.Env.HealthTimeout
 	if timeout <= 0 {
 		timeout = 5 * time.Second
 	}
-	results := health.ProbeAll(ctx, p.Upstreams, timeout, p.cfg.HealthParallel)
-	ids := make([]string, 0, len(results))
-	for id := range results {
-		ids = append(ids, id)
-	}
-	sort.Strings(ids)
-	var errs []error
-	for _, id := range ids {
-		st := results[id]
-		h := dynamo.Health{Status: dynamo.HealthUp, CheckedAt: st.CheckedAt, Error: st.Error, LatencyMS: st.Latency.Milliseconds()}
-		if st.Up {
-			rep.Up = append(rep.Up, id)
-		} else {
-			h.Status = dynamo.HealthDown
-			rep.Down[id] = st.Error
-		}
-		if err := p.Registry.SetHealth(ctx, id, h); err != nil && !errors.Is(err, catalog.ErrNotFound) {
-			errs = append(errs, err) // a server removed meanwhile is not an error
-		}
-	}
-	rep.Duration = time.Since(start)
+	rep, err := health.ProbeAndRecord(ctx, p.Upstreams, p.Registry, timeout, p.cfg.HealthParallel)
 	if len(rep.Down) > 0 {
 		p.log.Warn("upstreams down", "down", rep.Down)
 	}
-	return rep, errors.Join(errs...)
+	return rep, err
 }

@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"sort"
 	"strings"
 
+	"github.com/toolrag/mcp-gateway/pkg/catalog"
 	"github.com/toolrag/mcp-gateway/pkg/upstream"
 )
 
@@ -149,4 +151,39 @@ func RegistryDocs(servers map[string]upstream.ServerConfig, allowStdio bool) (ma
 			strings.Join(stdio, ", "), verb)
 	}
 	return out, nil
+}
+
+// DecodeRegistry decodes the registry-table documents (server id →
+// document) into upstream configs, resolving ${VAR} in headers with
+// secret (nil: the process environment only). An entry that does not
+// decode is kept as a misconfigured server (its calls fail with the
+// reason and a sync marks its tools stale instead of deleting them) and is
+// logged; an entry whose id is invalid is left out and logged.
+func DecodeRegistry(ctx context.Context, raw map[string]json.RawMessage, secret SecretFunc, log *slog.Logger) map[string]upstream.ServerConfig {
+	if secret == nil {
+		secret = EnvSecrets(os.Getenv)
+	}
+	out := make(map[string]upstream.ServerConfig, len(raw))
+	ids := make([]string, 0, len(raw))
+	for id := range raw {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	for _, id := range ids {
+		if err := catalog.ValidServerID(id); err != nil {
+			// Written before the id rules tightened (e.g. "evil_", which
+			// makes tool ids ambiguous): left out, so the sync purges its
+			// tools.
+			log.Error("registry entry ignored: its server id is invalid; remove it with `toolrag registry push`", "server", id, "error", err)
+			continue
+		}
+		cfg, err := DecodeServerConfig(ctx, raw[id], secret)
+		if err != nil {
+			log.Error("registry entry is unusable; its calls fail until it is fixed", "server", id, "error", err)
+			// An unknown transport makes every call fail with this text.
+			cfg = upstream.ServerConfig{Transport: "(invalid registry entry: " + err.Error() + ")"}
+		}
+		out[id] = cfg
+	}
+	return out
 }

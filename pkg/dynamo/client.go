@@ -9,7 +9,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"net/url"
 	"os"
 	"strings"
@@ -18,11 +17,10 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
-	"github.com/aws/aws-sdk-go-v2/config"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/smithy-go"
 	"github.com/aws/smithy-go/logging"
+	"github.com/toolrag/mcp-gateway/pkg/awsclient"
 	"github.com/toolrag/mcp-gateway/pkg/sdktimeout"
 )
 
@@ -100,22 +98,14 @@ func NewClient(ctx context.Context, endpoint string, m *Metrics) (*dynamodb.Clie
 	if endpoint == "" {
 		endpoint = Endpoint(os.Getenv)
 	}
-	var opts []func(*config.LoadOptions) error
-	if os.Getenv("AWS_REGION") == "" && os.Getenv("AWS_DEFAULT_REGION") == "" {
-		opts = append(opts, config.WithRegion("us-east-1"))
-	}
 	if endpoint != "" {
-		u, err := url.Parse(endpoint)
-		if err != nil || u.Scheme == "" || u.Host == "" {
+		if u, err := url.Parse(endpoint); err != nil || u.Scheme == "" || u.Host == "" {
 			return nil, fmt.Errorf("DynamoDB endpoint %q is not a URL like http://127.0.0.1:8000", endpoint)
 		}
-		if isLoopback(u.Hostname()) && os.Getenv("AWS_ACCESS_KEY_ID") == "" {
-			opts = append(opts, config.WithCredentialsProvider(credentials.NewStaticCredentialsProvider("local", "local", "")))
-		}
 	}
-	cfg, err := config.LoadDefaultConfig(ctx, opts...)
+	cfg, err := awsclient.Load(ctx, endpoint)
 	if err != nil {
-		return nil, fmt.Errorf("load AWS configuration: %w", err)
+		return nil, err
 	}
 	to := Timeouts{}.withDefaults()
 	return dynamodb.NewFromConfig(cfg, func(o *dynamodb.Options) {
@@ -154,14 +144,6 @@ func (l quietChecksumLogger) Logf(c logging.Classification, format string, v ...
 	if l.next != nil {
 		l.next.Logf(c, format, v...)
 	}
-}
-
-func isLoopback(host string) bool {
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }
 
 var throttleCheck = retry.IsErrorThrottles{retry.ThrottleErrorCode{Codes: retry.DefaultThrottleErrorCodes}}

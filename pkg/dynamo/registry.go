@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/toolrag/mcp-gateway/pkg/catalog"
+	"github.com/toolrag/mcp-gateway/pkg/health"
 )
 
 // Health values.
@@ -229,6 +231,33 @@ func (s *RegistryStore) Health(ctx context.Context) (map[string]Health, error) {
 			h.Status = HealthUnknown
 		}
 		out[getS(it, attrServerID)] = h
+	}
+	return out, nil
+}
+
+// RecordHealth implements health.Recorder: SetHealth with a probe result
+// (a server removed meanwhile is not an error).
+func (s *RegistryStore) RecordHealth(ctx context.Context, id string, st health.Status) error {
+	h := Health{Status: HealthUp, CheckedAt: st.CheckedAt, Error: st.Error, LatencyMS: st.Latency.Milliseconds()}
+	if !st.Up {
+		h.Status = HealthDown
+	}
+	if err := s.SetHealth(ctx, id, h); err != nil && !errors.Is(err, catalog.ErrNotFound) {
+		return err
+	}
+	return nil
+}
+
+// HealthStatus is Health as the gateway's health tracker reads it:
+// servers never probed, or probed "unknown", count as up.
+func (s *RegistryStore) HealthStatus(ctx context.Context) (map[string]health.Status, error) {
+	h, err := s.Health(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]health.Status, len(h))
+	for id, st := range h {
+		out[id] = health.Status{Up: st.Status != HealthDown, CheckedAt: st.CheckedAt, Error: st.Error}
 	}
 	return out, nil
 }

@@ -10,10 +10,10 @@ import (
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 
+	"github.com/toolrag/mcp-gateway/pkg/awsclient"
 	"github.com/toolrag/mcp-gateway/pkg/model2vec"
 )
 
@@ -144,11 +144,11 @@ func downloadModel(ctx context.Context, client S3GetObjectAPI, uri, dir string) 
 		return err
 	}
 	if client == nil {
-		awsCfg, err := config.LoadDefaultConfig(ctx)
+		c, err := awsclient.S3(ctx, "")
 		if err != nil {
-			return fmt.Errorf("embed: loading the AWS configuration to read %s: %w", uri, err)
+			return fmt.Errorf("embed: an S3 client to read %s: %w", uri, err)
 		}
-		client = s3.NewFromConfig(awsCfg)
+		client = c
 	}
 	for _, f := range model2vecFiles {
 		key := f.name

@@ -5,6 +5,7 @@ package health
 
 import (
 	"context"
+	"errors"
 	"sort"
 	"sync"
 	"time"
@@ -144,4 +145,46 @@ func equal(a, b []string) bool {
 		}
 	}
 	return true
+}
+
+// Recorder keeps each server's last probe result where other processes
+// read it (the registry table on AWS). A server that is gone from the
+// store by the time its result is recorded is not an error.
+type Recorder interface {
+	RecordHealth(ctx context.Context, id string, st Status) error
+}
+
+// Report is what one probe round found.
+type Report struct {
+	Up       []string          `json:"up"`
+	Down     map[string]string `json:"down,omitempty"` // server → error
+	Duration time.Duration     `json:"duration_ns"`
+}
+
+// ProbeAndRecord probes every server of p (see ProbeAll) and records each
+// result in rec, in server order. A failed record does not stop the
+// others; the failures are returned together.
+func ProbeAndRecord(ctx context.Context, p Prober, rec Recorder, timeout time.Duration, parallel int) (Report, error) {
+	start := time.Now()
+	rep := Report{Up: []string{}, Down: map[string]string{}}
+	results := ProbeAll(ctx, p, timeout, parallel)
+	ids := make([]string, 0, len(results))
+	for id := range results {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	var errs []error
+	for _, id := range ids {
+		st := results[id]
+		if st.Up {
+			rep.Up = append(rep.Up, id)
+		} else {
+			rep.Down[id] = st.Error
+		}
+		if err := rec.RecordHealth(ctx, id, st); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	rep.Duration = time.Since(start)
+	return rep, errors.Join(errs...)
 }

@@ -56,3 +56,30 @@ func TestRunReportsChanges(t *testing.T) {
 		t.Fatalf("onChange(%v)", got)
 	}
 }
+
+type recorded map[string]Status
+
+func (r recorded) RecordHealth(_ context.Context, id string, st Status) error {
+	if id == "gone-wrong" {
+		return errors.New("store unavailable")
+	}
+	r[id] = st
+	return nil
+}
+
+// Every result is recorded, in order; a failed record does not stop the
+// others and is returned.
+func TestProbeAndRecord(t *testing.T) {
+	p := fakeUpstreams{"a": nil, "b": errors.New("connection refused"), "gone-wrong": nil}
+	rec := recorded{}
+	rep, err := ProbeAndRecord(context.Background(), p, rec, time.Second, 2)
+	if err == nil || err.Error() != "store unavailable" {
+		t.Errorf("error %v, want the failed record", err)
+	}
+	if len(rep.Up) != 2 || rep.Up[0] != "a" || rep.Up[1] != "gone-wrong" || rep.Down["b"] != "connection refused" {
+		t.Errorf("report %+v", rep)
+	}
+	if !rec["a"].Up || rec["b"].Up || rec["b"].Error != "connection refused" {
+		t.Errorf("recorded %+v", rec)
+	}
+}

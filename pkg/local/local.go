@@ -9,7 +9,6 @@ import (
 
 	"errors"
 	"fmt"
-	"github.com/toolrag/mcp-gateway/internal/redact"
 	"log/slog"
 	"net"
 	"os"
@@ -17,6 +16,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/toolrag/mcp-gateway/internal/redact"
 
 	"github.com/toolrag/mcp-gateway/pkg/app"
 	"github.com/toolrag/mcp-gateway/pkg/auth"
@@ -52,7 +53,8 @@ type Runtime struct {
 	reloadedKeys atomic.Pointer[[]policy.Key] // the keys of the last reload, for the console
 	getenv       func(string) string
 	cfgMu        sync.Mutex
-	cfgFiles     configFiles
+	// what keys.yaml and the registry files held when last loaded
+	keyFiles, registryFiles *config.FileSet
 }
 
 // Options tunes New beyond the environment.
@@ -104,7 +106,7 @@ func New(ctx context.Context, o Options) (*Runtime, error) {
 		return nil, err
 	}
 	g := &Runtime{Env: env, log: log, Health: health.NewTracker(), keySet: keySet, getenv: o.Getenv}
-	g.snapshotConfig()
+	g.keyFiles, g.registryFiles = config.NewFileSet(env.KeysPath), config.NewFileSet(env.RegistryPath, env.GeneratedPath)
 	g.Upstreams = upstream.NewManager(env.UpstreamOptions(log))
 	g.Upstreams.SetServers(servers)
 	if dir := filepath.Dir(env.DBPath); dir != "." {

@@ -3,7 +3,6 @@ package local
 import (
 	"context"
 	"log/slog"
-	"time"
 
 	"github.com/toolrag/mcp-gateway/pkg/config"
 	"github.com/toolrag/mcp-gateway/pkg/oauth"
@@ -11,8 +10,7 @@ import (
 )
 
 // oauthResource builds the resource server from the `oauth:` section of
-// keys.yaml (nil Validator without one: API keys only) and starts fetching
-// the issuer's keys in the background.
+// keys.yaml (nil Validator without one: API keys only).
 func oauthResource(ctx context.Context, env config.Env, getenv func(string) string, keys []policy.Key, log *slog.Logger) (*oauth.Resource, error) {
 	res := &oauth.Resource{MCPPath: env.MCPPath,
 		KeyHelp: "Keys are listed in the gateway's keys.yaml (" + env.KeysPath + "); its operator adds one (see docs/clients.md)."}
@@ -26,16 +24,5 @@ func oauthResource(ctx context.Context, env config.Env, getenv func(string) stri
 	if err := oauth.CheckKeyIDs(keys); err != nil {
 		return nil, err
 	}
-	if res.Validator, err = oauth.New(*cfg, oauth.Options{Logger: log}); err != nil {
-		return nil, err
-	}
-	go func() {
-		pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 15*time.Second)
-		defer cancel()
-		if err := res.Validator.Prefetch(pctx); err != nil {
-			log.Warn("oauth: cannot fetch the authorization server's keys yet; tokens are refused until it answers", "issuer", cfg.Issuer, "error", err)
-		}
-	}()
-	log.Info("oauth: accepting access tokens", "issuer", cfg.Issuer, "audience", cfg.Audience, "grants", len(cfg.Grants))
-	return res, nil
+	return res.WithTokens(ctx, cfg, oauth.Options{Logger: log})
 }

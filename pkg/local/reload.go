@@ -1,14 +1,7 @@
 package local
 
 import (
-	"bytes"
 	"context"
-	"crypto/sha256"
-	"errors"
-	"io/fs"
-	"os"
-	"os/signal"
-	"syscall"
 	"time"
 
 	"github.com/toolrag/mcp-gateway/pkg/config"
@@ -16,60 +9,15 @@ import (
 	"github.com/toolrag/mcp-gateway/pkg/upstream"
 )
 
-// configFiles remembers what keys.yaml and the registry files held when
-// they were last loaded, so that a change (and only a change) reloads
-// them.
-type configFiles struct {
-	keys, registry []byte // sha256 of the concatenated file contents
-}
-
-func readAll(paths ...string) []byte {
-	h := sha256.New()
-	for _, p := range paths {
-		b, err := os.ReadFile(p)
-		if err != nil && !errors.Is(err, fs.ErrNotExist) {
-			b = []byte("unreadable: " + err.Error())
-		}
-		h.Write([]byte(p + "\x00"))
-		h.Write(b)
-		h.Write([]byte{0})
-	}
-	return h.Sum(nil)
-}
-
-// snapshotConfig records the current files (called once they are loaded).
-func (g *Runtime) snapshotConfig() {
-	g.cfgFiles = configFiles{
-		keys:     readAll(g.Env.KeysPath),
-		registry: readAll(g.Env.RegistryPath, g.Env.GeneratedPath),
-	}
-}
-
 // WatchConfig reloads keys.yaml and registry.yaml when they change, so that
 // revoking a key (or disabling it, or letting it expire) takes effect
 // within MCP_GATEWAY_CONFIG_POLL seconds, without a restart. SIGHUP checks
 // at once. A file that does not load keeps the previous configuration and
 // the error (file:line) is logged. It returns when ctx ends.
 func (g *Runtime) WatchConfig(ctx context.Context) {
-	hup := make(chan os.Signal, 1)
-	signal.Notify(hup, syscall.SIGHUP)
-	defer signal.Stop(hup)
-	var tick <-chan time.Time
-	if g.Env.ConfigPoll > 0 {
-		t := time.NewTicker(g.Env.ConfigPoll)
-		defer t.Stop()
-		tick = t.C
-	}
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick:
-		case <-hup:
-			g.log.Info("SIGHUP: checking keys.yaml and registry.yaml for changes")
-		}
-		g.ReloadConfig(ctx)
-	}
+	config.Watch(ctx, g.Env.ConfigPoll, func() {
+		g.log.Info("SIGHUP: checking keys.yaml and registry.yaml for changes")
+	}, func() { g.ReloadConfig(ctx) })
 }
 
 // ReloadConfig reloads the files that changed since they were last loaded
@@ -78,19 +26,11 @@ func (g *Runtime) ReloadConfig(ctx context.Context) bool {
 	g.cfgMu.Lock()
 	defer g.cfgMu.Unlock()
 	reloaded := false
-	if g.keySet != nil {
-		if sum := readAll(g.Env.KeysPath); !bytes.Equal(sum, g.cfgFiles.keys) {
-			g.cfgFiles.keys = sum
-			if g.reloadKeys() {
-				reloaded = true
-			}
-		}
+	if g.keySet != nil && g.keyFiles.Changed() && g.reloadKeys() {
+		reloaded = true
 	}
-	if sum := readAll(g.Env.RegistryPath, g.Env.GeneratedPath); !bytes.Equal(sum, g.cfgFiles.registry) {
-		g.cfgFiles.registry = sum
-		if g.reloadRegistry(ctx) {
-			reloaded = true
-		}
+	if g.registryFiles.Changed() && g.reloadRegistry(ctx) {
+		reloaded = true
 	}
 	return reloaded
 }

@@ -1,10 +1,12 @@
 package oauth
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/toolrag/mcp-gateway/pkg/auth"
 )
@@ -156,4 +158,38 @@ func (res *Resource) refuseRegistration(w http.ResponseWriter, r *http.Request) 
 	h.Set("Access-Control-Allow-Origin", "*")
 	w.WriteHeader(http.StatusBadRequest)
 	json.NewEncoder(w).Encode(map[string]string{"error": "invalid_client_metadata", "error_description": res.apiKeyMessage()})
+}
+
+// prefetchTimeout bounds the background fetch of the issuer's keys.
+const prefetchTimeout = 15 * time.Second
+
+// WithTokens returns res accepting the access tokens of cfg (nil: res
+// itself, API keys only) and starts fetching the issuer's metadata and
+// keys in the background, so that the first token does not wait for them
+// (a failure is logged; tokens are refused until the issuer answers).
+// The validator lives as long as the process: on Lambda, the keys are
+// fetched once per cold start, concurrently with its first load.
+func (res *Resource) WithTokens(ctx context.Context, cfg *Config, o Options) (*Resource, error) {
+	if cfg == nil {
+		return res, nil
+	}
+	v, err := New(*cfg, o)
+	if err != nil {
+		return nil, err
+	}
+	out := *res
+	out.Validator = v
+	log := v.log
+	go func() {
+		pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), prefetchTimeout)
+		defer cancel()
+		start := time.Now()
+		if err := v.Prefetch(pctx); err != nil {
+			log.Warn("oauth: cannot fetch the authorization server's keys yet; tokens are refused until it answers", "issuer", cfg.Issuer, "error", err)
+			return
+		}
+		log.Info("oauth: authorization server keys fetched", "issuer", cfg.Issuer, "duration_ms", time.Since(start).Milliseconds())
+	}()
+	log.Info("oauth: accepting access tokens", "issuer", cfg.Issuer, "audience", cfg.Audience, "grants", len(cfg.Grants))
+	return &out, nil
 }

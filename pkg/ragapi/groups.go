@@ -45,14 +45,5 @@ func (a *API) retrieveGroups(w http.ResponseWriter, r *http.Request, req Retriev
 		return writeError(w, http.StatusServiceUnavailable, LoadingMessage)
 	}
 	out := map[string]any{"queries": req.Queries, "groups": groups, "fallback_used": resp.FallbackUsed}
-	if why := pol.NoGrant(); why != "" && total == 0 {
-		if len(req.AllowedServers) > 0 {
-			why = "allowed_servers names no server this API key is granted, so nothing can be found"
-		}
-		out["note"] = why
-	}
-	if resp.Loading {
-		out["loading"] = true
-	}
-	return writeJSON(w, http.StatusOK, out)
+	return writeAnswer(w, out, pol, req, total == 0, resp.Loading)
 }

@@ -295,13 +295,20 @@ func (a *API) retrieve(w http.ResponseWriter, r *http.Request) int {
 	}
 	items := resultItems(resp.Results, includeSchema)
 	out := map[string]any{"query": req.Query, "results": items, "fallback_used": resp.FallbackUsed}
-	if why := narrowed.NoGrant(); why != "" && len(items) == 0 {
+	return writeAnswer(w, out, narrowed, req, len(items) == 0, resp.Loading)
+}
+
+// writeAnswer writes a retrieval's answer, with the note that explains an
+// empty one (the key grants nothing, or allowed_servers names nothing it
+// grants) and the loading mark.
+func writeAnswer(w http.ResponseWriter, out map[string]any, pol policy.Policy, req RetrieveRequest, empty, loading bool) int {
+	if why := pol.NoGrant(); why != "" && empty {
 		if len(req.AllowedServers) > 0 {
 			why = "allowed_servers names no server this API key is granted, so nothing can be found"
 		}
 		out["note"] = why
 	}
-	if resp.Loading {
+	if loading {
 		out["loading"] = true
 	}
 	return writeJSON(w, http.StatusOK, out)

@@ -297,3 +297,36 @@ func (r *Resolver) read(ctx context.Context) (map[string]string, error) {
 	}
 	return vals, nil
 }
+
+// Func returns the lookup of the Resolver cfg makes (Value). When cfg does
+// not make one (a prefix or store that is not valid), the function does
+// not stop: the reason, prefixed with the setting it comes from
+// (prefixSetting or storeSetting), is logged, and the lookup reads the
+// environment only and gives that reason for a variable missing from it,
+// so that servers without secrets keep working.
+func Func(cfg Config, prefixSetting, storeSetting string) func(ctx context.Context, name string) (string, error) {
+	r, err := New(cfg)
+	if err == nil {
+		return r.Value
+	}
+	setting := prefixSetting
+	if cfg.Store != "" && cfg.Store != StoreSSM && cfg.Store != StoreSecretsManager {
+		setting = storeSetting
+	}
+	err = fmt.Errorf("%s: %w", setting, err)
+	log := cfg.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	log.Error("secrets are read from the environment only; registry headers that need others fail", "error", err)
+	lookupEnv := cfg.LookupEnv
+	if lookupEnv == nil {
+		lookupEnv = os.LookupEnv
+	}
+	return func(_ context.Context, name string) (string, error) {
+		if v, ok := lookupEnv(name); ok && v != "" {
+			return v, nil
+		}
+		return "", fmt.Errorf("environment variable %s is not set, and %w", name, err)
+	}
+}

@@ -356,3 +356,26 @@ func checkValue(t *testing.T, got string, err error, want string, wantErr []stri
 		t.Errorf("error %v: NotFoundError %v, want %v", err, !notFound, notFound)
 	}
 }
+
+// A prefix or store that is not valid does not stop the function: the
+// lookup reads the environment and names the setting for a missing one.
+func TestFuncFallsBackToEnvironment(t *testing.T) {
+	env := map[string]string{"SET": "v"}
+	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
+	for _, tc := range []struct {
+		cfg  Config
+		want string
+	}{
+		{Config{Prefix: "no-slash", LookupEnv: lookup}, "PREFIX_SETTING: secrets prefix"},
+		{Config{Prefix: "/p/", Store: "vault", LookupEnv: lookup}, "STORE_SETTING: secrets store \"vault\""},
+	} {
+		f := Func(tc.cfg, "PREFIX_SETTING", "STORE_SETTING")
+		if v, err := f(context.Background(), "SET"); err != nil || v != "v" {
+			t.Errorf("%+v: SET = %q, %v", tc.cfg, v, err)
+		}
+		_, err := f(context.Background(), "MISSING")
+		if err == nil || !strings.Contains(err.Error(), "MISSING is not set") || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%+v: MISSING error %v, want it to name %q", tc.cfg, err, tc.want)
+		}
+	}
+}

@@ -1,4 +1,10 @@
-package awsrt
+// Package lambdahttp serves an http.Handler as a Lambda function, for
+// every front end that invokes one with HTTP requests: API Gateway HTTP
+// API (payload 2.0) and REST API (1.0) through aws-lambda-go-api-proxy,
+// and Function URLs (streamed or buffered). Answers over Lambda's payload
+// limit become errors that say so (lambdalimits.Response), and requests
+// that need a long-lived stream are refused with a clear error.
+package lambdahttp
 
 import (
 	"bytes"
@@ -39,8 +45,8 @@ func FunctionURLHandler(h http.Handler) func(context.Context, *events.LambdaFunc
 	return lambdaurl.Wrap(withFlush(h))
 }
 
-// LambdaOptions tunes Dispatch.
-type LambdaOptions struct {
+// Options tunes Dispatch.
+type Options struct {
 	// FunctionURLBuffered answers Function URL events with a buffered
 	// response (InvokeMode BUFFERED) instead of a response stream
 	// (TOOL_RAG_FUNCTION_URL_MODE=buffered).
@@ -52,9 +58,9 @@ type LambdaOptions struct {
 	AllFunctionURL bool
 }
 
-// LambdaOptionsFromEnv reads LambdaOptions through getenv.
-func LambdaOptionsFromEnv(getenv func(string) string) LambdaOptions {
-	return LambdaOptions{
+// OptionsFromEnv reads Options through getenv.
+func OptionsFromEnv(getenv func(string) string) Options {
+	return Options{
 		FunctionURLBuffered: strings.EqualFold(strings.TrimSpace(getenv("TOOL_RAG_FUNCTION_URL_MODE")), "buffered"),
 		AllFunctionURL:      strings.TrimSpace(getenv("TOOL_RAG_FUNCTION_URL")) == "1",
 	}
@@ -63,15 +69,15 @@ func LambdaOptionsFromEnv(getenv func(string) string) LambdaOptions {
 // Start serves h as the Lambda function's handler, for whichever front end
 // invokes it (see Dispatch). It does not return.
 func Start(h http.Handler) {
-	lambda.Start(Dispatch(h, LambdaOptionsFromEnv(os.Getenv)))
+	lambda.Start(Dispatch(h, OptionsFromEnv(os.Getenv)))
 }
 
 // Dispatch returns a handler for raw Lambda events that tells the front
 // end by the event's shape: "version":"2.0" with requestContext.http is an
 // HTTP API or a Function URL request (told apart by the domain name or
-// LambdaOptions), "httpMethod" is a REST API request. Anything else is an
+// Options), "httpMethod" is a REST API request. Anything else is an
 // error.
-func Dispatch(h http.Handler, o LambdaOptions) func(context.Context, json.RawMessage) (any, error) {
+func Dispatch(h http.Handler, o Options) func(context.Context, json.RawMessage) (any, error) {
 	v2 := HTTPAPIHandler(h)
 	v1 := RESTHandler(h)
 	url := FunctionURLHandler(h)

@@ -1,0 +1,121 @@
+package gateway
+
+// One tool call, by its call name: policy, schema check, relay, audit line.
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/toolrag/mcp-gateway/pkg/ident"
+	"github.com/toolrag/mcp-gateway/pkg/policy"
+	"github.com/toolrag/mcp-gateway/pkg/upstream"
+)
+
+func (g *Server) directCallHandler(id string) server.ToolHandlerFunc {
+	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return g.call(g.relayProgress(g.withRelay(ctx), req), id, req.GetArguments()), nil
+	}
+}
+
+// relayProgress forwards the upstream's progress notifications for this
+// call to the client, under the client's own progress token, when the
+// client asked for progress.
+func (g *Server) relayProgress(ctx context.Context, req mcp.CallToolRequest) context.Context {
+	if req.Params.Meta == nil || req.Params.Meta.ProgressToken == nil {
+		return ctx
+	}
+	token := req.Params.Meta.ProgressToken
+	return upstream.WithProgress(ctx, func(progress, total float64, message string) {
+		params := map[string]any{"progressToken": token, "progress": progress}
+		if total > 0 {
+			params["total"] = total
+		}
+		if message != "" {
+			params["message"] = message
+		}
+		_ = g.srv.SendNotificationToClient(ctx, string(mcp.MethodNotificationProgress), params)
+	})
+}
+
+// errNotFound is worded the same for a missing tool and one outside the
+// caller's grant, so the two cannot be told apart.
+func notFound(callName string) *mcp.CallToolResult {
+	return mcp.NewToolResultErrorf("tool %q not found; use find_tools to discover available tools", callName)
+}
+
+// call executes one catalog tool after the policy and schema checks. It
+// always returns a result; failures are isError results worded for the
+// agent. Every call is logged (see logCall).
+func (g *Server) call(ctx context.Context, callName string, args map[string]any) *mcp.CallToolResult {
+	start := time.Now()
+	pol, ok := policy.FromContext(ctx)
+	if err := ident.CheckName("tool", callName); err != nil {
+		g.Metrics.CallsRejected.Add(1)
+		g.logCall(ctx, pol.KeyID, "(invalid name)", "invalid_name", start, nil)
+		return mcp.NewToolResultErrorf("invalid call_name: %v", err)
+	}
+	set := g.tools.Load()
+	id, _ := set.resolve(callName)
+	// The catalog record says which server and tool an id stands for; the
+	// id is never split again to route a call.
+	tool, known := set.byID[id]
+	srv, name := tool.Server, tool.Name
+	if !ok || !known || !pol.AllowsTool(srv, name) {
+		g.Metrics.CallsRejected.Add(1)
+		outcome := "unknown_tool"
+		if ok && known {
+			outcome = "denied" // a tool id the key's policy does not grant
+		}
+		g.logCall(ctx, pol.KeyID, callName, outcome, start, nil)
+		return notFound(callName)
+	}
+	if args == nil {
+		args = map[string]any{}
+	}
+	if err := g.schemas.validate(tool, args); err != nil {
+		g.Metrics.CallsRejected.Add(1)
+		g.logCall(ctx, pol.KeyID, id, "invalid_arguments", start, err)
+		return mcp.NewToolResultErrorf("invalid arguments for %s: %v", callName, err)
+	}
+	g.Metrics.Calls.Add(1)
+	res, err := g.cfg.Upstreams.CallTool(ctx, srv, name, args)
+	if err != nil {
+		g.Metrics.CallErrors.Add(1)
+		g.logCall(ctx, pol.KeyID, id, "upstream_error", start, err)
+		return mcp.NewToolResultErrorf("%s failed: %v", callName, publicError(err))
+	}
+	if res == nil {
+		g.logCall(ctx, pol.KeyID, id, "upstream_error", start, errors.New("the upstream returned no result"))
+		return mcp.NewToolResultErrorf("%s failed: the upstream returned no result", callName)
+	}
+	outcome := "ok"
+	if res.IsError {
+		outcome = "tool_error" // the tool ran and reported a failure
+	}
+	g.logCall(ctx, pol.KeyID, id, outcome, start, nil)
+	return res
+}
+
+// logCall writes the audit line of one tool call: which key called which
+// tool, the outcome (ok, tool_error, upstream_error, invalid_arguments,
+// denied, unknown_tool) and how long it took. Arguments and results are
+// never logged: they may hold the caller's data and secrets.
+func (g *Server) logCall(ctx context.Context, keyID, tool, outcome string, start time.Time, err error) {
+	d := time.Since(start)
+	attrs := []slog.Attr{
+		slog.String("key", keyID), slog.String("tool", tool), slog.String("outcome", outcome),
+		slog.Float64("duration_ms", float64(d.Microseconds())/1000),
+	}
+	if g.cfg.OnCall != nil {
+		defer g.cfg.OnCall(keyID, tool, outcome, d)
+	}
+	if err != nil {
+		attrs = append(attrs, slog.String("error", err.Error()))
+	}
+	g.log.LogAttrs(ctx, slog.LevelInfo, "tool call", attrs...)
+}

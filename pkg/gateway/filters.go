@@ -1,0 +1,141 @@
+package gateway
+
+// The policy filters of the lists a caller sees: tools, prompts, resources
+// and resource templates.
+
+import (
+	"context"
+	"slices"
+	"strings"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/toolrag/mcp-gateway/pkg/policy"
+)
+
+func (g *Server) filterTools(ctx context.Context, tools []mcp.Tool) []mcp.Tool {
+	pol, ok := policy.FromContext(ctx)
+	if !ok {
+		return nil
+	}
+	listing := requestMethod(ctx) != string(mcp.MethodToolsCall)
+	var registered map[string]bool
+	if listing && !pol.Admin {
+		registered = map[string]bool{}
+		if sid := sessionID(ctx); sid != "" {
+			ids, err := g.cfg.Sessions.Tools(ctx, sid)
+			if err != nil {
+				g.log.Warn("session store: could not read registered tools", "error", err)
+			}
+			for _, id := range ids {
+				registered[id] = true
+			}
+		}
+	}
+	set := g.tools.Load()
+	out := make([]mcp.Tool, 0, len(tools))
+	for _, t := range tools {
+		if isMeta(t.Name) {
+			out = append(out, t)
+			continue
+		}
+		id, known := set.resolve(t.Name)
+		rec, ok := set.byID[id]
+		if !known || !ok || !pol.AllowsTool(rec.Server, rec.Name) {
+			continue
+		}
+		if registered != nil && !registered[t.Name] {
+			continue
+		}
+		out = append(out, t)
+	}
+	if len(registered) > 0 && !g.listBuilt.Load() {
+		out = g.appendRegistered(out, set, pol, registered)
+	}
+	return out
+}
+
+// appendRegistered adds to a tools/list answer the session's registered
+// tools that mcp-go does not hold because the MCP tool list is not built
+// (Config.LazyToolList), keeping the answer sorted by name as mcp-go
+// sorts it.
+func (g *Server) appendRegistered(out []mcp.Tool, set *toolSet, pol policy.Policy, registered map[string]bool) []mcp.Tool {
+	listed := make(map[string]bool, len(out))
+	for _, t := range out {
+		listed[t.Name] = true
+	}
+	added := false
+	for name := range registered {
+		if listed[name] {
+			continue
+		}
+		id, known := set.resolve(name)
+		rec, ok := set.byID[id]
+		if !known || !ok || !pol.AllowsTool(rec.Server, rec.Name) {
+			continue
+		}
+		if mt, ok := g.listedTool(set, rec); ok && mt.Name == name {
+			out, added = append(out, mt), true
+		}
+	}
+	if added {
+		slices.SortFunc(out, func(a, b mcp.Tool) int { return strings.Compare(a.Name, b.Name) })
+	}
+	return out
+}
+
+func (g *Server) filterPrompts(ctx context.Context, prompts []mcp.Prompt) []mcp.Prompt {
+	pol, ok := policy.FromContext(ctx)
+	if !ok {
+		return nil
+	}
+	names := g.surfNames.Load()
+	out := make([]mcp.Prompt, 0, len(prompts))
+	for _, p := range prompts {
+		if o, ok := names.prompts[p.Name]; ok && pol.AllowsPrompt(o.server, o.name) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func (g *Server) filterResources(ctx context.Context, rs []mcp.Resource) []mcp.Resource {
+	pol, ok := policy.FromContext(ctx)
+	out := make([]mcp.Resource, 0, len(rs))
+	if !ok {
+		return out
+	}
+	for _, r := range rs {
+		if srv, orig, ok := g.resolveURI(r.URI); ok && pol.AllowsURI(srv, orig) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+func (g *Server) filterTemplates(ctx context.Context, ts []mcp.ResourceTemplate) []mcp.ResourceTemplate {
+	pol, ok := policy.FromContext(ctx)
+	out := make([]mcp.ResourceTemplate, 0, len(ts))
+	if !ok {
+		return out
+	}
+	for _, t := range ts {
+		if t.Name == catchAllName || t.URITemplate == nil {
+			continue
+		}
+		srv, orig, ok := ParseGatewayURI(t.URITemplate.Raw())
+		if !ok {
+			srv, orig, ok = g.unprefixedTemplate(t.URITemplate.Raw())
+		}
+		if !ok || !pol.AllowsServer(srv) {
+			continue
+		}
+		// A template is listed when it can produce a granted URI.
+		if prefix, _, _ := strings.Cut(orig, "{"); pol.MayAllowURIPrefix(srv, prefix) {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// ---- direct calls and run_tool ----
