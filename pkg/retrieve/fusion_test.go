@@ -25,7 +25,6 @@ func TestFusionWeights(t *testing.T) {
 	}{
 		{"default", Experimental{}, "kw__exact"},
 		{"previous weights", Experimental{Weights: PreviousWeights}, "dense__near"},
-		{"keyword-only server term", Experimental{Weights: PreviousWeights, ServerSemantic: -1}, "dense__near"},
 		{"coverage feature", Experimental{Weights: PreviousWeights, CoverageWeight: 0.5}, "kw__exact"},
 	} {
 		r, err := New(Config{Tools: staticCatalog{}, Experimental: tc.exp})
