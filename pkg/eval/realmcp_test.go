@@ -282,3 +282,46 @@ func TestMCPAgentDevSet(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestWriteMCPAgentDevErrors: a pair naming a tool the folder lacks, or a
+// tool without a server, is refused with an error that names it.
+func TestWriteMCPAgentDevErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name, tools, pairs, want string
+	}{
+		{"unknown tool", `{"id": "m__a__x", "server": "a", "name": "x", "description": "d"}`, `{"query": "q", "tool_ids": ["m__a__y"]}`, `unknown tool "m__a__y"`},
+		{"no server", `{"id": "m__x", "name": "x", "description": "d"}`, ``, `tool "m__x" has no server`},
+		{"bad json", `{"id": `, ``, `tools.jsonl line 1`},
+	} {
+		src := t.TempDir()
+		if err := os.WriteFile(filepath.Join(src, "tools.jsonl"), []byte(tc.tools+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(src, "pairs.jsonl"), []byte(tc.pairs+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		err := WriteMCPAgentDev(src, t.TempDir())
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: err %v, want it to contain %q", tc.name, err, tc.want)
+		}
+	}
+	// A good folder: a single query and a task, with server__name ids.
+	src, out := t.TempDir(), t.TempDir()
+	os.WriteFile(filepath.Join(src, "tools.jsonl"), []byte(`{"id": "m__a__x", "server": "a", "name": "x", "description": "d"}
+{"id": "m__a__y", "server": "a", "name": "y", "description": "e"}
+`), 0o644)
+	os.WriteFile(filepath.Join(src, "pairs.jsonl"), []byte(`{"query": " do x ", "tool_ids": ["m__a__x"]}
+{"query": "do x then y", "tool_ids": ["m__a__x", "m__a__y"]}
+`), 0o644)
+	if err := WriteMCPAgentDev(src, out); err != nil {
+		t.Fatal(err)
+	}
+	ds, err := LoadDataset(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ds.Queries) != 2 || ds.Queries[0].Query != "do x" || ds.Queries[0].Set != "single" ||
+		ds.Queries[1].Set != "task" || !slices.Equal(ds.Queries[1].Relevant, []string{"a__x", "a__y"}) {
+		t.Errorf("queries %+v", ds.Queries)
+	}
+}
