@@ -26,7 +26,7 @@ func AgentConfigs() []Config {
 		{Name: "bm25f", NoDense: true},
 		{Name: "bm25f-base", NoDense: true, Experimental: retrieve.Experimental{VerbWeight: -1}},
 		{Name: "hybrid"},
-		{Name: "hybrid-base", Experimental: retrieve.Experimental{VerbWeight: -1}},
+		{Name: "hybrid-base", Experimental: retrieve.Experimental{Weights: retrieve.PreviousWeights, VerbWeight: -1}}, // before issue 17
 		{Name: "hybrid+compounds", Experimental: retrieve.Experimental{Compounds: true}},
 		{Name: "hybrid-noverb", Experimental: retrieve.Experimental{VerbWeight: -1}},
 		{Name: "hybrid-verb0.2", Experimental: retrieve.Experimental{VerbWeight: 0.2}},
