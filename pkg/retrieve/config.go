@@ -144,14 +144,13 @@ type Experimental struct {
 	VerbWeight float64
 	// CoverageWeight adds CoverageWeight × the candidate's query-term
 	// coverage (MatchSignals.Coverage: the IDF-weighted share of the
-	// query's terms its text holds) to the score; NameCoverageWeight the
-	// same for its name and title. KeywordCoverage (0..1) scales the
-	// keyword signal by (1 − KeywordCoverage + KeywordCoverage × coverage),
-	// so a best keyword match that holds one generic word of the query is
-	// not worth a full 1. Zero: off.
-	CoverageWeight     float64
-	NameCoverageWeight float64
-	KeywordCoverage    float64
+	// query's terms its text holds) to the score. KeywordCoverage (0..1)
+	// scales the keyword signal by (1 − KeywordCoverage + KeywordCoverage
+	// × coverage), so a best keyword match that holds one generic word of
+	// the query is not worth a full 1. Zero: off. Tried for issue 17 and
+	// not adopted (docs/retrieval.md).
+	CoverageWeight  float64
+	KeywordCoverage float64
 	// SemanticCoverage (0..1) scales the semantic weight of a query by
 	// (1 − SemanticCoverage × the best candidate's coverage): a query
 	// whose words a tool holds leans on the keyword side, one no tool

@@ -212,7 +212,6 @@ type candidate struct {
 	server   float64
 	verb     float64 // action-verb agreement, -1..1
 	coverage float64 // MatchSignals.Coverage (only with a coverage feature on)
-	nameCov  float64
 	penalty  float64
 	rerank   float64
 	reranked bool
@@ -401,9 +400,8 @@ func (r *Retriever) rank(ctx context.Context, snap *visibleCorpus, dense *denseS
 		c.verb = verbAgreement(kwq.verb, c.d.shape.verb)
 		c.metadata = metadataScore(c.d.tool, req)
 		c.penalty = r.penalty(c.d.tool, req)
-		if r.cfg.CoverageWeight != 0 || r.cfg.NameCoverageWeight != 0 || r.cfg.KeywordCoverage != 0 || r.cfg.SemanticCoverage != 0 {
-			s := matchSignals(c)
-			c.coverage, c.nameCov = s.Coverage, s.NameCoverage
+		if r.cfg.CoverageWeight != 0 || r.cfg.KeywordCoverage != 0 || r.cfg.SemanticCoverage != 0 {
+			c.coverage = matchSignals(c).Coverage
 		}
 		list = append(list, c)
 	}
@@ -471,7 +469,7 @@ func (r *Retriever) fuse(list []*candidate) {
 			}
 			c.score = w.Semantic*sem(c) + w.Keyword*kw + w.Metadata*c.metadata +
 				r.cfg.ServerWeight*c.server + r.cfg.VerbWeight*c.verb + c.penalty +
-				r.cfg.CoverageWeight*c.coverage + r.cfg.NameCoverageWeight*c.nameCov
+				r.cfg.CoverageWeight*c.coverage
 		}
 	}
 }
