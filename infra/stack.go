@@ -29,6 +29,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/customresources"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
+	"github.com/toolrag/mcp-gateway/pkg/upstream"
 )
 
 // Function names, as built by `make build-lambdas` into dist/<name>.zip.
@@ -619,14 +620,6 @@ func addServerService(stack awscdk.Stack, cfg Config, s Server, cluster awsecs.C
 	return fmt.Sprintf("http://%s.%s:%d%s", s.Host, cfg.Vpc.Namespace, port, path), svc, nil
 }
 
-// registryConfig is the JSON document stored in the registry table's
-// `config` attribute: the gateway's registry entry format.
-type registryConfig struct {
-	Transport string            `json:"transport"`
-	URL       string            `json:"url"`
-	Headers   map[string]string `json:"headers,omitempty"`
-}
-
 // addRegistryEntry writes the server's registry item on deploy (UpdateItem
 // on create and update, so health attributes survive) and deletes it when
 // the server leaves the list.
@@ -635,7 +628,8 @@ func addRegistryEntry(stack awscdk.Stack, registry awsdynamodb.Table, s Server, 
 	if s.Kind == "stdio" {
 		transport = "streamable_http" // served by toolrag bridge
 	}
-	doc, _ := json.Marshal(registryConfig{Transport: transport, URL: url, Headers: s.Headers})
+	// The gateway's registry entry format (config.DecodeServerConfig reads it).
+	doc, _ := json.Marshal(upstream.ServerConfig{Transport: transport, URL: url, Headers: s.Headers})
 	key := map[string]interface{}{"server_id": map[string]interface{}{"S": s.ID}}
 	put := &customresources.AwsSdkCall{
 		Service: jsii.String("DynamoDB"),

@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/assertions"
 	"github.com/aws/jsii-runtime-go"
+	"github.com/toolrag/mcp-gateway/pkg/upstream"
 )
 
 // Every test that builds a stack shares one jsii runtime (one node
@@ -577,7 +578,7 @@ func TestServersBedrockProd(t *testing.T) {
 	if len(crs) != 4 {
 		t.Fatalf("registry custom resources = %d, want 4", len(crs))
 	}
-	items := map[string]registryConfig{}
+	items := map[string]upstream.ServerConfig{}
 	for id, p := range crs {
 		create := sdkCall(t, p["Create"])
 		update := sdkCall(t, p["Update"])
@@ -592,7 +593,7 @@ func TestServersBedrockProd(t *testing.T) {
 		if err := json.Unmarshal(create.Parameters, &params); err != nil {
 			t.Fatalf("%s: %v", id, err)
 		}
-		var rc registryConfig
+		var rc upstream.ServerConfig
 		if err := json.Unmarshal([]byte(params.Values[":c"]["S"]), &rc); err != nil {
 			t.Fatalf("%s: config attribute: %v", id, err)
 		}

@@ -102,6 +102,30 @@ func (c *Cached) LookupKey(ctx context.Context, secretHash string) (policy.Key, 
 	return k, err
 }
 
+// Bounded returns a KeyLookup that bounds each lookup of next by timeout
+// and tells onError (when set) about every failure of the store itself (an
+// unknown or disabled key is not one): the middleware answers those 503
+// with Retry-After.
+func Bounded(next KeyLookup, timeout time.Duration, onError func(error)) KeyLookup {
+	return bounded{next, timeout, onError}
+}
+
+type bounded struct {
+	next    KeyLookup
+	timeout time.Duration
+	onError func(error)
+}
+
+func (b bounded) LookupKey(ctx context.Context, secretHash string) (policy.Key, error) {
+	ctx, cancel := context.WithTimeout(ctx, b.timeout)
+	defer cancel()
+	k, err := b.next.LookupKey(ctx, secretHash)
+	if err != nil && b.onError != nil && !errors.Is(err, ErrUnknownKey) && !errors.Is(err, ErrDisabledKey) {
+		b.onError(err)
+	}
+	return k, err
+}
+
 // Counters are the middleware's metrics. Middlewares built with the same
 // Counters also share one set of rate-limit buckets, so a key's rate_limit
 // covers every route it is used on (MCP and REST alike).

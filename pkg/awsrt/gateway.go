@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -25,7 +24,6 @@ import (
 	"github.com/toolrag/mcp-gateway/pkg/lambdalimits"
 	"github.com/toolrag/mcp-gateway/pkg/metrics"
 	"github.com/toolrag/mcp-gateway/pkg/oauth"
-	"github.com/toolrag/mcp-gateway/pkg/policy"
 	"github.com/toolrag/mcp-gateway/pkg/ratelimit"
 	"github.com/toolrag/mcp-gateway/pkg/rerank"
 	"github.com/toolrag/mcp-gateway/pkg/s3bucket"
@@ -120,21 +118,22 @@ func NewGatewayFunction(ctx context.Context, cfg Config) (*GatewayFunction, erro
 	// With TOOL_RAG_REINDEX_INPLACE the gateway publishes too, with the
 	// catalog copy written first, like the sync function.
 	copies := &indexpub.CatalogWriter{Tools: g.Tools, Bucket: g.bucket, Prefix: cfg.Prefix, Log: log}
-	// Key lookups remember each key's rate limit for the exact limiter.
-	limits := &sync.Map{}
-	if cfg.RateLimit == RateLimitExact {
-		g.exact = ratelimit.NewExact(ratelimit.ExactConfig{Counter: dynamo.NewRateCounter(cfg.DynamoDB, cfg.Tables.Sessions), Window: cfg.RateLimitWindow, Limits: limits, Log: log})
-	}
+	// Each key lookup is bounded by keyLookupTimeout, a store failure is
+	// logged, and (exact rate limits) each key's rate limit is learnt.
+	var keys auth.KeyLookup = auth.Bounded(g.Keys, keyLookupTimeout, func(err error) {
+		log.Error("key store unavailable; the request is answered 503 with Retry-After", "error", err)
+	})
 	var exact func(http.Handler) http.Handler // nil: per-instance limits only
-	if g.exact != nil {
-		exact = g.exact.Middleware
+	if cfg.RateLimit == RateLimitExact {
+		g.exact = ratelimit.NewExact(ratelimit.ExactConfig{Counter: dynamo.NewRateCounter(cfg.DynamoDB, cfg.Tables.Sessions), Window: cfg.RateLimitWindow, Log: log})
+		keys, exact = g.exact.Learn(keys), g.exact.Middleware
 	}
 	front := cfg.frontTimeout
 	if front == 0 {
 		front = lambdalimits.FrontTimeout
 	}
 	g.App, err = app.New(app.Backend{
-		Runtime: "aws-lambda", Catalog: g.Tools, Keys: auth.NewCached(keyLookup{keys: g.Keys, limits: limits, log: log}, cfg.KeyCacheTTL), OAuth: resource,
+		Runtime: "aws-lambda", Catalog: g.Tools, Keys: auth.NewCached(keys, cfg.KeyCacheTTL), OAuth: resource,
 		Sessions: g.Sessions, SessionErrors: func(err error) {
 			log.Error("session store unavailable; the request is answered 503 with Retry-After", "error", err)
 		},
@@ -338,28 +337,6 @@ func (g *GatewayFunction) registerMetrics(m *metrics.Registry) {
 		}
 		return g.SessionIDs.StoreErrors()
 	})
-}
-
-// keyLookup is the keys table as the gateway reads it: each lookup
-// bounded by keyLookupTimeout, a store failure logged, and each key's
-// rate limit remembered for the exact limiter.
-type keyLookup struct {
-	keys   *dynamo.KeyStore
-	limits *sync.Map // key id → policy.RateLimit
-	log    *slog.Logger
-}
-
-func (k keyLookup) LookupKey(ctx context.Context, secretHash string) (policy.Key, error) {
-	ctx, cancel := context.WithTimeout(ctx, keyLookupTimeout)
-	defer cancel()
-	key, err := k.keys.LookupKey(ctx, secretHash)
-	switch {
-	case err == nil:
-		k.limits.Store(key.ID, key.RateLimit)
-	case !errors.Is(err, auth.ErrUnknownKey) && !errors.Is(err, auth.ErrDisabledKey):
-		k.log.Error("key store unavailable; the request is answered 503 with Retry-After", "error", err)
-	}
-	return key, err
 }
 
 // reindexer serves POST /tool-rag/reindex: it starts the sync function

@@ -37,10 +37,7 @@ type Counter interface {
 type ExactConfig struct {
 	Counter Counter
 	Window  time.Duration
-	// Limits maps a key id to its policy.RateLimit; the key lookup fills
-	// it as it authenticates keys.
-	Limits *sync.Map
-	Log    *slog.Logger
+	Log     *slog.Logger
 }
 
 // takeTimeout bounds one counter update.
@@ -50,7 +47,7 @@ const takeTimeout = 2 * time.Second
 type Exact struct {
 	counter Counter
 	window  time.Duration
-	limits  *sync.Map // key id → policy.RateLimit, filled by the key lookup
+	limits  sync.Map // key id → policy.RateLimit, learnt by the key lookup (Learn)
 	log     *slog.Logger
 
 	limited, storeErrors atomic.Int64
@@ -62,7 +59,29 @@ func NewExact(cfg ExactConfig) *Exact {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Exact{counter: cfg.Counter, window: cfg.Window, limits: cfg.Limits, log: log}
+	return &Exact{counter: cfg.Counter, window: cfg.Window, log: log}
+}
+
+// KeyLookup finds the key of a secret's hash (auth.KeyLookup).
+type KeyLookup interface {
+	LookupKey(ctx context.Context, secretHash string) (policy.Key, error)
+}
+
+// Learn wraps the gateway's key lookup: each key it finds tells the
+// limiter its rate limit (the policy a request carries has none).
+func (l *Exact) Learn(next KeyLookup) KeyLookup { return learning{next, l} }
+
+type learning struct {
+	next KeyLookup
+	l    *Exact
+}
+
+func (k learning) LookupKey(ctx context.Context, secretHash string) (policy.Key, error) {
+	key, err := k.next.LookupKey(ctx, secretHash)
+	if err == nil {
+		k.l.limits.Store(key.ID, key.RateLimit)
+	}
+	return key, err
 }
 
 // Limited is the number of requests refused.

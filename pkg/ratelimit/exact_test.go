@@ -5,7 +5,6 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
-	"sync"
 	"testing"
 	"time"
 
@@ -46,9 +45,11 @@ func TestExactMiddleware(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			limits := &sync.Map{}
-			limits.Store("k1", tc.rate)
-			l := NewExact(ExactConfig{Counter: tc.counter, Window: time.Minute, Limits: limits})
+			l := NewExact(ExactConfig{Counter: tc.counter, Window: time.Minute})
+			keys := l.Learn(oneKey{policy.Key{ID: "k1", RateLimit: tc.rate}})
+			if _, err := keys.LookupKey(context.Background(), "hash"); err != nil {
+				t.Fatal(err)
+			}
 			h := l.Middleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(200) }))
 			r := httptest.NewRequest(http.MethodPost, "/mcp", nil)
 			r = r.WithContext(policy.NewContext(r.Context(), policy.Policy{KeyID: "k1"}))
@@ -63,3 +64,8 @@ func TestExactMiddleware(t *testing.T) {
 		})
 	}
 }
+
+// oneKey is a key store holding one key.
+type oneKey struct{ key policy.Key }
+
+func (o oneKey) LookupKey(context.Context, string) (policy.Key, error) { return o.key, nil }
