@@ -44,6 +44,7 @@ import (
 	"github.com/toolrag/mcp-gateway/pkg/lambdahttp"
 	"github.com/toolrag/mcp-gateway/pkg/local"
 	"github.com/toolrag/mcp-gateway/pkg/policy"
+	"github.com/toolrag/mcp-gateway/pkg/retrieve"
 	"github.com/toolrag/mcp-gateway/pkg/s3bucket"
 	"github.com/toolrag/mcp-gateway/pkg/vindex"
 )
@@ -98,6 +99,7 @@ type benchDeployment struct {
 	published   string
 	republished int           // variants published by republish
 	variant     *vindex.Index // the last variant republish published
+	binaryCopy  []byte        // the catalog copy as published (see copyEncoding)
 }
 
 // benchIndexes returns the index encodings to benchmark:
@@ -125,14 +127,14 @@ func (d *benchDeployment) use(b *testing.B, enc string) {
 	bucket := s3bucket.New(d.env.s3.Client, testBucket)
 	pub := indexpub.NewPublisher(bucket, "index/")
 	pub.BeforeSwitch = func(ctx context.Context, ptr indexpub.Pointer) error {
-		return indexpub.PublishCatalog(ctx, d.catalog, bucket, "index/", ptr.SHA256, keywordAnalyser())
+		return indexpub.PublishCatalog(ctx, d.catalog, bucket, "index/", ptr.SHA256, retrieve.NewKeywordAnalyser())
 	}
 	meta := d.meta
 	meta.BuiltAt, meta.IndexSHA256 = time.Now(), ""
 	if _, err := pub.Publish(ctx, ix, meta); err != nil {
 		b.Fatal(err)
 	}
-	d.published = enc
+	d.published, d.binaryCopy = enc, nil
 }
 
 var (
@@ -244,7 +246,7 @@ func benchDeploy(b *testing.B, n int) *benchDeployment {
 	}
 	// ... and the catalog copy the sync function writes after it.
 	_, meta, _ := ix.Current()
-	if err := indexpub.PublishCatalog(ctx, cat, s3bucket.New(e.s3.Client, testBucket), "index/", meta.IndexSHA256, keywordAnalyser()); err != nil {
+	if err := indexpub.PublishCatalog(ctx, cat, s3bucket.New(e.s3.Client, testBucket), "index/", meta.IndexSHA256, retrieve.NewKeywordAnalyser()); err != nil {
 		b.Fatal(err)
 	}
 	d.seed = time.Since(start)
@@ -330,6 +332,29 @@ func writeHeapProfile(b *testing.B, path string) {
 	}
 }
 
+// startCPUProfile starts a CPU profile written to path-name-N (N counts
+// the profiles of one name) and returns its stop; with path empty it does
+// nothing.
+func startCPUProfile(b *testing.B, path, name string) (stop func()) {
+	if path == "" {
+		return func() {}
+	}
+	profileSeq++
+	f, err := os.Create(fmt.Sprintf("%s-%s-%d", path, name, profileSeq))
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		b.Fatal(err)
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}
+}
+
+var profileSeq int
+
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
 // BenchmarkColdStart measures NewGatewayFunction (fresh SDK clients) plus the first
@@ -384,6 +409,9 @@ func coldStart(b *testing.B, d *benchDeployment, source string) {
 		cfg.DynamoDB, cfg.S3 = nil, nil // built from the endpoints, as in a real cold start
 		cfg.DynamoDBEndpoint, cfg.S3Endpoint = testDynamoEndpoint(b), e.s3.URL
 		gets0 := e.s3.Gets.Load()
+		// TOOLRAG_BENCH_CPUPROFILE: a CPU profile of the cold start alone
+		// (not of the seeding, nor of the raw GETs before it).
+		stopProfile := startCPUProfile(b, os.Getenv("TOOLRAG_BENCH_CPUPROFILE"), d.published+"-"+source)
 		b.StartTimer()
 		g, err := NewGatewayFunction(context.Background(), cfg)
 		if err != nil {
@@ -395,6 +423,7 @@ func coldStart(b *testing.B, d *benchDeployment, source string) {
 		f, _ := findTools(b, h, benchSecret, sid, "create an invoice for a customer")
 		first += time.Since(t0)
 		b.StopTimer()
+		stopProfile()
 		s3Gets += e.s3.Gets.Load() - gets0
 		if f.FallbackUsed || len(f.Results) == 0 || g.CatalogSource() != source {
 			b.Fatalf("first find_tools: %+v (catalog from %s)", f, g.CatalogSource())

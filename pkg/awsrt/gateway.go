@@ -26,6 +26,7 @@ import (
 	"github.com/toolrag/mcp-gateway/pkg/oauth"
 	"github.com/toolrag/mcp-gateway/pkg/ratelimit"
 	"github.com/toolrag/mcp-gateway/pkg/rerank"
+	"github.com/toolrag/mcp-gateway/pkg/retrieve"
 	"github.com/toolrag/mcp-gateway/pkg/s3bucket"
 	"github.com/toolrag/mcp-gateway/pkg/surfaces"
 	"github.com/toolrag/mcp-gateway/pkg/upstream"
@@ -66,16 +67,11 @@ type GatewayFunction struct {
 	// served is the app's handler behind it.
 	follow *app.Follower
 	served http.Handler
-	// keywordsTried is set once the cold start has tried the keyword
-	// analysis published with the catalog copy (later reloads analyse the
-	// few tools that changed).
-	keywordsTried atomic.Bool
+	// copies reads the catalog copy published with the index (and, at
+	// the cold start, its keyword analysis, during the index load).
+	copies *indexpub.CopyReader[*retrieve.KeywordTerms]
 	// catalogSource says where the catalog copy came from: "s3" or "dynamodb".
 	catalogSource atomic.Pointer[string]
-	// copySHA and copyETag identify the catalog copy the catalog was read
-	// from (written by the follower's refreshes and the in-place reindex,
-	// which the follower serialises).
-	copySHA, copyETag string
 }
 
 // ColdStart is where NewGatewayFunction spent its time.
@@ -172,11 +168,18 @@ func NewGatewayFunction(ctx context.Context, cfg Config) (*GatewayFunction, erro
 	})
 	g.served = g.follow.Handler(g.Handler)
 	// The first load goes on in the background after InitWait (see
-	// Config.InitWait).
+	// Config.InitWait), with the catalog copy read alongside the index.
+	g.copies = &indexpub.CopyReader[*retrieve.KeywordTerms]{Bucket: g.bucket.Bucket, Prefix: cfg.Prefix,
+		Decode: retrieve.DecodeKeywordTerms, Log: log}
+	g.copies.Prefetch(context.WithoutCancel(ctx))
 	if err := g.follow.Start(ctx, start, cfg.InitWait, cfg.loadRetry); err != nil {
 		g.Upstreams.Close()
 		return nil, err
 	}
+	go func() {
+		<-g.follow.Loaded()
+		g.copies.Release()
+	}()
 	return g, nil
 }
 
@@ -250,11 +253,7 @@ func (g *GatewayFunction) reloadCatalog(ctx context.Context) (*app.Change, error
 		return nil, err
 	}
 	if _, meta, ok := g.Indexer.Current(); ok && meta.IndexSHA256 != "" {
-		ifNoneMatch := ""
-		if g.CatalogSource() == "s3" && g.copySHA == meta.IndexSHA256 {
-			ifNoneMatch = g.copyETag
-		}
-		c, etag, ok, err := indexpub.ReadCatalog(ctx, g.bucket, g.cfg.Prefix, meta.IndexSHA256, ifNoneMatch)
+		c, kw, kwOK, err := g.copies.Read(ctx, meta.IndexSHA256)
 		switch {
 		case errors.Is(err, indexpub.ErrNotModified):
 			if surfChanged { // the same catalog, new stored prompts and resources
@@ -262,15 +261,18 @@ func (g *GatewayFunction) reloadCatalog(ctx context.Context) (*app.Change, error
 				return &app.Change{From: &app.Content{Tools: t, Servers: srv}}, nil
 			}
 			return nil, nil
-		case ok:
-			g.copySHA, g.copyETag = meta.IndexSHA256, etag
+		case err == nil:
 			g.setCatalogSource("s3")
-			return &app.Change{From: &app.Content{Tools: c.Tools, Servers: c.Servers, Keywords: g.firstKeywords(ctx, c)}}, nil
-		case err != nil && !errors.Is(err, indexpub.ErrNotExist):
+			from := &app.Content{Tools: c.Tools, Servers: c.Servers}
+			if kwOK {
+				from.Keywords = kw
+			}
+			return &app.Change{From: from}, nil
+		case !errors.Is(err, indexpub.ErrNotExist):
 			g.log.Warn("catalog copy unusable; reading the tools table instead", "error", err)
 		}
 	}
-	g.copySHA, g.copyETag = "", ""
+	g.copies.Forget()
 	g.setCatalogSource("dynamodb")
 	return &app.Change{}, nil
 }
@@ -370,7 +372,7 @@ func (r reindexer) Reindex(ctx context.Context, mode string) (any, error) {
 		var applied app.Applied
 		g.follow.Exclusive(func() {
 			applied, err = g.Apply(ctx, app.Change{Index: m, NoUpstreams: true})
-			g.copySHA, g.copyETag = "", ""
+			g.copies.Forget()
 			g.setCatalogSource("dynamodb")
 		})
 		if err = errors.Join(err, applied.IndexErr); err != nil {

@@ -2,6 +2,7 @@ package awsrt
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -134,21 +135,71 @@ func BenchmarkProcessColdStart(b *testing.B) {
 				if len(bins) > 1 {
 					name = "bin=" + bin.name + "/"
 				}
+				// TOOLRAG_BENCH_BASE_JSON_COPY=1: the base build is from
+				// before the binary catalog copy and reads the JSON one.
+				if len(bins) > 1 && os.Getenv("TOOLRAG_BENCH_BASE_JSON_COPY") != "" {
+					d.copyEncoding(b, map[bool]string{true: "json", false: "binary"}[bin.name == "base"])
+				}
 				// One start first, not counted: the first read of the
 				// seeded state from the emulators is slower than every
 				// later one.
-				b.Run(name+"warm-up", func(b *testing.B) { processColdStart(b, d, bin.path, "0") })
+				b.Run(name+"warm-up", func(b *testing.B) { processColdStart(b, d, bin.path, "0", "") })
 				for _, wait := range benchInitWaits() {
-					b.Run(name+"init-wait="+wait, func(b *testing.B) { processColdStart(b, d, bin.path, wait) })
+					// TOOLRAG_BENCH_FUNCTION_GOGC: GC tuning of the function,
+					// e.g. 400, or a list (50,100) measured in turn.
+					gogcs := strings.Split(os.Getenv("TOOLRAG_BENCH_FUNCTION_GOGC"), ",")
+					for _, gogc := range gogcs {
+						sub := name + "init-wait=" + wait
+						if len(gogcs) > 1 {
+							sub += "/gogc=" + gogc
+						}
+						b.Run(sub, func(b *testing.B) { processColdStart(b, d, bin.path, wait, gogc) })
+					}
 				}
 				// A warm function that picks up a new index and catalog
 				// copy inside a request: its peak, not the cold start's,
 				// sizes the function.
 				if os.Getenv("TOOLRAG_BENCH_REFRESH") != "0" {
-					b.Run(name+"then-refresh", func(b *testing.B) { processColdStart(b, d, bin.path, "refresh") })
+					b.Run(name+"then-refresh", func(b *testing.B) { processColdStart(b, d, bin.path, "refresh", "") })
 				}
 			}
 		})
+	}
+}
+
+// copyEncoding stores the deployment's catalog copy as JSON (as written
+// before the binary encoding) or as written now ("binary").
+func (d *benchDeployment) copyEncoding(b *testing.B, enc string) {
+	ctx := context.Background()
+	bucket := s3bucket.New(d.env.s3.Client, testBucket)
+	key := "index/" + indexpub.CatalogKey
+	if d.binaryCopy == nil {
+		body, _, err := bucket.Get(ctx, key, "")
+		if err != nil {
+			b.Fatal(err)
+		}
+		d.binaryCopy = body
+	}
+	body := d.binaryCopy
+	if enc == "json" {
+		ptr, err := indexpub.ReadPointer(ctx, bucket, "index/")
+		if err != nil {
+			b.Fatal(err)
+		}
+		c, _, ok, err := indexpub.ReadCatalog(ctx, bucket, "index/", ptr.SHA256, "")
+		if !ok {
+			b.Fatalf("catalog copy: %v", err)
+		}
+		var buf bytes.Buffer
+		zw, _ := gzip.NewWriterLevel(&buf, gzip.BestSpeed)
+		if err := json.NewEncoder(zw).Encode(c); err != nil {
+			b.Fatal(err)
+		}
+		zw.Close()
+		body = buf.Bytes()
+	}
+	if _, err := bucket.Put(ctx, key, body, indexpub.Cond{}); err != nil {
+		b.Fatal(err)
 	}
 }
 
@@ -204,6 +255,7 @@ func republish(b *testing.B, d *benchDeployment) {
 		b.Fatal(err)
 	}
 	d.published, d.variant = "", next // a variant: use publishes the original again
+	d.binaryCopy = nil
 }
 
 // vmHWM returns the peak resident set size of process pid (what Lambda's
@@ -229,7 +281,7 @@ func vmHWM(b *testing.B, pid int) int64 {
 // processColdStart measures cold starts with the init wait initWait
 // ("default", or seconds), or with "refresh": a cold start with the
 // default wait, then a new publish and the request that loads it.
-func processColdStart(b *testing.B, d *benchDeployment, bin, initWait string) {
+func processColdStart(b *testing.B, d *benchDeployment, bin, initWait, gogc string) {
 	refresh := initWait == "refresh"
 	var coldPeak int64
 	var refreshReq time.Duration
@@ -239,6 +291,7 @@ func processColdStart(b *testing.B, d *benchDeployment, bin, initWait string) {
 	}
 	e := d.env
 	var initPhase, toInit, toFind, cpu time.Duration
+	var faults int64 // minor page faults: first touches of memory
 	var peakRSS, coldGets int64
 	b.StopTimer()
 	for range b.N {
@@ -273,9 +326,8 @@ func processColdStart(b *testing.B, d *benchDeployment, bin, initWait string) {
 		if v := os.Getenv("TOOLRAG_BENCH_FUNCTION_MEMORY"); v != "" {
 			cmd.Env = append(cmd.Env, "AWS_LAMBDA_FUNCTION_MEMORY_SIZE="+v)
 		}
-		// GC tuning of the function, e.g. TOOLRAG_BENCH_FUNCTION_GOGC=400.
-		if v := os.Getenv("TOOLRAG_BENCH_FUNCTION_GOGC"); v != "" {
-			cmd.Env = append(cmd.Env, "GOGC="+v)
+		if gogc != "" {
+			cmd.Env = append(cmd.Env, "GOGC="+gogc)
 		}
 		var stderr bytes.Buffer
 		cmd.Stderr = &stderr
@@ -321,12 +373,14 @@ func processColdStart(b *testing.B, d *benchDeployment, bin, initWait string) {
 		_ = cmd.Wait()
 		if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
 			cpu += time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+			faults += ru.Minflt
 		}
 		api.srv.Close()
 	}
 	// CPU time (user+system) of the function process, start to kill: unlike
 	// the wall times it does not grow when other processes take the cores.
 	b.ReportMetric(ms(cpu)/float64(b.N), "cpu-ms")
+	b.ReportMetric(float64(faults)/float64(b.N), "page-faults")
 	b.ReportMetric(ms(initPhase)/float64(b.N), "init-phase-ms")
 	b.ReportMetric(float64(peakRSS)/(1<<20), "peak-rss-MB")
 	if refresh {

@@ -14,6 +14,7 @@ import (
 	"github.com/toolrag/mcp-gateway/pkg/health"
 	"github.com/toolrag/mcp-gateway/pkg/indexer"
 	"github.com/toolrag/mcp-gateway/pkg/indexpub"
+	"github.com/toolrag/mcp-gateway/pkg/retrieve"
 	"github.com/toolrag/mcp-gateway/pkg/s3bucket"
 	"github.com/toolrag/mcp-gateway/pkg/surfaces"
 	"github.com/toolrag/mcp-gateway/pkg/syncer"
@@ -101,7 +102,7 @@ func NewSyncer(ctx context.Context, cfg Config) (*Syncer, error) {
 	// catalog copy.
 	s.catalog = catalog.NewCopy(s.Tools)
 	s.copies = &indexpub.CatalogWriter{Tools: s.catalog, Bucket: s.bucket, Prefix: cfg.Prefix, Log: cfg.Logger,
-		Keywords: keywordAnalyser()}
+		Keywords: retrieve.NewKeywordAnalyser()}
 	s.Indexer, err = indexer.New(indexer.Config{
 		Catalog: s.catalog, Embedder: emb, Bucket: s.bucket, Prefix: cfg.Prefix, Logger: cfg.Logger,
 		BeforeSwitch: s.copies.BeforeSwitch,

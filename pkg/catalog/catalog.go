@@ -104,7 +104,7 @@ type Server struct {
 	SyncedAt    time.Time `json:"synced_at"`
 }
 
-// Store persists the catalog. Implementations: pkg/store (SQLite) and
+// Store persists the catalog. Implementations: pkg/catalog/sqlite (SQLite) and
 // pkg/dynamo (DynamoDB). Every implementation must pass storetest.Run.
 type Store interface {
 	// ReplaceServerTools makes tools the complete, active tool list of the

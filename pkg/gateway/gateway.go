@@ -309,7 +309,7 @@ func (g *Server) Reload(ctx context.Context) error {
 func (g *Server) ReloadTools(ctx context.Context) error {
 	g.regMu.Lock()
 	defer g.regMu.Unlock()
-	tools, err := g.cfg.Catalog.ListTools(ctx)
+	tools, err := catalog.SharedTools(ctx, g.cfg.Catalog) // read only
 	if err != nil {
 		return fmt.Errorf("reload catalog: %w", err)
 	}

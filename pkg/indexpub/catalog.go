@@ -1,10 +1,12 @@
 package indexpub
 
 import (
+	"bufio"
 	"bytes"
 	"compress/gzip"
 	"context"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -24,7 +26,8 @@ import (
 // instead of scanning the tools table (one GET, or a conditional GET
 // answered 304, instead of a Scan of every item, twice), but only when it
 // was written for the index the gateway loaded; otherwise it scans the
-// table.
+// table. (The name is from the JSON copies written first; the copy is now
+// written in a binary encoding, and JSON copies are still read.)
 const CatalogKey = "catalog.json.gz"
 
 // CatalogWriter writes the catalog copy of an index just before the index
@@ -109,7 +112,8 @@ func (c *CatalogWriter) Err() error {
 	return c.err
 }
 
-// CatalogCopy is the content of CatalogKey (gzip-compressed JSON). It
+// CatalogCopy is the content of CatalogKey (gzip-compressed; the binary
+// encoding of copycodec.go, or JSON from earlier versions). It
 // holds no time of its own and no server's SyncedAt (set by every sync), so
 // that a sync that changed nothing produces the same bytes and does not
 // write them (copies written before that have a written_at, ignored).
@@ -168,9 +172,14 @@ func WriteCatalog(ctx context.Context, b Bucket, prefix, indexSHA string, tools 
 	for i := range servers {
 		servers[i].SyncedAt = time.Time{}
 	}
+	raw, err := encodeCopyBinary(nil, CatalogCopy{IndexSHA256: indexSHA, KeywordsSHA256: kwSHA, Tools: tools, Servers: servers})
+	if err != nil {
+		return fmt.Errorf("encode the catalog copy: %w", err)
+	}
 	var buf bytes.Buffer
+	buf.Grow(len(raw) / 4)
 	zw, _ := gzip.NewWriterLevel(&buf, gzip.BestSpeed) // no name, no time: the same content gives the same bytes
-	if err := json.NewEncoder(zw).Encode(CatalogCopy{IndexSHA256: indexSHA, KeywordsSHA256: kwSHA, Tools: tools, Servers: servers}); err != nil {
+	if _, err := zw.Write(raw); err != nil {
 		return fmt.Errorf("encode the catalog copy: %w", err)
 	}
 	if err := zw.Close(); err != nil {
@@ -194,17 +203,38 @@ func ReadCatalog(ctx context.Context, b Bucket, prefix, indexSHA, ifNoneMatch st
 	if err != nil {
 		return c, "", false, err
 	}
-	zr, err := gzip.NewReader(bytes.NewReader(body))
-	if err != nil {
-		return c, "", false, fmt.Errorf("catalog copy %s%s is not gzip: %w", prefix, CatalogKey, err)
-	}
-	if err := json.NewDecoder(zr).Decode(&c); err != nil {
-		return c, "", false, fmt.Errorf("catalog copy %s%s does not decode: %w", prefix, CatalogKey, err)
-	}
-	if _, err := io.Copy(io.Discard, zr); err != nil {
-		return c, "", false, fmt.Errorf("catalog copy %s%s is damaged: %w", prefix, CatalogKey, err)
+	if c, err = decodeCatalog(body, nil); err != nil {
+		return c, "", false, fmt.Errorf("catalog copy %s%s: %w", prefix, CatalogKey, err)
 	}
 	return c, etag, c.IndexSHA256 == indexSHA, nil
+}
+
+// decodeCatalog decodes a stored catalog copy: gzip-compressed, the binary
+// encoding or (written by earlier versions) JSON. Damage anywhere,
+// including the gzip checksum at its end, is an error. With the binary
+// encoding, header (when not nil) is called with the copy's index and
+// keyword analysis hashes as soon as they are read, before the tools are.
+func decodeCatalog(body []byte, header func(indexSHA, keywordsSHA string)) (CatalogCopy, error) {
+	var c CatalogCopy
+	zr, err := gzip.NewReader(bytes.NewReader(body))
+	if err != nil {
+		return c, fmt.Errorf("not gzip: %w", err)
+	}
+	br := bufio.NewReaderSize(zr, 64<<10)
+	if head, _ := br.Peek(len(copyMagic)); string(head) == copyMagic {
+		_, _ = br.Discard(len(copyMagic))
+		if c, err = decodeCopyBinary(br, header); err != nil {
+			return c, fmt.Errorf("damaged: %w", err)
+		}
+		return c, nil
+	}
+	if err := json.NewDecoder(br).Decode(&c); err != nil {
+		return c, fmt.Errorf("does not decode: %w", err)
+	}
+	if _, err := io.Copy(io.Discard, br); err != nil {
+		return c, fmt.Errorf("damaged: %w", err)
+	}
+	return c, nil
 }
 
 func writeKeywords(ctx context.Context, b Bucket, prefix string, keywords []byte) (string, error) {
@@ -241,7 +271,7 @@ func ReadKeywords(ctx context.Context, b Bucket, prefix, sha string) ([]byte, er
 	if err != nil {
 		return nil, fmt.Errorf("keyword analysis %s is not gzip: %w", key, err)
 	}
-	out, err := io.ReadAll(zr) // gzip's checksum: damage is an error
+	out, err := readAllSized(zr, gzipSize(body)) // gzip's checksum: damage is an error
 	if err != nil {
 		return nil, fmt.Errorf("keyword analysis %s is damaged: %w", key, err)
 	}
@@ -249,4 +279,35 @@ func ReadKeywords(ctx context.Context, b Bucket, prefix, sha string) ([]byte, er
 		return nil, fmt.Errorf("keyword analysis %s does not have the content its name says", key)
 	}
 	return out, nil
+}
+
+// gzipSize returns the uncompressed size a gzip stream states in its
+// trailer (modulo 2^32, and only a hint: damage is found by reading),
+// bounded by what deflate can expand the body to.
+func gzipSize(body []byte) int {
+	if len(body) < 18 {
+		return 0
+	}
+	n := int(binary.LittleEndian.Uint32(body[len(body)-4:]))
+	return min(n, 1032*len(body))
+}
+
+// readAllSized is io.ReadAll into a buffer of the expected size (plus one
+// byte to see the end), so that a large body is not copied while the
+// buffer doubles.
+func readAllSized(r io.Reader, size int) ([]byte, error) {
+	buf := make([]byte, 0, size+1)
+	for {
+		n, err := r.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			return buf, err
+		}
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)] // grow as io.ReadAll does
+		}
+	}
 }

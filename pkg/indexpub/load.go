@@ -2,7 +2,6 @@ package indexpub
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
@@ -128,8 +127,8 @@ func (l *Loader) fetch(ctx context.Context, ptr Pointer) (*vindex.Index, vindex.
 			metaCh <- metaResult{err: fmt.Errorf("indexpub: reading index meta %s: %w", ptr.Meta, err)}
 			return
 		}
-		var meta vindex.Meta
-		if err := json.Unmarshal(metaBody, &meta); err != nil {
+		meta, err := vindex.DecodeMeta(metaBody)
+		if err != nil {
 			metaCh <- metaResult{err: fmt.Errorf("%w: index meta %s is not valid JSON: %v", vindex.ErrCorrupt, ptr.Meta, err)}
 			return
 		}

@@ -448,6 +448,16 @@ func (ix *KeywordIndex) intern(term string) uint32 {
 // each posting list grows once, to its final length (a cold start fills
 // the new lists from one allocation).
 func (ix *KeywordIndex) addAll(parts []analyzed) {
+	if len(ix.byID) == 0 && len(ix.termIDs) == 0 {
+		// A cold start: the maps are made at their final size instead of
+		// growing (and rehashing) through 100k tools.
+		docs, terms := 0, 0
+		for _, p := range parts {
+			docs, terms = docs+len(p.docs), terms+len(p.terms)
+		}
+		ix.byID = make(map[string]*kdoc, docs)
+		ix.termIDs = make(map[string]uint32, terms)
+	}
 	var grow []int
 	for _, p := range parts {
 		trans := make([]uint32, len(p.terms))

@@ -3,6 +3,7 @@ package retrieve
 import (
 	"bytes"
 	"cmp"
+	"context"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
@@ -34,6 +35,7 @@ type termDoc struct {
 	lens  [numFields]float32
 	shape toolShape
 	ents  []kent // ids of terms, sorted
+	taken bool   // handed to a kdoc by fill
 }
 
 // Len returns the number of tools the terms were analysed for.
@@ -45,15 +47,18 @@ func (p *KeywordTerms) Len() int {
 }
 
 // fill sets d's analysis from p when p holds it for d's content; ents are
-// ids of p.terms (a copy: addAll rewrites them).
+// ids of p.terms. A tool's analysis is handed out once, not copied (addAll
+// rewrites the ents in place; at 100k tools a copy is ~50 MB): a second
+// fill for the same tool returns false, and the tool is analysed.
 func (p *KeywordTerms) fill(d *kdoc) bool {
 	td, ok := p.docs[d.tool.ID]
-	if !ok || td.hash != d.hash || p.srvFPs[td.srv] != d.srvFP {
+	if !ok || td.taken || td.hash != d.hash || p.srvFPs[td.srv] != d.srvFP {
 		return false
 	}
-	d.ents = slices.Clone(td.ents)
+	d.ents, td.ents = td.ents, nil
 	d.lens = td.lens
-	d.shape = toolShape{verb: td.shape.verb, object: slices.Clone(td.shape.object)}
+	d.shape = toolShape{verb: td.shape.verb, object: td.shape.object}
+	td.shape.object, td.taken = nil, true
 	return true
 }
 
@@ -312,4 +317,19 @@ func (r *termReader) str() string {
 	s := string(r.b[r.i : r.i+n])
 	r.i += n
 	return s
+}
+
+// NewKeywordAnalyser returns the keyword analysis of a catalog (EncodeTerms)
+// for the catalog copy a sync publishes (indexpub.KeywordsFunc), so that a
+// gateway decodes it at cold start instead of analysing every tool. It
+// keeps its index between calls: only changed tools are analysed again.
+func NewKeywordAnalyser() func(ctx context.Context, tools []catalog.Tool, servers []catalog.Server) ([]byte, error) {
+	var mu sync.Mutex
+	ix := NewKeywordIndex(FieldWeights{})
+	return func(_ context.Context, tools []catalog.Tool, servers []catalog.Server) ([]byte, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		ix.Sync(tools, servers)
+		return ix.EncodeTerms(), nil
+	}
 }

@@ -83,9 +83,23 @@ func TestDecodedKeywordTermsRankLikeAnalysed(t *testing.T) {
 	if !bytes.Equal(kw.EncodeTerms(), enc) {
 		t.Fatal("the index built from decoded terms encodes differently from the analysed one")
 	}
-	// The terms are copied: the same decoded terms serve a second index.
-	sameRankings(t, "decoded", analysed, preparedRetriever(t, c, p), queries)
-	sameRankings(t, "decoded again", analysed, preparedRetriever(t, c, p), queries)
+	// A tool's terms are handed out once (moved, not copied): decoded
+	// terms used again leave every tool to be analysed, which ranks the
+	// same.
+	again := preparedRetriever(t, c, p)
+	if n := again.PreparedTools(); n != 0 {
+		t.Errorf("decoded terms used a second time gave %d tools; want 0 (each is handed out once)", n)
+	}
+	sameRankings(t, "decoded terms used again", analysed, again, queries)
+	fresh, err := retrieve.DecodeKeywordTerms(enc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := preparedRetriever(t, c, fresh)
+	if n := r.PreparedTools(); n != len(c.tools) {
+		t.Errorf("retriever took %d tools from the decoded terms; want %d", n, len(c.tools))
+	}
+	sameRankings(t, "decoded", analysed, r, queries)
 }
 
 // Terms that do not fit are not used: a tool whose content or server text

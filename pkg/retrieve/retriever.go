@@ -127,7 +127,7 @@ func New(cfg Config) (*Retriever, error) {
 func (r *Retriever) Sync(ctx context.Context) error {
 	r.syncMu.Lock()
 	defer r.syncMu.Unlock()
-	tools, err := r.cfg.Tools.ListTools(ctx)
+	tools, err := catalog.SharedTools(ctx, r.cfg.Tools) // read only
 	if err != nil {
 		return fmt.Errorf("retrieve: reading the tool catalog: %w", err)
 	}
