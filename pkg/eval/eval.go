@@ -299,8 +299,7 @@ func Ablation(ctx context.Context, opts Options, configs []Config, w io.Writer) 
 // the built-in model alone (no hashing features), when it loads.
 func DefaultAblation() []Config {
 	semOnly := retrieve.Weights{Semantic: 1}
-	ref := retrieve.DefaultWeights
-	ref.Keyword = 0.25 // the reference formula: 1.0, 0.25, 0.15
+	ref := retrieve.Weights{Semantic: 1, Keyword: 0.25, Metadata: 0.15} // the reference formula
 	hashing := embed.NewHashing()
 	rows := []Config{
 		{Name: "bm25f-flat", NoDense: true, Experimental: retrieve.Experimental{ServerWeight: -1}},

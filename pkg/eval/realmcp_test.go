@@ -26,7 +26,7 @@ func AgentConfigs() []Config {
 		{Name: "bm25f", NoDense: true},
 		{Name: "bm25f-base", NoDense: true, Experimental: retrieve.Experimental{VerbWeight: -1}},
 		{Name: "hybrid"},
-		{Name: "hybrid-base", Experimental: retrieve.Experimental{VerbWeight: -1}},
+		{Name: "hybrid-base", Experimental: retrieve.Experimental{Weights: retrieve.PreviousWeights, VerbWeight: -1}}, // before issue 17
 		{Name: "hybrid+compounds", Experimental: retrieve.Experimental{Compounds: true}},
 		{Name: "hybrid-noverb", Experimental: retrieve.Experimental{VerbWeight: -1}},
 		{Name: "hybrid-verb0.2", Experimental: retrieve.Experimental{VerbWeight: 0.2}},
@@ -34,6 +34,14 @@ func AgentConfigs() []Config {
 		{Name: "hybrid-serverfield1.2", Experimental: retrieve.Experimental{FieldWeights: serverField(1.2)}},
 		{Name: "hybrid-noverb-flat", Experimental: retrieve.Experimental{VerbWeight: -1, ServerWeight: -1}},
 		{Name: "hybrid-relstruct", Experimental: retrieve.Experimental{RelatedStructureOnly: true}},
+		// Issue 17 re-weighing (docs/retrieval.md): the previous default
+		// (semantic weight 1.0) and the variants tried against the default.
+		{Name: "hybrid-prev", Experimental: retrieve.Experimental{Weights: retrieve.PreviousWeights}},
+		{Name: "hybrid-sem0.7-verb0.2", Experimental: retrieve.Experimental{VerbWeight: 0.2}},
+		{Name: "hybrid-srvkw", Experimental: retrieve.Experimental{ServerSemantic: -1}},
+		{Name: "hybrid-prev+coverage0.5", Experimental: retrieve.Experimental{Weights: retrieve.PreviousWeights, CoverageWeight: 0.5}},
+		{Name: "hybrid-prev+semcoverage0.3", Experimental: retrieve.Experimental{Weights: retrieve.PreviousWeights, SemanticCoverage: 0.3}},
+		{Name: "hybrid-prev+kwcoverage0.5", Experimental: retrieve.Experimental{Weights: retrieve.PreviousWeights, KeywordCoverage: 0.5}},
 	}
 }
 
@@ -245,4 +253,75 @@ func handWrittenTasks(t *testing.T, set string, ds *Dataset) []Task {
 		out = append(out, Task{ID: q.ID, Task: q.Query, Queries: qs, Relevant: q.Relevant, Groups: q.Groups})
 	}
 	return out
+}
+
+var (
+	mcpAgentDev    = flag.Bool("eval.mcpagent", false, "run the task-mode ablation on the agent-query DEV set (pkg/train/mcpagent; DEV only for a model not trained on it)")
+	mcpAgentDevDir = flag.String("eval.mcpagent.dir", filepath.Join("..", "train", "mcpagent"), "the folder (tools.jsonl, pairs.jsonl) -eval.mcpagent reads, e.g. a held-out-by-server part of pkg/train/mcpagent")
+)
+
+// TestMCPAgentDevSet checks that pkg/train/mcpagent converts into a DEV
+// set and, with -eval.mcpagent, prints the task-mode table (each query
+// is one capability query as an agent sends it to find_tools).
+func TestMCPAgentDevSet(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "mcpagent")
+	if err := WriteMCPAgentDev(*mcpAgentDevDir, dir); err != nil {
+		t.Fatal(err)
+	}
+	ds, err := LoadDataset(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ds.Tools) < 800 || len(ds.Servers) < 40 || len(ds.Queries) < 2000 {
+		t.Fatalf("mcpagent DEV set: %d tools, %d servers, %d queries", len(ds.Tools), len(ds.Servers), len(ds.Queries))
+	}
+	if !*mcpAgentDev {
+		return
+	}
+	if _, err := Ablation(context.Background(), Options{Dataset: dir, TopK: 10}, selectedAgentConfigs(t), os.Stdout); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestWriteMCPAgentDevErrors: a pair naming a tool the folder lacks, or a
+// tool without a server, is refused with an error that names it.
+func TestWriteMCPAgentDevErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name, tools, pairs, want string
+	}{
+		{"unknown tool", `{"id": "m__a__x", "server": "a", "name": "x", "description": "d"}`, `{"query": "q", "tool_ids": ["m__a__y"]}`, `unknown tool "m__a__y"`},
+		{"no server", `{"id": "m__x", "name": "x", "description": "d"}`, ``, `tool "m__x" has no server`},
+		{"bad json", `{"id": `, ``, `tools.jsonl line 1`},
+	} {
+		src := t.TempDir()
+		if err := os.WriteFile(filepath.Join(src, "tools.jsonl"), []byte(tc.tools+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(src, "pairs.jsonl"), []byte(tc.pairs+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		err := WriteMCPAgentDev(src, t.TempDir())
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: err %v, want it to contain %q", tc.name, err, tc.want)
+		}
+	}
+	// A good folder: a single query and a task, with server__name ids.
+	src, out := t.TempDir(), t.TempDir()
+	os.WriteFile(filepath.Join(src, "tools.jsonl"), []byte(`{"id": "m__a__x", "server": "a", "name": "x", "description": "d"}
+{"id": "m__a__y", "server": "a", "name": "y", "description": "e"}
+`), 0o644)
+	os.WriteFile(filepath.Join(src, "pairs.jsonl"), []byte(`{"query": " do x ", "tool_ids": ["m__a__x"]}
+{"query": "do x then y", "tool_ids": ["m__a__x", "m__a__y"]}
+`), 0o644)
+	if err := WriteMCPAgentDev(src, out); err != nil {
+		t.Fatal(err)
+	}
+	ds, err := LoadDataset(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ds.Queries) != 2 || ds.Queries[0].Query != "do x" || ds.Queries[0].Set != "single" ||
+		ds.Queries[1].Set != "task" || !slices.Equal(ds.Queries[1].Relevant, []string{"a__x", "a__y"}) {
+		t.Errorf("queries %+v", ds.Queries)
+	}
 }

@@ -162,7 +162,13 @@ type Server struct {
 	// initializing holds the sessions whose initialize request is still
 	// being handled (session id → channel closed when it is done).
 	initializing sync.Map
-	Metrics      Metrics
+	// live holds the legacy sessions registered with mcp-go on this
+	// instance (session id → *liveSession), notifyGen counts broadcasts,
+	// inflight the calls answered by fastCall (inflightKey → cancel).
+	live      sync.Map
+	notifyGen atomic.Uint64
+	inflight  sync.Map
+	Metrics   Metrics
 }
 
 type toolSet struct {
@@ -271,6 +277,8 @@ func New(cfg Config) (*Server, error) {
 	hooks.AddAfterListResourceTemplates(func(ctx context.Context, _ any, _ *mcp.ListResourceTemplatesRequest, res *mcp.ListResourceTemplatesResult) {
 		res.ResourceTemplates = g.filterTemplates(ctx, res.ResourceTemplates)
 	})
+	hooks.AddOnRegisterSession(g.sessionRegistered)
+	hooks.AddOnUnregisterSession(g.sessionUnregistered)
 	_, canSubscribe := cfg.Upstreams.(Subscriber)
 	if canSubscribe {
 		hooks.AddOnRequestInitialization(g.subscribeHook)
@@ -416,6 +424,7 @@ func (g *Server) ensureToolList() {
 // and mcp-go's own input validation, whose cache AddTools would not
 // refresh, is not enabled.
 func (g *Server) register(all []server.ServerTool, fps map[string]string) {
+	defer g.broadcast() // mcp-go tells every session the list changed
 	if g.registered == nil {
 		g.srv.SetTools(all...)
 		g.registered = fps
@@ -602,6 +611,7 @@ func (g *Server) reloadSurface(ctx context.Context) {
 	g.srv.SetPrompts(prompts...)
 	g.srv.SetResources(resources...)
 	g.srv.SetResourceTemplates(templates...)
+	g.broadcast()
 }
 
 const catchAllName = "__gateway_catch_all__"

@@ -41,6 +41,12 @@ type HTTPOptions struct {
 	Observe func(method string, d time.Duration)
 	// Extra mcp-go options.
 	Options []server.StreamableHTTPOption
+	// NoFastCall leaves every tools/call to mcp-go. The gateway's own
+	// tools/call path (fastcall.go) reproduces mcp-go's transport with its
+	// default options, the protocol versions it serves and its idle sweeper;
+	// set this when Options change how mcp-go answers a POST otherwise
+	// (CORS, a context function, an event store that offers resumption).
+	NoFastCall bool
 }
 
 // Handler returns the MCP Streamable HTTP handler. Put auth.Middleware in
@@ -59,6 +65,10 @@ func (g *Server) Handler(o HTTPOptions) http.Handler {
 	}
 	opts = append(opts, server.WithSessionIdManagerResolver(sessionResolver{o.SessionIDs}))
 	mcpHandler := server.NewStreamableHTTPServer(g.srv, opts...)
+	var fp *fastPath
+	if !o.NoFastCall {
+		fp = g.newFastPath(mcpHandler, o.SessionIDs)
+	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !ownSession(w, r, o.SessionIDs) {
 			return
@@ -94,12 +104,25 @@ func (g *Server) Handler(o HTTPOptions) http.Handler {
 			return
 		}
 		head, decoded := readHead(body) // invalid JSON is answered by mcp-go with a parse error
-		if g.cfg.LazyToolList && !g.listBuilt.Load() && needsToolList(r.Context(), head.Method, body) {
+		if g.cfg.LazyToolList && !g.listBuilt.Load() && needsToolList(r.Context(), &head, body) {
 			g.ensureToolList()
 		}
 		if id, why := invalidIdentity(&head, decoded); why != "" {
 			writeInvalidParams(w, id, why)
 			return
+		}
+		start := time.Now()
+		if decoded && fp != nil && g.fastCall(w, r, body, &head, fp) {
+			if o.Observe != nil {
+				o.Observe(head.Method, time.Since(start))
+			}
+			return
+		}
+		if decoded && head.Method == string(mcp.MethodNotificationCancelled) {
+			g.cancelInflight(r, &head)
+		}
+		if decoded && fp != nil {
+			w = g.observe(w, r, &head)
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		r.ContentLength = int64(len(body))
@@ -111,7 +134,6 @@ func (g *Server) Handler(o HTTPOptions) http.Handler {
 				w = flushInitWriter{iw}
 			}
 		}
-		start := time.Now()
 		mcpHandler.ServeHTTP(w, r.WithContext(withRequestMethod(r.Context(), head.Method)))
 		if o.Observe != nil {
 			m := head.Method
@@ -347,16 +369,10 @@ func (relayEvents) PurgeSession(context.Context, string) error { return nil }
 // needsToolList reports whether mcp-go needs the MCP tool list to answer
 // a request (Config.LazyToolList): a tools/call of a catalog tool by name,
 // an admin key's tools/list, or a batch (not inspected).
-func needsToolList(ctx context.Context, method string, body []byte) bool {
-	switch method {
+func needsToolList(ctx context.Context, head *requestHead, body []byte) bool {
+	switch method := head.Method; method {
 	case string(mcp.MethodToolsCall):
-		var call struct {
-			Params struct {
-				Name string `json:"name"`
-			} `json:"params"`
-		}
-		_ = json.Unmarshal(body, &call)
-		return !isMeta(call.Params.Name)
+		return head.Params.Name == nil || !isMeta(*head.Params.Name)
 	case string(mcp.MethodToolsList):
 		pol, ok := policy.FromContext(ctx)
 		return ok && pol.Admin

@@ -62,9 +62,12 @@ func invalidIdentity(head *requestHead, decoded bool) (id json.RawMessage, why s
 // requestHead is what the HTTP handler reads of a request before mcp-go
 // does: its method and the identity it names, in one decode of the body.
 type requestHead struct {
-	Method string          `json:"method"`
-	ID     json.RawMessage `json:"id"`
-	Params struct {
+	JSONRPC string          `json:"jsonrpc"`
+	Method  string          `json:"method"`
+	ID      json.RawMessage `json:"id"`
+	Result  json.RawMessage `json:"result"`
+	Error   json.RawMessage `json:"error"`
+	Params  struct {
 		URI  *string `json:"uri"`
 		Name *string `json:"name"`
 		Ref  struct {
@@ -72,6 +75,14 @@ type requestHead struct {
 			URI  *string `json:"uri"`
 			Name *string `json:"name"`
 		} `json:"ref"`
+		// What the gateway's own tools/call path (fastcall.go) reads.
+		Arguments      json.RawMessage `json:"arguments"`
+		Meta           json.RawMessage `json:"_meta"`
+		Task           json.RawMessage `json:"task"`
+		InputResponses json.RawMessage `json:"inputResponses"`
+		RequestState   json.RawMessage `json:"requestState"`
+		// notifications/cancelled
+		RequestID json.RawMessage `json:"requestId"`
 	} `json:"params"`
 }
 

@@ -20,13 +20,26 @@ import (
 // hash) and validates call arguments before they reach the upstream.
 type schemaCache struct {
 	mu sync.Mutex
-	m  map[string]*jsonschema.Schema // content hash → compiled; nil = not checkable
+	m  map[schemaKey]compiledSchema
+}
+
+type schemaKey struct{ hash, id string }
+
+// compiledSchema is a tool's compiled input schema (nil: not checkable) and
+// its quick form (nil: none).
+type compiledSchema struct {
+	full  *jsonschema.Schema
+	quick *quickSchema
 }
 
 func (c *schemaCache) validate(t catalog.Tool, args map[string]any) error {
-	s := c.compiled(t)
+	cs := c.compiled(t)
+	s := cs.full
 	if s == nil {
 		return nil
+	}
+	if cs.quick != nil && cs.quick.valid(args) {
+		return nil // the full validator would accept them too (quickSchema)
 	}
 	// Arguments decoded from JSON (every call that came over the wire) are
 	// validated as they are; anything else is round-tripped through JSON
@@ -78,17 +91,18 @@ func jsonNative(v any, depth int) bool {
 	return false
 }
 
-func (c *schemaCache) compiled(t catalog.Tool) *jsonschema.Schema {
+func (c *schemaCache) compiled(t catalog.Tool) compiledSchema {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.m == nil {
-		c.m = map[string]*jsonschema.Schema{}
+		c.m = map[schemaKey]compiledSchema{}
 	}
-	key := t.ContentHash + "|" + t.ID
-	if s, ok := c.m[key]; ok {
-		return s
+	key := schemaKey{t.ContentHash, t.ID}
+	if cs, ok := c.m[key]; ok {
+		return cs
 	}
 	var s *jsonschema.Schema
+	var quick *quickSchema
 	if len(t.InputSchema) > 0 {
 		doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(t.InputSchema))
 		if err == nil {
@@ -103,13 +117,16 @@ func (c *schemaCache) compiled(t catalog.Tool) *jsonschema.Schema {
 			if err := comp.AddResource("tool.json", doc); err == nil {
 				s, _ = comp.Compile("tool.json")
 			}
+			if s != nil {
+				quick = compileQuick(doc)
+			}
 		}
 	}
 	if len(c.m) > 50000 {
-		c.m = map[string]*jsonschema.Schema{}
+		c.m = map[schemaKey]compiledSchema{}
 	}
-	c.m[key] = s
-	return s
+	c.m[key] = compiledSchema{s, quick}
+	return c.m[key]
 }
 
 var printer = message.NewPrinter(language.English)

@@ -85,17 +85,34 @@ func TestJSONNative(t *testing.T) {
 	}
 }
 
-// BenchmarkSchemaValidate: the gateway's argument check of one call.
+// BenchmarkSchemaValidate: the gateway's argument check of one call: a
+// schema with rules only the full validator checks (minimum, maxLength),
+// and server-everything's echo schema, which quickSchema accepts, checked
+// by quickSchema and (path=full, as before it) by the full validator.
 //
 //	go test ./pkg/gateway -run '^$' -bench SchemaValidate -benchmem
 func BenchmarkSchemaValidate(b *testing.B) {
 	var args map[string]any
 	_ = json.Unmarshal([]byte(`{"text":"hi","count":3,"tags":["a","b","c"],"opts":{"deep":true}}`), &args)
+	var echoArgs map[string]any
+	_ = json.Unmarshal([]byte(`{"message":"hello"}`), &echoArgs)
+	echo := catalog.Tool{ID: "ev__echo", ContentHash: "h", InputSchema: json.RawMessage(quickSchemas[0].schema)}
 	var c schemaCache
-	b.ReportAllocs()
-	for b.Loop() {
-		if err := c.validate(testSchemaTool, args); err != nil {
-			b.Fatal(err)
-		}
+	for _, bc := range []struct {
+		name string
+		run  func() error
+	}{
+		{"schema=rules", func() error { return c.validate(testSchemaTool, args) }},
+		{"schema=echo/path=quick", func() error { return c.validate(echo, echoArgs) }},
+		{"schema=echo/path=full", func() error { return c.compiled(echo).full.Validate(any(echoArgs)) }},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := bc.run(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }

@@ -158,6 +158,7 @@ func (g *Server) resourceUpdated(srv, uri string) {
 		targets[sid] = exposed
 	}
 	g.subs.mu.Unlock()
+	defer g.broadcast()
 	for sid, exposed := range targets {
 		err := g.srv.SendNotificationToSpecificClient(sid, mcp.MethodNotificationResourceUpdated, map[string]any{"uri": exposed})
 		if err != nil {

@@ -215,6 +215,7 @@ type candidate struct {
 	metadata float64
 	server   float64
 	verb     float64 // action-verb agreement, -1..1
+	coverage float64 // MatchSignals.Coverage (only with a coverage feature on)
 	penalty  float64
 	rerank   float64
 	reranked bool
@@ -403,6 +404,9 @@ func (r *Retriever) rank(ctx context.Context, snap *visibleCorpus, dense *denseS
 		c.verb = verbAgreement(kwq.verb, c.d.shape.verb)
 		c.metadata = metadataScore(c.d.tool, req)
 		c.penalty = r.penalty(c.d.tool, req)
+		if r.cfg.CoverageWeight != 0 || r.cfg.KeywordCoverage != 0 || r.cfg.SemanticCoverage != 0 {
+			c.coverage = matchSignals(c).Coverage
+		}
 		list = append(list, c)
 	}
 	r.fuse(list)
@@ -454,9 +458,22 @@ func (r *Retriever) fuse(list []*candidate) {
 			c.score = s + w.Metadata*c.metadata + r.cfg.VerbWeight*c.verb + c.penalty
 		}
 	default:
+		kc := r.cfg.KeywordCoverage
+		if r.cfg.SemanticCoverage != 0 {
+			best := 0.0
+			for _, c := range list {
+				best = max(best, c.coverage)
+			}
+			w.Semantic *= 1 - r.cfg.SemanticCoverage*best
+		}
 		for _, c := range list {
-			c.score = w.Semantic*sem(c) + w.Keyword*c.keyword + w.Metadata*c.metadata +
-				r.cfg.ServerWeight*c.server + r.cfg.VerbWeight*c.verb + c.penalty
+			kw := c.keyword
+			if kc != 0 {
+				kw *= 1 - kc + kc*c.coverage
+			}
+			c.score = w.Semantic*sem(c) + w.Keyword*kw + w.Metadata*c.metadata +
+				r.cfg.ServerWeight*c.server + r.cfg.VerbWeight*c.verb + c.penalty +
+				r.cfg.CoverageWeight*c.coverage
 		}
 	}
 }

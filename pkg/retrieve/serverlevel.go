@@ -26,14 +26,21 @@ func (r *Retriever) serverLevel(snap *visibleCorpus, cands map[*kdoc]*candidate,
 		}
 	}
 	w := r.cfg.Weights
+	ws := w.Semantic
+	switch {
+	case r.cfg.ServerSemantic < 0:
+		ws = 0
+	case r.cfg.ServerSemantic > 0:
+		ws *= r.cfg.ServerSemantic
+	}
 	for d, c := range cands {
 		srv := snap.srvOf[d.slot]
 		k := 0.0
 		if maxKw > 0 {
 			k = kw[srv] / maxKw
 		}
-		if hasSem && w.Semantic+w.Keyword > 0 {
-			c.server = (w.Semantic*semBest[srv] + w.Keyword*k) / (w.Semantic + w.Keyword)
+		if hasSem && ws+w.Keyword > 0 {
+			c.server = (ws*semBest[srv] + w.Keyword*k) / (ws + w.Keyword)
 		} else {
 			c.server = k
 		}

@@ -60,8 +60,14 @@ type Server struct {
 	captureMu sync.Mutex                           // one BaseContext at a time
 	captured  atomic.Pointer[chan context.Context] // set while BaseContext asks
 
-	// The last client identity and capabilities decoded: a client repeats
-	// the same bytes on every request.
+	meta MetaDecoder
+}
+
+// MetaDecoder decodes the _meta of stateless (2026-07-28) requests into
+// typed values. It remembers the last client identity and capabilities it
+// decoded: a client repeats the same bytes on every request. The zero value
+// is ready to use; it is safe for concurrent use.
+type MetaDecoder struct {
 	lastInfo atomic.Pointer[decoded[mcp.Implementation]]
 	lastCaps atomic.Pointer[decoded[mcp.ClientCapabilities]]
 }
@@ -101,28 +107,11 @@ func New(cfg Config) (*Server, error) {
 		return nil, errors.New("statelesscall: no server")
 	}
 	s := &Server{srv: cfg.Server, recover: cfg.Recover}
-	probe := `{"jsonrpc":"2.0","id":0,"method":"server/discover","params":{"_meta":{"` +
-		mcp.MetaKeyProtocolVersion + `":"` + mcp.LATEST_PROTOCOL_VERSION + `","` +
-		mcp.MetaKeyClientCapabilities + `":{}}}}`
-	out, err := json.Marshal(cfg.Server.HandleMessage(context.Background(), json.RawMessage(probe)))
+	info, err := ServerInfo(cfg.Server)
 	if err != nil {
-		return nil, fmt.Errorf("statelesscall: asking the server who it is: %w", err)
+		return nil, err
 	}
-	var resp struct {
-		Result struct {
-			Meta map[string]json.RawMessage `json:"_meta"`
-		} `json:"result"`
-	}
-	if err := json.Unmarshal(out, &resp); err != nil {
-		return nil, fmt.Errorf("statelesscall: reading the server's discover result: %w", err)
-	}
-	raw, ok := resp.Result.Meta[mcp.MetaKeyServerInfo]
-	if !ok {
-		return nil, fmt.Errorf("statelesscall: the server's discover result has no serverInfo: %s", out)
-	}
-	if err := json.Unmarshal(raw, &s.info); err != nil {
-		return nil, fmt.Errorf("statelesscall: reading the server's serverInfo: %w", err)
-	}
+	s.info = info
 	cfg.Server.AddNotificationHandler(captureMethod, func(ctx context.Context, _ mcp.JSONRPCNotification) {
 		if ch := s.captured.Load(); ch != nil {
 			select {
@@ -132,6 +121,36 @@ func New(cfg Config) (*Server, error) {
 		}
 	})
 	return s, nil
+}
+
+// ServerInfo asks srv who it is (server/discover), for the serverInfo mcp-go
+// stamps on every 2026-07-28 result (its own serverImplementation is not
+// exported).
+func ServerInfo(srv *server.MCPServer) (mcp.Implementation, error) {
+	var info mcp.Implementation
+	probe := `{"jsonrpc":"2.0","id":0,"method":"server/discover","params":{"_meta":{"` +
+		mcp.MetaKeyProtocolVersion + `":"` + mcp.LATEST_PROTOCOL_VERSION + `","` +
+		mcp.MetaKeyClientCapabilities + `":{}}}}`
+	out, err := json.Marshal(srv.HandleMessage(context.Background(), json.RawMessage(probe)))
+	if err != nil {
+		return info, fmt.Errorf("statelesscall: asking the server who it is: %w", err)
+	}
+	var resp struct {
+		Result struct {
+			Meta map[string]json.RawMessage `json:"_meta"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal(out, &resp); err != nil {
+		return info, fmt.Errorf("statelesscall: reading the server's discover result: %w", err)
+	}
+	raw, ok := resp.Result.Meta[mcp.MetaKeyServerInfo]
+	if !ok {
+		return info, fmt.Errorf("statelesscall: the server's discover result has no serverInfo: %s", out)
+	}
+	if err := json.Unmarshal(raw, &info); err != nil {
+		return info, fmt.Errorf("statelesscall: reading the server's serverInfo: %w", err)
+	}
+	return info, nil
 }
 
 // BaseContext returns ctx with the values mcp-go adds to every message it
@@ -208,7 +227,7 @@ func (s *Server) Prepare(ctx context.Context, msg []byte, header http.Header) *C
 		return nil
 	}
 	c := &Call{id: w.ID}
-	meta, ok := s.decodeMeta(w.Params.Meta, &c.info)
+	meta, ok := s.meta.Decode(w.Params.Meta, &c.info)
 	if !ok {
 		return nil
 	}
@@ -245,11 +264,13 @@ func (s *Server) Prepare(ctx context.Context, msg []byte, header http.Header) *C
 	return c
 }
 
-// decodeMeta decodes a modern request's _meta into info and the mcp.Meta the
+// Decode decodes a modern request's _meta into info and the mcp.Meta the
 // handler gets (typed values, which mcp.Meta's accessors accept), reporting
-// false when the request is not a well-formed modern one or carries a key
-// the fast path does not know.
-func (s *Server) decodeMeta(raw map[string]json.RawMessage, info *server.RequestProtocolInfo) (*mcp.Meta, bool) {
+// false when the request is not a well-formed modern one (a legacy or
+// unsupported version, no client capabilities) or carries a key other than
+// the protocol version, client identity and capabilities, log level and
+// progress token: mcp-go must answer those.
+func (s *MetaDecoder) Decode(raw map[string]json.RawMessage, info *server.RequestProtocolInfo) (*mcp.Meta, bool) {
 	meta := &mcp.Meta{AdditionalFields: make(map[string]any, len(raw))}
 	for k, v := range raw {
 		var err error
