@@ -37,14 +37,21 @@ type Searcher interface {
 	Retrieve(ctx context.Context, req Request) (Response, error)
 }
 
+// GroupSearcher ranks tools for several queries in one pass (*Retriever
+// does; so does a wrapper around one). RetrieveGroups checks the queries
+// before it calls SearchGroups.
+type GroupSearcher interface {
+	SearchGroups(ctx context.Context, req Request, queries []string) (GroupResponse, error)
+}
+
 // RetrieveGroups ranks tools for several capability queries at once (an
 // agent asking for every capability its task needs, implied steps
 // included). Each query gets up to req.TopK results; a tool already
 // returned for an earlier query is left out of later groups, which are
 // filled from further down their own ranking. req.Query is ignored. A
-// *Retriever answers in one pass (one policy view, one scan of the
-// vector index for all queries); any other Searcher is asked once per
-// query.
+// GroupSearcher (a *Retriever) answers in one pass (one policy view, one
+// scan of the vector index for all queries); any other Searcher is asked
+// once per query.
 func RetrieveGroups(ctx context.Context, s Searcher, req Request, queries []string) (GroupResponse, error) {
 	if len(queries) == 0 {
 		return GroupResponse{}, errors.New("retrieve: no queries")
@@ -57,8 +64,8 @@ func RetrieveGroups(ctx context.Context, s Searcher, req Request, queries []stri
 			return GroupResponse{}, fmt.Errorf("retrieve: query %d is empty", i+1)
 		}
 	}
-	if r, ok := s.(*Retriever); ok {
-		return r.retrieveGroups(ctx, req, queries)
+	if g, ok := s.(GroupSearcher); ok {
+		return g.SearchGroups(ctx, req, queries)
 	}
 	topK := clampTopK(req.TopK)
 	var out GroupResponse
@@ -111,7 +118,9 @@ func hintFor(query string, results []Result) string {
 	return NoMatchHint(query)
 }
 
-func (r *Retriever) retrieveGroups(ctx context.Context, req Request, queries []string) (GroupResponse, error) {
+// SearchGroups implements GroupSearcher: the queries of RetrieveGroups
+// ranked in one pass.
+func (r *Retriever) SearchGroups(ctx context.Context, req Request, queries []string) (GroupResponse, error) {
 	if err := r.ensureSynced(ctx); err != nil {
 		return GroupResponse{}, err
 	}
