@@ -122,12 +122,28 @@ func (a *App) gate(h http.Handler) http.Handler {
 type retrieval struct{ a *App }
 
 func (s retrieval) Retrieve(ctx context.Context, req retrieve.Request) (retrieve.Response, error) {
-	loading := false
+	loading := s.before(ctx)
+	resp, err := s.a.Retriever.Retrieve(ctx, req)
+	resp.Loading = loading
+	return resp, err
+}
+
+// SearchGroups implements retrieve.GroupSearcher, so that several queries
+// keep the retriever's one-pass search.
+func (s retrieval) SearchGroups(ctx context.Context, req retrieve.Request, queries []string) (retrieve.GroupResponse, error) {
+	loading := s.before(ctx)
+	resp, err := s.a.Retriever.SearchGroups(ctx, req, queries)
+	resp.Loading = loading
+	return resp, err
+}
+
+// before runs ahead of every retrieval: the wait for the first load under
+// ServeWhileLoading (it reports whether the answer is given without it)
+// and the reload of call sequences that are old.
+func (s retrieval) before(ctx context.Context) (loading bool) {
 	if s.a.o.WhileLoading == ServeWhileLoading && s.a.firstUp.Load() {
 		loading = !s.a.waitLoaded(ctx, s.a.o.StartupWait)
 	}
 	s.a.maybeReloadCallSequences()
-	resp, err := s.a.Retriever.Retrieve(ctx, req)
-	resp.Loading = loading
-	return resp, err
+	return loading
 }
