@@ -43,21 +43,7 @@ func (c *countingStore) ListServers(ctx context.Context) ([]catalog.Server, erro
 func TestApplyReadsTheStoreOnce(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	sq, err := sqlite.Open(ctx, filepath.Join(dir, "tools.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sq.Close()
-	tools := []catalog.Tool{
-		{Server: "text", Name: "reverse", Description: "Reverse the characters of a string."},
-		{Server: "text", Name: "upper", Description: "Convert a string to upper case."},
-	}
-	for i := range tools {
-		catalog.Finalize(&tools[i])
-	}
-	if _, _, err := sq.ReplaceServerTools(ctx, catalog.Server{ID: "text"}, tools); err != nil {
-		t.Fatal(err)
-	}
+	sq := textStore(t, dir)
 	st := &countingStore{Store: sq}
 	env, err := config.FromEnv(func(string) string { return "" })
 	if err != nil {
@@ -95,4 +81,27 @@ func TestApplyReadsTheStoreOnce(t *testing.T) {
 	if n := st.tools.Load(); n != 1 {
 		t.Errorf("a retrieval read the store again (%d reads in all)", n)
 	}
+}
+
+// textStore is a real SQLite catalog in dir with two tools of server
+// "text" (reverse, upper); it is closed with the test.
+func textStore(t *testing.T, dir string) *sqlite.Store {
+	t.Helper()
+	ctx := context.Background()
+	sq, err := sqlite.Open(ctx, filepath.Join(dir, "tools.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sq.Close() })
+	tools := []catalog.Tool{
+		{Server: "text", Name: "reverse", Description: "Reverse the characters of a string."},
+		{Server: "text", Name: "upper", Description: "Convert a string to upper case."},
+	}
+	for i := range tools {
+		catalog.Finalize(&tools[i])
+	}
+	if _, _, err := sq.ReplaceServerTools(ctx, catalog.Server{ID: "text"}, tools); err != nil {
+		t.Fatal(err)
+	}
+	return sq
 }

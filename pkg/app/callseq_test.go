@@ -13,7 +13,6 @@ import (
 
 	"github.com/toolrag/mcp-gateway/pkg/app"
 	"github.com/toolrag/mcp-gateway/pkg/callseq"
-	"github.com/toolrag/mcp-gateway/pkg/catalog"
 	"github.com/toolrag/mcp-gateway/pkg/catalog/sqlite"
 	"github.com/toolrag/mcp-gateway/pkg/config"
 	"github.com/toolrag/mcp-gateway/pkg/embed"
@@ -43,21 +42,7 @@ func (u *unreadable) ListCallSequences(ctx context.Context) ([]callseq.Count, er
 func TestApplyLoadsCallSequences(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	sq, err := sqlite.Open(ctx, filepath.Join(dir, "tools.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sq.Close()
-	tools := []catalog.Tool{
-		{Server: "text", Name: "reverse", Description: "Reverse the characters of a string."},
-		{Server: "text", Name: "upper", Description: "Convert a string to upper case."},
-	}
-	for i := range tools {
-		catalog.Finalize(&tools[i])
-	}
-	if _, _, err := sq.ReplaceServerTools(ctx, catalog.Server{ID: "text"}, tools); err != nil {
-		t.Fatal(err)
-	}
+	sq := textStore(t, dir)
 	if err := sq.AddCallSequences(ctx, []callseq.Count{
 		{From: "text__reverse", To: "text__upper", N: 4, Day: callseq.Day(time.Now())},
 		{From: "text__upper", To: "gone__tool", N: 4, Day: callseq.Day(time.Now())},
