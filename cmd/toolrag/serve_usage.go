@@ -43,6 +43,8 @@ Environment variables (all optional; defaults in brackets):
   TOOL_RAG_HEALTHCHECK_INTERVAL, TOOL_RAG_HEALTHCHECK_TIMEOUT
                                          upstream probes, seconds [30, 5]
   TOOL_RAG_SHORTLIST_DESC_CHARS          description cap in find_tools, 0 = full [300]
+  TOOL_RAG_CALL_SEQUENCES                1: count "called after, in the same session" tool pairs for
+                                         related (tool ids and a day only; docs/retrieval.md) [0]
   TOOL_RAG_WITHOUT_AUTH                  1 disables authentication (trusted networks only) [0]
   TOOLRAG_LOG_LEVEL, TOOLRAG_LOG_FORMAT  debug|info|warn|error; text|json [info, text]
   TOOL_RAG_EMBEDDER                      builtin | url | bedrock | model2vec [builtin] (docs/embedders.md)
