@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -20,13 +19,9 @@ import (
 
 	"github.com/toolrag/mcp-gateway/internal/testenv"
 	"github.com/toolrag/mcp-gateway/pkg/auth"
-	"github.com/toolrag/mcp-gateway/pkg/catalog/sqlite"
 	"github.com/toolrag/mcp-gateway/pkg/config"
 	"github.com/toolrag/mcp-gateway/pkg/gateway"
-	"github.com/toolrag/mcp-gateway/pkg/retrieve"
 	"github.com/toolrag/mcp-gateway/pkg/session"
-	"github.com/toolrag/mcp-gateway/pkg/syncer"
-	"github.com/toolrag/mcp-gateway/pkg/upstream"
 )
 
 const fastKeys = fuzzKeys + `  - id: limited
@@ -51,26 +46,7 @@ func newFastPair(t testing.TB, up *server.MCPServer) *fastPair {
 	t.Helper()
 	ctx := context.Background()
 	log := slog.New(slog.DiscardHandler)
-	us := httptest.NewServer(server.NewStreamableHTTPServer(up))
-	t.Cleanup(us.Close)
-	mgr := upstream.NewManager(upstream.Options{CallTimeout: 10 * time.Second, Logger: log})
-	t.Cleanup(func() { mgr.Close() })
-	mgr.SetServers(map[string]upstream.ServerConfig{
-		"alpha": {Transport: upstream.TransportStreamableHTTP, URL: us.URL + "/mcp"},
-		"beta":  {Transport: upstream.TransportStreamableHTTP, URL: us.URL + "/mcp"},
-	})
-	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "tools.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	if rep, err := syncer.Run(ctx, syncer.Config{Upstreams: mgr, Store: st, Logger: log}); err != nil || rep.Synced != 2 {
-		t.Fatalf("sync: %v %+v", err, rep)
-	}
-	rt, err := retrieve.New(retrieve.Config{Tools: st, Logger: log})
-	if err != nil {
-		t.Fatal(err)
-	}
+	mgr, st, rt := syncedCatalog(t, up, 10*time.Second)
 	keys, err := config.ParseKeys("keys.yaml", []byte(fastKeys))
 	if err != nil {
 		t.Fatal(err)

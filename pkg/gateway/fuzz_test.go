@@ -103,28 +103,7 @@ func newTestGatewayWith(tb testing.TB, s *server.MCPServer, callTimeout time.Dur
 	tb.Helper()
 	ctx := context.Background()
 	log := slog.New(slog.DiscardHandler)
-	up := httptest.NewServer(server.NewStreamableHTTPServer(s))
-	tb.Cleanup(up.Close)
-
-	mgr := upstream.NewManager(upstream.Options{CallTimeout: callTimeout, Logger: log})
-	tb.Cleanup(func() { mgr.Close() })
-	mgr.SetServers(map[string]upstream.ServerConfig{
-		"alpha": {Transport: upstream.TransportStreamableHTTP, URL: up.URL + "/mcp"},
-		"beta":  {Transport: upstream.TransportStreamableHTTP, URL: up.URL + "/mcp"},
-	})
-	st, err := sqlite.Open(ctx, filepath.Join(tb.TempDir(), "tools.db"))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { st.Close() })
-	rep, err := syncer.Run(ctx, syncer.Config{Upstreams: mgr, Store: st, Logger: log})
-	if err != nil || rep.Synced != 2 {
-		tb.Fatalf("sync: %v %+v", err, rep)
-	}
-	rt, err := retrieve.New(retrieve.Config{Tools: st, Logger: log})
-	if err != nil {
-		tb.Fatal(err)
-	}
+	mgr, st, rt := syncedCatalog(tb, s, callTimeout)
 	sessions := session.NewMemory()
 	gc := gateway.Config{Catalog: st, Upstreams: mgr, Retriever: rt, Sessions: sessions, Logger: log}
 	if cfg != nil {
@@ -372,4 +351,34 @@ func TestMCPEntryHarness(t *testing.T) {
 			}
 		})
 	}
+}
+
+// syncedCatalog serves s over Streamable HTTP as the upstreams "alpha"
+// and "beta" and syncs their tools into a SQLite catalog: the upstream
+// manager, the catalog and a retriever over it.
+func syncedCatalog(tb testing.TB, s *server.MCPServer, callTimeout time.Duration) (*upstream.Manager, *sqlite.Store, *retrieve.Retriever) {
+	tb.Helper()
+	ctx := context.Background()
+	log := slog.New(slog.DiscardHandler)
+	up := httptest.NewServer(server.NewStreamableHTTPServer(s))
+	tb.Cleanup(up.Close)
+	mgr := upstream.NewManager(upstream.Options{CallTimeout: callTimeout, Logger: log})
+	tb.Cleanup(func() { mgr.Close() })
+	mgr.SetServers(map[string]upstream.ServerConfig{
+		"alpha": {Transport: upstream.TransportStreamableHTTP, URL: up.URL + "/mcp"},
+		"beta":  {Transport: upstream.TransportStreamableHTTP, URL: up.URL + "/mcp"},
+	})
+	st, err := sqlite.Open(ctx, filepath.Join(tb.TempDir(), "tools.db"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { st.Close() })
+	if rep, err := syncer.Run(ctx, syncer.Config{Upstreams: mgr, Store: st, Logger: log}); err != nil || rep.Synced != 2 {
+		tb.Fatalf("sync: %v %+v", err, rep)
+	}
+	rt, err := retrieve.New(retrieve.Config{Tools: st, Logger: log})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return mgr, st, rt
 }
