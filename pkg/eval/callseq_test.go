@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"path/filepath"
 	"testing"
 	"text/tabwriter"
 
@@ -48,15 +47,7 @@ func TestSimulateSequences(t *testing.T) {
 // measured: workflows that recur) and held out (2-fold by task: the
 // sequences of the other half only).
 func TestCallSequencesDev(t *testing.T) {
-	dir := realMCPDir(t)
-	ds, err := LoadDataset(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tasks, err := LoadTasks(filepath.Join(dir, "tasks.jsonl"), ds)
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir, ds, tasks := realMCPSet(t)
 	if !*callSeqDev {
 		return
 	}

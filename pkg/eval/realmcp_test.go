@@ -64,15 +64,7 @@ func realMCPDir(t *testing.T) string {
 // TestRealMCPDevSet checks the DEV set loads (every relevant tool exists)
 // and, with -eval.realmcp, prints the task-mode and agent-mode tables.
 func TestRealMCPDevSet(t *testing.T) {
-	dir := realMCPDir(t)
-	ds, err := LoadDataset(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tasks, err := LoadTasks(filepath.Join(dir, "tasks.jsonl"), ds)
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir, ds, tasks := realMCPSet(t)
 	if len(ds.Tools) != 813 || len(ds.Queries) < 200 || len(tasks) < 40 {
 		t.Fatalf("DEV set: %d tools, %d queries, %d tasks", len(ds.Tools), len(ds.Queries), len(tasks))
 	}
@@ -126,15 +118,7 @@ func TestDumpMatchSignals(t *testing.T) {
 	if *calibDump == "" {
 		t.Skip("set -eval.calibdump")
 	}
-	dir := realMCPDir(t)
-	ds, err := LoadDataset(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tasks, err := LoadTasks(filepath.Join(dir, "tasks.jsonl"), ds)
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir, ds, tasks := realMCPSet(t)
 	var singles []Query
 	for _, q := range ds.Queries {
 		if q.Set == "docker_mcp_registry" {
@@ -324,4 +308,19 @@ func TestWriteMCPAgentDevErrors(t *testing.T) {
 		ds.Queries[1].Set != "task" || !slices.Equal(ds.Queries[1].Relevant, []string{"a__x", "a__y"}) {
 		t.Errorf("queries %+v", ds.Queries)
 	}
+}
+
+// realMCPSet builds the real-MCP DEV set (realMCPDir) and loads its
+// queries and multi-tool tasks.
+func realMCPSet(t *testing.T) (dir string, ds *Dataset, tasks []Task) {
+	t.Helper()
+	dir = realMCPDir(t)
+	ds, err := LoadDataset(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tasks, err = LoadTasks(filepath.Join(dir, "tasks.jsonl"), ds); err != nil {
+		t.Fatal(err)
+	}
+	return dir, ds, tasks
 }
