@@ -27,6 +27,7 @@ func init() {
 		fs.IntVar(&o.Threads, "threads", 0, "worker goroutines (default GOMAXPROCS)")
 		fs.Float64Var(&o.HashWeight, "hash-weight", 0, "weight of the hashing features the model is trained next to and served with (default 0.5, as the builtin embedder; negative: the model alone)")
 		fs.StringVar(&o.WordNetDir, "wordnet", "", "WordNet 3.0 database folder for extra word-relation pairs (e.g. /usr/share/wordnet)")
+		fs.IntVar(&o.WordTokens, "word-tokens", 0, "add the training text's words used at least this often that the base vocabulary splits into pieces as whole tokens (default 0: none)")
 		dtype := fs.String("dtype", "i8", "stored table type: f32, f16 or i8")
 		exclude := fs.String("exclude", strings.Join(train.DevDatasets, ","), "comma-separated dataset folders to leave out (default: the real-MCP DEV datasets; \"\" for none)")
 		var extra []string

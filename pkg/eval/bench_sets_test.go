@@ -4,10 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
+	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -26,6 +27,7 @@ var (
 	devHoldOut   = flag.Float64("eval.dev.holdout", 0, "with -eval.dev: share of labelled tools whose pairs become queries (default 0.1, pkg/train's split; 1: all pairs)")
 	devQueries   = flag.String("eval.dev.queries", "", "with -eval.dev: comma-separated training datasets the queries come from (default all)")
 	devBySet     = flag.Bool("eval.byset", false, "with -eval.dev: also print the figures of each training dataset")
+	perQueryOut  = flag.String("eval.perquery", "", "write every query's ranking of every configuration to this JSONL file (eval.QueryResult)")
 	extraConfigs = flag.String("eval.json", "", `extra configurations as JSON, e.g. [{"Name":"kw0.5","Weights":{"Semantic":1,"Keyword":0.5}}]; "Embedder":"hashing" picks the hashing embedder`)
 )
 
@@ -144,22 +146,37 @@ func TestDevSet(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("DEV set: %d tools, %d servers, %d queries %v", info.Tools, info.Servers, info.Queries, info.ByDataset)
-	reps, err := Ablation(context.Background(), Options{Dataset: dir}, selectedConfigs(t), os.Stdout)
+	reps, err := Ablation(context.Background(), Options{Dataset: dir, PerQuery: perQuery(t)}, selectedConfigs(t), os.Stdout)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if *devBySet {
-		for _, r := range reps {
-			var names []string
-			for n := range r.BySet {
-				names = append(names, n)
-			}
-			sort.Strings(names)
-			var rows []Report
-			for _, n := range names {
-				rows = append(rows, Report{Dataset: n, Config: r.Config, Metrics: r.BySet[n]})
-			}
-			PrintReports(os.Stdout, rows)
-		}
+	printBySet(reps)
+}
+
+// printBySet prints each report's per-set rows with -eval.byset.
+func printBySet(reps []Report) {
+	if !*devBySet {
+		return
 	}
+	for _, r := range reps {
+		var rows []Report
+		for _, n := range slices.Sorted(maps.Keys(r.BySet)) {
+			rows = append(rows, Report{Dataset: n, Config: r.Config, Metrics: r.BySet[n]})
+		}
+		PrintReports(os.Stdout, rows)
+	}
+}
+
+// perQuery opens -eval.perquery (nil when unset); the file is closed
+// when the test ends.
+func perQuery(t *testing.T) io.Writer {
+	if *perQueryOut == "" {
+		return nil
+	}
+	f, err := os.Create(*perQueryOut)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	return f
 }

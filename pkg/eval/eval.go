@@ -8,6 +8,7 @@ package eval
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -60,6 +61,21 @@ type Options struct {
 	// Progress, when set, receives a line per step of a long run
 	// (loading, each configuration, every 10 % of the queries).
 	Progress io.Writer
+	// PerQuery, when set, receives one JSON line per query and
+	// configuration (QueryResult), for looking into what a configuration
+	// misses.
+	PerQuery io.Writer
+}
+
+// QueryResult is one query's ranking under one configuration, as
+// Options.PerQuery writes it.
+type QueryResult struct {
+	Config   string   `json:"config"`
+	ID       string   `json:"id"`
+	Set      string   `json:"set,omitempty"`
+	Query    string   `json:"query"`
+	Relevant []string `json:"relevant"`
+	Ranked   []string `json:"ranked"`
 }
 
 // Report is the outcome of one configuration on one dataset.
@@ -88,6 +104,7 @@ type env struct {
 	indexes map[string]*built // by embedder model id
 	// progress receives progress lines (nil: none).
 	progress io.Writer
+	perQuery *json.Encoder // nil: Options.PerQuery not set
 }
 
 type built struct {
@@ -123,6 +140,9 @@ func open(ctx context.Context, opts Options) (*env, error) {
 	e := &env{ds: ds, dir: dir, st: st, topK: opts.TopK, indexes: map[string]*built{}, progress: opts.Progress}
 	if e.topK <= 0 {
 		e.topK = 10
+	}
+	if opts.PerQuery != nil {
+		e.perQuery = json.NewEncoder(opts.PerQuery)
 	}
 	if err := src.Load(ctx, ds, st); err != nil {
 		e.close()
@@ -188,6 +208,11 @@ func (e *env) run(ctx context.Context, c Config) (Report, error) {
 			ranked[i] = res.Tool.ID
 		}
 		acc.add(ranked, q.Relevant, q.Groups)
+		if e.perQuery != nil {
+			if err := e.perQuery.Encode(QueryResult{Config: c.Name, ID: q.ID, Set: q.Set, Query: q.Query, Relevant: q.Relevant, Ranked: ranked}); err != nil {
+				return rep, fmt.Errorf("eval: writing the per-query results: %w", err)
+			}
+		}
 		if q.Set != "" {
 			a := bySet[q.Set]
 			if a == nil {

@@ -73,9 +73,11 @@ func TestRealMCPDevSet(t *testing.T) {
 	}
 	ctx := context.Background()
 	configs := selectedAgentConfigs(t)
-	if _, err := Ablation(ctx, Options{Dataset: dir, TopK: 10}, configs, os.Stdout); err != nil {
+	reps, err := Ablation(ctx, Options{Dataset: dir, TopK: 10, PerQuery: perQuery(t)}, configs, os.Stdout)
+	if err != nil {
 		t.Fatal(err)
 	}
+	printBySet(reps)
 	var singles []Query
 	for _, q := range ds.Queries {
 		if q.Set == "docker_mcp_registry" {
@@ -262,9 +264,11 @@ func TestMCPAgentDevSet(t *testing.T) {
 	if !*mcpAgentDev {
 		return
 	}
-	if _, err := Ablation(context.Background(), Options{Dataset: dir, TopK: 10}, selectedAgentConfigs(t), os.Stdout); err != nil {
+	reps, err := Ablation(context.Background(), Options{Dataset: dir, TopK: 10, PerQuery: perQuery(t)}, selectedAgentConfigs(t), os.Stdout)
+	if err != nil {
 		t.Fatal(err)
 	}
+	printBySet(reps)
 }
 
 // TestWriteMCPAgentDevErrors: a pair naming a tool the folder lacks, or a

@@ -66,6 +66,10 @@ type Options struct {
 	WordNetPerEpoch int
 	HoldOut         float64 // share of labelled tools held out per dataset; 0.1 (negative: none)
 	MinCount        int     // minimum uses of a token to keep it; 2
+	// WordTokens, when positive, adds to the base vocabulary every word
+	// of the training text used at least WordTokens times that the base
+	// tokenizer splits into several pieces; 0: none.
+	WordTokens int
 	SVDDim          int     // dimensions of the LSA (SVD) part of the init; Dim/2 (negative: none)
 	DType           model2vec.DType
 	Exclude         []string // dataset folders to leave out

@@ -83,6 +83,17 @@ func Train(ctx context.Context, opts Options, logw io.Writer) (*Result, error) {
 	for _, p := range trainPairs {
 		vocabText = append(vocabText, p.Query)
 	}
+	if opts.WordTokens > 0 {
+		words, added := addWords(base, vocabText, opts.WordTokens)
+		j, err := model2vec.WordPieceJSON(words, base.Token(base.UnkID()))
+		if err == nil {
+			base, err = model2vec.ParseTokenizer(j)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("train: vocabulary: adding words: %w", err)
+		}
+		logf("vocabulary: %d whole words added to the base tokens (min count %d)", added, opts.WordTokens)
+	}
 	vocab, err := pruneVocab(base, vocabText, opts.MinCount)
 	if err != nil {
 		return nil, fmt.Errorf("train: vocabulary: %w", err)

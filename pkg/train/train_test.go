@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -304,6 +305,27 @@ func TestPruneVocab(t *testing.T) {
 		if !want[g] {
 			t.Fatalf("unexpected token %q in %q", g, got)
 		}
+	}
+}
+
+// TestAddWords: words the base vocabulary splits into pieces and the text
+// uses often enough become whole tokens, after the base tokens; single
+// pieces, rare words and words with fewer than three letters do not.
+func TestAddWords(t *testing.T) {
+	vocab := []string{"[PAD]", "[UNK]", "help", "##ful", "del", "##ete", "x", "##2", "h", "##e", "##l", "##p"}
+	j, _ := model2vec.WordPieceJSON(vocab, "[UNK]")
+	base, _ := model2vec.ParseTokenizer(j)
+	texts := []string{"Delete helpful help", "delete, delete! x2 x2 x2", "helpful"}
+	got, added := addWords(base, texts, 2)
+	want := append(slices.Clone(vocab), "delete", "helpful")
+	if added != 2 || !slices.Equal(got, want) {
+		t.Fatalf("addWords = %q (%d added), want %q", got, added, want)
+	}
+	// The extended vocabulary tokenizes the added word whole.
+	j, _ = model2vec.WordPieceJSON(got, "[UNK]")
+	ext, _ := model2vec.ParseTokenizer(j)
+	if ids := ext.Encode("delete"); len(ids) != 1 || ext.Token(ids[0]) != "delete" {
+		t.Errorf("extended tokenizer splits delete into %v", ids)
 	}
 }
 

@@ -2,7 +2,10 @@ package train
 
 import (
 	"fmt"
+	"regexp"
 	"sort"
+	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/toolrag/mcp-gateway/pkg/model2vec"
@@ -81,4 +84,52 @@ func isSingleChar(s string) bool {
 		s = s[2:]
 	}
 	return utf8.RuneCountInString(s) == 1
+}
+
+// addWords returns the base tokenizer's vocabulary plus the words of the
+// training text that it splits into several pieces and that occur at
+// least minCount times, so that such words ("delete", "upload",
+// "workflow": several pieces in BERT's vocabulary) get a vector of their
+// own instead of sharing their pieces' with unrelated words. Words are
+// lower-case runs of letters and digits with at least three letters,
+// as BERT's basic tokenizer cuts them; the result is sorted by the
+// base order, then the added words by falling count (ties by string).
+func addWords(base *model2vec.Tokenizer, texts []string, minCount int) (vocab []string, added int) {
+	counts := map[string]int{}
+	for _, t := range texts {
+		for _, w := range wordRE.FindAllString(strings.ToLower(t), -1) {
+			counts[w]++
+		}
+	}
+	var words []string
+	for w, n := range counts {
+		if n < minCount || letters(w) < 3 || len(base.Encode(w)) < 2 {
+			continue
+		}
+		words = append(words, w)
+	}
+	sort.Slice(words, func(i, j int) bool {
+		if counts[words[i]] != counts[words[j]] {
+			return counts[words[i]] > counts[words[j]]
+		}
+		return words[i] < words[j]
+	})
+	for id := 0; id < base.VocabSize(); id++ {
+		if tok := base.Token(id); tok != "" {
+			vocab = append(vocab, tok)
+		}
+	}
+	return append(vocab, words...), len(words)
+}
+
+var wordRE = regexp.MustCompile(`[\p{L}\p{N}]+`)
+
+func letters(w string) int {
+	n := 0
+	for _, r := range w {
+		if unicode.IsLetter(r) {
+			n++
+		}
+	}
+	return n
 }
