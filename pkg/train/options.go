@@ -70,9 +70,9 @@ type Options struct {
 	// of the training text used at least WordTokens times that the base
 	// tokenizer splits into several pieces; 0: none.
 	WordTokens int
-	SVDDim          int     // dimensions of the LSA (SVD) part of the init; Dim/2 (negative: none)
-	DType           model2vec.DType
-	Exclude         []string // dataset folders to leave out
+	SVDDim     int // dimensions of the LSA (SVD) part of the init; Dim/2 (negative: none)
+	DType      model2vec.DType
+	Exclude    []string // dataset folders to leave out
 	// HashWeight trains the table as the residual over the hashing
 	// embedder's features at this weight: scores are those of the fused
 	// embedding embed.NewBuiltinWith(BuiltinConfig{HashWeight: w}) serves
