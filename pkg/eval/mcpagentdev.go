@@ -16,6 +16,31 @@ import (
 // so for it they are agent-style queries over 46 real MCP servers it was
 // not trained on; for a model trained with mcpagent they are not DEV data.
 func WriteMCPAgentDev(srcDir, outDir string) error {
+	return WriteMCPAgentDevPhrased(srcDir, outDir, nil)
+}
+
+// ToolRequestPhrasings are ways agents word a capability query as a
+// request for a tool; PhraseAsToolRequest applies them in turn.
+var ToolRequestPhrasings = []string{
+	"find a tool to %s",
+	"a tool that can %s",
+	"I need a tool which can %s",
+	"is there an API that lets me %s",
+	"tool for: %s",
+}
+
+// PhraseAsToolRequest words the i-th capability query q as a request for
+// a tool (ToolRequestPhrasings[i mod n]).
+func PhraseAsToolRequest(q string, i int) string {
+	if q != "" {
+		q = strings.ToLower(q[:1]) + q[1:]
+	}
+	return fmt.Sprintf(ToolRequestPhrasings[i%len(ToolRequestPhrasings)], q)
+}
+
+// WriteMCPAgentDevPhrased is WriteMCPAgentDev with each single-tool
+// query rewritten by phrase (its running number as i; nil: as written).
+func WriteMCPAgentDevPhrased(srcDir, outDir string, phrase func(q string, i int) string) error {
 	if err := os.MkdirAll(outDir, 0o755); err != nil {
 		return fmt.Errorf("eval: %w", err)
 	}
@@ -69,12 +94,14 @@ func WriteMCPAgentDev(srcDir, outDir string) error {
 			}
 			rel = append(rel, gid)
 		}
-		set := "single"
+		set, q := "single", strings.TrimSpace(p.Query)
 		if len(rel) > 1 {
 			set = "task"
+		} else if phrase != nil {
+			q = phrase(q, n)
 		}
 		n++
-		return qenc.Encode(Query{ID: fmt.Sprintf("ma%04d", n), Query: strings.TrimSpace(p.Query), Relevant: rel, Set: set})
+		return qenc.Encode(Query{ID: fmt.Sprintf("ma%04d", n), Query: q, Relevant: rel, Set: set})
 	})
 	if err != nil {
 		return err

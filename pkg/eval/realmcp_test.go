@@ -242,8 +242,9 @@ func handWrittenTasks(t *testing.T, set string, ds *Dataset) []Task {
 }
 
 var (
-	mcpAgentDev    = flag.Bool("eval.mcpagent", false, "run the task-mode ablation on the agent-query DEV set (pkg/train/mcpagent; DEV only for a model not trained on it)")
-	mcpAgentDevDir = flag.String("eval.mcpagent.dir", filepath.Join("..", "train", "mcpagent"), "the folder (tools.jsonl, pairs.jsonl) -eval.mcpagent reads, e.g. a held-out-by-server part of pkg/train/mcpagent")
+	mcpAgentDev     = flag.Bool("eval.mcpagent", false, "run the task-mode ablation on the agent-query DEV set (pkg/train/mcpagent; DEV only for a model not trained on it)")
+	mcpAgentPhrased = flag.Bool("eval.mcpagent.toolrequest", false, "with -eval.mcpagent: word every single-tool query as a request for a tool (PhraseAsToolRequest)")
+	mcpAgentDevDir  = flag.String("eval.mcpagent.dir", filepath.Join("..", "train", "mcpagent"), "the folder (tools.jsonl, pairs.jsonl) -eval.mcpagent reads, e.g. a held-out-by-server part of pkg/train/mcpagent")
 )
 
 // TestMCPAgentDevSet checks that pkg/train/mcpagent converts into a DEV
@@ -251,7 +252,11 @@ var (
 // is one capability query as an agent sends it to find_tools).
 func TestMCPAgentDevSet(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "mcpagent")
-	if err := WriteMCPAgentDev(*mcpAgentDevDir, dir); err != nil {
+	var phrase func(string, int) string
+	if *mcpAgentPhrased {
+		phrase = PhraseAsToolRequest
+	}
+	if err := WriteMCPAgentDevPhrased(*mcpAgentDevDir, dir, phrase); err != nil {
 		t.Fatal(err)
 	}
 	ds, err := LoadDataset(dir)

@@ -307,3 +307,22 @@ func TestCompoundSplit(t *testing.T) {
 		t.Errorf("without compounds: %v already has cam__capture first: the case proves nothing", got)
 	}
 }
+
+// TestToolRequestPhrasing: a capability asked for as a tool ("find a tool
+// to …") ranks like the capability itself; ranked as written, "find"
+// reads as the action and the search tool comes first.
+func TestToolRequestPhrasing(t *testing.T) {
+	on := keywordRetriever(t, retrieve.Config{})
+	off := keywordRetriever(t, retrieve.Config{Experimental: retrieve.Experimental{KeepToolRequest: true}})
+	for _, c := range []struct{ query, want string }{
+		{"find a tool to remove an issue", "issues__delete_issue"},
+		{"look for a tool to halt the browser screencast", "browser__screencast_stop"},
+	} {
+		if got := top(t, on, c.query, 3); len(got) == 0 || got[0] != c.want {
+			t.Errorf("%q: top %v, want %s first", c.query, got, c.want)
+		}
+		if got := top(t, off, c.query, 3); len(got) > 0 && got[0] == c.want {
+			t.Errorf("%q kept as written: %s is first already (%v): the case proves nothing", c.query, c.want, got)
+		}
+	}
+}

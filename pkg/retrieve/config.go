@@ -156,6 +156,10 @@ type Experimental struct {
 	// whose words a tool holds leans on the keyword side, one no tool
 	// matches word for word on the dense side. Zero: off.
 	SemanticCoverage float64
+	// KeepToolRequest ranks a query as written; by default a request
+	// for a tool around the capability ("find a tool to …", "… tool")
+	// is taken off first (toolrequest.go).
+	KeepToolRequest bool
 	// Calibration maps a result's MatchSignals to its Match level (zero
 	// value: DefaultCalibration).
 	Calibration Calibration

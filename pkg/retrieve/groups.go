@@ -177,6 +177,9 @@ func (r *Retriever) rankAll(ctx context.Context, snap *visibleCorpus, dense *den
 	spans := make([][2]int, len(queries))
 	for i, q := range queries {
 		start := len(flat)
+		if !r.cfg.KeepToolRequest {
+			q = stripToolRequest(q)
+		}
 		flat = append(flat, q)
 		if r.cfg.Decompose {
 			if parts := Decompose(q); len(parts) > 1 {
