@@ -235,6 +235,19 @@ func (e *env) runAgent(ctx context.Context, c Config, tasks []Task) (AgentReport
 			}
 			return float64(n) / float64(len(rel)), n == len(rel)
 		}
+		if e.perQuery != nil {
+			res := AgentTaskResult{Config: c.Name, ID: t.ID, Set: t.Set, Task: t.Task, Relevant: t.Relevant}
+			for _, g := range groups.Groups {
+				var ids []string
+				for _, r := range g.Results {
+					ids = append(ids, r.Tool.ID)
+				}
+				res.Groups = append(res.Groups, AgentGroupResult{Query: g.Query, Ranked: ids})
+			}
+			if err := e.perQuery.Encode(res); err != nil {
+				return rep, fmt.Errorf("eval: writing the per-task results: %w", err)
+			}
+		}
 		ar, all := share(union)
 		rr, allRel := share(withRel)
 		acc.add(taskRecall, ar, rr, all, allRel, len(union), len(withRel))
@@ -267,6 +280,23 @@ func (e *env) runAgent(ctx context.Context, c Config, tasks []Task) (AgentReport
 		}
 	}
 	return rep, nil
+}
+
+// AgentTaskResult is one agent-mode task under one configuration, as
+// Options.PerQuery writes it: each capability query's ranking.
+type AgentTaskResult struct {
+	Config   string             `json:"config"`
+	ID       string             `json:"id"`
+	Set      string             `json:"set,omitempty"`
+	Task     string             `json:"task"`
+	Relevant []string           `json:"relevant"`
+	Groups   []AgentGroupResult `json:"groups"`
+}
+
+// AgentGroupResult is one capability query of an AgentTaskResult.
+type AgentGroupResult struct {
+	Query  string   `json:"query"`
+	Ranked []string `json:"ranked"`
 }
 
 // PrintAgentReports writes agent-mode reports as a table (per set, then

@@ -73,7 +73,8 @@ func TestRealMCPDevSet(t *testing.T) {
 	}
 	ctx := context.Background()
 	configs := selectedAgentConfigs(t)
-	reps, err := Ablation(ctx, Options{Dataset: dir, TopK: 10, PerQuery: perQuery(t)}, configs, os.Stdout)
+	pq := perQuery(t)
+	reps, err := Ablation(ctx, Options{Dataset: dir, TopK: 10, PerQuery: pq}, configs, os.Stdout)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +86,7 @@ func TestRealMCPDevSet(t *testing.T) {
 		}
 	}
 	all := append(SingleTasks(singles), tasks...)
-	if _, err := RunAgent(ctx, Options{Dataset: dir, TopK: 5}, all, configs, os.Stdout); err != nil {
+	if _, err := RunAgent(ctx, Options{Dataset: dir, TopK: 5, PerQuery: pq}, all, configs, os.Stdout); err != nil {
 		t.Fatal(err)
 	}
 }
