@@ -14,14 +14,16 @@ import (
 
 var (
 	// A leading request for a tool: an optional asking verb or phrase,
-	// an optional article, the tool word, and the linking words.
+	// an optional article, the tool word, and the linking words (without
+	// them the words are the query's own: "get tool details", "search
+	// tools by name").
 	toolRequestHead = regexp.MustCompile(`(?i)^\s*(?:please\s+)?` +
 		`(?:(?:find|search\s+for|search|look\s+for|look\s+up|get|give\s+me|show\s+me|suggest|recommend|use|i\s+need|i\s+want|we\s+need|need|is\s+there|are\s+there|any|which|what)\s+)?` +
 		`(?:an?\s+|the\s+|some\s+|one\s+)?(?:mcp\s+)?` +
 		`(?:tools?|functions?|apis?|endpoints?|capabilit(?:y|ies)|methods?)\b` +
 		`\s*(?::|-|` +
 		`(?:that|which)\s+(?:can|could|will|would|should|does|do|is\s+able\s+to|are\s+able\s+to|lets?\s+(?:me|us)|allows?\s+(?:me\s+|us\s+)?to|helps?\s+(?:me\s+|us\s+)?(?:to\s+)?)|` +
-		`to|for|capable\s+of|able\s+to|i\s+can\s+use\s+to|we\s+can\s+use\s+to)?\s+`)
+		`to|for|capable\s+of|able\s+to|i\s+can\s+use\s+to|we\s+can\s+use\s+to)(?:\s*:)?\s+`)
 	// A trailing tool word after a content word: "web search tool" (not
 	// "find a tool").
 	toolRequestTail = regexp.MustCompile(`(?i)\s+(?:tools?|functions?)\s*[?.!]*\s*$`)
