@@ -44,7 +44,8 @@ var verbFamilies = map[string]string{
 }
 
 // queryVerb returns the family of the first action verb among the first
-// three words of a capability query ("please create a coupon" → create).
+// three words of a capability query ("please create a coupon" → create);
+// a question without one reads ("which coupons exist" → read).
 func queryVerb(words []string) string {
 	n := 0
 	for _, w := range words {
@@ -58,7 +59,19 @@ func queryVerb(words []string) string {
 			break
 		}
 	}
+	if len(words) > 0 && questionWords[words[0]] {
+		return verbRead
+	}
 	return verbNone
+}
+
+// questionWords start a question; a question with no action verb asks to
+// read ("which brands exist", "who owns this repo", "is there a
+// coupon for …").
+var questionWords = map[string]bool{
+	"which": true, "what": true, "whats": true, "who": true, "whom": true, "whose": true, "where": true,
+	"when": true, "how": true, "is": true, "are": true, "was": true, "were": true, "does": true,
+	"do": true, "did": true, "has": true, "have": true, "had": true,
 }
 
 // verbAgreement is +1 when the query's and the tool's action families
