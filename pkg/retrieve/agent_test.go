@@ -98,6 +98,8 @@ func TestVerbAgreement(t *testing.T) {
 		{"show me the coupons", "payments__list_coupons", "payments__create_coupon"},
 		{"start recording the browser screencast", "browser__screencast_start", "browser__screencast_stop"},
 		{"stop the browser screencast", "browser__screencast_stop", "browser__screencast_start"},
+		// A phrasal verb counts as a whole.
+		{"turn off the browser screencast", "browser__screencast_stop", "browser__screencast_start"},
 		// A question without an action verb reads.
 		{"what issues mention the login bug", "issues__search_issues", "issues__delete_issue"},
 	}

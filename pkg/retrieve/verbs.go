@@ -44,13 +44,19 @@ var verbFamilies = map[string]string{
 }
 
 // queryVerb returns the family of the first action verb among the first
-// three words of a capability query ("please create a coupon" → create);
+// three words of a capability query ("please create a coupon" → create;
+// "set up a project" → create: a phrasal verb counts as a whole);
 // a question without one reads ("which coupons exist" → read).
 func queryVerb(words []string) string {
 	n := 0
-	for _, w := range words {
+	for i, w := range words {
 		if stopWords[w] {
 			continue
+		}
+		if i+1 < len(words) {
+			if f, ok := phrasalVerbs[w+" "+words[i+1]]; ok {
+				return f
+			}
 		}
 		if f, ok := verbFamilies[w]; ok {
 			return f
@@ -63,6 +69,18 @@ func queryVerb(words []string) string {
 		return verbRead
 	}
 	return verbNone
+}
+
+// phrasalVerbs are verbs whose particle decides the family ("set up" a
+// project creates it, "turn off" stops, "get rid of" deletes).
+var phrasalVerbs = map[string]string{
+	"set up": verbCreate, "spin up": verbCreate, "sign up": verbCreate, "back up": verbCreate, "write down": verbCreate,
+	"turn on": verbStart, "switch on": verbStart, "start up": verbStart, "boot up": verbStart, "power on": verbStart,
+	"turn off": verbStop, "switch off": verbStop, "shut down": verbStop, "power off": verbStop, "call off": verbStop,
+	"get rid": verbDelete, "clean up": verbDelete, "tear down": verbDelete, "take down": verbDelete,
+	"throw away": verbDelete, "wipe out": verbDelete, "take out": verbDelete,
+	"look up": verbRead, "find out": verbRead,
+	"fill in": verbUpdate, "fill out": verbUpdate, "tick off": verbUpdate, "check off": verbUpdate, "cross off": verbUpdate,
 }
 
 // questionWords start a question; a question with no action verb asks to
