@@ -87,7 +87,7 @@ var phrasalVerbs = map[string]string{
 // read ("which brands exist", "who owns this repo", "is there a
 // coupon for …").
 var questionWords = map[string]bool{
-	"which": true, "what": true, "whats": true, "who": true, "whom": true, "whose": true, "where": true,
+	"which": true, "what": true, "whats": true, "why": true, "who": true, "whom": true, "whose": true, "where": true,
 	"when": true, "how": true, "is": true, "are": true, "was": true, "were": true, "does": true,
 	"do": true, "did": true, "has": true, "have": true, "had": true,
 }
