@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -59,6 +60,23 @@ func SingleTasks(qs []Query) []Task {
 	out := make([]Task, len(qs))
 	for i, q := range qs {
 		out[i] = Task{ID: q.ID, Task: q.Query, Queries: []string{q.Query}, Relevant: q.Relevant, Set: q.Set}
+	}
+	return out
+}
+
+// PhraseTasksAsToolRequests returns tasks with every capability query
+// worded as a request for a tool (PhraseAsToolRequest, numbered across
+// the tasks); the task text is left as it is.
+func PhraseTasksAsToolRequests(tasks []Task) []Task {
+	out := make([]Task, len(tasks))
+	n := 0
+	for i, t := range tasks {
+		t.Queries = slices.Clone(t.Queries)
+		for j, q := range t.Queries {
+			t.Queries[j] = PhraseAsToolRequest(q, n)
+			n++
+		}
+		out[i] = t
 	}
 	return out
 }

@@ -3,6 +3,7 @@ package eval
 import (
 	"bytes"
 	"context"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -53,5 +54,24 @@ func TestDecomposedTasks(t *testing.T) {
 	ts := DecomposedTasks([]Query{{ID: "a", Query: "Find the weather in Paris. Then email it to Bob.", Relevant: []string{"x"}}, {ID: "b", Query: "weather", Relevant: []string{"y"}}})
 	if len(ts[0].Queries) != 2 || len(ts[1].Queries) != 1 || ts[1].Queries[0] != "weather" {
 		t.Errorf("DecomposedTasks: %+v", ts)
+	}
+}
+
+// TestPhraseTasksAsToolRequests: every capability query is worded as a
+// request for a tool, in turn; the task text and the input stay as they are.
+func TestPhraseTasksAsToolRequests(t *testing.T) {
+	in := []Task{{ID: "a", Task: "Do x and y", Queries: []string{"Do x", "do y"}}, {ID: "b", Task: "z", Queries: []string{"z"}}}
+	out := PhraseTasksAsToolRequests(in)
+	want := [][]string{{PhraseAsToolRequest("Do x", 0), PhraseAsToolRequest("do y", 1)}, {PhraseAsToolRequest("z", 2)}}
+	for i := range out {
+		if !slices.Equal(out[i].Queries, want[i]) || out[i].Task != in[i].Task {
+			t.Errorf("task %d: %+v, want queries %q", i, out[i], want[i])
+		}
+	}
+	if in[0].Queries[0] != "Do x" {
+		t.Errorf("the input was changed: %q", in[0].Queries)
+	}
+	if got := PhraseAsToolRequest("Do x", 0); got != "find a tool to do x" {
+		t.Errorf("PhraseAsToolRequest = %q", got)
 	}
 }

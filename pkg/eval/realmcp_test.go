@@ -86,10 +86,15 @@ func TestRealMCPDevSet(t *testing.T) {
 		}
 	}
 	all := append(SingleTasks(singles), tasks...)
+	if *realMCPPhrased {
+		all = PhraseTasksAsToolRequests(all)
+	}
 	if _, err := RunAgent(ctx, Options{Dataset: dir, TopK: 5, PerQuery: pq}, all, configs, os.Stdout); err != nil {
 		t.Fatal(err)
 	}
 }
+
+var realMCPPhrased = flag.Bool("eval.realmcp.toolrequest", false, "with -eval.realmcp: word every agent-mode capability query as a request for a tool (PhraseAsToolRequest)")
 
 func selectedAgentConfigs(t *testing.T) []Config {
 	saved := *benchConfigs
