@@ -7,10 +7,7 @@ package retrieve
 // matches every description that says "this tool". stripToolRequest
 // takes the request off so that the capability is ranked.
 
-import (
-	"regexp"
-	"strings"
-)
+import "regexp"
 
 var (
 	// A leading request for a tool: an optional asking verb or phrase,
@@ -38,7 +35,7 @@ func stripToolRequest(query string) string {
 	if !articleTail.MatchString(q) {
 		q = toolRequestTail.ReplaceAllString(q, "")
 	}
-	if strings.TrimSpace(q) == "" || len(Terms(q)) == 0 {
+	if q == query || len(Terms(q)) == 0 {
 		return query
 	}
 	return q
