@@ -85,11 +85,7 @@ func Train(ctx context.Context, opts Options, logw io.Writer) (*Result, error) {
 	}
 	if opts.WordTokens > 0 {
 		words, added := addWords(base, vocabText, opts.WordTokens)
-		j, err := model2vec.WordPieceJSON(words, base.Token(base.UnkID()))
-		if err == nil {
-			base, err = model2vec.ParseTokenizer(j)
-		}
-		if err != nil {
+		if _, base, err = wordPiece(words, base.Token(base.UnkID())); err != nil {
 			return nil, fmt.Errorf("train: vocabulary: adding words: %w", err)
 		}
 		logf("vocabulary: %d whole words added to the base tokens (min count %d)", added, opts.WordTokens)
@@ -98,11 +94,7 @@ func Train(ctx context.Context, opts Options, logw io.Writer) (*Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("train: vocabulary: %w", err)
 	}
-	tokJSON, err := model2vec.WordPieceJSON(vocab, base.Token(base.UnkID()))
-	if err != nil {
-		return nil, fmt.Errorf("train: vocabulary: %w", err)
-	}
-	tok, err := model2vec.ParseTokenizer(tokJSON)
+	tokJSON, tok, err := wordPiece(vocab, base.Token(base.UnkID()))
 	if err != nil {
 		return nil, fmt.Errorf("train: vocabulary: %w", err)
 	}

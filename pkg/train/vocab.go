@@ -23,19 +23,10 @@ func pruneVocab(base *model2vec.Tokenizer, texts []string, minCount int) ([]stri
 	if unk == "" {
 		return nil, fmt.Errorf("base tokenizer has no unknown token")
 	}
-	keep := make([]string, 0, base.VocabSize())
-	for id := 0; id < base.VocabSize(); id++ {
-		if tok := base.Token(id); tok != "" {
-			keep = append(keep, tok)
-		}
-	}
+	keep := baseTokens(base)
 	var counts map[string]int
 	for iter := 0; iter < 10; iter++ {
-		j, err := model2vec.WordPieceJSON(keep, unk)
-		if err != nil {
-			return nil, err
-		}
-		tok, err := model2vec.ParseTokenizer(j)
+		_, tok, err := wordPiece(keep, unk)
 		if err != nil {
 			return nil, err
 		}
@@ -114,12 +105,32 @@ func addWords(base *model2vec.Tokenizer, texts []string, minCount int) (vocab []
 		}
 		return words[i] < words[j]
 	})
+	return append(baseTokens(base), words...), len(words)
+}
+
+// baseTokens returns the tokenizer's vocabulary in id order.
+func baseTokens(base *model2vec.Tokenizer) []string {
+	out := make([]string, 0, base.VocabSize())
 	for id := 0; id < base.VocabSize(); id++ {
 		if tok := base.Token(id); tok != "" {
-			vocab = append(vocab, tok)
+			out = append(out, tok)
 		}
 	}
-	return append(vocab, words...), len(words)
+	return out
+}
+
+// wordPiece builds a WordPiece tokenizer of vocab: its tokenizer.json
+// and the parsed tokenizer.
+func wordPiece(vocab []string, unk string) ([]byte, *model2vec.Tokenizer, error) {
+	j, err := model2vec.WordPieceJSON(vocab, unk)
+	if err != nil {
+		return nil, nil, err
+	}
+	tok, err := model2vec.ParseTokenizer(j)
+	if err != nil {
+		return nil, nil, err
+	}
+	return j, tok, nil
 }
 
 var wordRE = regexp.MustCompile(`[\p{L}\p{N}]+`)
