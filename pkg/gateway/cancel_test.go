@@ -18,21 +18,8 @@ import (
 // upstream's work too, through run_tool and a direct call, instead of
 // leaving it running on a pooled connection.
 func TestCancellationReachesUpstream(t *testing.T) {
-	started := make(chan struct{}, 4)
-	stopped := make(chan error, 4)
 	up := server.NewMCPServer("slow-upstream", "1.0.0", server.WithToolCapabilities(false))
-	up.AddTool(mcp.NewTool("block", mcp.WithDescription("Work until cancelled.")),
-		func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			started <- struct{}{}
-			select {
-			case <-ctx.Done():
-				stopped <- ctx.Err()
-				return nil, ctx.Err()
-			case <-time.After(time.Minute):
-				stopped <- errors.New("not cancelled within a minute")
-				return mcp.NewToolResultText("done"), nil
-			}
-		})
+	started, stopped := addBlockingTool(up)
 	srv := httptest.NewServer(newTestGatewayWith(t, up, time.Minute, gateway.HTTPOptions{}, nil, nil))
 	t.Cleanup(srv.Close)
 	agent := connect(t, srv.URL+"/mcp", "fz-agent-secret")
@@ -73,4 +60,24 @@ func TestCancellationReachesUpstream(t *testing.T) {
 			}
 		})
 	}
+}
+
+// addBlockingTool adds the tool "block" to up: a call reports on started
+// when it begins, works until it is cancelled, and reports on stopped how
+// its work ended (context.Canceled, or an error after a minute).
+func addBlockingTool(up *server.MCPServer) (started chan struct{}, stopped chan error) {
+	started, stopped = make(chan struct{}, 4), make(chan error, 4)
+	up.AddTool(mcp.NewTool("block", mcp.WithDescription("Work until cancelled.")),
+		func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			started <- struct{}{}
+			select {
+			case <-ctx.Done():
+				stopped <- ctx.Err()
+				return nil, ctx.Err()
+			case <-time.After(time.Minute):
+				stopped <- errors.New("not cancelled within a minute")
+				return mcp.NewToolResultText("done"), nil
+			}
+		})
+	return started, stopped
 }

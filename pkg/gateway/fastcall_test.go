@@ -317,21 +317,8 @@ func fastBody(tc fastCase, era string) string {
 // request stays open) stops a call the gateway's own path answers, as it
 // stops one mcp-go answers, and reaches the upstream.
 func TestFastCallCancelled(t *testing.T) {
-	started := make(chan struct{}, 4)
-	stopped := make(chan error, 4)
 	up := upstreamServer()
-	up.AddTool(mcp.NewTool("block", mcp.WithDescription("Work until cancelled.")),
-		func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			started <- struct{}{}
-			select {
-			case <-ctx.Done():
-				stopped <- ctx.Err()
-				return nil, ctx.Err()
-			case <-time.After(time.Minute):
-				stopped <- fmt.Errorf("not cancelled within a minute")
-				return mcp.NewToolResultText("done"), nil
-			}
-		})
+	started, stopped := addBlockingTool(up)
 	p := newFastPair(t, up)
 	for i, name := range []string{"mcp-go", "fast"} {
 		t.Run(name, func(t *testing.T) {
