@@ -101,11 +101,8 @@ func (r *CopyReader[K]) keywords(ctx context.Context, sha string) (kw K, ok bool
 		}
 	}
 	if r.prefetch == nil || errors.Is(err, ErrNoPrefetch) {
-		var raw []byte
-		if raw, err = ReadKeywords(ctx, r.Bucket, r.Prefix, sha); err == nil {
-			if kw, err = r.Decode(raw); err == nil {
-				return kw, true
-			}
+		if kw, err = readKeywords(ctx, r.Bucket, r.Prefix, sha, r.Decode); err == nil {
+			return kw, true
 		}
 	}
 	r.log().Warn("keyword analysis published with the catalog copy unusable; analysing every tool", "error", err)

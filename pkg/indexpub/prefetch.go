@@ -54,11 +54,7 @@ func PrefetchCatalog[K any](ctx context.Context, b Bucket, prefix string, decode
 			}
 			go func() {
 				defer close(p.kwDone)
-				raw, err := ReadKeywords(ctx, b, prefix, sha)
-				var kw K
-				if err == nil {
-					kw, err = decodeKeywords(raw)
-				}
+				kw, err := readKeywords(ctx, b, prefix, sha, decodeKeywords)
 				p.mu.Lock()
 				if !p.released {
 					p.kw = kw
@@ -155,4 +151,14 @@ func (p *CatalogPrefetch[K]) Release() {
 	p.released, p.taken = true, true
 	p.c, p.kw = CatalogCopy{}, zero
 	p.mu.Unlock()
+}
+
+// readKeywords reads the keyword analysis sha under prefix and decodes it.
+func readKeywords[K any](ctx context.Context, b Bucket, prefix, sha string, decode func([]byte) (K, error)) (K, error) {
+	raw, err := ReadKeywords(ctx, b, prefix, sha)
+	if err != nil {
+		var zero K
+		return zero, err
+	}
+	return decode(raw)
 }
