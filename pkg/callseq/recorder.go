@@ -163,14 +163,23 @@ func (r *Recorder) ToolCalled(keyID, sessionID, tool string) {
 	switch {
 	case len(r.pending) >= r.cfg.MaxPending:
 		r.flushLocked()
-	case r.timer == nil && !r.flushing:
-		r.timer = time.AfterFunc(r.cfg.FlushEvery, func() {
-			r.mu.Lock()
-			r.timer = nil
-			r.flushLocked()
-			r.mu.Unlock()
-		})
+	case !r.flushing:
+		r.armLocked()
 	}
+}
+
+// armLocked starts the timer of the next flush unless one is set. r.mu is
+// held.
+func (r *Recorder) armLocked() {
+	if r.timer != nil {
+		return
+	}
+	r.timer = time.AfterFunc(r.cfg.FlushEvery, func() {
+		r.mu.Lock()
+		r.timer = nil
+		r.flushLocked()
+		r.mu.Unlock()
+	})
 }
 
 // evict forgets the sessions idle for more than Window, or, when none is,
@@ -211,13 +220,8 @@ func (r *Recorder) flushLocked() {
 			r.mu.Lock()
 			if err != nil || n == 0 || len(r.pending) < r.cfg.MaxPending {
 				r.flushing = false
-				if len(r.pending) > 0 && r.timer == nil {
-					r.timer = time.AfterFunc(r.cfg.FlushEvery, func() {
-						r.mu.Lock()
-						r.timer = nil
-						r.flushLocked()
-						r.mu.Unlock()
-					})
+				if len(r.pending) > 0 {
+					r.armLocked()
 				}
 				r.mu.Unlock()
 				return
