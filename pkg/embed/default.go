@@ -17,14 +17,27 @@ import (
 // instead of 512 dimensions per vector.
 const DefaultHashWeight = 0.5
 
+// DefaultDistilledWeight is the weight of the distilled table
+// (toolmodel.LoadDistilled: a static student of a pretrained sentence
+// encoder, pkg/distill) appended after the hashing features. Chosen on the
+// DEV sets (docs/retrieval.md, "Fifth pass").
+const DefaultDistilledWeight = 1.0
+
 // BuiltinConfig configures NewBuiltinWith.
 type BuiltinConfig struct {
 	// Model is the static model (nil: the built-in toolmodel.Load()).
 	Model StaticModel
 	// HashWeight is the weight of the hashing features (NewHashing)
 	// concatenated after the model vector, whose weight is 1. Zero means
-	// DefaultHashWeight; a negative value means the model alone.
+	// DefaultHashWeight; a negative value means none.
 	HashWeight float64
+	// Distilled is a second static table whose vector is appended last, at
+	// DistilledWeight. nil means the built-in distilled table when Model
+	// is nil too (the shipped pair), and none when a Model is given.
+	Distilled StaticModel
+	// DistilledWeight: zero means DefaultDistilledWeight; a negative value
+	// means no distilled part.
+	DistilledWeight float64
 }
 
 var (
@@ -42,9 +55,20 @@ var loadBuiltinModel = func() (StaticModel, error) {
 	return m, nil
 }
 
+// loadDistilledModel loads the built-in distilled table (a variable for
+// tests).
+var loadDistilledModel = func() (StaticModel, error) {
+	m, err := toolmodel.LoadDistilled()
+	if err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
 // NewBuiltin returns the default offline embedder: the built-in trained
 // tool-retrieval model (pkg/toolmodel), fused with the hashing features as
-// DefaultHashWeight says. The model is loaded once per process. When it
+// DefaultHashWeight says and with the distilled table as
+// DefaultDistilledWeight says. The model is loaded once per process. When it
 // cannot be loaded, NewBuiltin falls back to the hashing embedder
 // (NewHashing); BuiltinError reports why.
 func NewBuiltin() Embedder {
@@ -70,15 +94,22 @@ func BuiltinError() error {
 }
 
 // NewBuiltinWith returns the builtin embedder over cfg.Model (or the
-// built-in model): the model's vector, and when the hash weight is positive
-// the hashing features appended with that weight, the whole L2-normalised.
-// The cosine of two such vectors is (cos_model + w²·cos_hash)/(1 + w²).
+// built-in model): the model's vector, the hashing features at the hash
+// weight and the distilled table's vector at its weight (each part unit
+// length before weighting; a part of weight ≤ 0 is left out), the whole
+// L2-normalised. The cosine of two such vectors is
+// (cos_model + w²·cos_hash + d²·cos_distilled)/(1 + w² + d²).
 func NewBuiltinWith(cfg BuiltinConfig) (Embedder, error) {
-	m := cfg.Model
+	m, d := cfg.Model, cfg.Distilled
 	if m == nil {
 		var err error
 		if m, err = loadBuiltinModel(); err != nil {
 			return nil, fmt.Errorf("embed: loading the built-in model: %w", err)
+		}
+		if d == nil && cfg.DistilledWeight >= 0 {
+			if d, err = loadDistilledModel(); err != nil {
+				return nil, fmt.Errorf("embed: loading the built-in distilled table: %w", err)
+			}
 		}
 	}
 	if m.Dim() <= 0 {
@@ -88,48 +119,72 @@ func NewBuiltinWith(cfg BuiltinConfig) (Embedder, error) {
 	if w == 0 {
 		w = DefaultHashWeight
 	}
-	if w < 0 {
-		w = 0
-	}
-	f := &fused{m: m, w: float32(w)}
+	f := &fused{m: m}
 	if w > 0 {
-		f.h = NewHashing().(*builtin)
+		f.h, f.w = NewHashing().(*builtin), float32(w)
+	}
+	dw := cfg.DistilledWeight
+	if dw == 0 {
+		dw = DefaultDistilledWeight
+	}
+	if d != nil && dw > 0 {
+		if d.Dim() <= 0 {
+			return nil, fmt.Errorf("embed: the distilled table has dimension %d", d.Dim())
+		}
+		f.d, f.dw = d, float32(dw)
 	}
 	return f, nil
 }
 
 // fused is the model vector, optionally followed by weighted hashing
-// features.
+// features and a weighted distilled vector.
 type fused struct {
-	m StaticModel
-	h *builtin // nil: model alone
-	w float32
+	m  StaticModel
+	h  *builtin // nil: no hashing features
+	w  float32
+	d  StaticModel // nil: no distilled part
+	dw float32
 }
 
 func (f *fused) Dim() int {
-	if f.h == nil {
-		return f.m.Dim()
+	n := f.m.Dim()
+	if f.h != nil {
+		n += BuiltinDim
 	}
-	return f.m.Dim() + BuiltinDim
+	if f.d != nil {
+		n += f.d.Dim()
+	}
+	return n
 }
 
 func (f *fused) ModelID() string {
-	id := f.m.ID()
-	if f.h == nil {
-		return "builtin-" + id
+	id := "builtin-" + f.m.ID()
+	if f.h != nil {
+		id += fmt.Sprintf("+%s*%g", f.h.ModelID(), f.w)
 	}
-	return fmt.Sprintf("builtin-%s+%s*%g", id, f.h.ModelID(), f.w)
+	if f.d != nil {
+		id += fmt.Sprintf("+distilled-%s*%g", f.d.ID(), f.dw)
+	}
+	return id
 }
 
 func (f *fused) embed(text string) []float32 {
 	out := make([]float32, f.Dim())
-	mv := f.m.Embed(text)
-	copy(out, mv)
-	normalize(out[:f.m.Dim()])
+	n := f.m.Dim()
+	copy(out, f.m.Embed(text))
+	normalize(out[:n])
 	if f.h != nil {
-		hv := f.h.embed(text)
-		for i, x := range hv {
-			out[f.m.Dim()+i] = f.w * x
+		for i, x := range f.h.embed(text) {
+			out[n+i] = f.w * x
+		}
+		n += BuiltinDim
+	}
+	if f.d != nil {
+		part := out[n : n+f.d.Dim()]
+		copy(part, f.d.Embed(text))
+		normalize(part)
+		for i := range part {
+			part[i] *= f.dw
 		}
 	}
 	normalize(out)

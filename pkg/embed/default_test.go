@@ -43,12 +43,13 @@ func TestBuiltinUsesTheShippedModel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantDim := m.Dim()
-	if DefaultHashWeight > 0 {
-		wantDim += BuiltinDim
+	d, err := toolmodel.LoadDistilled()
+	if err != nil {
+		t.Fatal(err)
 	}
-	if e.Dim() != wantDim || !strings.HasPrefix(e.ModelID(), "builtin-"+m.ID()) {
-		t.Fatalf("NewBuiltin: dim %d id %q; want dim %d and an id naming %s", e.Dim(), e.ModelID(), wantDim, m.ID())
+	wantDim := m.Dim() + BuiltinDim + d.Dim()
+	if e.Dim() != wantDim || !strings.HasPrefix(e.ModelID(), "builtin-"+m.ID()) || !strings.Contains(e.ModelID(), "+distilled-"+d.ID()) {
+		t.Fatalf("NewBuiltin: dim %d id %q; want dim %d and an id naming %s and %s", e.Dim(), e.ModelID(), wantDim, m.ID(), d.ID())
 	}
 	if e.ModelID() == NewHashing().ModelID() {
 		t.Fatal("the builtin embedder must not share the hashing embedder's ModelID")
@@ -181,5 +182,56 @@ func BenchmarkModelLoad(b *testing.B) {
 		if _, err := model2vec.LoadFS(toolmodel.FS()); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestDistilledPart checks the three-part vector: the cosine is the
+// weighted mean of the parts' cosines, a negative weight leaves the part
+// out, and the ModelID names the part and its weight.
+func TestDistilledPart(t *testing.T) {
+	m := handModel{dim: 2, vecs: map[string][]float32{"read file": {1, 0}, "open file": {0.6, 0.8}}}
+	d := handModel{dim: 2, vecs: map[string][]float32{"read file": {0, 2}, "open file": {1, 1}}}
+	ctx := context.Background()
+	h := NewHashing()
+	ha, _ := h.EmbedQuery(ctx, "read file")
+	hb, _ := h.EmbedQuery(ctx, "open file")
+	cd := 1 / math.Sqrt2
+	for _, dw := range []float64{-1, 0.5, 1, 2} {
+		e, err := NewBuiltinWith(BuiltinConfig{Model: m, Distilled: d, DistilledWeight: dw})
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, _ := e.EmbedQuery(ctx, "read file")
+		b, _ := e.EmbedQuery(ctx, "open file")
+		w := DefaultHashWeight
+		want := (0.6 + w*w*cos(ha, hb)) / (1 + w*w)
+		wantDim := 2 + BuiltinDim
+		if dw > 0 {
+			want = (0.6 + w*w*cos(ha, hb) + dw*dw*cd) / (1 + w*w + dw*dw)
+			wantDim += 2
+		}
+		if got := cos(a, b); math.Abs(got-want) > 1e-5 {
+			t.Errorf("distilled weight %v: cosine %.5f, want %.5f", dw, got, want)
+		}
+		if e.Dim() != wantDim || len(a) != wantDim {
+			t.Errorf("distilled weight %v: dim %d (vector %d), want %d", dw, e.Dim(), len(a), wantDim)
+		}
+		if has := strings.Contains(e.ModelID(), "+distilled-model2vec:fixed*"); has != (dw > 0) {
+			t.Errorf("distilled weight %v: ModelID %q", dw, e.ModelID())
+		}
+	}
+	// A custom model gets no distilled part unless one is given.
+	e, _ := NewBuiltinWith(BuiltinConfig{Model: m})
+	if e.Dim() != 2+BuiltinDim {
+		t.Errorf("custom model alone: dim %d, want %d", e.Dim(), 2+BuiltinDim)
+	}
+	old := loadDistilledModel
+	defer func() { loadDistilledModel = old }()
+	loadDistilledModel = func() (StaticModel, error) { return nil, errors.New("corrupt table") }
+	if _, err := NewBuiltinWith(BuiltinConfig{}); err == nil || !strings.Contains(err.Error(), "corrupt table") {
+		t.Errorf("a distilled table that does not load: err = %v", err)
+	}
+	if _, err := NewBuiltinWith(BuiltinConfig{DistilledWeight: -1}); err != nil {
+		t.Errorf("no distilled part asked for: err = %v", err)
 	}
 }

@@ -35,7 +35,10 @@ var (
 type jsonConfig struct {
 	Config
 	// Embedder: "" (the builtin default), "hashing", "model" (the built-in
-	// model alone) or "fused:<w>" (model + hashing features at weight w).
+	// model alone), "fused:<w>" (the default with the hashing features at
+	// weight w), "dir:<model dir>" (a model alone) or
+	// "fuseddir:<w>:<model dir>[:<distilled dir>]" (a model + hashing
+	// features at weight w [+ a distilled table]).
 	Embedder string
 }
 
@@ -59,27 +62,35 @@ func selectedConfigs(t *testing.T) []Config {
 			case e.Embedder == "hashing":
 				c.Embedder = embed.NewHashing()
 			case e.Embedder == "model":
-				emb, err := embed.NewBuiltinWith(embed.BuiltinConfig{HashWeight: -1})
+				emb, err := embed.NewBuiltinWith(embed.BuiltinConfig{HashWeight: -1, DistilledWeight: -1})
 				if err != nil {
 					t.Fatal(err)
 				}
 				c.Embedder = emb
 			case strings.HasPrefix(e.Embedder, "dir:"), strings.HasPrefix(e.Embedder, "fuseddir:"):
-				// dir:<model dir> or fuseddir:<w>:<model dir>
-				w, path := -1.0, strings.TrimPrefix(e.Embedder, "dir:")
+				// dir:<model dir> or fuseddir:<w>:<model dir>[:<distilled dir>]
+				w, path, distilledDir := -1.0, strings.TrimPrefix(e.Embedder, "dir:"), ""
 				if rest, ok := strings.CutPrefix(e.Embedder, "fuseddir:"); ok {
 					ws, p, _ := strings.Cut(rest, ":")
 					var err error
 					if w, err = strconv.ParseFloat(ws, 64); err != nil {
 						t.Fatalf("-eval.json: %v", err)
 					}
-					path = p
+					path, distilledDir, _ = strings.Cut(p, ":")
 				}
 				m, err := model2vec.LoadDir(path)
 				if err != nil {
 					t.Fatal(err)
 				}
-				emb, err := embed.NewBuiltinWith(embed.BuiltinConfig{Model: m, HashWeight: w})
+				cfg := embed.BuiltinConfig{Model: m, HashWeight: w}
+				if distilledDir != "" {
+					d, err := model2vec.LoadDir(distilledDir)
+					if err != nil {
+						t.Fatal(err)
+					}
+					cfg.Distilled = d
+				}
+				emb, err := embed.NewBuiltinWith(cfg)
 				if err != nil {
 					t.Fatal(err)
 				}
