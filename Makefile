@@ -9,7 +9,7 @@ LAMBDAS := gateway sync health
 LAMBDA_ARCH ?= arm64
 FUZZTIME ?= 60s
 
-.PHONY: run test test-go test-infra synth deps build build-lambdas build-bridge deploy eval eval-dev bench-index bench-aws bench-peers model fuzz bench vet config localstack-up localstack-down provision clean
+.PHONY: run test test-go test-infra synth deps build build-lambdas build-bridge deploy eval eval-dev bench-index bench-aws bench-peers model distilled fuzz bench vet config localstack-up localstack-down provision clean
 
 ## run: build, then start the gateway on 127.0.0.1:8765 with config/ (examples copied on first run)
 run: config
@@ -72,6 +72,14 @@ deploy: build-lambdas build-bridge $(CDK)
 ## model: retrain the builtin embedding model: ../shared/train without the real-MCP DEV datasets, plus pkg/train/mcpagent
 model:
 	$(GO) run ./cmd/toolrag train --data ../shared/train --exclude docker_mcp_registry,taubench,tooltalk --add pkg/train/mcpagent --out pkg/toolmodel/model
+
+## distilled: rebuild the distilled table pkg/toolmodel/distilled (after `make model`): the teacher sentence encoder (node, ~20 min on one core) embeds the training text, then pkg/distill fits the table
+DISTILL_DIR ?= $(CURDIR)/.tools/distill
+distilled:
+	mkdir -p $(DISTILL_DIR)
+	$(GO) run ./cmd/toolrag distill --data ../shared/train --texts $(DISTILL_DIR)/texts.jsonl
+	cd pkg/distill/teacher && npm ci --no-audit --no-fund && node embed.js $(DISTILL_DIR)/texts.jsonl $(DISTILL_DIR)/vectors.jsonl
+	$(GO) run ./cmd/toolrag distill --vectors $(DISTILL_DIR)/vectors.jsonl --tokenizer pkg/toolmodel/model/tokenizer.json --out pkg/toolmodel/distilled
 
 ## provision: servers/<id>/manifest.yaml -> config/registry.generated.yaml etc.
 provision:

@@ -125,7 +125,10 @@ func contains(list, name string) bool {
 	return slices.Contains(strings.Split(list, ","), name)
 }
 
-var calibDump = flag.String("eval.calibdump", "", "with -eval.realmcp: write the match signals of every agent-mode result (default configuration) to this JSONL file")
+var (
+	calibDump   = flag.String("eval.calibdump", "", "with -eval.realmcp: write the match signals of every agent-mode result to this JSONL file")
+	calibConfig = flag.String("eval.calibconfig", "hybrid", "the AgentConfigs row -eval.calibdump dumps")
+)
 
 // TestDumpMatchSignals writes, for the calibration of retrieve.Calibration,
 // the signals of the top-5 results of every capability query of the DEV
@@ -148,7 +151,11 @@ func TestDumpMatchSignals(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer e.close()
-	s, _, err := e.searcher(ctx, Config{Name: "hybrid"})
+	i := slices.IndexFunc(AgentConfigs(), func(c Config) bool { return c.Name == *calibConfig })
+	if i < 0 {
+		t.Fatalf("-eval.calibconfig=%s: no such configuration", *calibConfig)
+	}
+	s, _, err := e.searcher(ctx, AgentConfigs()[i])
 	if err != nil {
 		t.Fatal(err)
 	}

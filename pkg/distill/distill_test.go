@@ -1,0 +1,152 @@
+package distill
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/toolrag/mcp-gateway/pkg/model2vec"
+)
+
+// fixture is a corpus whose teacher is a hidden bag-of-words encoder over
+// 40 words with a non-linear twist (the vector of a text is squashed per
+// dimension before normalising), so the student can fit it well but not
+// exactly.
+func fixture(t *testing.T, n int) (tok []byte, texts []string, vecs [][]float32) {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(7, 7))
+	words := make([]string, 40)
+	hidden := make([][]float64, len(words))
+	for i := range words {
+		words[i] = fmt.Sprintf("word%c%c", 'a'+i%26, 'a'+i/26)
+		hidden[i] = make([]float64, 16)
+		for j := range hidden[i] {
+			hidden[i][j] = rng.NormFloat64()
+		}
+	}
+	vocab := append([]string{"[PAD]", "[UNK]"}, words...)
+	tok, err := model2vec.WordPieceJSON(vocab, "[UNK]")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range n {
+		k := 2 + rng.IntN(5)
+		var ws []string
+		v := make([]float64, 16)
+		for range k {
+			i := rng.IntN(len(words))
+			ws = append(ws, words[i])
+			for j, x := range hidden[i] {
+				v[j] += x
+			}
+		}
+		out := make([]float32, 16)
+		for j, x := range v {
+			out[j] = float32(math.Tanh(x / 2))
+		}
+		texts = append(texts, strings.Join(ws, " "))
+		vecs = append(vecs, out)
+	}
+	return tok, texts, vecs
+}
+
+func TestTrainFitsTheTeacher(t *testing.T) {
+	tok, texts, vecs := fixture(t, 3000)
+	for _, dim := range []int{16, 8} { // 16: no projection; 8: projected
+		t.Run(fmt.Sprint(dim), func(t *testing.T) {
+			o := Options{Tokenizer: tok, Texts: texts, Vectors: vecs, Dim: dim, Epochs: 6, LearningRate: 0.02}
+			res, err := Train(context.Background(), o, t.Logf)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.HeldOut != 150 || res.Texts != 2850 {
+				t.Errorf("texts %d, held out %d; want 2850 and 150", res.Texts, res.HeldOut)
+			}
+			if res.Cosine < 0.9 || res.Cosine < res.InitCosine+0.5 {
+				t.Errorf("held-out cosine %.3f (from %.3f): the student did not learn the teacher", res.Cosine, res.InitCosine)
+			}
+			if res.Model.Dim() != dim {
+				t.Errorf("student dimension %d, want %d", res.Model.Dim(), dim)
+			}
+			// Same inputs, same table.
+			again, err := Train(context.Background(), o, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if a, b := res.Model.Embed(texts[0]), again.Model.Embed(texts[0]); !slices.Equal(a, b) {
+				t.Error("two runs with the same seed differ")
+			}
+		})
+	}
+}
+
+func TestTrainRejectsBadInput(t *testing.T) {
+	tok, texts, vecs := fixture(t, 10)
+	cases := []struct {
+		name string
+		o    Options
+		want string
+	}{
+		{"no tokenizer", Options{Texts: texts, Vectors: vecs}, "tokenizer is required"},
+		{"bad tokenizer", Options{Tokenizer: []byte("{"), Texts: texts, Vectors: vecs}, "distill:"},
+		{"counts differ", Options{Tokenizer: tok, Texts: texts, Vectors: vecs[:3]}, "10 texts but 3 teacher vectors"},
+		{"no texts", Options{Tokenizer: tok}, "no texts"},
+		{"ragged vectors", Options{Tokenizer: tok, Texts: texts[:2], Vectors: [][]float32{vecs[0], vecs[1][:3]}}, "teacher vector 1 has 3 dimensions, the first has 16"},
+		{"no known token", Options{Tokenizer: tok, Texts: []string{"zzz qqq"}, Vectors: vecs[:1]}, "no text has a token"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := Train(context.Background(), c.o, nil)
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("err = %v, want one containing %q", err, c.want)
+			}
+		})
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := Train(ctx, Options{Tokenizer: tok, Texts: texts, Vectors: vecs}, nil); err == nil {
+		t.Error("a cancelled context: want an error")
+	}
+}
+
+func TestTextsAndVectorsFiles(t *testing.T) {
+	var buf bytes.Buffer
+	texts := []string{"send an email", "line one\nline \"two\""}
+	if err := WriteTexts(&buf, texts); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Count(buf.String(), "\n"); got != 2 {
+		t.Fatalf("%d lines, want 2: %q", got, buf.String())
+	}
+	in := `{"t":"send an email","v":[0.5,-1]}` + "\n\n" + `{"t":"x","v":[1,2]}` + "\n"
+	ts, vs, err := ReadVectors(strings.NewReader(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(ts, []string{"send an email", "x"}) || len(vs) != 2 || vs[0][1] != -1 {
+		t.Errorf("read %q %v", ts, vs)
+	}
+	for _, bad := range []string{`{"t":"a","v":[1]}` + "\nnot json\n", `{"v":[1]}`, `{"t":"a","v":[]}`} {
+		if _, _, err := ReadVectors(strings.NewReader(bad)); err == nil || !strings.Contains(err.Error(), "line ") {
+			t.Errorf("%q: err = %v, want one naming the line", bad, err)
+		}
+	}
+}
+
+func TestCorpusText(t *testing.T) {
+	short := "get the weather"
+	if CorpusText(short) != short {
+		t.Error("a short text must stay as it is")
+	}
+	long := strings.Repeat("é", MaxTextRunes+10)
+	got := CorpusText(long)
+	if n := utf8.RuneCountInString(got); n != MaxTextRunes || !utf8.ValidString(got) {
+		t.Errorf("cut to %d runes (valid UTF-8: %v), want %d", n, utf8.ValidString(got), MaxTextRunes)
+	}
+}
