@@ -73,13 +73,13 @@ deploy: build-lambdas build-bridge $(CDK)
 model:
 	$(GO) run ./cmd/toolrag train --data ../shared/train --exclude docker_mcp_registry,taubench,tooltalk --add pkg/train/mcpagent --out pkg/toolmodel/model
 
-## distilled: rebuild the distilled table pkg/toolmodel/distilled (after `make model`): the teacher sentence encoder (node, ~20 min on one core) embeds the training text, then pkg/distill fits the table
+## distilled: distil the teacher sentence encoder into a static table in .tools/distill/table (an experiment, not part of the default embedder: docs/retrieval.md "Fifth pass"); the teacher (node) takes about 20 min on one core
 DISTILL_DIR ?= $(CURDIR)/.tools/distill
 distilled:
 	mkdir -p $(DISTILL_DIR)
 	$(GO) run ./cmd/toolrag distill --data ../shared/train --texts $(DISTILL_DIR)/texts.jsonl
 	cd pkg/distill/teacher && npm ci --no-audit --no-fund && node embed.js $(DISTILL_DIR)/texts.jsonl $(DISTILL_DIR)/vectors.jsonl
-	$(GO) run ./cmd/toolrag distill --vectors $(DISTILL_DIR)/vectors.jsonl --tokenizer pkg/toolmodel/model/tokenizer.json --out pkg/toolmodel/distilled
+	$(GO) run ./cmd/toolrag distill --vectors $(DISTILL_DIR)/vectors.jsonl --tokenizer pkg/toolmodel/model/tokenizer.json --out $(DISTILL_DIR)/table
 
 ## provision: servers/<id>/manifest.yaml -> config/registry.generated.yaml etc.
 provision:

@@ -15,7 +15,7 @@ import (
 )
 
 func init() {
-	register("distill", "distil a sentence encoder's vectors into a static table (make distilled)", func(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	register("distill", "distil a sentence encoder's vectors into a static table (make distilled; an experiment, see docs/retrieval.md)", func(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		fs := flag.NewFlagSet("distill", flag.ContinueOnError)
 		fs.SetOutput(stderr)
 		data := fs.String("data", "../shared/train", "folder of datasets whose tool documents and queries make the corpus")
@@ -23,7 +23,7 @@ func init() {
 		textsOut := fs.String("texts", "", "write the corpus texts (one JSON string per line) to this file for the teacher, and stop")
 		vectors := fs.String("vectors", "", "the teacher's vectors of the corpus texts (JSON lines {\"t\": text, \"v\": [...]})")
 		tokenizer := fs.String("tokenizer", "pkg/toolmodel/model/tokenizer.json", "the student's tokenizer.json (the builtin model's)")
-		out := fs.String("out", "pkg/toolmodel/distilled", "where to write the student's Model2Vec directory")
+		out := fs.String("out", "", "where to write the student's Model2Vec directory (required with --vectors)")
 		var o distill.Options
 		fs.IntVar(&o.Dim, "dim", 0, "student dimension (default 128)")
 		fs.IntVar(&o.Epochs, "epochs", 0, "passes over the corpus (default 8)")
@@ -55,8 +55,8 @@ func init() {
 			fmt.Fprintf(stderr, "wrote %d texts to %s\n", len(texts), *textsOut)
 			return nil
 		}
-		if *vectors == "" {
-			return errors.New("distill: give --texts FILE (write the corpus) or --vectors FILE (train on the teacher's vectors)")
+		if *vectors == "" || *out == "" {
+			return errors.New("distill: give --texts FILE (write the corpus), or --vectors FILE and --out DIR (train on the teacher's vectors)")
 		}
 		f, err := os.Open(*vectors)
 		if err != nil {

@@ -17,10 +17,10 @@ import (
 // instead of 512 dimensions per vector.
 const DefaultHashWeight = 0.5
 
-// DefaultDistilledWeight is the weight of the distilled table
-// (toolmodel.LoadDistilled: a static student of a pretrained sentence
-// encoder, pkg/distill) appended after the hashing features. Chosen on the
-// DEV sets (docs/retrieval.md, "Fifth pass").
+// DefaultDistilledWeight is the weight of a distilled table
+// (BuiltinConfig.Distilled: a static student of a sentence encoder, made by
+// pkg/distill) when none is given. The default builtin embedder has no
+// distilled table (docs/retrieval.md, "Fifth pass").
 const DefaultDistilledWeight = 1.0
 
 // BuiltinConfig configures NewBuiltinWith.
@@ -31,9 +31,8 @@ type BuiltinConfig struct {
 	// concatenated after the model vector, whose weight is 1. Zero means
 	// DefaultHashWeight; a negative value means none.
 	HashWeight float64
-	// Distilled is a second static table whose vector is appended last, at
-	// DistilledWeight. nil means the built-in distilled table when Model
-	// is nil too (the shipped pair), and none when a Model is given.
+	// Distilled is an optional second static table (pkg/distill) whose
+	// vector is appended last, at DistilledWeight; nil: none.
 	Distilled StaticModel
 	// DistilledWeight: zero means DefaultDistilledWeight; a negative value
 	// means no distilled part.
@@ -55,20 +54,9 @@ var loadBuiltinModel = func() (StaticModel, error) {
 	return m, nil
 }
 
-// loadDistilledModel loads the built-in distilled table (a variable for
-// tests).
-var loadDistilledModel = func() (StaticModel, error) {
-	m, err := toolmodel.LoadDistilled()
-	if err != nil {
-		return nil, err
-	}
-	return m, nil
-}
-
 // NewBuiltin returns the default offline embedder: the built-in trained
 // tool-retrieval model (pkg/toolmodel), fused with the hashing features as
-// DefaultHashWeight says and with the distilled table as
-// DefaultDistilledWeight says. The model is loaded once per process. When it
+// DefaultHashWeight says. The model is loaded once per process. When it
 // cannot be loaded, NewBuiltin falls back to the hashing embedder
 // (NewHashing); BuiltinError reports why.
 func NewBuiltin() Embedder {
@@ -95,7 +83,7 @@ func BuiltinError() error {
 
 // NewBuiltinWith returns the builtin embedder over cfg.Model (or the
 // built-in model): the model's vector, the hashing features at the hash
-// weight and the distilled table's vector at its weight (each part unit
+// weight and cfg.Distilled's vector at its weight (each part unit
 // length before weighting; a part of weight ≤ 0 is left out), the whole
 // L2-normalised. The cosine of two such vectors is
 // (cos_model + w²·cos_hash + d²·cos_distilled)/(1 + w² + d²).
@@ -105,11 +93,6 @@ func NewBuiltinWith(cfg BuiltinConfig) (Embedder, error) {
 		var err error
 		if m, err = loadBuiltinModel(); err != nil {
 			return nil, fmt.Errorf("embed: loading the built-in model: %w", err)
-		}
-		if d == nil && cfg.DistilledWeight >= 0 {
-			if d, err = loadDistilledModel(); err != nil {
-				return nil, fmt.Errorf("embed: loading the built-in distilled table: %w", err)
-			}
 		}
 	}
 	if m.Dim() <= 0 {

@@ -43,13 +43,12 @@ func TestBuiltinUsesTheShippedModel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, err := toolmodel.LoadDistilled()
-	if err != nil {
-		t.Fatal(err)
+	wantDim := m.Dim()
+	if DefaultHashWeight > 0 {
+		wantDim += BuiltinDim
 	}
-	wantDim := m.Dim() + BuiltinDim + d.Dim()
-	if e.Dim() != wantDim || !strings.HasPrefix(e.ModelID(), "builtin-"+m.ID()) || !strings.Contains(e.ModelID(), "+distilled-"+d.ID()) {
-		t.Fatalf("NewBuiltin: dim %d id %q; want dim %d and an id naming %s and %s", e.Dim(), e.ModelID(), wantDim, m.ID(), d.ID())
+	if e.Dim() != wantDim || !strings.HasPrefix(e.ModelID(), "builtin-"+m.ID()) || strings.Contains(e.ModelID(), "distilled") {
+		t.Fatalf("NewBuiltin: dim %d id %q; want dim %d and an id naming %s (and no distilled table)", e.Dim(), e.ModelID(), wantDim, m.ID())
 	}
 	if e.ModelID() == NewHashing().ModelID() {
 		t.Fatal("the builtin embedder must not share the hashing embedder's ModelID")
@@ -220,18 +219,12 @@ func TestDistilledPart(t *testing.T) {
 			t.Errorf("distilled weight %v: ModelID %q", dw, e.ModelID())
 		}
 	}
-	// A custom model gets no distilled part unless one is given.
+	// No distilled part unless one is given.
 	e, _ := NewBuiltinWith(BuiltinConfig{Model: m})
 	if e.Dim() != 2+BuiltinDim {
-		t.Errorf("custom model alone: dim %d, want %d", e.Dim(), 2+BuiltinDim)
+		t.Errorf("no distilled table: dim %d, want %d", e.Dim(), 2+BuiltinDim)
 	}
-	old := loadDistilledModel
-	defer func() { loadDistilledModel = old }()
-	loadDistilledModel = func() (StaticModel, error) { return nil, errors.New("corrupt table") }
-	if _, err := NewBuiltinWith(BuiltinConfig{}); err == nil || !strings.Contains(err.Error(), "corrupt table") {
-		t.Errorf("a distilled table that does not load: err = %v", err)
-	}
-	if _, err := NewBuiltinWith(BuiltinConfig{DistilledWeight: -1}); err != nil {
-		t.Errorf("no distilled part asked for: err = %v", err)
+	if _, err := NewBuiltinWith(BuiltinConfig{Model: m, Distilled: handModel{dim: 0}}); err == nil {
+		t.Error("a distilled table of dimension 0: want an error")
 	}
 }

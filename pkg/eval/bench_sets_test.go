@@ -62,7 +62,7 @@ func selectedConfigs(t *testing.T) []Config {
 			case e.Embedder == "hashing":
 				c.Embedder = embed.NewHashing()
 			case e.Embedder == "model":
-				emb, err := embed.NewBuiltinWith(embed.BuiltinConfig{HashWeight: -1, DistilledWeight: -1})
+				emb, err := embed.NewBuiltinWith(embed.BuiltinConfig{HashWeight: -1})
 				if err != nil {
 					t.Fatal(err)
 				}

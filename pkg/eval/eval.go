@@ -331,15 +331,9 @@ func DefaultAblation() []Config {
 		{Name: "bm25f", NoDense: true},
 		{Name: "hashing-dense-flat", Embedder: hashing, Experimental: retrieve.Experimental{Weights: semOnly, ServerWeight: -1}},
 	}
-	model, err := embed.NewBuiltinWith(embed.BuiltinConfig{HashWeight: -1, DistilledWeight: -1})
+	model, err := embed.NewBuiltinWith(embed.BuiltinConfig{HashWeight: -1})
 	if err == nil {
 		rows = append(rows, Config{Name: "model-dense-flat", Embedder: model, Experimental: retrieve.Experimental{Weights: semOnly, ServerWeight: -1}})
-	}
-	undistilled, err := embed.NewBuiltinWith(embed.BuiltinConfig{DistilledWeight: -1})
-	if err == nil {
-		// The default before the distilled table (docs/retrieval.md,
-		// "Fifth pass").
-		rows = append(rows, Config{Name: "hybrid-undistilled", Embedder: undistilled})
 	}
 	rows = append(rows,
 		Config{Name: "dense-flat", Experimental: retrieve.Experimental{Weights: semOnly, ServerWeight: -1}},

@@ -12,7 +12,6 @@ import (
 	"testing"
 
 	"github.com/toolrag/mcp-gateway/internal/testenv"
-	"github.com/toolrag/mcp-gateway/pkg/embed"
 	"github.com/toolrag/mcp-gateway/pkg/policy"
 	"github.com/toolrag/mcp-gateway/pkg/retrieve"
 )
@@ -22,10 +21,6 @@ var realMCP = flag.Bool("eval.realmcp", false, "run the task-mode ablation and a
 // AgentConfigs are the configurations compared in agent mode and on the
 // real-MCP DEV set (docs/retrieval.md).
 func AgentConfigs() []Config {
-	undistilled, err := embed.NewBuiltinWith(embed.BuiltinConfig{DistilledWeight: -1})
-	if err != nil {
-		panic(err)
-	}
 	return []Config{
 		{Name: "plain-bm25", PlainBM25: true},
 		{Name: "bm25f", NoDense: true},
@@ -47,9 +42,6 @@ func AgentConfigs() []Config {
 		{Name: "hybrid-prev+coverage0.5", Experimental: retrieve.Experimental{Weights: retrieve.PreviousWeights, CoverageWeight: 0.5}},
 		{Name: "hybrid-prev+semcoverage0.3", Experimental: retrieve.Experimental{Weights: retrieve.PreviousWeights, SemanticCoverage: 0.3}},
 		{Name: "hybrid-prev+kwcoverage0.5", Experimental: retrieve.Experimental{Weights: retrieve.PreviousWeights, KeywordCoverage: 0.5}},
-		// The default before the distilled table (docs/retrieval.md,
-		// "Fifth pass").
-		{Name: "hybrid-undistilled", Embedder: undistilled},
 	}
 }
 

@@ -47,9 +47,9 @@ type Calibration struct {
 var DefaultCalibration = Calibration{
 	StrongCoverage:  0.75,
 	StrongName:      0.6,
-	StrongCosine:    0.6,
+	StrongCosine:    0.5,
 	PartialCoverage: 0.6,
-	PartialCosine:   0.5,
+	PartialCosine:   0.45,
 }
 
 // Level returns the match level of s.

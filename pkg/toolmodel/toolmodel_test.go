@@ -1,10 +1,8 @@
 package toolmodel_test
 
 import (
-	"bytes"
 	"io/fs"
 	"math"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -45,7 +43,7 @@ func TestLoad(t *testing.T) {
 
 func TestFilesWithinSizeBudget(t *testing.T) {
 	var total int64
-	for _, dir := range []fs.FS{toolmodel.FS(), toolmodel.DistilledFS()} {
+	for _, dir := range []fs.FS{toolmodel.FS()} {
 		err := fs.WalkDir(dir, ".", func(path string, d fs.DirEntry, err error) error {
 			if err != nil || d.IsDir() {
 				return err
@@ -71,46 +69,6 @@ func TestFilesWithinSizeBudget(t *testing.T) {
 		t.Fatalf("model files total %d bytes, over the 8 MB budget", total)
 	}
 	t.Logf("model files: %d bytes", total)
-}
-
-// TestDistilled checks the distilled table: its own dimension, and the
-// model's tokenizer (it was trained on the model's tokens).
-func TestDistilled(t *testing.T) {
-	d, err := toolmodel.LoadDistilled()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if d.Dim() != 128 {
-		t.Errorf("distilled dimension %d, want 128", d.Dim())
-	}
-	a, err := fs.ReadFile(toolmodel.FS(), model2vec.TokenizerFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := fs.ReadFile(toolmodel.DistilledFS(), model2vec.TokenizerFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(a, b) {
-		t.Error("the distilled table's tokenizer differs from the model's: rebuild it with `make distilled` after `make model`")
-	}
-	m, _ := toolmodel.Load()
-	text := "roll back a worker deployment"
-	if !slices.Equal(d.Tokens(text), m.Tokens(text)) {
-		t.Errorf("tokens differ: %v vs %v", d.Tokens(text), m.Tokens(text))
-	}
-	// Related texts are closer than unrelated ones.
-	cos := func(x, y string) float64 {
-		u, v := d.Embed(x), d.Embed(y)
-		s := 0.0
-		for i := range u {
-			s += float64(u[i]) * float64(v[i])
-		}
-		return s
-	}
-	if a, b := cos("take a screenshot of the page", "capture an image of the browser window"), cos("take a screenshot of the page", "refund a customer's order"); a <= b {
-		t.Errorf("cos(screenshot, capture image) = %.3f ≤ cos(screenshot, refund) = %.3f", a, b)
-	}
 }
 
 // TestTokenizerIsBERTUncased checks that the shipped vocabulary tokenizes
