@@ -28,6 +28,9 @@ func init() {
 		fs.Float64Var(&o.HashWeight, "hash-weight", 0, "weight of the hashing features the model is trained next to and served with (default 0.5, as the builtin embedder; negative: the model alone)")
 		fs.StringVar(&o.WordNetDir, "wordnet", "", "WordNet 3.0 database folder for extra word-relation pairs (e.g. /usr/share/wordnet)")
 		fs.IntVar(&o.WordTokens, "word-tokens", 0, "add the training text's words used at least this often that the base vocabulary splits into pieces as whole tokens (default 0: none)")
+		fs.StringVar(&o.Teacher, "teacher", "", "a sentence encoder's vectors of the training text (JSON lines, as `make distilled` makes them): soft targets mixed into the loss")
+		fs.Float64Var(&o.TeacherWeight, "teacher-weight", 0, "share of the teacher's soft target (default 0.3)")
+		fs.Float64Var(&o.TeacherTemperature, "teacher-temperature", 0, "temperature of the teacher's softmax (default 0.05)")
 		dtype := fs.String("dtype", "i8", "stored table type: f32, f16 or i8")
 		exclude := fs.String("exclude", strings.Join(train.DevDatasets, ","), "comma-separated dataset folders to leave out (default: the real-MCP DEV datasets; \"\" for none)")
 		var extra []string

@@ -21,16 +21,10 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
-	"unicode/utf8"
 
 	"github.com/toolrag/mcp-gateway/pkg/model2vec"
 	"github.com/toolrag/mcp-gateway/pkg/train"
 )
-
-// MaxTextRunes is where CorpusText cuts a text: the teacher's cost grows
-// with the square of the length, and the start of a tool document (name,
-// title, description) carries its meaning.
-const MaxTextRunes = 600
 
 // Options configure Train. Zero values take the defaults noted.
 type Options struct {
@@ -272,22 +266,6 @@ func Train(ctx context.Context, o Options, logf func(format string, args ...any)
 	return res, nil
 }
 
-// CorpusText is a text as the teacher and the student see it: cut to
-// MaxTextRunes runes.
-func CorpusText(s string) string {
-	if utf8.RuneCountInString(s) <= MaxTextRunes {
-		return s
-	}
-	n := 0
-	for i := range s {
-		if n == MaxTextRunes {
-			return s[:i]
-		}
-		n++
-	}
-	return s
-}
-
 // WriteTexts writes texts as JSON lines (one JSON string per line), the
 // teacher's input.
 func WriteTexts(w io.Writer, texts []string) error {
@@ -365,13 +343,13 @@ func cosine(a, b []float64) float64 {
 }
 
 // CorpusTexts returns the distillation corpus of a training corpus: every
-// tool's document and every query, each cut by CorpusText, without
+// tool's document and every query, each cut by train.TeacherText, without
 // duplicates, in the corpus' order (tools first).
 func CorpusTexts(c *train.Corpus) []string {
 	seen := map[string]bool{}
 	var out []string
 	add := func(s string) {
-		s = CorpusText(s)
+		s = train.TeacherText(s)
 		if s == "" || seen[s] {
 			return
 		}

@@ -9,7 +9,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"unicode/utf8"
 
 	"github.com/toolrag/mcp-gateway/pkg/model2vec"
 )
@@ -136,17 +135,5 @@ func TestTextsAndVectorsFiles(t *testing.T) {
 		if _, _, err := ReadVectors(strings.NewReader(bad)); err == nil || !strings.Contains(err.Error(), "line ") {
 			t.Errorf("%q: err = %v, want one naming the line", bad, err)
 		}
-	}
-}
-
-func TestCorpusText(t *testing.T) {
-	short := "get the weather"
-	if CorpusText(short) != short {
-		t.Error("a short text must stay as it is")
-	}
-	long := strings.Repeat("é", MaxTextRunes+10)
-	got := CorpusText(long)
-	if n := utf8.RuneCountInString(got); n != MaxTextRunes || !utf8.ValidString(got) {
-		t.Errorf("cut to %d runes (valid UTF-8: %v), want %d", n, utf8.ValidString(got), MaxTextRunes)
 	}
 }

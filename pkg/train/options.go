@@ -71,6 +71,15 @@ type Options struct {
 	// tokenizer splits into several pieces; 0: none.
 	WordTokens int
 	SVDDim     int // dimensions of the LSA (SVD) part of the init; Dim/2 (negative: none)
+	// Teacher is a JSON-lines file of a sentence encoder's vectors of the
+	// training text ({"t": text, "v": [...]}, texts cut at 600 runes, as
+	// `toolrag distill --texts` writes them). When set, each query's
+	// target over the batch's documents mixes the one-hot positive with
+	// the teacher's softmax over the same documents (share
+	// TeacherWeight, temperature TeacherTemperature). "": none.
+	Teacher            string
+	TeacherWeight      float64 // 0.3
+	TeacherTemperature float64 // 0.05
 	DType      model2vec.DType
 	Exclude    []string // dataset folders to leave out
 	// HashWeight trains the table as the residual over the hashing
@@ -148,6 +157,12 @@ func (o *Options) defaults() {
 	}
 	if o.SVDDim > o.Dim {
 		o.SVDDim = o.Dim
+	}
+	if o.TeacherWeight <= 0 {
+		o.TeacherWeight = 0.3
+	}
+	if o.TeacherTemperature <= 0 {
+		o.TeacherTemperature = 0.05
 	}
 	if o.DType == "" {
 		o.DType = model2vec.I8

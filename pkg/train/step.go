@@ -123,6 +123,13 @@ func (tr *trainer) step(batch []example, rng *rand.Rand, adam adamConfig) float6
 			}
 			row[j] = c * invT
 		}
+		if tr.qTeach != nil {
+			target := make([]float32, nd)
+			if tr.teacherTarget(tr.qTeach[ex.pair], docTools, row, posOf[e], target) {
+				losses[e] = softTargetGrad(row, target, G[e*nd:e*nd+nd], invT*qWeight*modelShare)
+				return
+			}
+		}
 		losses[e] = softmaxGrad(row, posOf[e], G[e*nd:e*nd+nd], invT*qWeight*modelShare, 1)
 	})
 	if !tr.opts.OneWay {

@@ -116,6 +116,11 @@ func Train(ctx context.Context, opts Options, logw io.Writer) (*Result, error) {
 	}
 	tr := newTrainer(opts, corpus, tok, docs, trainPairs, valPairs, heldOut)
 	tr.logf = logf
+	if opts.Teacher != "" {
+		if err := tr.loadTeacher(opts.Teacher, docs); err != nil {
+			return nil, err
+		}
+	}
 	tr.init()
 	logf("init: %d×%d table (svd part %d dims)", tr.tab.V, tr.tab.D, opts.SVDDim)
 	res, err := tr.run(ctx)

@@ -35,6 +35,9 @@ type trainer struct {
 	shards  []*sparseGrad
 	idf     []float64 // per token, over the training texts
 	lex     *lexical  // nil unless Options.HashWeight > 0
+	// Teacher vectors (unit length) per training pair's query and per
+	// tool document; nil entries have none. Both nil without a teacher.
+	qTeach, dTeach [][]float32
 }
 
 func newTrainer(opts Options, c *Corpus, tok *model2vec.Tokenizer, docs []string, pairs, val []Pair, heldOut map[string]bool) *trainer {

@@ -1,0 +1,159 @@
+package train
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"unicode/utf8"
+)
+
+// TeacherRunes is where a text given to a teacher sentence encoder is cut
+// (TeacherText): the encoder's cost grows with the square of the length,
+// and the start of a tool document (name, title, description) carries its
+// meaning.
+const TeacherRunes = 600
+
+// TeacherText is a text as the teacher embeds it: cut to TeacherRunes
+// runes. Teacher vectors are looked up by this text.
+func TeacherText(s string) string {
+	if utf8.RuneCountInString(s) <= TeacherRunes {
+		return s
+	}
+	n := 0
+	for i := range s {
+		if n == TeacherRunes {
+			return s[:i]
+		}
+		n++
+	}
+	return s
+}
+
+// loadTeacher reads the teacher's vectors and attaches them to the
+// training queries and tool documents whose text they embed.
+func (tr *trainer) loadTeacher(path string, docs []string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("train: teacher vectors: %w", err)
+	}
+	defer f.Close()
+	byText := map[string][]float32{}
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<26)
+	line := 0
+	for sc.Scan() {
+		line++
+		var row struct {
+			T string    `json:"t"`
+			V []float32 `json:"v"`
+		}
+		if err := json.Unmarshal(sc.Bytes(), &row); err != nil {
+			return fmt.Errorf("train: teacher vectors, line %d: %w", line, err)
+		}
+		var ss float64
+		for _, x := range row.V {
+			ss += float64(x) * float64(x)
+		}
+		if ss == 0 {
+			continue
+		}
+		inv := float32(1 / math.Sqrt(ss))
+		for i := range row.V {
+			row.V[i] *= inv
+		}
+		byText[row.T] = row.V
+	}
+	if err := sc.Err(); err != nil {
+		return fmt.Errorf("train: teacher vectors: %w", err)
+	}
+	tr.qTeach = make([][]float32, len(tr.pairs))
+	nq, nd := 0, 0
+	for i, p := range tr.pairs {
+		if v := byText[TeacherText(p.Query)]; v != nil {
+			tr.qTeach[i] = v
+			nq++
+		}
+	}
+	tr.dTeach = make([][]float32, len(docs))
+	for i, d := range docs {
+		if v := byText[TeacherText(d)]; v != nil {
+			tr.dTeach[i] = v
+			nd++
+		}
+	}
+	tr.logf("teacher: vectors for %d of %d queries and %d of %d documents", nq, len(tr.pairs), nd, len(docs))
+	return nil
+}
+
+// teacherTarget writes into target the soft target of one query over the
+// batch's documents: (1−w)·one-hot(pos) + w·softmax(teacher cosines / T)
+// over the unmasked documents. It reports false (target untouched) when
+// the query or a document has no teacher vector.
+func (tr *trainer) teacherTarget(q []float32, docTools []int32, row []float32, pos int, target []float32) bool {
+	if q == nil {
+		return false
+	}
+	invT := 1 / tr.opts.TeacherTemperature
+	maxS := math.Inf(-1)
+	for j, ti := range docTools {
+		if math.IsInf(float64(row[j]), -1) {
+			continue
+		}
+		d := tr.dTeach[ti]
+		if d == nil {
+			return false
+		}
+		s := float64(dot(q, d)) * invT
+		target[j] = float32(s)
+		maxS = max(maxS, s)
+	}
+	var z float64
+	for j := range docTools {
+		if math.IsInf(float64(row[j]), -1) {
+			target[j] = 0
+			continue
+		}
+		e := math.Exp(float64(target[j]) - maxS)
+		target[j] = float32(e)
+		z += e
+	}
+	w := float32(tr.opts.TeacherWeight)
+	for j := range target {
+		target[j] = w * target[j] / float32(z)
+	}
+	target[pos] += 1 - w
+	return true
+}
+
+// softTargetGrad is softmaxGrad against a target distribution: it writes
+// scale·(softmax − target) into grad and returns −Σ target·log softmax.
+func softTargetGrad(logits, target, grad []float32, scale float32) float64 {
+	maxS := float32(math.Inf(-1))
+	for _, s := range logits {
+		if s > maxS {
+			maxS = s
+		}
+	}
+	var z float64
+	for _, s := range logits {
+		if !math.IsInf(float64(s), -1) {
+			z += math.Exp(float64(s - maxS))
+		}
+	}
+	logZ := float64(maxS) + math.Log(z)
+	var loss float64
+	for j, s := range logits {
+		if math.IsInf(float64(s), -1) {
+			grad[j] = 0
+			continue
+		}
+		lp := float64(s) - logZ
+		grad[j] = (float32(math.Exp(lp)) - target[j]) * scale
+		if target[j] > 0 {
+			loss -= float64(target[j]) * lp
+		}
+	}
+	return loss
+}
