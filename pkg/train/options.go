@@ -80,8 +80,8 @@ type Options struct {
 	Teacher            string
 	TeacherWeight      float64 // 0.3
 	TeacherTemperature float64 // 0.05
-	DType      model2vec.DType
-	Exclude    []string // dataset folders to leave out
+	DType              model2vec.DType
+	Exclude            []string // dataset folders to leave out
 	// HashWeight trains the table as the residual over the hashing
 	// embedder's features at this weight: scores are those of the fused
 	// embedding embed.NewBuiltinWith(BuiltinConfig{HashWeight: w}) serves
