@@ -9,19 +9,7 @@ import (
 // masked) against target and writes scale·(softmax - onehot) into grad. It
 // returns the loss times lossScale.
 func softmaxGrad(logits []float32, target int, grad []float32, scale float32, lossScale float64) float64 {
-	maxS := float32(math.Inf(-1))
-	for _, s := range logits {
-		if s > maxS {
-			maxS = s
-		}
-	}
-	var z float64
-	for _, s := range logits {
-		if !math.IsInf(float64(s), -1) {
-			z += math.Exp(float64(s - maxS))
-		}
-	}
-	logZ := float64(maxS) + math.Log(z)
+	logZ := logSumExp(logits)
 	for j, s := range logits {
 		if math.IsInf(float64(s), -1) {
 			grad[j] = 0
@@ -34,6 +22,23 @@ func softmaxGrad(logits []float32, target int, grad []float32, scale float32, lo
 		grad[j] = p * scale
 	}
 	return lossScale * (logZ - float64(logits[target]))
+}
+
+// logSumExp is log Σ exp(logits) over the entries that are not -Inf.
+func logSumExp(logits []float32) float64 {
+	maxS := float32(math.Inf(-1))
+	for _, s := range logits {
+		if s > maxS {
+			maxS = s
+		}
+	}
+	var z float64
+	for _, s := range logits {
+		if !math.IsInf(float64(s), -1) {
+			z += math.Exp(float64(s - maxS))
+		}
+	}
+	return float64(maxS) + math.Log(z)
 }
 
 // step runs one batch: forward, InfoNCE loss over in-batch and hard

@@ -130,19 +130,7 @@ func (tr *trainer) teacherTarget(q []float32, docTools []int32, row []float32, p
 // softTargetGrad is softmaxGrad against a target distribution: it writes
 // scale·(softmax − target) into grad and returns −Σ target·log softmax.
 func softTargetGrad(logits, target, grad []float32, scale float32) float64 {
-	maxS := float32(math.Inf(-1))
-	for _, s := range logits {
-		if s > maxS {
-			maxS = s
-		}
-	}
-	var z float64
-	for _, s := range logits {
-		if !math.IsInf(float64(s), -1) {
-			z += math.Exp(float64(s - maxS))
-		}
-	}
-	logZ := float64(maxS) + math.Log(z)
+	logZ := logSumExp(logits)
 	var loss float64
 	for j, s := range logits {
 		if math.IsInf(float64(s), -1) {
