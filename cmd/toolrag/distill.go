@@ -81,7 +81,7 @@ func init() {
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(stderr, "wrote %s (i8, id %s): held-out cosine to the teacher %.4f (%.4f before training)\n", *out, saved.ID(), res.Cosine, res.InitCosine)
+		fmt.Fprintf(stderr, "wrote %s (i8, id %s, %d texts)\n", *out, saved.ID(), res.Texts)
 		return nil
 	})
 }

@@ -73,7 +73,7 @@ type Result struct {
 	Texts, HeldOut int
 	// InitCosine and Cosine are the mean cosine between the student's and
 	// the (projected) teacher's vectors of the held-out texts, before and
-	// after training.
+	// after training (NaN when no text is held out).
 	InitCosine, Cosine float64
 }
 
@@ -190,7 +190,7 @@ func Train(ctx context.Context, o Options, logf func(format string, args ...any)
 		return s / float64(len(val))
 	}
 	res := &Result{Texts: len(train), HeldOut: len(val), InitCosine: fit()}
-	logf("distill: %d texts (%d held out), %d tokens × %d dimensions, teacher %d dimensions; held-out cosine %.4f", len(train), len(val), V, D, T, res.InitCosine)
+	logf("distill: %d texts (%d held out), %d tokens × %d dimensions, teacher %d dimensions; held-out cosine %s", len(train), len(val), V, D, T, fmtCos(res.InitCosine))
 
 	m, v := make([]float64, V*D), make([]float64, V*D)
 	const b1, b2, eps = 0.9, 0.999, 1e-8
@@ -250,7 +250,7 @@ func Train(ctx context.Context, o Options, logf func(format string, args ...any)
 			}
 		}
 		res.Cosine = fit()
-		logf("distill: epoch %d: loss %.4f, held-out cosine %.4f", ep, loss/float64(len(train)), res.Cosine)
+		logf("distill: epoch %d: loss %.4f, held-out cosine %s", ep, loss/float64(len(train)), fmtCos(res.Cosine))
 	}
 	for i, x := range R {
 		table[i] = float32(x)
@@ -309,6 +309,14 @@ func ReadVectors(r io.Reader) (texts []string, vecs [][]float32, err error) {
 		return nil, nil, fmt.Errorf("distill: teacher vectors: %w", err)
 	}
 	return texts, vecs, nil
+}
+
+// fmtCos formats a held-out cosine, "n/a" when nothing is held out.
+func fmtCos(c float64) string {
+	if math.IsNaN(c) {
+		return "n/a (nothing held out)"
+	}
+	return fmt.Sprintf("%.4f", c)
 }
 
 func norm(v []float64) float64 {
