@@ -62,7 +62,7 @@ func init() {
 		if err != nil {
 			return err
 		}
-		o.Texts, o.Vectors, err = distill.ReadVectors(f)
+		o.Texts, o.Vectors, err = train.ReadTeacherVectors(f)
 		f.Close()
 		if err != nil {
 			return err

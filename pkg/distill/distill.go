@@ -281,36 +281,6 @@ func WriteTexts(w io.Writer, texts []string) error {
 	return bw.Flush()
 }
 
-// ReadVectors reads the teacher's output: JSON lines {"t": text, "v":
-// [numbers]}. A malformed line is an error that names it.
-func ReadVectors(r io.Reader) (texts []string, vecs [][]float32, err error) {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 1<<20), 1<<26)
-	line := 0
-	for sc.Scan() {
-		line++
-		if len(sc.Bytes()) == 0 {
-			continue
-		}
-		var row struct {
-			T *string   `json:"t"`
-			V []float32 `json:"v"`
-		}
-		if err := json.Unmarshal(sc.Bytes(), &row); err != nil {
-			return nil, nil, fmt.Errorf("distill: teacher vectors, line %d: %w", line, err)
-		}
-		if row.T == nil || len(row.V) == 0 {
-			return nil, nil, fmt.Errorf("distill: teacher vectors, line %d: want {\"t\": text, \"v\": [numbers]}", line)
-		}
-		texts = append(texts, *row.T)
-		vecs = append(vecs, row.V)
-	}
-	if err := sc.Err(); err != nil {
-		return nil, nil, fmt.Errorf("distill: teacher vectors: %w", err)
-	}
-	return texts, vecs, nil
-}
-
 // fmtCos formats a held-out cosine, "n/a" when nothing is held out.
 func fmtCos(c float64) string {
 	if math.IsNaN(c) {

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/toolrag/mcp-gateway/pkg/model2vec"
+	"github.com/toolrag/mcp-gateway/pkg/train"
 )
 
 // fixture is a corpus whose teacher is a hidden bag-of-words encoder over
@@ -114,7 +115,7 @@ func TestTrainRejectsBadInput(t *testing.T) {
 	}
 }
 
-func TestTextsAndVectorsFiles(t *testing.T) {
+func TestWriteTexts(t *testing.T) {
 	var buf bytes.Buffer
 	texts := []string{"send an email", "line one\nline \"two\""}
 	if err := WriteTexts(&buf, texts); err != nil {
@@ -123,17 +124,13 @@ func TestTextsAndVectorsFiles(t *testing.T) {
 	if got := strings.Count(buf.String(), "\n"); got != 2 {
 		t.Fatalf("%d lines, want 2: %q", got, buf.String())
 	}
-	in := `{"t":"send an email","v":[0.5,-1]}` + "\n\n" + `{"t":"x","v":[1,2]}` + "\n"
-	ts, vs, err := ReadVectors(strings.NewReader(in))
-	if err != nil {
-		t.Fatal(err)
+	// The teacher's output for them reads back (the format train reads).
+	var in strings.Builder
+	for i, l := range strings.Split(strings.TrimSpace(buf.String()), "\n") {
+		fmt.Fprintf(&in, `{"t":%s,"v":[%d,1]}`+"\n", l, i)
 	}
-	if !slices.Equal(ts, []string{"send an email", "x"}) || len(vs) != 2 || vs[0][1] != -1 {
-		t.Errorf("read %q %v", ts, vs)
-	}
-	for _, bad := range []string{`{"t":"a","v":[1]}` + "\nnot json\n", `{"v":[1]}`, `{"t":"a","v":[]}`} {
-		if _, _, err := ReadVectors(strings.NewReader(bad)); err == nil || !strings.Contains(err.Error(), "line ") {
-			t.Errorf("%q: err = %v, want one naming the line", bad, err)
-		}
+	ts, _, err := train.ReadTeacherVectors(strings.NewReader(in.String()))
+	if err != nil || !slices.Equal(ts, texts) {
+		t.Errorf("read back %q, %v; want %q", ts, err, texts)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"unicode/utf8"
@@ -31,42 +32,64 @@ func TeacherText(s string) string {
 	return s
 }
 
-// loadTeacher reads the teacher's vectors and attaches them to the
-// training queries and tool documents whose text they embed.
+// ReadTeacherVectors reads a teacher's output: JSON lines {"t": text,
+// "v": [numbers]} (blank lines skipped). A malformed line is an error that
+// names it.
+func ReadTeacherVectors(r io.Reader) (texts []string, vecs [][]float32, err error) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 1<<20), 1<<26)
+	line := 0
+	for sc.Scan() {
+		line++
+		if len(sc.Bytes()) == 0 {
+			continue
+		}
+		var row struct {
+			T *string   `json:"t"`
+			V []float32 `json:"v"`
+		}
+		if err := json.Unmarshal(sc.Bytes(), &row); err != nil {
+			return nil, nil, fmt.Errorf("train: teacher vectors, line %d: %w", line, err)
+		}
+		if row.T == nil || len(row.V) == 0 {
+			return nil, nil, fmt.Errorf("train: teacher vectors, line %d: want {\"t\": text, \"v\": [numbers]}", line)
+		}
+		texts = append(texts, *row.T)
+		vecs = append(vecs, row.V)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, nil, fmt.Errorf("train: teacher vectors: %w", err)
+	}
+	return texts, vecs, nil
+}
+
+// loadTeacher reads the teacher's vectors and attaches them, at unit
+// length, to the training queries and tool documents whose text they
+// embed.
 func (tr *trainer) loadTeacher(path string, docs []string) error {
 	f, err := os.Open(path)
 	if err != nil {
 		return fmt.Errorf("train: teacher vectors: %w", err)
 	}
-	defer f.Close()
-	byText := map[string][]float32{}
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 1<<26)
-	line := 0
-	for sc.Scan() {
-		line++
-		var row struct {
-			T string    `json:"t"`
-			V []float32 `json:"v"`
-		}
-		if err := json.Unmarshal(sc.Bytes(), &row); err != nil {
-			return fmt.Errorf("train: teacher vectors, line %d: %w", line, err)
-		}
+	texts, vecs, err := ReadTeacherVectors(f)
+	f.Close()
+	if err != nil {
+		return err
+	}
+	byText := make(map[string][]float32, len(texts))
+	for i, v := range vecs {
 		var ss float64
-		for _, x := range row.V {
+		for _, x := range v {
 			ss += float64(x) * float64(x)
 		}
 		if ss == 0 {
 			continue
 		}
 		inv := float32(1 / math.Sqrt(ss))
-		for i := range row.V {
-			row.V[i] *= inv
+		for j := range v {
+			v[j] *= inv
 		}
-		byText[row.T] = row.V
-	}
-	if err := sc.Err(); err != nil {
-		return fmt.Errorf("train: teacher vectors: %w", err)
+		byText[texts[i]] = v
 	}
 	tr.qTeach = make([][]float32, len(tr.pairs))
 	nq, nd := 0, 0

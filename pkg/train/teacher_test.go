@@ -4,6 +4,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -96,5 +97,21 @@ func TestTeacherText(t *testing.T) {
 	got := TeacherText(strings.Repeat("é", TeacherRunes+10))
 	if n := utf8.RuneCountInString(got); n != TeacherRunes || !utf8.ValidString(got) {
 		t.Errorf("cut to %d runes (valid UTF-8: %v), want %d", n, utf8.ValidString(got), TeacherRunes)
+	}
+}
+
+func TestReadTeacherVectors(t *testing.T) {
+	in := `{"t":"send an email","v":[0.5,-1]}` + "\n\n" + `{"t":"x","v":[1,2]}` + "\n"
+	ts, vs, err := ReadTeacherVectors(strings.NewReader(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(ts, []string{"send an email", "x"}) || len(vs) != 2 || vs[0][1] != -1 {
+		t.Errorf("read %q %v", ts, vs)
+	}
+	for _, bad := range []string{`{"t":"a","v":[1]}` + "\nnot json\n", `{"v":[1]}`, `{"t":"a","v":[]}`} {
+		if _, _, err := ReadTeacherVectors(strings.NewReader(bad)); err == nil || !strings.Contains(err.Error(), "line ") {
+			t.Errorf("%q: err = %v, want one naming the line", bad, err)
+		}
 	}
 }
