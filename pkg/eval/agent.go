@@ -201,6 +201,7 @@ func RunAgent(ctx context.Context, opts Options, tasks []Task, configs []Config,
 
 func (e *env) runAgent(ctx context.Context, c Config, tasks []Task) (AgentReport, error) {
 	rep := AgentReport{Dataset: e.ds.Name, Config: c.Name, TopK: e.topK, Calib: Calibration{}}
+	fd := e.featureDump(&c)
 	s, _, err := e.searcher(ctx, c)
 	if err != nil {
 		return rep, err
@@ -264,6 +265,17 @@ func (e *env) runAgent(ctx context.Context, c Config, tasks []Task) (AgentReport
 			}
 			if err := e.perQuery.Encode(res); err != nil {
 				return rep, fmt.Errorf("eval: writing the per-task results: %w", err)
+			}
+		}
+		if fd != nil {
+			// Each capability query again, alone, for its features.
+			for i, q := range t.Queries {
+				if _, err := s.Retrieve(ctx, retrieve.Request{Query: q, TopK: e.topK, Policy: pol}); err != nil {
+					return rep, fmt.Errorf("task %s: %w", t.ID, err)
+				}
+				if err := fd.write(FeatureRow{Config: c.Name, ID: fmt.Sprintf("%s#%d", t.ID, i), Set: t.Set, Task: t.ID, Relevant: t.Relevant}); err != nil {
+					return rep, err
+				}
 			}
 		}
 		ar, all := share(union)

@@ -3,6 +3,7 @@ package eval
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"slices"
 	"strings"
 	"testing"
@@ -73,5 +74,47 @@ func TestPhraseTasksAsToolRequests(t *testing.T) {
 	}
 	if got := PhraseAsToolRequest("Do x", 0); got != "find a tool to do x" {
 		t.Errorf("PhraseAsToolRequest = %q", got)
+	}
+}
+
+// TestFeatureDump: Options.Features gets one row per query with the
+// candidates' features and the relevant tools, in task and agent mode.
+func TestFeatureDump(t *testing.T) {
+	var buf bytes.Buffer
+	if _, err := Ablation(context.Background(), Options{Dataset: synthetic, Limit: 3, Features: &buf}, []Config{{Name: "hybrid"}, {Name: "plain", PlainBM25: true}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	tasks := []Task{{ID: "t1", Task: "email Bob the Lisbon forecast", Queries: []string{"weather forecast", "send an email"},
+		Relevant: []string{"weather__get_forecast", "email__send_email"}}}
+	if _, err := RunAgent(context.Background(), Options{Dataset: synthetic, TopK: 2, Features: &buf}, tasks, []Config{{Name: "hybrid"}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	dec := json.NewDecoder(&buf)
+	var rows []FeatureRow
+	for dec.More() {
+		var r FeatureRow
+		if err := dec.Decode(&r); err != nil {
+			t.Fatal(err)
+		}
+		rows = append(rows, r)
+	}
+	if len(rows) != 5 {
+		t.Fatalf("%d rows, want 3 task-mode queries and 2 capability queries (none for plain BM25)", len(rows))
+	}
+	for i, r := range rows {
+		if r.Config != "hybrid" || len(r.Relevant) == 0 || len(r.Cands) == 0 || len(r.Cands) > FeatureRows {
+			t.Fatalf("row %d: config %q, %d relevant, %d candidates", i, r.Config, len(r.Relevant), len(r.Cands))
+		}
+		for j := 1; j < len(r.Cands); j++ {
+			if r.Cands[j].Fused > r.Cands[j-1].Fused {
+				t.Fatalf("row %d: candidates not best first", i)
+			}
+		}
+	}
+	if rows[3].Task != "t1" || rows[3].ID != "t1#0" || rows[4].ID != "t1#1" || rows[0].Task != "" {
+		t.Fatalf("agent rows not tied to their task: %+v / %+v", rows[3].ID, rows[4].ID)
+	}
+	if rows[3].Cands[0].ToolID != "weather__get_forecast" {
+		t.Errorf("best candidate for %q is %s", "weather forecast", rows[3].Cands[0].ToolID)
 	}
 }

@@ -27,6 +27,7 @@ var (
 	devHoldOut   = flag.Float64("eval.dev.holdout", 0, "with -eval.dev: share of labelled tools whose pairs become queries (default 0.1, pkg/train's split; 1: all pairs)")
 	devQueries   = flag.String("eval.dev.queries", "", "with -eval.dev: comma-separated training datasets the queries come from (default all)")
 	devBySet     = flag.Bool("eval.byset", false, "with -eval.dev: also print the figures of each training dataset")
+	featuresOut  = flag.String("eval.features", "", "write the ranking features of every query's best candidates to this JSONL file (eval.FeatureRow)")
 	perQueryOut  = flag.String("eval.perquery", "", "write every query's ranking of every configuration to this JSONL file (eval.QueryResult)")
 	extraConfigs = flag.String("eval.json", "", `extra configurations as JSON, e.g. [{"Name":"kw0.5","Weights":{"Semantic":1,"Keyword":0.5}}]; "Embedder":"hashing" picks the hashing embedder`)
 )
@@ -157,7 +158,7 @@ func TestDevSet(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("DEV set: %d tools, %d servers, %d queries %v", info.Tools, info.Servers, info.Queries, info.ByDataset)
-	reps, err := Ablation(context.Background(), Options{Dataset: dir, PerQuery: perQuery(t)}, selectedConfigs(t), os.Stdout)
+	reps, err := Ablation(context.Background(), Options{Dataset: dir, PerQuery: perQuery(t), Features: featuresFile(t)}, selectedConfigs(t), os.Stdout)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -176,6 +177,20 @@ func printBySet(reps []Report) {
 		}
 		PrintReports(os.Stdout, rows)
 	}
+}
+
+// featuresFile opens -eval.features (nil when unset); the file is closed
+// when the test ends.
+func featuresFile(t *testing.T) io.Writer {
+	if *featuresOut == "" {
+		return nil
+	}
+	f, err := os.Create(*featuresOut)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	return f
 }
 
 // perQuery opens -eval.perquery (nil when unset); the file is closed

@@ -14,6 +14,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -65,6 +66,63 @@ type Options struct {
 	// configuration (QueryResult), for looking into what a configuration
 	// misses.
 	PerQuery io.Writer
+	// Features, when set, receives one JSON line per query and
+	// configuration (FeatureRow): the ranking features of its best
+	// FeatureRows candidates, for fitting a learned scorer.
+	Features io.Writer
+}
+
+// FeatureRows is how many candidates per query Options.Features writes.
+const FeatureRows = 100
+
+// featureDump records the features of the last query c ranked (nil when
+// Options.Features is not set, and for the plain BM25 baseline, which has
+// none).
+type featureDump struct {
+	enc   *json.Encoder
+	feats []retrieve.Features
+}
+
+func (e *env) featureDump(c *Config) *featureDump {
+	if e.features == nil || c.PlainBM25 {
+		return nil
+	}
+	fd := &featureDump{enc: e.features}
+	inner := c.Scorer
+	c.Scorer = func(fs []retrieve.Features) []float64 {
+		fd.feats = append(fd.feats[:0], fs...)
+		if inner != nil {
+			return inner(fs)
+		}
+		return nil
+	}
+	return fd
+}
+
+// write writes row with the best FeatureRows candidates of the last query.
+func (fd *featureDump) write(row FeatureRow) error {
+	if fd == nil {
+		return nil
+	}
+	sort.Slice(fd.feats, func(i, j int) bool { return fd.feats[i].Fused > fd.feats[j].Fused })
+	row.Cands = fd.feats[:min(len(fd.feats), FeatureRows)]
+	if err := fd.enc.Encode(row); err != nil {
+		return fmt.Errorf("eval: writing the features: %w", err)
+	}
+	fd.feats = fd.feats[:0]
+	return nil
+}
+
+// FeatureRow is one query's candidates under one configuration, as
+// Options.Features writes them.
+type FeatureRow struct {
+	Config   string              `json:"config"`
+	ID       string              `json:"id"`
+	Set      string              `json:"set,omitempty"`
+	Task     string              `json:"task,omitempty"` // agent mode: the task the query is part of
+	Relevant []string            `json:"relevant"`
+	Groups   [][]string          `json:"groups,omitempty"`
+	Cands    []retrieve.Features `json:"cands"`
 }
 
 // QueryResult is one query's ranking under one configuration, as
@@ -105,6 +163,7 @@ type env struct {
 	// progress receives progress lines (nil: none).
 	progress io.Writer
 	perQuery *json.Encoder // nil: Options.PerQuery not set
+	features *json.Encoder // nil: Options.Features not set
 }
 
 type built struct {
@@ -144,6 +203,9 @@ func open(ctx context.Context, opts Options) (*env, error) {
 	if opts.PerQuery != nil {
 		e.perQuery = json.NewEncoder(opts.PerQuery)
 	}
+	if opts.Features != nil {
+		e.features = json.NewEncoder(opts.Features)
+	}
 	if err := src.Load(ctx, ds, st); err != nil {
 		e.close()
 		return nil, err
@@ -180,6 +242,7 @@ func (e *env) index(ctx context.Context, emb embed.Embedder, flat bool) (*built,
 // run evaluates one configuration.
 func (e *env) run(ctx context.Context, c Config) (Report, error) {
 	rep := Report{Dataset: e.ds.Name, Config: c.Name, Tools: len(e.ds.Tools)}
+	fd := e.featureDump(&c)
 	r, buildTime, err := e.searcher(ctx, c)
 	if err != nil {
 		return rep, err
@@ -208,6 +271,9 @@ func (e *env) run(ctx context.Context, c Config) (Report, error) {
 			ranked[i] = res.Tool.ID
 		}
 		acc.add(ranked, q.Relevant, q.Groups)
+		if err := fd.write(FeatureRow{Config: c.Name, ID: q.ID, Set: q.Set, Relevant: q.Relevant, Groups: q.Groups}); err != nil {
+			return rep, err
+		}
 		if e.perQuery != nil {
 			if err := e.perQuery.Encode(QueryResult{Config: c.Name, ID: q.ID, Set: q.Set, Query: q.Query, Relevant: q.Relevant, Ranked: ranked}); err != nil {
 				return rep, fmt.Errorf("eval: writing the per-query results: %w", err)

@@ -73,8 +73,8 @@ func TestRealMCPDevSet(t *testing.T) {
 	}
 	ctx := context.Background()
 	configs := selectedAgentConfigs(t)
-	pq := perQuery(t)
-	reps, err := Ablation(ctx, Options{Dataset: dir, TopK: 10, PerQuery: pq}, configs, os.Stdout)
+	pq, fw := perQuery(t), featuresFile(t)
+	reps, err := Ablation(ctx, Options{Dataset: dir, TopK: 10, PerQuery: pq, Features: fw}, configs, os.Stdout)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,7 +89,7 @@ func TestRealMCPDevSet(t *testing.T) {
 	if *realMCPPhrased {
 		all = PhraseTasksAsToolRequests(all)
 	}
-	if _, err := RunAgent(ctx, Options{Dataset: dir, TopK: 5, PerQuery: pq}, all, configs, os.Stdout); err != nil {
+	if _, err := RunAgent(ctx, Options{Dataset: dir, TopK: 5, PerQuery: pq, Features: fw}, all, configs, os.Stdout); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -282,7 +282,7 @@ func TestMCPAgentDevSet(t *testing.T) {
 	if !*mcpAgentDev {
 		return
 	}
-	reps, err := Ablation(context.Background(), Options{Dataset: dir, TopK: 10, PerQuery: perQuery(t)}, selectedAgentConfigs(t), os.Stdout)
+	reps, err := Ablation(context.Background(), Options{Dataset: dir, TopK: 10, PerQuery: perQuery(t), Features: featuresFile(t)}, selectedAgentConfigs(t), os.Stdout)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -156,6 +156,11 @@ type Experimental struct {
 	// whose words a tool holds leans on the keyword side, one no tool
 	// matches word for word on the dense side. Zero: off.
 	SemanticCoverage float64
+	// Scorer, when set, scores one query's candidates from their
+	// Features instead of the weighted fusion (a learned ranking; and
+	// pkg/eval's feature dump). It returns one score per feature row, or
+	// nil to keep the weighted fusion's scores.
+	Scorer func(fs []Features) []float64
 	// KeepToolRequest ranks a query as written; by default a request
 	// for a tool around the capability ("find a tool to …", "… tool")
 	// is taken off first (toolrequest.go).

@@ -240,6 +240,13 @@ func (r *Retriever) fuse(list []*candidate) {
 				r.cfg.CoverageWeight*c.coverage
 		}
 	}
+	if r.cfg.Scorer != nil {
+		if scores := r.cfg.Scorer(features(list)); len(scores) == len(list) {
+			for i, c := range list {
+				c.score = scores[i] + c.penalty
+			}
+		}
+	}
 }
 
 // ranks returns the 1-based rank of each candidate that has the signal.
