@@ -39,7 +39,8 @@ type jsonConfig struct {
 	// model alone), "fused:<w>" (the default with the hashing features at
 	// weight w), "dir:<model dir>" (a model alone) or
 	// "fuseddir:<w>:<model dir>[:<distilled dir>]" (a model + hashing
-	// features at weight w [+ a distilled table]).
+	// features at weight w [+ a distilled table]), "record:<file>" or
+	// "teacher:<w>:<vectors file>" (teacher_test.go).
 	Embedder string
 }
 
@@ -58,6 +59,11 @@ func selectedConfigs(t *testing.T) []Config {
 		}
 		for _, e := range extra {
 			c := e.Config
+			if emb, ok := outsideEmbedder(t, e.Embedder); ok {
+				c.Embedder = emb
+				configs = append(configs, c)
+				continue
+			}
 			switch {
 			case e.Embedder == "":
 			case e.Embedder == "hashing":
