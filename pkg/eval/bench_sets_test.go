@@ -185,27 +185,19 @@ func printBySet(reps []Report) {
 	}
 }
 
-// featuresFile opens -eval.features (nil when unset); the file is closed
-// when the test ends.
-func featuresFile(t *testing.T) io.Writer {
-	if *featuresOut == "" {
-		return nil
-	}
-	f, err := os.Create(*featuresOut)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { f.Close() })
-	return f
-}
+// featuresFile opens -eval.features (nil when unset).
+func featuresFile(t *testing.T) io.Writer { return outputFile(t, *featuresOut) }
 
-// perQuery opens -eval.perquery (nil when unset); the file is closed
-// when the test ends.
-func perQuery(t *testing.T) io.Writer {
-	if *perQueryOut == "" {
+// perQuery opens -eval.perquery (nil when unset).
+func perQuery(t *testing.T) io.Writer { return outputFile(t, *perQueryOut) }
+
+// outputFile creates path for a test's output (nil when path is empty);
+// the file is closed when the test ends.
+func outputFile(t *testing.T, path string) io.Writer {
+	if path == "" {
 		return nil
 	}
-	f, err := os.Create(*perQueryOut)
+	f, err := os.Create(path)
 	if err != nil {
 		t.Fatal(err)
 	}
