@@ -42,6 +42,8 @@ type jsonConfig struct {
 	// features at weight w [+ a distilled table]), "record:<file>" or
 	// "teacher:<w>:<vectors file>" (teacher_test.go).
 	Embedder string
+	// ScorerFile is a learned scorer (-eval.fit.out) to rank with.
+	ScorerFile string
 }
 
 func selectedConfigs(t *testing.T) []Config {
@@ -59,6 +61,17 @@ func selectedConfigs(t *testing.T) []Config {
 		}
 		for _, e := range extra {
 			c := e.Config
+			if e.ScorerFile != "" {
+				b, err := os.ReadFile(e.ScorerFile)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var m LearnedScorer
+				if err := json.Unmarshal(b, &m); err != nil {
+					t.Fatalf("%s: %v", e.ScorerFile, err)
+				}
+				c.Scorer = m.Score
+			}
 			if emb, ok := outsideEmbedder(t, e.Embedder); ok {
 				c.Embedder = emb
 				configs = append(configs, c)

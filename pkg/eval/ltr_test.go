@@ -1,6 +1,7 @@
 package eval
 
 import (
+	"encoding/json"
 	"flag"
 	"fmt"
 	"hash/fnv"
@@ -81,6 +82,7 @@ var (
 	fitSplit  = flag.Bool("eval.fit.split", false, "with -eval.fit.train: fit on the queries of half the servers (by hash), report the other half as held out")
 	fitEval   = flag.String("eval.fit.eval", "", "comma-separated name=path feature dumps to report the fitted scorer on")
 	fitHidden = flag.Int("eval.fit.hidden", 0, "tanh units of the learned scorer (0: linear)")
+	fitOut    = flag.String("eval.fit.out", "", "write the fitted scorer (JSON) here, for the \"ScorerFile\" of -eval.json")
 )
 
 // TestFitScorerDumps fits and reports a learned scorer on real feature
@@ -131,6 +133,12 @@ func TestFitScorerDumps(t *testing.T) {
 		t.Fatal(err)
 	}
 	fmt.Fprintf(os.Stdout, "linear weights: %.3f\n", m.W)
+	if *fitOut != "" {
+		b, _ := json.Marshal(m)
+		if err := os.WriteFile(*fitOut, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 	fmt.Fprintf(os.Stdout, "%-16s %-8s %8s %8s %8s\n", "set", "scorer", "R@5", "nDCG@10", "agent")
 	for _, n := range names {
 		for _, s := range []struct {
