@@ -1,7 +1,5 @@
 package retrieve
 
-import "sort"
-
 // Features are one candidate's ranking signals for one query, as a
 // learned scorer (Experimental.Scorer) sees them.
 type Features struct {
@@ -28,6 +26,8 @@ type Features struct {
 
 // features returns the Features of every candidate of list (one query).
 func features(list []*candidate) []Features {
+	semRank := ranks(list, func(c *candidate) (float64, bool) { return c.semantic, c.hasSem })
+	kwRank := ranks(list, func(c *candidate) (float64, bool) { return c.keyword, c.keyword > 0 })
 	out := make([]Features, len(list))
 	for i, c := range list {
 		m := matchSignals(c)
@@ -35,32 +35,11 @@ func features(list []*candidate) []Features {
 			ToolID: c.d.tool.ID, Semantic: c.semantic, Cosine: c.cosine, HasSemantic: c.hasSem,
 			Keyword: c.keyword, Server: c.server, Verb: c.verb, Metadata: c.metadata, Penalty: c.penalty,
 			Coverage: m.Coverage, NameCoverage: m.NameCoverage, Fused: c.score - c.penalty,
+			SemanticRank: semRank[c], KeywordRank: kwRank[c],
 		}
 		if c.q != nil {
 			out[i].QueryTerms = len(c.q.idf)
 		}
 	}
-	rankBy(out, func(f *Features) (float64, bool) { return f.Semantic, f.HasSemantic }, func(f *Features, r int) { f.SemanticRank = r })
-	rankBy(out, func(f *Features) (float64, bool) { return f.Keyword, f.Keyword > 0 }, func(f *Features, r int) { f.KeywordRank = r })
 	return out
-}
-
-func rankBy(fs []Features, sig func(*Features) (float64, bool), set func(*Features, int)) {
-	idx := make([]int, 0, len(fs))
-	for i := range fs {
-		if _, ok := sig(&fs[i]); ok {
-			idx = append(idx, i)
-		}
-	}
-	sort.Slice(idx, func(a, b int) bool {
-		va, _ := sig(&fs[idx[a]])
-		vb, _ := sig(&fs[idx[b]])
-		if va != vb {
-			return va > vb
-		}
-		return fs[idx[a]].ToolID < fs[idx[b]].ToolID
-	})
-	for r, i := range idx {
-		set(&fs[i], r+1)
-	}
 }
