@@ -251,9 +251,8 @@ func logSumExp(s []float64) float64 {
 // RerankedFigures are the figures of dumped rows re-ranked by a scorer
 // (nil: by the fusion score, which reproduces the run that wrote them).
 type RerankedFigures struct {
-	// Task mode (rows without a Task), macro over Set: R@5 and nDCG@10.
-	TaskRecall5, TaskNDCG10 float64
-	TaskQueries             int
+	// Task mode (rows without a Task): the macro over Set, as Report.Macro.
+	Task Metrics
 	// Agent mode (rows with a Task): the union of each capability
 	// query's top 5 (tools already found skipped), recall per task.
 	AgentRecall float64
@@ -263,8 +262,7 @@ type RerankedFigures struct {
 // Rerank measures rows re-ranked by s.
 func Rerank(rows []FeatureRow, s func([]retrieve.Features) []float64) RerankedFigures {
 	var out RerankedFigures
-	type acc struct{ n, r, g float64 }
-	bySet := map[string]*acc{}
+	bySet := map[string]*accumulator{}
 	tasks := map[string][]FeatureRow{}
 	var order []string
 	for _, r := range rows {
@@ -275,21 +273,19 @@ func Rerank(rows []FeatureRow, s func([]retrieve.Features) []float64) RerankedFi
 			tasks[r.Task] = append(tasks[r.Task], r)
 			continue
 		}
-		rel := relevantSet(r.Relevant)
-		ranked := rerankRow(r, s)
 		a := bySet[r.Set]
 		if a == nil {
-			a = &acc{}
+			a = &accumulator{}
 			bySet[r.Set] = a
 		}
-		a.n++
-		a.r += recallAt(ranked, rel, 5)
-		a.g += ndcgAt(ranked, rel, 10)
-		out.TaskQueries++
+		a.add(rerankRow(r, s), r.Relevant, r.Groups)
 	}
-	for _, a := range bySet {
-		out.TaskRecall5 += a.r / a.n / float64(len(bySet))
-		out.TaskNDCG10 += a.g / a.n / float64(len(bySet))
+	if len(bySet) > 0 {
+		sets := make(map[string]Metrics, len(bySet))
+		for name, a := range bySet {
+			sets[name] = a.result()
+		}
+		out.Task = macro(sets)
 	}
 	for _, id := range order {
 		found := map[string]bool{}
@@ -315,14 +311,6 @@ func Rerank(rows []FeatureRow, s func([]retrieve.Features) []float64) RerankedFi
 		out.AgentTasks++
 	}
 	return out
-}
-
-func relevantSet(ids []string) map[string]bool {
-	m := make(map[string]bool, len(ids))
-	for _, id := range ids {
-		m[id] = true
-	}
-	return m
 }
 
 func rerankRow(r FeatureRow, s func([]retrieve.Features) []float64) []string {

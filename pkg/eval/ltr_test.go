@@ -43,8 +43,8 @@ func TestFitScorer(t *testing.T) {
 			t.Fatal(err)
 		}
 		base, fit := Rerank(test, nil), Rerank(test, m.Score)
-		if base.TaskQueries != 200 || fit.TaskRecall5 < base.TaskRecall5+0.3 || fit.TaskRecall5 < 0.95 {
-			t.Errorf("hidden %d: fitted R@5 %.3f, fusion %.3f over %d queries", hidden, fit.TaskRecall5, base.TaskRecall5, base.TaskQueries)
+		if base.Task.Queries != 200 || fit.Task.RecallAt5 < base.Task.RecallAt5+0.3 || fit.Task.RecallAt5 < 0.95 {
+			t.Errorf("hidden %d: fitted R@5 %.3f, fusion %.3f over %d queries", hidden, fit.Task.RecallAt5, base.Task.RecallAt5, base.Task.Queries)
 		}
 	}
 	if _, err := FitScorer([]FeatureRow{{Relevant: []string{"x__y"}, Cands: test[0].Cands}}, FitOptions{}); err == nil {
@@ -150,7 +150,7 @@ func TestFitScorerDumps(t *testing.T) {
 			if f.AgentTasks > 0 {
 				agent = fmt.Sprintf("%.3f", f.AgentRecall)
 			}
-			fmt.Fprintf(os.Stdout, "%-16s %-8s %8.3f %8.3f %8s\n", n, s.name, f.TaskRecall5, f.TaskNDCG10, agent)
+			fmt.Fprintf(os.Stdout, "%-16s %-8s %8.3f %8.3f %8s\n", n, s.name, f.Task.RecallAt5, f.Task.NDCG10, agent)
 		}
 	}
 }
