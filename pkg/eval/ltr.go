@@ -7,14 +7,11 @@ package eval
 // can be measured in minutes.
 
 import (
-	"bufio"
 	"cmp"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"math"
 	"math/rand"
-	"os"
 	"sort"
 
 	"github.com/toolrag/mcp-gateway/pkg/retrieve"
@@ -22,25 +19,16 @@ import (
 
 // ReadFeatureRows reads a file Options.Features wrote.
 func ReadFeatureRows(path string) ([]FeatureRow, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("eval: %w", err)
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 1<<28)
 	var rows []FeatureRow
-	for line := 1; sc.Scan(); line++ {
+	err := readJSONL(path, func(_ int, raw []byte) error {
 		var r FeatureRow
-		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
-			return nil, fmt.Errorf("eval: %s line %d: %w", path, line, err)
+		if err := json.Unmarshal(raw, &r); err != nil {
+			return err
 		}
 		rows = append(rows, r)
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("eval: reading %s: %w", path, err)
-	}
-	return rows, nil
+		return nil
+	})
+	return rows, err
 }
 
 // ScorerInputs are the inputs of the learned scorer for one query's
