@@ -73,7 +73,7 @@ deploy: build-lambdas build-bridge $(CDK)
 model:
 	$(GO) run ./cmd/toolrag train --data ../shared/train --exclude docker_mcp_registry,taubench,tooltalk --add pkg/train/mcpagent --out pkg/toolmodel/model
 
-## distilled: distil the teacher sentence encoder into a static table in .tools/distill/table (an experiment, not part of the default embedder: docs/retrieval.md "Fifth pass"); the teacher (node) takes about 20 min on one core
+## distilled: distil the teacher sentence encoder into a static table in .tools/distill/table (an experiment, not part of the default embedder: lab/notes/retrieval-history.md "Fifth pass"); the teacher (node) takes about 20 min on one core
 DISTILL_DIR ?= $(CURDIR)/.tools/distill
 distilled:
 	mkdir -p $(DISTILL_DIR)
