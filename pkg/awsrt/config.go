@@ -220,6 +220,9 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	if cfg.Embed, err = embed.ConfigFromEnv(getenv); err != nil {
 		v.Fail("%s", err)
 	}
+	// A Bedrock call (a query embedding) stops before the invocation's
+	// deadline like an upstream call, not after its own 30 s.
+	cfg.Embed.Bedrock.DeadlineMargin = lambdalimits.DefaultMargin
 	if cfg.Rerank, err = rerank.ConfigFromEnv(getenv); err != nil {
 		v.Fail("%s", err)
 	}

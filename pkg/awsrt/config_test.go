@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/toolrag/mcp-gateway/pkg/config"
+	"github.com/toolrag/mcp-gateway/pkg/lambdalimits"
 )
 
 func TestConfigFromEnv(t *testing.T) {
@@ -53,6 +54,12 @@ func TestConfigFromEnv(t *testing.T) {
 		{"init wait set", map[string]string{"AWS_LAMBDA_INITIALIZATION_TYPE": "on-demand", "TOOL_RAG_INIT_WAIT": "2.5"}, func(c Config) error {
 			if c.InitWait != 2500*time.Millisecond {
 				return fmt.Errorf("InitWait %s, want 2.5s", c.InitWait)
+			}
+			return nil
+		}, ""},
+		{"bedrock calls stop before the deadline", map[string]string{"TOOL_RAG_EMBEDDER": "bedrock"}, func(c Config) error {
+			if c.Embed.Bedrock.DeadlineMargin != lambdalimits.DefaultMargin {
+				return fmt.Errorf("Bedrock DeadlineMargin %s, want %s", c.Embed.Bedrock.DeadlineMargin, lambdalimits.DefaultMargin)
 			}
 			return nil
 		}, ""},

@@ -70,8 +70,8 @@ func TestSessionStoreDownIs503(t *testing.T) {
 	if r.status != http.StatusServiceUnavailable || r.header("Retry-After") == "" {
 		t.Fatalf("sessions table not answering: status %d Retry-After %q body %q; want 503 with Retry-After", r.status, r.header("Retry-After"), r.body)
 	}
-	if !strings.Contains(r.body, "session store is unavailable") {
-		t.Errorf("503 body %q does not say why", r.body)
+	if !strings.Contains(r.body, "session store is unavailable") || !strings.Contains(r.body, `"id":2`) {
+		t.Errorf("503 body %q does not say why, or lacks the request's JSON-RPC id 2", r.body)
 	}
 	// initialize cannot store its session either: 503, no session id.
 	r = invoke(t, h, event(t, "http-api-initialize.json", request{auth: devSecret}))

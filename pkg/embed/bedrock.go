@@ -35,6 +35,11 @@ type BedrockConfig struct {
 	Concurrency int
 	// Timeout bounds each call, SDK retries included (default 30s).
 	Timeout time.Duration
+	// DeadlineMargin, when positive, also stops each call this long
+	// before the deadline of its context (on Lambda, the invocation's), so
+	// that the caller still has time to answer with the error instead of
+	// being stopped by the runtime mid-call.
+	DeadlineMargin time.Duration
 	// Client defaults to bedrockruntime.NewFromConfig with the SDK's default
 	// configuration (region, credentials) plus Region when set.
 	Client InvokeModelAPI
@@ -158,7 +163,13 @@ func (e *bedrockEmbedder) embedOne(ctx context.Context, text string) ([]float32,
 	if err != nil {
 		return nil, fmt.Errorf("embed: encoding the Bedrock request: %w", err)
 	}
-	cctx, cancel := context.WithTimeout(ctx, e.cfg.Timeout)
+	timeout := e.cfg.Timeout
+	if dl, ok := ctx.Deadline(); ok && e.cfg.DeadlineMargin > 0 {
+		if left := time.Until(dl) - e.cfg.DeadlineMargin; left < timeout {
+			timeout = max(left, time.Millisecond)
+		}
+	}
+	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	out, err := e.client.InvokeModel(cctx, &bedrockruntime.InvokeModelInput{
 		ModelId:     aws.String(e.cfg.ModelID),
@@ -168,7 +179,7 @@ func (e *bedrockEmbedder) embedOne(ctx context.Context, text string) ([]float32,
 	})
 	if err != nil {
 		if cctx.Err() != nil && ctx.Err() == nil {
-			return nil, fmt.Errorf("embed: Bedrock model %s did not answer within %s: %w", e.cfg.ModelID, e.cfg.Timeout, err)
+			return nil, fmt.Errorf("embed: Bedrock model %s did not answer within %s: %w", e.cfg.ModelID, timeout.Round(time.Millisecond), err)
 		}
 		return nil, fmt.Errorf("embed: Bedrock model %s: %w", e.cfg.ModelID, err)
 	}

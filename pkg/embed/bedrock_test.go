@@ -287,6 +287,32 @@ func TestBedrockTimeout(t *testing.T) {
 	}
 }
 
+// With DeadlineMargin, a call stops that long before its context's
+// deadline (the Lambda invocation's) even when Timeout is longer, so the
+// error is returned while the caller can still answer.
+func TestBedrockTimeoutCappedAtDeadline(t *testing.T) {
+	release := make(chan struct{})
+	f := &fakeTitan{t: t, model: DefaultBedrockModel}
+	e := newBedrockTest(t, f, BedrockConfig{Dim: 256, Timeout: 30 * time.Second, DeadlineMargin: 200 * time.Millisecond})
+	t.Cleanup(func() { close(release) })
+	f.script = func(n int, w http.ResponseWriter, r *http.Request) bool {
+		select {
+		case <-r.Context().Done():
+		case <-release:
+		}
+		return true
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer cancel()
+	_, err := e.EmbedQuery(ctx, "hello")
+	if err == nil || !strings.Contains(err.Error(), "did not answer within") {
+		t.Fatalf("err = %v, want a timeout error", err)
+	}
+	if ctx.Err() != nil {
+		t.Fatalf("the call ran to the context's deadline (err %v); want it stopped DeadlineMargin before", err)
+	}
+}
+
 func TestNewBedrockValidatesDim(t *testing.T) {
 	for _, d := range []int{1, 128, 768, 2048} {
 		_, err := NewBedrock(context.Background(), BedrockConfig{Dim: d, Client: &bedrockruntime.Client{}})

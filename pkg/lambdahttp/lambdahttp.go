@@ -129,10 +129,12 @@ func Dispatch(h http.Handler, o Options) func(context.Context, json.RawMessage) 
 // GET requests (a listening SSE stream) keep a writer without Flush, so
 // mcp-go answers 405: a Lambda invocation cannot hold a stream open. For
 // the same reason subscriptions/listen is refused with a JSON-RPC error.
+// A 405 answer without an Allow header gets "Allow: POST, DELETE" (RFC
+// 9110 requires one; those are the methods an invocation can serve).
 func withFlush(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost {
-			h.ServeHTTP(w, r)
+			h.ServeHTTP(allowWriter{w}, r)
 			return
 		}
 		if r.Body != nil && strings.HasSuffix(strings.ToLower(r.Header.Get("Content-Type")), "json") {
@@ -171,3 +173,20 @@ func withFlush(h http.Handler) http.Handler {
 type flushWriter struct{ http.ResponseWriter }
 
 func (flushWriter) Flush() {}
+
+// allowWriter adds the Allow header a 405 answer must carry when the
+// handler did not set one.
+type allowWriter struct{ http.ResponseWriter }
+
+// AllowOnLambda is the Allow header of a 405 from the gateway function.
+const AllowOnLambda = "POST, DELETE"
+
+func (w allowWriter) WriteHeader(code int) {
+	if code == http.StatusMethodNotAllowed && w.Header().Get("Allow") == "" {
+		w.Header().Set("Allow", AllowOnLambda)
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+// Unwrap lets http.ResponseController reach the adapter's writer.
+func (w allowWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }

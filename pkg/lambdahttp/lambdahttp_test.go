@@ -101,6 +101,42 @@ func TestStreamsRefused(t *testing.T) {
 	}
 }
 
+// A GET /mcp (a listening stream) through a buffered front door is
+// answered 405 by mcp-go, with the Allow header RFC 9110 requires; a
+// handler's own Allow is kept.
+func TestMethodNotAllowedHasAllow(t *testing.T) {
+	mcpLike := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/own" {
+			w.Header().Set("Allow", "GET")
+		}
+		http.Error(w, "Streaming unsupported", http.StatusMethodNotAllowed)
+	})
+	h := Dispatch(mcpLike, Options{})
+	for _, tc := range []struct{ path, want string }{{"/mcp", "POST, DELETE"}, {"/own", "GET"}} {
+		var ev map[string]any
+		if err := json.Unmarshal(fixture(t, "http-api-initialize.json"), &ev); err != nil {
+			t.Fatal(err)
+		}
+		ev["rawPath"] = tc.path
+		ev["body"] = ""
+		ev["requestContext"].(map[string]any)["http"].(map[string]any)["method"] = "GET"
+		ev["requestContext"].(map[string]any)["http"].(map[string]any)["path"] = tc.path
+		raw, _ := json.Marshal(ev)
+		out, err := h(context.Background(), raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := out.(events.APIGatewayV2HTTPResponse)
+		allow := r.Headers["Allow"]
+		if allow == "" && len(r.MultiValueHeaders["Allow"]) > 0 {
+			allow = r.MultiValueHeaders["Allow"][0]
+		}
+		if r.StatusCode != http.StatusMethodNotAllowed || allow != tc.want {
+			t.Errorf("GET %s: status %d Allow %q; want 405 with Allow %q", tc.path, r.StatusCode, allow, tc.want)
+		}
+	}
+}
+
 // recorder is a ResponseWriter without Flush, like the Lambda adapters'.
 type recorder struct {
 	header http.Header

@@ -209,3 +209,50 @@ func TestIDManagerAcrossInstances(t *testing.T) {
 		t.Fatalf("call on A after DELETE on B: %d %s, want 404", resp.StatusCode, body)
 	}
 }
+
+// A request whose session-store call failed is answered 503 with
+// Retry-After and a JSON-RPC error that carries the request's id (the
+// client matches the error to its request), for a session request and an
+// initialize alike.
+func TestGuardAnswers503WithRequestID(t *testing.T) {
+	ids := session.NewIDManager(failingStore{}, time.Hour)
+	s := server.NewMCPServer("gw", "1.0.0", server.WithToolCapabilities(false))
+	ts := httptest.NewServer(ids.Guard(server.NewStreamableHTTPServer(s, server.WithSessionIdManager(ids.For("key:test")))))
+	t.Cleanup(ts.Close)
+	for _, tc := range []struct {
+		name, sid, body, wantID string
+	}{
+		{"initialize", "", `{"jsonrpc":"2.0","id":"init-1","method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`, `"init-1"`},
+		{"session request", session.NewID(), `{"jsonrpc":"2.0","id":42,"method":"tools/list"}`, `42`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			req, _ := http.NewRequest(http.MethodPost, ts.URL, strings.NewReader(tc.body))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", "application/json, text/event-stream")
+			if tc.sid != "" {
+				req.Header.Set("Mcp-Session-Id", tc.sid)
+				req.Header.Set("Mcp-Protocol-Version", mcp.LATEST_LEGACY_PROTOCOL_VERSION)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			var msg struct {
+				ID    json.RawMessage `json:"id"`
+				Error struct {
+					Code int `json:"code"`
+				} `json:"error"`
+			}
+			if err := json.NewDecoder(resp.Body).Decode(&msg); err != nil {
+				t.Fatal(err)
+			}
+			if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" || resp.Header.Get("Mcp-Session-Id") != "" {
+				t.Fatalf("status %d Retry-After %q session %q; want 503, Retry-After, no session id", resp.StatusCode, resp.Header.Get("Retry-After"), resp.Header.Get("Mcp-Session-Id"))
+			}
+			if string(msg.ID) != tc.wantID || msg.Error.Code != -32000 {
+				t.Fatalf("JSON-RPC error id %s code %d; want id %s, code -32000", msg.ID, msg.Error.Code, tc.wantID)
+			}
+		})
+	}
+}

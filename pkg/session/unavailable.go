@@ -2,6 +2,7 @@ package session
 
 import (
 	"encoding/json"
+	"io"
 	"net/http"
 	"sync"
 	"sync/atomic"
@@ -48,6 +49,12 @@ func (m *IDManager) StoreErrors() int64 { return m.failures.count.Load() }
 func (m *IDManager) Guard(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		gw := &guardWriter{ResponseWriter: w, m: m, requestSID: r.Header.Get(headerSessionID)}
+		if r.Body != nil && r.Method == http.MethodPost {
+			// What mcp-go reads of the body is kept (up to maxIDPeek) so
+			// that a 503 answers with the request's JSON-RPC id.
+			gw.body = &peekBody{ReadCloser: r.Body}
+			r.Body = gw.body
+		}
 		defer gw.finish()
 		var out http.ResponseWriter = gw
 		if _, ok := w.(http.Flusher); ok {
@@ -64,8 +71,47 @@ type guardWriter struct {
 	http.ResponseWriter
 	m          *IDManager
 	requestSID string
+	body       *peekBody
 	decided    bool
 	swallow    bool
+}
+
+// maxIDPeek bounds what Guard keeps of a request body to find its
+// JSON-RPC id (an MCP request's id comes before any large argument only
+// by chance, so a larger body is answered with "id": null).
+const maxIDPeek = 64 << 10
+
+// peekBody records the first maxIDPeek bytes read from a request body.
+type peekBody struct {
+	io.ReadCloser
+	buf  []byte
+	over bool
+}
+
+func (b *peekBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if n > 0 && !b.over {
+		if len(b.buf)+n > maxIDPeek {
+			b.over, b.buf = true, nil
+		} else {
+			b.buf = append(b.buf, p[:n]...)
+		}
+	}
+	return n, err
+}
+
+// requestID returns the JSON-RPC id of the request body read so far, or
+// null (a batch, a notification, a body not read or too large).
+func (w *guardWriter) requestID() json.RawMessage {
+	if w.body != nil && !w.body.over {
+		var msg struct {
+			ID json.RawMessage `json:"id"`
+		}
+		if json.Unmarshal(w.body.buf, &msg) == nil && len(msg.ID) > 0 {
+			return msg.ID
+		}
+	}
+	return json.RawMessage("null")
 }
 
 // decide runs before the first byte of the answer: the session id is the
@@ -89,7 +135,7 @@ func (w *guardWriter) decide() {
 	h.Set("Content-Type", "application/json")
 	h.Set("Retry-After", RetryAfterSeconds)
 	w.ResponseWriter.WriteHeader(http.StatusServiceUnavailable)
-	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": nil, "error": map[string]any{
+	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": w.requestID(), "error": map[string]any{
 		"code": -32000, "message": "the session store is unavailable; the session is intact, retry shortly",
 	}})
 	_, _ = w.ResponseWriter.Write(append(body, '\n'))
