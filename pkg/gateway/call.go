@@ -5,6 +5,7 @@ package gateway
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"time"
 
@@ -18,7 +19,8 @@ import (
 
 func (g *Server) directCallHandler(id string) server.ToolHandlerFunc {
 	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		return g.call(g.relayProgress(g.withRelay(ctx), req), id, req.GetArguments()), nil
+		res, f := g.call(g.relayProgress(g.withRelay(ctx), req), id, req.GetArguments())
+		return answer(ctx, res, f)
 	}
 }
 
@@ -50,14 +52,15 @@ func notFound(callName string) *mcp.CallToolResult {
 
 // call executes one catalog tool after the policy and schema checks. It
 // always returns a result; failures are isError results worded for the
-// agent. Every call is logged (see logCall).
-func (g *Server) call(ctx context.Context, callName string, args map[string]any) *mcp.CallToolResult {
+// agent. When the upstream answered with a JSON-RPC error of its own, that
+// error comes back too (see answer). Every call is logged (see logCall).
+func (g *Server) call(ctx context.Context, callName string, args map[string]any) (*mcp.CallToolResult, *rpcFailure) {
 	start := time.Now()
 	pol, ok := policy.FromContext(ctx)
 	if err := ident.CheckName("tool", callName); err != nil {
 		g.Metrics.CallsRejected.Add(1)
 		g.logCall(ctx, pol.KeyID, "(invalid name)", "invalid_name", start, nil)
-		return mcp.NewToolResultErrorf("invalid call_name: %v", err)
+		return mcp.NewToolResultErrorf("invalid call_name: %v", err), nil
 	}
 	set := g.tools.Load()
 	id, _ := set.resolve(callName)
@@ -72,7 +75,7 @@ func (g *Server) call(ctx context.Context, callName string, args map[string]any)
 			outcome = "denied" // a tool id the key's policy does not grant
 		}
 		g.logCall(ctx, pol.KeyID, callName, outcome, start, nil)
-		return notFound(callName)
+		return notFound(callName), nil
 	}
 	if args == nil {
 		args = map[string]any{}
@@ -80,18 +83,22 @@ func (g *Server) call(ctx context.Context, callName string, args map[string]any)
 	if err := g.schemas.validate(tool, args); err != nil {
 		g.Metrics.CallsRejected.Add(1)
 		g.logCall(ctx, pol.KeyID, id, "invalid_arguments", start, err)
-		return mcp.NewToolResultErrorf("invalid arguments for %s: %v", callName, err)
+		return mcp.NewToolResultErrorf("invalid arguments for %s: %v", callName, err), nil
 	}
 	g.Metrics.Calls.Add(1)
 	res, err := g.cfg.Upstreams.CallTool(ctx, srv, name, args)
 	if err != nil {
 		g.Metrics.CallErrors.Add(1)
 		g.logCall(ctx, pol.KeyID, id, "upstream_error", start, err)
-		return mcp.NewToolResultErrorf("%s failed: %v", callName, publicError(err))
+		text := fmt.Sprintf("%s failed: %v", callName, publicError(err))
+		if f := upstreamRPC(err); f != nil {
+			return failureResult(callName, f, text), f
+		}
+		return mcp.NewToolResultError(text), nil
 	}
 	if res == nil {
 		g.logCall(ctx, pol.KeyID, id, "upstream_error", start, errors.New("the upstream returned no result"))
-		return mcp.NewToolResultErrorf("%s failed: the upstream returned no result", callName)
+		return mcp.NewToolResultErrorf("%s failed: the upstream returned no result", callName), nil
 	}
 	outcome := "ok"
 	if res.IsError {
@@ -100,7 +107,7 @@ func (g *Server) call(ctx context.Context, callName string, args map[string]any)
 		g.cfg.Sequences.ToolCalled(pol.KeyID, sessionID(ctx), id)
 	}
 	g.logCall(ctx, pol.KeyID, id, outcome, start, nil)
-	return res
+	return res, nil
 }
 
 // logCall writes the audit line of one tool call: which key called which

@@ -507,8 +507,14 @@ func (g *Server) runTool(ctx context.Context, id any, tool *server.ServerTool, r
 	if err != nil {
 		var required mcp.URLElicitationRequiredError
 		var requiredPtr *mcp.URLElicitationRequiredError
+		var upstreamErr *rpcFailure
 		switch {
 		case info.Modern:
+		case errors.As(err, &upstreamErr):
+			// an upstream's own error, its data as the upstream sent it
+			e := upstreamErr.JSONRPCError()
+			e.ID = mcp.NewRequestId(id)
+			return e
 		case errors.As(err, &required):
 			d := required.JSONRPCError().Error
 			return mcp.JSONRPCError{JSONRPC: mcp.JSONRPC_VERSION, ID: mcp.NewRequestId(id), Error: mcp.NewJSONRPCErrorDetails(d.Code, err.Error(), d.Data)}

@@ -112,7 +112,8 @@ func (g *Server) handleRun(ctx context.Context, req mcp.CallToolRequest) (*mcp.C
 	if err != nil {
 		return mcp.NewToolResultError(err.Error()), nil
 	}
-	return g.call(g.relayProgress(g.withRelay(ctx), req), callName, toolArgs), nil
+	res, f := g.call(g.relayProgress(g.withRelay(ctx), req), callName, toolArgs)
+	return answer(ctx, res, f)
 }
 
 type runCall struct {
@@ -127,6 +128,10 @@ type runResult struct {
 	OK       bool                `json:"ok"`
 	Result   *mcp.CallToolResult `json:"result,omitempty"`
 	Error    string              `json:"error,omitempty"`
+	// ErrorCode and ErrorData are the upstream's own JSON-RPC error, when
+	// it answered the call with one (e.g. -32042 and its elicitations).
+	ErrorCode int             `json:"error_code,omitempty"`
+	ErrorData json.RawMessage `json:"error_data,omitempty"`
 	// Status is 429 for a call refused by the key's rate limit.
 	Status int `json:"status,omitempty"`
 }
@@ -189,9 +194,12 @@ func (g *Server) handleRunMany(ctx context.Context, req mcp.CallToolRequest) (*m
 				return
 			}
 			defer func() { <-sem }()
-			res := g.call(rctx, c.CallName, c.Arguments)
+			res, f := g.call(rctx, c.CallName, c.Arguments)
 			if res.IsError {
 				results[i].Error = resultText(res)
+				if f != nil {
+					results[i].ErrorCode, results[i].ErrorData = f.code, f.data
+				}
 				return
 			}
 			results[i].OK = true

@@ -69,7 +69,7 @@ func TestReloadSurvivesInvalidHeaderAnnotations(t *testing.T) {
 		t.Error("the valid tool was not registered")
 	}
 	actx := policy.NewContext(ctx, policy.Unrestricted())
-	if res := g.call(actx, "srv__bad", map[string]any{}); res.IsError || up.calls != 1 {
+	if res, _ := g.call(actx, "srv__bad", map[string]any{}); res.IsError || up.calls != 1 {
 		t.Errorf("run_tool path to the unlisted tool: %+v (calls %d)", res, up.calls)
 	}
 }

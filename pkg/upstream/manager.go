@@ -612,7 +612,7 @@ func describeAnswer(op string, err error, st *callState, limit int64) *problem {
 		if msg == "" {
 			msg = "(no message)"
 		}
-		return newProblem(nil, err, "the server answered with error %d: %s", st.rpcErr.Code, msg)
+		return newProblem(nil, newRPCError(st.rpcErr, err), "the server answered with error %d: %s", st.rpcErr.Code, msg)
 	}
 	if st.sendErr != nil || !st.answered {
 		return nil

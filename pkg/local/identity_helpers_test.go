@@ -1,0 +1,186 @@
+package local
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/toolrag/mcp-gateway/pkg/indexer"
+)
+
+// startGatewayWith runs a real local gateway with the registry and keys
+// given (the keys are written as they are).
+func startGatewayWith(t testing.TB, registry, keys string, vars map[string]string) *env {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "registry.yaml"), []byte(registry), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "keys.yaml"), []byte(keys), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	vals := map[string]string{
+		"MCP_GATEWAY_CONFIG_DIR":        dir,
+		"TOOL_RAG_DB":                   filepath.Join(dir, "tools.db"),
+		"TOOL_RAG_HEALTHCHECK_INTERVAL": "0",
+	}
+	for k, v := range vars {
+		vals[k] = v
+	}
+	ctx := context.Background()
+	g, err := New(ctx, Options{Getenv: func(k string) string { return vals[k] }, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { g.Close() })
+	if _, err := g.Sync(ctx, indexer.ModeFull); err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(g.Handler)
+	t.Cleanup(srv.Close)
+	return &env{g: g, srv: srv, url: srv.URL + "/mcp"}
+}
+
+// rawSession speaks JSON-RPC to the gateway byte for byte, so a test sees
+// exactly the error object the gateway wrote.
+type rawSession struct {
+	t        testing.TB
+	url, key string
+	sid      string
+	ids      atomic.Int64
+}
+
+// rawConnect opens a 2025-11-25 session whose client declares caps.
+func rawConnect(t testing.TB, url, key string, caps map[string]any) *rawSession {
+	t.Helper()
+	s := &rawSession{t: t, url: url, key: key}
+	msg := s.request("initialize", map[string]any{
+		"protocolVersion": "2025-11-25",
+		"capabilities":    caps,
+		"clientInfo":      map[string]any{"name": "raw", "version": "1"},
+	})
+	if msg["error"] != nil {
+		t.Fatalf("initialize: %v", msg["error"])
+	}
+	s.notify("notifications/initialized")
+	return s
+}
+
+func (s *rawSession) post(body any) (*http.Response, []byte) {
+	s.t.Helper()
+	b, _ := json.Marshal(body)
+	req, _ := http.NewRequest(http.MethodPost, s.url, bytes.NewReader(b))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Authorization", "Bearer "+s.key)
+	req.Header.Set("MCP-Protocol-Version", "2025-11-25")
+	if s.sid != "" {
+		req.Header.Set("Mcp-Session-Id", s.sid)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	out, _ := io.ReadAll(resp.Body)
+	if sid := resp.Header.Get("Mcp-Session-Id"); sid != "" {
+		s.sid = sid
+	}
+	return resp, out
+}
+
+func (s *rawSession) notify(method string) {
+	s.post(map[string]any{"jsonrpc": "2.0", "method": method})
+}
+
+// request sends one request and returns its response message (from a
+// JSON body or the SSE stream of the POST).
+func (s *rawSession) request(method string, params any) map[string]any {
+	s.t.Helper()
+	id := s.ids.Add(1)
+	resp, body := s.post(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+	var frames [][]byte
+	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		sc := bufio.NewScanner(bytes.NewReader(body))
+		sc.Buffer(nil, 16<<20)
+		for sc.Scan() {
+			if d, ok := strings.CutPrefix(sc.Text(), "data:"); ok {
+				frames = append(frames, []byte(strings.TrimSpace(d)))
+			}
+		}
+	} else {
+		frames = [][]byte{body}
+	}
+	for _, f := range frames {
+		var m map[string]any
+		if json.Unmarshal(f, &m) == nil && m["id"] != nil && fmt.Sprint(m["id"]) == fmt.Sprint(id) {
+			return m
+		}
+	}
+	s.t.Fatalf("%s: no response in %d %q", method, resp.StatusCode, body)
+	return nil
+}
+
+// callTool calls a tool and returns the response message.
+func (s *rawSession) callTool(name string, args map[string]any) map[string]any {
+	s.t.Helper()
+	return s.request("tools/call", map[string]any{"name": name, "arguments": args})
+}
+
+// errorUpstream is a real mcp-go Streamable HTTP server whose tools fail
+// with JSON-RPC errors of their own: needs_link with a -32042 URL
+// elicitation, quota with -32099 and data (answered by a handler in front
+// of mcp-go, which has no way to send other codes with data).
+func errorUpstream(t testing.TB) string {
+	t.Helper()
+	s := server.NewMCPServer("errors", "1")
+	for _, name := range []string{"needs_link", "quota"} {
+		s.AddTool(mcp.NewTool(name, mcp.WithDescription("fails with a JSON-RPC error: "+name)),
+			func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				return mcp.NewToolResultText("unreachable"), nil
+			})
+	}
+	h := server.NewStreamableHTTPServer(s)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		var m struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+			Params struct {
+				Name string `json:"name"`
+			} `json:"params"`
+		}
+		if json.Unmarshal(body, &m) == nil && m.Method == "tools/call" {
+			switch m.Params.Name {
+			case "quota":
+				w.Header().Set("Content-Type", "application/json")
+				fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32099,"message":"quota exhausted","data":{"retry_after":7,"plan":"free"}}}`, m.ID)
+				return
+			case "needs_link":
+				// as a 2025-11-25 server answers (mcp-go reserves -32042
+				// on the 2026-07-28 protocol the gateway negotiates)
+				w.Header().Set("Content-Type", "application/json")
+				fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32042,"message":"This request requires more information.","data":{"elicitations":[{"mode":"url","elicitationId":"el-1","url":"https://upstream.example/connect?x=1","message":"Authorize access to your files"}]}}}`, m.ID)
+				return
+			}
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL + "/mcp"
+}
