@@ -27,12 +27,14 @@ import (
 
 func init() {
 	register("keys", "manage API keys in DynamoDB: keys create | list | revoke", func(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-		return withTableHint(runKeys(ctx, args, stdout, stderr))
+		return awsHint(runKeys(ctx, args, stdout, stderr))
 	})
 	register("registry", "publish the upstream registry to DynamoDB: registry push", func(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-		return withTableHint(runRegistry(ctx, args, stdout, stderr))
+		return awsHint(runRegistry(ctx, args, stdout, stderr))
 	})
-	register("dynamo", "DynamoDB setup: dynamo create-tables", runDynamo)
+	register("dynamo", "DynamoDB setup: dynamo create-tables", func(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+		return awsHint(runDynamo(ctx, args, stdout, stderr))
+	})
 }
 
 func dynamoClient(ctx context.Context) (*dynamodb.Client, dynamo.Tables, error) {
@@ -42,7 +44,7 @@ func dynamoClient(ctx context.Context) (*dynamodb.Client, dynamo.Tables, error) 
 
 func subcommand(args []string, usage string, stderr io.Writer) (string, []string, error) {
 	if len(args) > 0 && isHelp(args[0]) {
-		fmt.Fprintln(stderr, "usage:", usage)
+		fmt.Fprintf(stderr, "usage: %s\n\n%s\n", usage, awsEnvHelp)
 		return "", nil, flag.ErrHelp
 	}
 	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
@@ -76,6 +78,15 @@ func runKeys(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fs.SetOutput(stderr)
 	switch sub {
 	case "create":
+		describe(fs, stderr, "toolrag keys create --id ID --server S[:prefix,...] [--server ...] [--admin] [--rate R --burst B] [--expires-at T]", `
+Creates an API key in the keys table (TOOL_RAG_KEYS_TABLE) and prints its secret once, on stdout;
+only its SHA-256 hash is stored. Every granted server must be in the registry table
+(TOOL_RAG_REGISTRY_TABLE, written by `+"`toolrag registry push`"+`).
+
+Example:
+  toolrag keys create --id ci-agent --server echo --server github:get,list
+
+`+awsEnvHelp)
 		id := fs.String("id", "", "key id (required)")
 		var servers stringList
 		fs.Var(&servers, "server", "grant a server: ID (all of it), or ID:prefix1,prefix2 to grant only tools with those name prefixes and no prompt or resource (repeatable; the server must be in the registry table)")
@@ -122,6 +133,15 @@ func runKeys(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		fmt.Fprintln(stdout, secret)
 		return nil
 	case "list":
+		describe(fs, stderr, "toolrag keys list", `
+Lists the API keys of the keys table (TOOL_RAG_KEYS_TABLE): id, admin, state (active, revoked,
+expired), granted servers, the start of the secret's SHA-256 hash and when it was created.
+Secrets are never stored, so they cannot be listed. It only reads.
+
+Example:
+  TOOL_RAG_DYNAMODB_ENDPOINT=http://127.0.0.1:8000 toolrag keys list
+
+`+awsEnvHelp)
 		if err := fs.Parse(args); err != nil {
 			return err
 		}
@@ -149,6 +169,14 @@ func runKeys(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		}
 		return tw.Flush()
 	case "revoke":
+		describe(fs, stderr, "toolrag keys revoke --id ID", `
+Marks the key revoked in the keys table (TOOL_RAG_KEYS_TABLE); gateways stop accepting it
+within TOOL_RAG_KEY_CACHE_TTL (default 30 s). The entry stays, for the record.
+
+Example:
+  toolrag keys revoke --id ci-agent
+
+`+awsEnvHelp)
 		id := fs.String("id", "", "key id (required)")
 		if err := fs.Parse(args); err != nil {
 			return err
@@ -201,7 +229,16 @@ func runRegistry(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		return fmt.Errorf("unknown subcommand %q; usage: %s", sub, usage)
 	}
 	fs := flag.NewFlagSet("registry push", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	describe(fs, stderr, usage, `
+Publishes the local registry (config/registry.yaml merged over config/registry.generated.yaml,
+or MCP_GATEWAY_REGISTRY / MCP_GATEWAY_REGISTRY_GENERATED) to the registry table
+(TOOL_RAG_REGISTRY_TABLE): adds, updates and removes entries so that the table holds exactly the
+local servers, and prints what changed. The sync function then pulls their tool lists.
+
+Example:
+  toolrag registry push --dry-run
+
+`+awsEnvHelp)
 	allowStdio := fs.Bool("allow-stdio", false, "accept stdio servers (only if the function image contains their commands)")
 	expand := fs.Bool("expand-env", false, "replace ${VAR} in headers with values from this shell (stores them in the table); by default the functions expand them from their own environment")
 	dryRun := fs.Bool("dry-run", false, "validate and print the entries without writing")
@@ -264,7 +301,16 @@ func runDynamo(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return fmt.Errorf("unknown subcommand %q; usage: %s", sub, usage)
 	}
 	fs := flag.NewFlagSet("dynamo create-tables", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	describe(fs, stderr, "toolrag dynamo create-tables", `
+Creates the gateway's DynamoDB tables (tools, keys, registry, sessions, call sequences; layouts
+in docs/dynamodb.md) where they do not exist yet, and waits until they are active. For DynamoDB
+Local and LocalStack, and first runs; the CDK and SAM templates create the production tables.
+
+Example, with DynamoDB Local on port 8000:
+  java -jar DynamoDBLocal.jar -inMemory -port 8000 &
+  TOOL_RAG_DYNAMODB_ENDPOINT=http://127.0.0.1:8000 toolrag dynamo create-tables
+
+`+awsEnvHelp)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -283,7 +329,14 @@ func runDynamo(ctx context.Context, args []string, stdout, stderr io.Writer) err
 // the tables, for `sam local invoke` against a development deployment.
 func seedEvents(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("dynamo seed-events", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	describe(fs, stderr, "toolrag dynamo seed-events [--server ID ...]", `
+Puts the example key and the fixture session of events/ into the keys and sessions tables, for
+`+"`sam local invoke`"+` against a development deployment.
+
+Example:
+  TOOL_RAG_DYNAMODB_ENDPOINT=http://127.0.0.1:8000 toolrag dynamo seed-events --server echo
+
+`+awsEnvHelp)
 	var servers stringList
 	fs.Var(&servers, "server", "a server the example key may use (repeatable; default: every server in the registry)")
 	if err := fs.Parse(args); err != nil {
@@ -296,7 +349,7 @@ func seedEvents(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	did, err := dynamo.SeedEventFixtures(ctx, dynamo.NewKeyStore(c, tables.Keys), dynamo.NewRegistryStore(c, tables.Registry),
 		dynamo.NewSessionStore(c, tables.Sessions), servers)
 	if err != nil {
-		return withTableHint(err)
+		return err
 	}
 	fmt.Fprintln(stdout, did)
 	return nil

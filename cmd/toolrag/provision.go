@@ -11,7 +11,18 @@ import (
 func init() {
 	register("provision", "turn servers/<id>/manifest.yaml into config/registry.generated.yaml, docker-compose.servers.yml and infra/servers.generated.json", func(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		fs := flag.NewFlagSet("provision", flag.ContinueOnError)
-		fs.SetOutput(stderr)
+		describe(fs, stderr, "toolrag provision [--allow-setup] [--host] [--only ID] [--force] [--skip-setup]", `
+Reads every servers/<id>/manifest.yaml and writes config/registry.generated.yaml (the servers a
+local gateway runs; a running gateway picks the change up within MCP_GATEWAY_CONFIG_POLL
+seconds), docker-compose.servers.yml and infra/servers.generated.json (what make synth and
+make deploy deploy). The setup steps of stdio servers (npm ci, pip install, ...) are shell
+commands from the manifests: they run only with --allow-setup, and a server whose setup has not
+run is left out of config/registry.generated.yaml until it has. A bad manifest changes nothing
+and is reported as file:line.
+
+With make run (the gateway on this machine, stdio servers included), after reviewing the setup:
+  bin/toolrag provision --allow-setup --host
+See docs/add-server.md.`)
 		o := provision.Options{Out: stdout}
 		fs.StringVar(&o.Root, "root", ".", "repository root holding servers/")
 		fs.BoolVar(&o.Host, "host", false, "the gateway runs on the host: docker servers publish on 127.0.0.1")

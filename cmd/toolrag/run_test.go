@@ -67,7 +67,7 @@ func TestMakeRunCtrlC(t *testing.T) {
 		t.Fatalf("%v\n%s", err, s)
 	}
 	for _, want := range []string{
-		"toolrag gateway ready", fmt.Sprintf("http://127.0.0.1:%d/mcp", port), "dev-key-full-access", "next: curl",
+		"toolrag gateway ready", fmt.Sprintf("http://127.0.0.1:%d/mcp", port), fmt.Sprintf("http://127.0.0.1:%d/console/", port), "dev-key-full-access", "next: curl",
 		"gateway stopped cleanly", "CTRL-C-SENT=True EXIT=0",
 	} {
 		if !strings.Contains(s, want) {

@@ -21,19 +21,35 @@ func init() {
 		return serve(ctx, stdout)
 	})
 	registerOneShot("sync", "pull tool lists from every upstream into the catalog and rebuild the index, then exit",
-		"incremental", "index rebuild mode: full, incremental or off",
+		"incremental", "index rebuild mode: full, incremental or off", `
+Connects to every upstream of the registry (config/registry.yaml merged over
+config/registry.generated.yaml), asks each for its tools, stores them in the SQLite catalog
+(TOOL_RAG_DB, default tool_registry.db) and rebuilds the vector index next to it; then exits and
+prints the sync report as JSON (servers synced, stale, tools changed, duration in ns). A server
+that does not answer keeps its tools, marked stale. A running gateway does this by itself at
+start, when the registry changes, and on the console's Sync now; use this command offline.
+
+Example:
+  bin/toolrag sync --mode full`,
 		func(ctx context.Context, g *local.Runtime, m indexer.Mode) (any, error) { return g.Sync(ctx, m) })
 	registerOneShot("reindex", "rebuild the index from the local catalog (no upstream calls)",
-		"full", "full or incremental",
+		"full", "full or incremental", `
+Rebuilds the vector index from the tools stored in the SQLite catalog (TOOL_RAG_DB, default
+tool_registry.db) without asking any upstream: after changing TOOL_RAG_EMBEDDER or the model.
+It writes the index next to the catalog and prints the build result as JSON. "incremental"
+re-embeds only the tools whose text changed.
+
+Example:
+  TOOL_RAG_EMBEDDER=builtin bin/toolrag reindex --mode full`,
 		func(ctx context.Context, g *local.Runtime, m indexer.Mode) (any, error) { return g.Reindex(ctx, m) })
 }
 
 // registerOneShot registers a command that builds the local gateway, runs
 // one operation with a --mode flag and prints its result as JSON.
-func registerOneShot(name, summary, defMode, modeHelp string, op func(context.Context, *local.Runtime, indexer.Mode) (any, error)) {
+func registerOneShot(name, summary, defMode, modeHelp, help string, op func(context.Context, *local.Runtime, indexer.Mode) (any, error)) {
 	register(name, summary, func(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		fs := flag.NewFlagSet(name, flag.ContinueOnError)
-		fs.SetOutput(stderr)
+		describe(fs, stderr, "toolrag "+name+" [--mode MODE]", help)
 		mode := fs.String("mode", defMode, modeHelp)
 		if err := fs.Parse(args); err != nil {
 			return err

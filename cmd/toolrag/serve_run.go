@@ -57,7 +57,7 @@ func readyBanner(w io.Writer, env config.Env, port int) {
 	}
 	base := fmt.Sprintf("http://%s", net.JoinHostPort(host, fmt.Sprint(port)))
 	var keys []string
-	try := "<key from " + env.KeysPath + ">"
+	try, admin := "<key from "+env.KeysPath+">", "an admin key"
 	if !env.WithoutAuth {
 		if list, err := config.LoadKeys(env.KeysPath); err == nil {
 			for _, k := range list {
@@ -71,12 +71,18 @@ func readyBanner(w io.Writer, env config.Env, port int) {
 						if s == "dev-key-full-access" {
 							try = s
 						}
+						if k.Admin {
+							admin = s
+						}
 					}
 				}
 			}
 		}
 	}
 	fmt.Fprintf(w, "\ntoolrag gateway ready\n  MCP endpoint: %s%s\n  health:       %s/health\n", base, env.MCPPath, base)
+	if env.ConsolePath != "" {
+		fmt.Fprintf(w, "  console:      %s%s/ (sign in with %s)\n", base, env.ConsolePath, admin)
+	}
 	if len(keys) > 0 {
 		fmt.Fprintf(w, "  example API keys (%s):\n%s\n", env.KeysPath, strings.Join(keys, "\n"))
 	}

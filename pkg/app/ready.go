@@ -104,7 +104,9 @@ func (a *App) gate(h http.Handler) http.Handler {
 				w.Header().Set("Content-Type", "application/json")
 				w.Header().Set("Retry-After", "1")
 				w.WriteHeader(http.StatusServiceUnavailable)
-				_ = json.NewEncoder(w).Encode(map[string]string{"error": fmt.Sprintf(
+				enc := json.NewEncoder(w)
+				enc.SetEscapeHTML(false)
+				_ = enc.Encode(map[string]string{"error": fmt.Sprintf(
 					"the gateway is still loading its tool catalog and index (started %s ago); retry shortly",
 					time.Since(a.started).Round(100*time.Millisecond))})
 				return

@@ -555,7 +555,9 @@ func nonNil[T any](s []T) []T {
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(v)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false) // served as application/json with nosniff; the app inserts text, never HTML
+	_ = enc.Encode(v)
 }
 
 func writeError(w http.ResponseWriter, status int, msg string) {

@@ -90,7 +90,9 @@ func tooLarge(w http.ResponseWriter, reqBody []byte, size int) {
 	if json.Unmarshal(reqBody, &rpc) != nil || rpc.JSONRPC == "" || rpc.Method == "" {
 		h.Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusBadGateway)
-		_ = json.NewEncoder(w).Encode(map[string]string{"error": msg})
+		enc := json.NewEncoder(w)
+		enc.SetEscapeHTML(false)
+		_ = enc.Encode(map[string]string{"error": msg})
 		return
 	}
 	id := rpc.ID

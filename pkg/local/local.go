@@ -13,6 +13,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"sort"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -215,8 +216,21 @@ func (g *Runtime) details(context.Context) map[string]any {
 // Background starts the resync and health loops; they stop with ctx.
 func (g *Runtime) Background(ctx context.Context) {
 	if g.Env.HealthInterval > 0 {
+		var wasDown []string
 		go g.Health.Run(ctx, g.Upstreams, g.Env.HealthInterval, g.Env.HealthTimeout, func(down []string) {
 			g.log.Info("upstream health changed", "down", down)
+			// A server that answers again is synced at once: its tools
+			// come back (or appear, after a setup) and the error of its
+			// last failed sync is cleared, without waiting for a resync.
+			if back := recovered(wasDown, down); len(back) > 0 {
+				g.log.Info("upstream back up; syncing", "servers", back)
+				go func() {
+					if _, err := g.Sync(ctx, indexer.ModeIncremental); err != nil {
+						g.log.Error("sync after a server came back failed", "error", err)
+					}
+				}()
+			}
+			wasDown = down
 		})
 	}
 	if g.Env.ResyncInterval > 0 {
@@ -295,4 +309,16 @@ func (g *Runtime) Serve(ctx context.Context, ln net.Listener) error {
 	shutdown, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	return srv.Shutdown(shutdown)
+}
+
+// recovered returns the servers of before that are not in after (both
+// sorted).
+func recovered(before, after []string) []string {
+	var out []string
+	for _, id := range before {
+		if i := sort.SearchStrings(after, id); i == len(after) || after[i] != id {
+			out = append(out, id)
+		}
+	}
+	return out
 }

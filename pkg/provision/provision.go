@@ -3,7 +3,8 @@
 // tools read:
 //
 //   - config/registry.generated.yaml: the upstream registry the gateway
-//     merges under config/registry.yaml;
+//     merges under config/registry.yaml (a stdio server whose setup steps
+//     have not run is left out of it until they have);
 //   - docker-compose.servers.yml: one compose service per docker-kind server;
 //   - infra/servers.generated.json: the list the CDK app deploys to AWS.
 //
@@ -105,6 +106,29 @@ func Run(ctx context.Context, opts Options) error {
 			if err := runSetup(ctx, opts.Root, m, opts.Force, out); err != nil {
 				return err
 			}
+		}
+	}
+	// A stdio server whose setup has not run cannot start: it stays out of
+	// the registry a local gateway reads (which would try it and log its
+	// failure) until its setup has run; the compose and infra files keep
+	// it, since the image builds run the steps themselves.
+	if !opts.SkipSetup {
+		var ready, pending []*Manifest
+		for _, m := range servers {
+			if m.Kind == KindStdio && len(m.Setup) > 0 && setupPending(opts.Root, m) {
+				pending = append(pending, m)
+				fmt.Fprintf(out, "provision: %s: left out of %s until its setup has run\n", m.ID, RegistryFile)
+				continue
+			}
+			ready = append(ready, m)
+		}
+		if len(pending) > 0 {
+			reg, err := Render(ready, opts.Host)
+			if err != nil {
+				return err
+			}
+			files[RegistryFile] = append(reg[RegistryFile], []byte(fmt.Sprintf(
+				"# Left out until their setup has run (review it, then `toolrag provision --allow-setup`): %s\n", idList(pending)))...)
 		}
 	}
 	for _, name := range []string{RegistryFile, ComposeFile, InfraFile} {

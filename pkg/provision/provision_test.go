@@ -60,7 +60,7 @@ func TestGolden(t *testing.T) {
 			src := filepath.Join("testdata", "golden", c.dir)
 			root := copyTree(t, filepath.Join(src, "in"))
 			var out bytes.Buffer
-			if err := Run(context.Background(), Options{Root: root, Host: c.host, Out: &out}); err != nil {
+			if err := Run(context.Background(), Options{Root: root, Host: c.host, Out: &out, SkipSetup: true}); err != nil {
 				t.Fatalf("Run: %v\noutput:\n%s", err, out.String())
 			}
 			for _, name := range []string{RegistryFile, ComposeFile, InfraFile} {
@@ -400,8 +400,12 @@ func TestOnlyLimitsSetup(t *testing.T) {
 		t.Errorf("runs a=%d b=%d, want 0 and 1", runs(t, root, "a"), runs(t, root, "b"))
 	}
 	b, _ := os.ReadFile(filepath.Join(root, RegistryFile))
-	if !bytes.Contains(b, []byte("  a:")) || !bytes.Contains(b, []byte("  b:")) {
-		t.Errorf("--only must still write every server:\n%s", b)
+	if bytes.Contains(b, []byte("  a:")) || !bytes.Contains(b, []byte("  b:")) {
+		t.Errorf("the registry must list b (set up) and not a (setup not run):\n%s", b)
+	}
+	b, _ = os.ReadFile(filepath.Join(root, InfraFile))
+	if !bytes.Contains(b, []byte(`"id": "a"`)) || !bytes.Contains(b, []byte(`"id": "b"`)) {
+		t.Errorf("--only must still write every server to %s:\n%s", InfraFile, b)
 	}
 	err := Run(context.Background(), Options{Root: root, Only: "zzz"})
 	if err == nil || !strings.Contains(err.Error(), `--only "zzz": no server with that id`) {
@@ -460,5 +464,61 @@ func TestManifestReference(t *testing.T) {
 		if !used[f] {
 			t.Errorf("field %q is not documented in MANIFEST.example.yaml", f)
 		}
+	}
+}
+
+// TestPendingSetupLeftOutOfRegistry: without --allow-setup a stdio server
+// whose setup has not run is not written to the registry a local gateway
+// reads (it could not start; the gateway would try it and log failures),
+// the file says why, and the deploy files keep it. Once its setup has run,
+// the registry lists it: the file changes, and a running gateway, which
+// watches it, picks the server up.
+func TestPendingSetupLeftOutOfRegistry(t *testing.T) {
+	root := t.TempDir()
+	counterManifest(t, root, "mem", `"echo run >> count.txt"`)
+	writeManifest(t, root, "web", "id: web\nkind: remote\ntransport: streamable_http\nurl: \"https://mcp.example.com/mcp\"\n")
+	read := func(name string) string {
+		b, err := os.ReadFile(filepath.Join(root, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	var out bytes.Buffer
+	if err := Run(context.Background(), Options{Root: root, Out: &out}); err != nil {
+		t.Fatal(err)
+	}
+	reg := read(RegistryFile)
+	if strings.Contains(reg, "  mem:") || !strings.Contains(reg, "  web:") {
+		t.Errorf("before setup the registry lists mem or lacks web:\n%s", reg)
+	}
+	if !strings.Contains(reg, "# Left out until their setup has run") || !strings.Contains(reg, ": mem\n") {
+		t.Errorf("the registry does not say that mem is left out:\n%s", reg)
+	}
+	if !strings.Contains(out.String(), "mem: left out of config/registry.generated.yaml until its setup has run") {
+		t.Errorf("output does not say mem is left out: %s", out.String())
+	}
+	if !strings.Contains(read(InfraFile), `"id": "mem"`) {
+		t.Errorf("%s lost mem", InfraFile)
+	}
+	servers, err := config.LoadRegistry(filepath.Join(root, "none.yaml"), filepath.Join(root, RegistryFile), os.Getenv)
+	if err != nil || len(servers) != 1 {
+		t.Errorf("the gateway reads %v, %v from the registry; want only web", servers, err)
+	}
+
+	if err := Run(context.Background(), Options{Root: root, AllowSetup: true}); err != nil {
+		t.Fatal(err)
+	}
+	reg2 := read(RegistryFile)
+	if !strings.Contains(reg2, "  mem:") || strings.Contains(reg2, "Left out") {
+		t.Errorf("after setup the registry lacks mem:\n%s", reg2)
+	}
+	// --skip-setup (a machine that only deploys) writes every server.
+	counterManifest(t, root, "mem", `"echo run >> count.txt # v2"`)
+	if err := Run(context.Background(), Options{Root: root, SkipSetup: true}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(read(RegistryFile), "  mem:") {
+		t.Errorf("--skip-setup left mem out")
 	}
 }

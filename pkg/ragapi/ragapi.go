@@ -465,7 +465,9 @@ func (a *API) metrics(w http.ResponseWriter, r *http.Request) int {
 func writeJSON(w http.ResponseWriter, status int, v any) int {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(v)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false) // "<key>" stays readable in a client's error message; the body is never HTML
+	_ = enc.Encode(v)
 	return status
 }
 
