@@ -8,7 +8,6 @@ import (
 	"io"
 	"log/slog"
 	"net"
-	"net/http"
 	"os"
 	"strings"
 	"time"
@@ -24,7 +23,7 @@ func runBridge(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs := flag.NewFlagSet("bridge", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: toolrag bridge [flags] -- <command> [args...]\n\nRuns <command> as a pool of stdio MCP server processes and serves it over\nStreamable HTTP at --path, with GET /health. The server gets the bridge's\nwhole environment.\n\nflags:")
+		fmt.Fprintln(stderr, "usage: toolrag bridge [flags] -- <command> [args...]\n\nRuns <command> as a pool of stdio MCP server processes and serves it over\nStreamable HTTP at --path, with GET /health. The server gets the bridge's\nwhole environment except "+bridge.TokenEnv+".\n\nWith "+bridge.TokenEnv+" set (the hop credential), every request must carry\nAuthorization: Bearer <it>; others are answered 401.\n\nflags:")
 		fs.PrintDefaults()
 	}
 	addr := fs.String("addr", ":8080", "listen address")
@@ -39,12 +38,17 @@ func runBridge(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	drain := fs.Duration("drain", 25*time.Second, "on SIGTERM, how long requests in flight may take to finish")
 	name := fs.String("name", "", "name of the server in errors and logs (default: the command's base name)")
 	cwd := fs.String("cwd", "", "working directory of the server (default: the bridge's)")
-	probe := fs.Bool("probe", false, "check the health of the bridge listening on -addr (GET /health) and exit 0 if it is ok, 1 otherwise: a container health check that needs no curl in the image")
+	probe := fs.Bool("probe", false, "check the bridge listening on -addr (GET /health, then an MCP initialize, ping and tools/list at -path, with the hop credential of "+bridge.TokenEnv+") and exit 0 if it is healthy, 1 otherwise: a container health check that needs no curl in the image")
+	requireToken := fs.Bool("require-token", false, "refuse to start unless "+bridge.TokenEnv+" holds the hop credential (the Fargate images set it, so a missing secret never opens the hop)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
+	token := os.Getenv(bridge.TokenEnv)
 	if *probe {
-		return probeBridge(ctx, *addr, *healthTimeout+2*time.Second, stdout)
+		return probeBridge(ctx, *addr, *path, token, *healthTimeout+5*time.Second, stdout)
+	}
+	if *requireToken && token == "" {
+		return fmt.Errorf("bridge: --require-token is set but %s is empty: the task definition must fill it from the server's secret", bridge.TokenEnv)
 	}
 	cmd := fs.Args()
 	if len(cmd) == 0 {
@@ -60,7 +64,7 @@ func runBridge(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	b, err := bridge.New(ctx, bridge.Config{
 		Command: cmd[0], Args: cmd[1:], Cwd: *cwd, Name: *name, InheritEnv: inherit,
 		PoolSize: *pool, MaxConcurrent: *maxConc, CallTimeout: *callTimeout, ConnectTimeout: *connectTimeout,
-		RefreshInterval: *refresh, HealthTimeout: *healthTimeout, Path: *path,
+		RefreshInterval: *refresh, HealthTimeout: *healthTimeout, Path: *path, Token: token,
 		Logger: slog.Default(),
 	})
 	if err != nil {
@@ -74,9 +78,9 @@ func runBridge(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	return b.Serve(ctx, ln, *drain)
 }
 
-// probeBridge asks the bridge on addr for /health and fails unless it
-// answers 200.
-func probeBridge(ctx context.Context, addr string, timeout time.Duration, stdout io.Writer) error {
+// probeBridge checks the bridge on addr with bridge.Probe and fails
+// unless it is healthy.
+func probeBridge(ctx context.Context, addr, path, token string, timeout time.Duration, stdout io.Writer) error {
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
 		return fmt.Errorf("bridge: -addr %q is not host:port: %w", addr, err)
@@ -84,22 +88,12 @@ func probeBridge(ctx context.Context, addr string, timeout time.Duration, stdout
 	if host == "" || host == "0.0.0.0" || host == "::" {
 		host = "127.0.0.1"
 	}
-	url := "http://" + net.JoinHostPort(host, port) + "/health"
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	summary, err := bridge.Probe(ctx, "http://"+net.JoinHostPort(host, port), path, token)
 	if err != nil {
 		return err
 	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return fmt.Errorf("bridge: health probe of %s: %w", url, err)
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
-	fmt.Fprintln(stdout, strings.TrimSpace(string(body)))
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("bridge: %s answered %s", url, resp.Status)
-	}
+	fmt.Fprintln(stdout, summary)
 	return nil
 }

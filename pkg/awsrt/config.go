@@ -361,8 +361,33 @@ func (c *Config) secretSource(ctx context.Context) (err error) {
 		return err
 	}
 	c.secret = secrets.Func(rc, "TOOL_RAG_SECRETS_PREFIX", "TOOL_RAG_SECRETS_STORE")
+	if rc.Store == secrets.StoreSecretsManager {
+		return nil
+	}
+	// The hop credentials of the Fargate stdio servers (${TOOLRAG_HOP_*},
+	// created by the stacks) live in Secrets Manager whatever the store
+	// of the other secrets.
+	hop := rc
+	hop.Store, hop.Client = secrets.StoreSecretsManager, nil
+	if hop.SecretsManager == nil {
+		if hop.SecretsManager, err = awsclient.SecretsManager(ctx, c.SecretsManagerEndpoint, c.secretsTimeouts); err != nil {
+			return err
+		}
+	}
+	hopSecret, other := secrets.Func(hop, "TOOL_RAG_SECRETS_PREFIX", "TOOL_RAG_SECRETS_STORE"), c.secret
+	c.secret = func(ctx context.Context, name string) (string, error) {
+		if strings.HasPrefix(name, HopSecretPrefix) {
+			return hopSecret(ctx, name)
+		}
+		return other(ctx, name)
+	}
 	return nil
 }
+
+// HopSecretPrefix starts the ${VAR} name of a Fargate stdio server's hop
+// credential (the stacks name it <secrets prefix>TOOLRAG_HOP_<SERVER>, in
+// Secrets Manager); such a name is always read from Secrets Manager.
+const HopSecretPrefix = "TOOLRAG_HOP_"
 
 // prepare fills the defaults and builds what the gateway and the sync
 // function both need: the clients, the secret source and the embedder.

@@ -399,3 +399,26 @@ func TestSecretsStoreThatDoesNotAnswer(t *testing.T) {
 		})
 	}
 }
+
+// With the SSM store, a Fargate stdio server's hop credential
+// (${TOOLRAG_HOP_*}, created by the stacks in Secrets Manager) is read
+// from Secrets Manager under the same prefix, and every other name from
+// SSM.
+func TestHopSecretFromSecretsManager(t *testing.T) {
+	const prefix = "/toolrag/test/"
+	sm := smtest.New(t, map[string]string{prefix + "TOOLRAG_HOP_LOCAL_ECHO": "hop-value-from-sm"})
+	ssm := ssmtest.New(t, map[string]string{prefix + "OTHER_TOKEN": "from-ssm", prefix + "TOOLRAG_HOP_LOCAL_ECHO": "ssm-must-not-win"})
+	c := Config{SecretsPrefix: prefix, SecretsStore: secrets.StoreSSM, SSM: ssm.Client, SecretsManager: sm.Client, Logger: slog.New(slog.DiscardHandler)}
+	if err := c.secretSource(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]string{"TOOLRAG_HOP_LOCAL_ECHO": "hop-value-from-sm", "OTHER_TOKEN": "from-ssm"} {
+		got, err := c.secret(context.Background(), name)
+		if err != nil || got != want {
+			t.Errorf("%s = %q, %v; want %q", name, got, err, want)
+		}
+	}
+	if n := len(sm.Requests()); n != 1 {
+		t.Errorf("%d Secrets Manager calls, want 1 (the hop credential)", n)
+	}
+}

@@ -22,6 +22,7 @@ package bridge
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -83,6 +84,12 @@ type Config struct {
 	HealthTimeout time.Duration
 	// Path is where MCP is served (default /mcp).
 	Path string
+	// Token, when set, is the hop credential: every request, /health
+	// included, must carry "Authorization: Bearer <Token>" and is
+	// answered 401 otherwise (at least MinTokenLength characters). On
+	// Fargate it is the server's Secrets Manager secret, which the
+	// gateway sends from the registry entry's header.
+	Token string
 
 	// Logger receives the bridge's events and the server's stderr
 	// (default slog.Default()).
@@ -123,9 +130,12 @@ func (c Config) withDefaults() (Config, error) {
 	if c.Path == "/health" || c.Path == "/" {
 		return c, fmt.Errorf("path %q is not allowed: /health is the health check and / would hide it", c.Path)
 	}
+	if c.Token != "" && len(c.Token) < MinTokenLength {
+		return c, fmt.Errorf("the hop credential is %d characters; use at least %d (a random secret)", len(c.Token), MinTokenLength)
+	}
 	for k := range c.Env {
-		if k == markerVar {
-			return c, fmt.Errorf("env %s is reserved for the bridge", markerVar)
+		if k == markerVar || (k == TokenEnv && c.Token != "") {
+			return c, fmt.Errorf("env %s is reserved for the bridge", k)
 		}
 	}
 	if c.Name == "" {
@@ -213,7 +223,7 @@ func New(ctx context.Context, cfg Config) (*Bridge, error) {
 		StdioPoolSize:          cfg.PoolSize,
 		MaxConcurrentPerServer: cfg.MaxConcurrent,
 		RestartBackoff:         cfg.RestartBackoff,
-		InheritEnv:             cfg.InheritEnv,
+		InheritEnv:             withoutVar(cfg.InheritEnv, TokenEnv), // the hop credential is the bridge's, never the server's
 		Logger:                 cfg.Logger,
 	})
 	b.m.SetServers(map[string]upstream.ServerConfig{b.id: {
@@ -256,7 +266,12 @@ func newMarker() string {
 // Handler returns the bridge's routes: MCP (Streamable HTTP, both the
 // 2026-07-28 and the legacy protocol versions) at Config.Path and GET
 // /health.
-func (b *Bridge) Handler() http.Handler { return b.mux }
+func (b *Bridge) Handler() http.Handler {
+	if b.cfg.Token != "" {
+		return hopAuth(sha256.Sum256([]byte(b.cfg.Token)), b.mux)
+	}
+	return b.mux
+}
 
 // PIDs returns the process ids of the server processes alive now, sorted.
 // It reads /proc, so it is empty where there is none (not Linux).
