@@ -13,8 +13,7 @@ FUZZTIME ?= 60s
 
 ## run: build, then start the gateway on 127.0.0.1:8765 with config/ (examples copied on first run)
 run: config
-	@echo "run: building bin/toolrag (the first build compiles every dependency: a minute or two)"
-	@set -o pipefail; $(GO) build -v -o bin/toolrag ./cmd/toolrag 2>&1 | awk '/^[^ #:]+$$/ { n++; p = 1; printf "\r  compiled %d packages: %-60.60s", n, $$0; fflush(); next } { if (p) printf "\n"; p = 0; print } END { if (p) printf "\n" }'
+	@GO=$(GO) bash scripts/gobuild.sh bin/toolrag ./cmd/toolrag
 	@TOOLRAG_FOREGROUND=1 TOOLRAG_READY_BANNER=1 bin/toolrag serve
 
 config:
@@ -30,11 +29,14 @@ deps:
 vet:
 	$(GO) vet ./...
 
+# The suite's per-package lines are numbered ([n/total], elapsed time).
 test-go:
-	TOOLRAG_REQUIRE_EXTERNAL=1 TOOLRAG_TOOLS_DIR=$(TOOLS) $(GO) test -count=1 -timeout 25m ./...
+	@set -o pipefail; total=$$($(GO) list ./... | wc -l); echo "test-go: $$total packages"; \
+	TOOLRAG_REQUIRE_EXTERNAL=1 TOOLRAG_TOOLS_DIR=$(TOOLS) $(GO) test -count=1 -timeout 25m ./... 2>&1 | bash scripts/testprogress.sh $$total
 
 test-infra:
-	cd infra && TOOLRAG_REQUIRE_EXTERNAL=1 TOOLRAG_TOOLS_DIR=$(TOOLS) PATH=$(TOOLS)/npm/node_modules/.bin:$$PATH $(CDK_ENV) $(GO) test -count=1 -timeout 15m ./...
+	@set -o pipefail; cd infra && total=$$($(GO) list ./... | wc -l) && \
+	TOOLRAG_REQUIRE_EXTERNAL=1 TOOLRAG_TOOLS_DIR=$(TOOLS) PATH=$(TOOLS)/npm/node_modules/.bin:$$PATH $(CDK_ENV) $(GO) test -count=1 -timeout 15m ./... 2>&1 | bash ../scripts/testprogress.sh $$total
 
 ## synth: synthesize the CloudFormation template offline (infra/cdk.out)
 synth: $(CDK)

@@ -5,6 +5,16 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 tools="$root/.tools"
 mkdir -p "$tools"
+# Each install step says what it does and how long it took; a second run
+# only checks the stamps and says so.
+start=$SECONDS
+did=0
+step() { # what, expected time
+  did=1
+  step_start=$SECONDS
+  echo "deps: $1 (${2:-a few seconds})..."
+}
+done_step() { echo "deps:   done in $((SECONDS - step_start)) s"; }
 
 # Debian packages: python3-faiss (FAISS compatibility tests), wordnet-base
 # (synonym table for the retriever, build time only), chromium (the
@@ -15,8 +25,10 @@ need_apt=()
 [ -x /usr/bin/chromium ] || need_apt+=(chromium)
 if [ ${#need_apt[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ]; then
+    step "installing Debian packages ${need_apt[*]}" "about a minute"
     apt-get update -qq >/dev/null
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}" >/dev/null
+    done_step
   else
     echo "deps: please install ${need_apt[*]} (apt-get install -y ${need_apt[*]})" >&2
   fi
@@ -40,26 +52,36 @@ npm_pkgs=(
 )
 stamp="$tools/npm/.stamp-$(printf '%s\n' "${npm_pkgs[@]}" | sha256sum | cut -c1-16)"
 if [ ! -f "$stamp" ]; then
+  step "installing ${#npm_pkgs[@]} npm packages into .tools/npm (MCP servers, conformance suite, Node 22, CDK CLI, OAuth server, SDK clients)" "about 2 minutes"
   mkdir -p "$tools/npm"
   [ -f "$tools/npm/package.json" ] || echo '{"name":"toolrag-test-tools","private":true}' > "$tools/npm/package.json"
   (cd "$tools/npm" && npm install --no-audit --no-fund --loglevel=error "${npm_pkgs[@]}" >/dev/null)
   touch "$stamp"
+  done_step
 fi
 
 # DynamoDB Local: the jar ships inside the npm package amplify-dynamodb-simulator.
 if [ ! -f "$tools/dynamodb-local/DynamoDBLocal.jar" ]; then
+  step "unpacking DynamoDB Local into .tools/dynamodb-local" "about 30 s"
   tmp=$(mktemp -d)
   (cd "$tmp" && npm pack --silent amplify-dynamodb-simulator@2.9.30 >/dev/null && tar -xzf amplify-dynamodb-simulator-2.9.30.tgz package/emulator)
   rm -rf "$tools/dynamodb-local"
   mv "$tmp/package/emulator" "$tools/dynamodb-local"
   rm -rf "$tmp"
+  done_step
 fi
 # AWS Lambda Runtime Interface Emulator (a Go module): the functions run
 # under it in the RIE integration test (pkg/awsrt/rie).
 rie_version=v0.0.0-20261030222936-bef5c4ba774d
 if [ ! -x "$tools/bin/aws-lambda-rie" ] || [ "$(cat "$tools/bin/.aws-lambda-rie.version" 2>/dev/null)" != "$rie_version" ]; then
+  step "building the AWS Lambda Runtime Interface Emulator into .tools/bin" "about a minute"
   mkdir -p "$tools/bin"
   GOBIN="$tools/bin" go install "github.com/aws/aws-lambda-runtime-interface-emulator/cmd/aws-lambda-rie@$rie_version"
   echo "$rie_version" > "$tools/bin/.aws-lambda-rie.version"
+  done_step
 fi
-echo "deps: ready in $tools"
+if [ $did = 0 ]; then
+  echo "deps: everything already installed in $tools (checked in $((SECONDS - start)) s)"
+else
+  echo "deps: ready in $tools ($((SECONDS - start)) s)"
+fi
