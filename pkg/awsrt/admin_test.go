@@ -65,7 +65,7 @@ func TestRegistryPush(t *testing.T) {
   remote:
     transport: streamable_http
     url: https://127.0.0.1:9/mcp
-    headers: {Authorization: "Bearer ${REMOTE_TOKEN}"}
+    headers: {Authorization: "Bearer ${TOOLRAG_UPSTREAM_REMOTE_TOKEN}"}
     timeout: 45s
 `)
 	write(gen, `servers:
@@ -77,12 +77,12 @@ func TestRegistryPush(t *testing.T) {
     transport: stdio
     command: uvx
 `)
-	env := map[string]string{"REMOTE_TOKEN": "tok"}
+	env := map[string]string{"TOOLRAG_UPSTREAM_REMOTE_TOKEN": "tok"}
 	servers, err := config.LoadRegistry(hand, gen, config.KeepVars)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := servers["remote"].Headers["Authorization"]; got != "Bearer ${REMOTE_TOKEN}" {
+	if got := servers["remote"].Headers["Authorization"]; got != "Bearer ${TOOLRAG_UPSTREAM_REMOTE_TOKEN}" {
 		t.Fatalf("header without --expand-env = %q; the placeholder must be kept", got)
 	}
 	_, err = config.RegistryDocs(servers, false)
@@ -116,7 +116,7 @@ func TestRegistryPush(t *testing.T) {
 	if err != nil || !slices.Equal(ch.Added, []string{"remote"}) {
 		t.Fatalf("push: %+v %v", ch, err)
 	}
-	t.Setenv("REMOTE_TOKEN", "tok")
+	t.Setenv("TOOLRAG_UPSTREAM_REMOTE_TOKEN", "tok")
 	g := e.gateway(t, func(c *Config) { c.UpstreamListTimeout = 1 })
 	if !slices.Equal(g.Upstreams.Servers(), []string{"remote"}) {
 		t.Fatalf("gateway upstreams %v", g.Upstreams.Servers())

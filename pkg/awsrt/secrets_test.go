@@ -25,7 +25,7 @@ import (
 
 // The variable the registry headers reference; tests set it to "" in the
 // environment so that the SSM parameter is what counts.
-const tokenVar = "AWSRT_TEST_UPSTREAM_TOKEN"
+const tokenVar = "TOOLRAG_UPSTREAM_AWSRT_TEST_UPSTREAM_TOKEN"
 
 // authProxy fronts an upstream and lets through only requests that carry
 // the expected Authorization header; it records every header it saw.
@@ -270,10 +270,10 @@ func (s *syncWriter) Write(p []byte) (int, error) {
 // DecodeServerConfig with the resolver: the environment wins, every
 // header is resolved, and a failure names the header and the variable.
 func TestDecodeServerConfigSecrets(t *testing.T) {
-	t.Setenv("AWSRT_TEST_ENV_ONLY", "from-env")
-	t.Setenv("AWSRT_TEST_BOTH", "env-wins")
+	t.Setenv("TOOLRAG_UPSTREAM_AWSRT_TEST_ENV_ONLY", "from-env")
+	t.Setenv("TOOLRAG_UPSTREAM_AWSRT_TEST_BOTH", "env-wins")
 	const prefix = "/p/"
-	fake := ssmtest.New(t, map[string]string{prefix + "AWSRT_TEST_BOTH": "ssm-loses", prefix + "AWSRT_TEST_SSM_ONLY": "from-ssm"})
+	fake := ssmtest.New(t, map[string]string{prefix + "TOOLRAG_UPSTREAM_AWSRT_TEST_BOTH": "ssm-loses", prefix + "TOOLRAG_UPSTREAM_AWSRT_TEST_SSM_ONLY": "from-ssm"})
 	r, err := secrets.New(secrets.Config{Prefix: prefix, Client: fake.Client, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
@@ -283,10 +283,10 @@ func TestDecodeServerConfigSecrets(t *testing.T) {
 		want    map[string]string
 		wantErr string
 	}{
-		{map[string]string{"A": "${AWSRT_TEST_ENV_ONLY}", "B": "x ${AWSRT_TEST_BOTH} ${AWSRT_TEST_SSM_ONLY}"},
+		{map[string]string{"A": "${TOOLRAG_UPSTREAM_AWSRT_TEST_ENV_ONLY}", "B": "x ${TOOLRAG_UPSTREAM_AWSRT_TEST_BOTH} ${TOOLRAG_UPSTREAM_AWSRT_TEST_SSM_ONLY}"},
 			map[string]string{"A": "from-env", "B": "x env-wins from-ssm"}, ""},
-		{map[string]string{"X-Key": "${AWSRT_TEST_NONE}"}, nil,
-			"header X-Key needs secret AWSRT_TEST_NONE: neither the environment variable AWSRT_TEST_NONE nor the SSM parameter /p/AWSRT_TEST_NONE is set"},
+		{map[string]string{"X-Key": "${TOOLRAG_UPSTREAM_AWSRT_TEST_NONE}"}, nil,
+			"header X-Key needs secret TOOLRAG_UPSTREAM_AWSRT_TEST_NONE: neither the environment variable TOOLRAG_UPSTREAM_AWSRT_TEST_NONE nor the SSM parameter /p/TOOLRAG_UPSTREAM_AWSRT_TEST_NONE is set"},
 		{map[string]string{"X-Key": "${BAD-NAME}"}, nil, `header X-Key needs secret BAD-NAME: "BAD-NAME" is not a valid secret name`},
 	}
 	for _, tc := range tests {

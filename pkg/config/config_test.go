@@ -61,14 +61,14 @@ func TestParseRegistry(t *testing.T) {
   web:
     transport: streamable_http
     url: http://127.0.0.1:9000/mcp
-    headers: {Authorization: "Bearer ${TOKEN}"}
+    headers: {Authorization: "Bearer ${TOOLRAG_UPSTREAM_TOKEN}", X-Listed: "${LISTED}"}
     timeout: 15s
 `
-	got, err := ParseRegistry("r.yaml", []byte(good), env(map[string]string{"TOKEN": "t0k"}))
+	got, err := ParseRegistry("r.yaml", []byte(good), env(map[string]string{"TOOLRAG_UPSTREAM_TOKEN": "t0k", "LISTED": "l", "TOOL_RAG_UPSTREAM_ENV": "LISTED"}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got["echo"].Command != "go" || len(got["echo"].Args) != 2 || got["web"].Headers["Authorization"] != "Bearer t0k" || got["web"].Timeout != 15*time.Second {
+	if got["echo"].Command != "go" || len(got["echo"].Args) != 2 || got["web"].Headers["Authorization"] != "Bearer t0k" || got["web"].Headers["X-Listed"] != "l" || got["web"].Timeout != 15*time.Second {
 		t.Fatalf("parsed: %+v", got)
 	}
 	bad := []struct{ doc, want string }{
@@ -79,7 +79,10 @@ func TestParseRegistry(t *testing.T) {
 		{"servers:\n  ok:\n    transport: stdio\n", "command"},
 		{"servers:\n  ok:\n    transport: sse\n    url: not-a-url\n", "url"},
 		{"servers:\n  ok:\n    transport: stdio\n    command: x\n    colour: red\n", `r.yaml:5: server "ok": unknown field "colour"`},
-		{"servers:\n  ok:\n    transport: sse\n    url: http://x/sse\n    headers: {A: \"${MISSING}\"}\n", "header A needs environment variable MISSING, which is not set"},
+		{"servers:\n  ok:\n    transport: sse\n    url: http://x/sse\n    headers: {A: \"${TOOLRAG_UPSTREAM_MISSING}\"}\n", "header A needs environment variable TOOLRAG_UPSTREAM_MISSING, which is not set"},
+		{"servers:\n  ok:\n    transport: sse\n    url: http://x/sse\n    headers: {A: \"${UNLISTED}\"}\n", `r.yaml:2: server "ok": header A needs secret UNLISTED: environment variable UNLISTED may not be read by registry headers: name it TOOLRAG_UPSTREAM_UNLISTED, or list it in TOOL_RAG_UPSTREAM_ENV`},
+		{"servers:\n  ok:\n    transport: sse\n    url: http://x/sse\n    headers: {X-Trace: \"${AWS_SECRET_ACCESS_KEY}:$TOOLRAG_OAUTH_INTROSPECTION_CLIENT_SECRET\"}\n", `r.yaml:2: server "ok": header X-Trace names ${AWS_SECRET_ACCESS_KEY}, which registry headers may never read`},
+		{"servers:\n  ok:\n    transport: sse\n    url: http://x/sse\n    headers: {X-Trace: \"$TOOLRAG_OAUTH_INTROSPECTION_CLIENT_SECRET\"}\n", `header X-Trace names ${TOOLRAG_OAUTH_INTROSPECTION_CLIENT_SECRET}, which registry headers may never read: TOOLRAG_OAUTH_INTROSPECTION_CLIENT_SECRET is reserved`},
 		{"servers: [1, 2]\n", "must be a mapping"},
 		{"servers:\n  ok: {transport: stdio, command: x, timeout: soon}\n", "timeout"},
 		{"{{{", "invalid YAML"},

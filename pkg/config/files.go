@@ -20,7 +20,9 @@ import (
 // LoadRegistry reads the hand-written registry and the provisioner's
 // generated one and merges them; on an id conflict the hand-written entry
 // wins. A missing file counts as empty. ${VAR} in headers is expanded with
-// getenv; an unset variable is an error.
+// getenv (UpstreamEnv: TOOLRAG_UPSTREAM_* and the names listed in
+// TOOL_RAG_UPSTREAM_ENV only); an unset variable, and any other name, is an
+// error naming the server, the header and the variable.
 func LoadRegistry(handPath, generatedPath string, getenv func(string) string) (map[string]upstream.ServerConfig, error) {
 	merged := map[string]upstream.ServerConfig{}
 	for _, path := range []string{generatedPath, handPath} {
@@ -94,7 +96,7 @@ func ParseRegistry(name string, data []byte, getenv func(string) string) (map[st
 		if t := mapValue(v, "timeout"); t != nil {
 			timeout = t.Value
 		}
-		cfg, err := resolveServer(context.Background(), cfg, timeout, EnvSecrets(getenv))
+		cfg, err := resolveServer(context.Background(), cfg, timeout, UpstreamEnv(getenv))
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", where, err)
 		}

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/toolrag/mcp-gateway/pkg/catalog"
+	"github.com/toolrag/mcp-gateway/pkg/secrets"
 	"github.com/toolrag/mcp-gateway/pkg/upstream"
 )
 
@@ -33,6 +34,27 @@ func EnvSecrets(getenv func(string) string) SecretFunc {
 }
 
 var errUnset = errors.New("not set")
+
+// UpstreamEnv resolves ${NAME} in registry headers from getenv, for the
+// names the environment may give them (secrets.EnvAllowed:
+// TOOLRAG_UPSTREAM_* and the names listed in TOOL_RAG_UPSTREAM_ENV); any
+// other name is an error, as is an unset (or empty) variable. A value that
+// is the reference itself (KeepVars) is kept.
+func UpstreamEnv(getenv func(string) string) SecretFunc {
+	return func(_ context.Context, name string) (string, error) {
+		v := getenv(name)
+		if v == "${"+name+"}" {
+			return v, nil // kept for the functions to expand
+		}
+		if !secrets.EnvAllowed(name, getenv) {
+			return "", &secrets.NotAllowedError{Name: name}
+		}
+		if v != "" {
+			return v, nil
+		}
+		return "", fmt.Errorf("environment variable %s is %w", name, errUnset)
+	}
+}
 
 // KeepVars is a getenv for LoadRegistry that keeps every ${VAR} as it is
 // (`toolrag registry push` without --expand-env: secrets stay out of the
@@ -107,11 +129,17 @@ func resolveServer(ctx context.Context, cfg upstream.ServerConfig, timeout strin
 	sort.Strings(headers)
 	for _, h := range headers {
 		var name string
+		var reserved error
 		v, err := ExpandVars(ctx, cfg.Headers[h], func(ctx context.Context, n string) (string, error) {
 			name = n
+			if reserved = secrets.Reserved(n); reserved != nil {
+				return "", reserved // never handed to secret
+			}
 			return secret(ctx, n)
 		})
 		switch {
+		case reserved != nil:
+			return cfg, fmt.Errorf("header %s names ${%s}, which registry headers may never read: %w", h, name, reserved)
 		case errors.Is(err, errUnset):
 			return cfg, fmt.Errorf("header %s needs environment variable %s, which is not set", h, name)
 		case err != nil:
@@ -155,13 +183,13 @@ func RegistryDocs(servers map[string]upstream.ServerConfig, allowStdio bool) (ma
 
 // DecodeRegistry decodes the registry-table documents (server id →
 // document) into upstream configs, resolving ${VAR} in headers with
-// secret (nil: the process environment only). An entry that does not
+// secret (nil: the process environment only, UpstreamEnv). An entry that does not
 // decode is kept as a misconfigured server (its calls fail with the
 // reason and a sync marks its tools stale instead of deleting them) and is
 // logged; an entry whose id is invalid is left out and logged.
 func DecodeRegistry(ctx context.Context, raw map[string]json.RawMessage, secret SecretFunc, log *slog.Logger) map[string]upstream.ServerConfig {
 	if secret == nil {
-		secret = EnvSecrets(os.Getenv)
+		secret = UpstreamEnv(os.Getenv)
 	}
 	out := make(map[string]upstream.ServerConfig, len(raw))
 	ids := make([]string, 0, len(raw))

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/toolrag/mcp-gateway/pkg/catalog"
+	"github.com/toolrag/mcp-gateway/pkg/secrets"
 	"gopkg.in/yaml.v3"
 )
 
@@ -467,6 +468,8 @@ func (p *parser) validate() {
 			p.errorf(m.line(name), "field %q does not apply to kind %s (it takes: %s)", name, m.Kind, strings.Join(allowed, ", "))
 		}
 	}
+	p.reservedRefs("headers", "header", m.Headers)
+	p.reservedRefs("env", "env", m.Env)
 	switch m.Kind {
 	case KindRemote:
 		p.validateTransport(TransportStreamableHTTP, TransportStreamableHTTP, TransportSSE)
@@ -512,6 +515,24 @@ func (p *parser) validate() {
 		for i, s := range m.Setup {
 			if strings.TrimSpace(s) == "" {
 				p.errorf(m.line("setup"), "setup step %d is empty", i+1)
+			}
+		}
+	}
+}
+
+// reservedRefs refuses a ${VAR} naming the gateway's or the platform's own
+// variables (secrets.Reserved): the registry loader would never expand it,
+// and it must not reach a server's URL or container.
+func (p *parser) reservedRefs(field, what string, vals map[string]string) {
+	keys := make([]string, 0, len(vals))
+	for k := range vals {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		for _, n := range secrets.RefNames(vals[k]) {
+			if err := secrets.Reserved(n); err != nil {
+				p.errorf(p.m.line(field), "server %q: %s %s names ${%s}, which is never expanded: %v", p.m.ID, what, k, n, err)
 			}
 		}
 	}

@@ -119,6 +119,7 @@ type Resolver struct {
 	retry     time.Duration
 	log       *slog.Logger
 	lookupEnv func(string) (string, bool)
+	getenv    func(string) string // lookupEnv's values, for EnvAllowed
 	now       func() time.Time
 
 	mu       sync.Mutex
@@ -167,7 +168,7 @@ func New(cfg Config) (*Resolver, error) {
 	return &Resolver{
 		prefix: cfg.Prefix, store: cfg.Store, client: cfg.Client, sm: cfg.SecretsManager,
 		ttl: cfg.TTL, retry: min(cfg.TTL, MaxRetryDelay),
-		log: cfg.Logger, lookupEnv: cfg.LookupEnv, now: cfg.Now,
+		log: cfg.Logger, lookupEnv: cfg.LookupEnv, getenv: getenvOf(cfg.LookupEnv), now: cfg.Now,
 		secrets: map[string]*secretEntry{},
 	}, nil
 }
@@ -176,16 +177,22 @@ func New(cfg Config) (*Resolver, error) {
 // holds name.
 func (r *Resolver) ParameterName(name string) string { return r.prefix + name }
 
-// Lookup returns the value of name: the environment variable when it is set
-// and not empty, else the store's <prefix>name. ok is false when neither
-// exists. err is set when name is not a valid secret name or the store
-// could not be read (and was never read before).
+// Lookup returns the value of name: the environment variable when
+// EnvAllowed lets it be read and it is set and not empty, else the store's
+// <prefix>name. ok is false when neither exists. err is set when name is
+// not a valid secret name, is Reserved, or the store could not be read (and
+// was never read before).
 func (r *Resolver) Lookup(ctx context.Context, name string) (value string, ok bool, err error) {
 	if !ValidName(name) {
 		return "", false, fmt.Errorf("%q is not a valid secret name: use letters, digits and _, not starting with a digit", name)
 	}
-	if v, ok := r.lookupEnv(name); ok && v != "" {
-		return v, true, nil
+	if err := Reserved(name); err != nil {
+		return "", false, err
+	}
+	if EnvAllowed(name, r.getenv) {
+		if v, ok := r.lookupEnv(name); ok && v != "" {
+			return v, true, nil
+		}
 	}
 	if r.store == StoreSecretsManager {
 		return r.secret(ctx, name)
@@ -204,9 +211,17 @@ type NotFoundError struct {
 	Name      string // the ${VAR} name
 	Parameter string // the SSM parameter or Secrets Manager secret looked for
 	Store     string // StoreSSM ("" too) or StoreSecretsManager
+	// EnvAllowed is whether the environment was looked at (EnvAllowed).
+	EnvAllowed bool
 }
 
 func (e *NotFoundError) Error() string {
+	if !e.EnvAllowed {
+		if e.Store == StoreSecretsManager {
+			return fmt.Sprintf("the Secrets Manager secret %s does not exist (the environment variable %s is not read: only %s* and names listed in %s are)", e.Parameter, e.Name, UpstreamPrefix, AllowEnvSetting)
+		}
+		return fmt.Sprintf("the SSM parameter %s is not set (the environment variable %s is not read: only %s* and names listed in %s are)", e.Parameter, e.Name, UpstreamPrefix, AllowEnvSetting)
+	}
 	if e.Store == StoreSecretsManager {
 		return fmt.Sprintf("neither the environment variable %s nor the Secrets Manager secret %s exists", e.Name, e.Parameter)
 	}
@@ -220,7 +235,7 @@ func (r *Resolver) Value(ctx context.Context, name string) (string, error) {
 		return "", err
 	}
 	if !ok {
-		return "", &NotFoundError{Name: name, Parameter: r.ParameterName(name), Store: r.store}
+		return "", &NotFoundError{Name: name, Parameter: r.ParameterName(name), Store: r.store, EnvAllowed: EnvAllowed(name, r.getenv)}
 	}
 	return v, nil
 }
@@ -323,10 +338,25 @@ func Func(cfg Config, prefixSetting, storeSetting string) func(ctx context.Conte
 	if lookupEnv == nil {
 		lookupEnv = os.LookupEnv
 	}
+	getenv := getenvOf(lookupEnv)
 	return func(_ context.Context, name string) (string, error) {
+		if e := Reserved(name); e != nil {
+			return "", e
+		}
+		if !EnvAllowed(name, getenv) {
+			return "", fmt.Errorf("%w, and %w", &NotAllowedError{Name: name}, err)
+		}
 		if v, ok := lookupEnv(name); ok && v != "" {
 			return v, nil
 		}
 		return "", fmt.Errorf("environment variable %s is not set, and %w", name, err)
+	}
+}
+
+// getenvOf turns a LookupEnv into a Getenv.
+func getenvOf(lookupEnv func(string) (string, bool)) func(string) string {
+	return func(name string) string {
+		v, _ := lookupEnv(name)
+		return v
 	}
 }

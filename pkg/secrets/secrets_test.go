@@ -77,12 +77,19 @@ func TestLookup(t *testing.T) {
 		notFound bool
 		requests int // GetParametersByPath calls
 	}{
-		{name: "environment wins over SSM", params: map[string]string{prefix + "TOKEN": "from-ssm"},
-			env: map[string]string{"TOKEN": "from-env"}, lookup: "TOKEN", want: "from-env", requests: 0},
+		{name: "environment wins over SSM", params: map[string]string{prefix + "TOOLRAG_UPSTREAM_TOKEN": "from-ssm"},
+			env: map[string]string{"TOOLRAG_UPSTREAM_TOKEN": "from-env"}, lookup: "TOOLRAG_UPSTREAM_TOKEN", want: "from-env", requests: 0},
+		{name: "a name listed in TOOL_RAG_UPSTREAM_ENV is read from the environment", params: map[string]string{prefix + "TOKEN": "from-ssm"},
+			env: map[string]string{"TOKEN": "from-env", AllowEnvSetting: "OTHER, TOKEN"}, lookup: "TOKEN", want: "from-env", requests: 0},
+		{name: "any other name is read from SSM only", params: map[string]string{prefix + "TOKEN": "from-ssm"},
+			env: map[string]string{"TOKEN": "from-env"}, lookup: "TOKEN", want: "from-ssm", requests: 1},
+		{name: "a reserved name is never read", params: map[string]string{prefix + "AWS_SECRET_ACCESS_KEY": "from-ssm"},
+			env: map[string]string{"AWS_SECRET_ACCESS_KEY": "from-env", AllowEnvSetting: "AWS_SECRET_ACCESS_KEY"}, lookup: "AWS_SECRET_ACCESS_KEY",
+			wantErr: []string{"AWS_SECRET_ACCESS_KEY is reserved for the gateway and its platform (AWS_*)"}, requests: 0},
 		{name: "SSM value when not in the environment", params: map[string]string{prefix + "TOKEN": "from-ssm"},
 			lookup: "TOKEN", want: "from-ssm", requests: 1},
-		{name: "empty environment variable falls through to SSM", params: map[string]string{prefix + "TOKEN": "from-ssm"},
-			env: map[string]string{"TOKEN": ""}, lookup: "TOKEN", want: "from-ssm", requests: 1},
+		{name: "empty environment variable falls through to SSM", params: map[string]string{prefix + "TOOLRAG_UPSTREAM_TOKEN": "from-ssm"},
+			env: map[string]string{"TOOLRAG_UPSTREAM_TOKEN": ""}, lookup: "TOOLRAG_UPSTREAM_TOKEN", want: "from-ssm", requests: 1},
 		{name: "two pages", pageSize: 2, params: map[string]string{prefix + "A": "a", prefix + "B": "b", prefix + "C": "c-value"},
 			lookup: "C", want: "c-value", requests: 2},
 		{name: "SSM's page size: 11 parameters are two pages", params: elevenParams(),
@@ -360,7 +367,7 @@ func checkValue(t *testing.T, got string, err error, want string, wantErr []stri
 // A prefix or store that is not valid does not stop the function: the
 // lookup reads the environment and names the setting for a missing one.
 func TestFuncFallsBackToEnvironment(t *testing.T) {
-	env := map[string]string{"SET": "v"}
+	env := map[string]string{"SET": "v", "AWS_SECRET_ACCESS_KEY": "a", "NOT_LISTED": "n", AllowEnvSetting: "SET,MISSING"}
 	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
 	for _, tc := range []struct {
 		cfg  Config
@@ -376,6 +383,12 @@ func TestFuncFallsBackToEnvironment(t *testing.T) {
 		_, err := f(context.Background(), "MISSING")
 		if err == nil || !strings.Contains(err.Error(), "MISSING is not set") || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%+v: MISSING error %v, want it to name %q", tc.cfg, err, tc.want)
+		}
+		if v, err := f(context.Background(), "AWS_SECRET_ACCESS_KEY"); err == nil || !strings.Contains(err.Error(), "reserved") {
+			t.Errorf("%+v: AWS_SECRET_ACCESS_KEY = %q, %v; want refused as reserved", tc.cfg, v, err)
+		}
+		if v, err := f(context.Background(), "NOT_LISTED"); err == nil || !strings.Contains(err.Error(), "may not be read by registry headers") {
+			t.Errorf("%+v: NOT_LISTED = %q, %v; want refused as not allowed", tc.cfg, v, err)
 		}
 	}
 }

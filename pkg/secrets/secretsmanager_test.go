@@ -44,8 +44,10 @@ func TestSecretsManagerLookup(t *testing.T) {
 		notFound bool
 		requests []string // SecretId of each GetSecretValue call
 	}{
-		{name: "environment wins over Secrets Manager", secrets: map[string]string{prefix + "TOKEN": "from-sm"},
-			env: map[string]string{"TOKEN": "from-env"}, lookup: "TOKEN", want: "from-env"},
+		{name: "environment wins over Secrets Manager", secrets: map[string]string{prefix + "TOOLRAG_UPSTREAM_TOKEN": "from-sm"},
+			env: map[string]string{"TOOLRAG_UPSTREAM_TOKEN": "from-env"}, lookup: "TOOLRAG_UPSTREAM_TOKEN", want: "from-env"},
+		{name: "an unlisted name is read from Secrets Manager only", secrets: map[string]string{prefix + "TOKEN": "from-sm"},
+			env: map[string]string{"TOKEN": "from-env"}, lookup: "TOKEN", want: "from-sm", requests: []string{prefix + "TOKEN"}},
 		{name: "secret value when not in the environment", secrets: map[string]string{prefix + "TOKEN": "from-sm", prefix + "OTHER": "x"},
 			lookup: "TOKEN", want: "from-sm", requests: []string{prefix + "TOKEN"}},
 		{name: "empty environment variable falls through", secrets: map[string]string{prefix + "TOKEN": "from-sm"},
@@ -54,8 +56,11 @@ func TestSecretsManagerLookup(t *testing.T) {
 			lookup: "CREDS", want: jsonValue, requests: []string{prefix + "CREDS"}},
 		{name: "prefix without the leading slash", prefix: "toolrag/prod/", secrets: map[string]string{"toolrag/prod/TOKEN": "v", prefix + "TOKEN": "other"},
 			lookup: "TOKEN", want: "v", requests: []string{"toolrag/prod/TOKEN"}},
-		{name: "missing", secrets: map[string]string{prefix + "OTHER": "x"}, lookup: "GITHUB_TOKEN", notFound: true,
-			wantErr:  []string{"neither the environment variable GITHUB_TOKEN nor the Secrets Manager secret " + prefix + "GITHUB_TOKEN exists"},
+		{name: "missing", secrets: map[string]string{prefix + "OTHER": "x"}, lookup: "TOOLRAG_UPSTREAM_GITHUB_TOKEN", notFound: true,
+			wantErr:  []string{"neither the environment variable TOOLRAG_UPSTREAM_GITHUB_TOKEN nor the Secrets Manager secret " + prefix + "TOOLRAG_UPSTREAM_GITHUB_TOKEN exists"},
+			requests: []string{prefix + "TOOLRAG_UPSTREAM_GITHUB_TOKEN"}},
+		{name: "missing, not read from the environment", secrets: map[string]string{prefix + "OTHER": "x"}, lookup: "GITHUB_TOKEN", notFound: true,
+			wantErr:  []string{"the Secrets Manager secret " + prefix + "GITHUB_TOKEN does not exist (the environment variable GITHUB_TOKEN is not read"},
 			requests: []string{prefix + "GITHUB_TOKEN"}},
 		{name: "access denied", secrets: map[string]string{prefix + "TOKEN": "from-sm"}, lookup: "TOKEN",
 			fail:     "User: arn:aws:sts::1:assumed-role/r is not authorized to perform: secretsmanager:GetSecretValue on resource: " + prefix + "TOKEN",
