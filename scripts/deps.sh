@@ -48,7 +48,7 @@ npm_pkgs=(
   oauth2-mock-server@9.3.0
   @modelcontextprotocol/sdk@1.32.2
   mcp-remote@0.15.1
-  @modelcontextprotocol/inspector@1.0.3
+  @modelcontextprotocol/inspector@2.12.0
 )
 stamp="$tools/npm/.stamp-$(printf '%s\n' "${npm_pkgs[@]}" | sha256sum | cut -c1-16)"
 if [ ! -f "$stamp" ]; then

@@ -347,7 +347,7 @@ func TestMCPRemoteWrongKey(t *testing.T) {
 // TestInspectorCLI runs the Inspector CLI command of docs/clients.md.
 func TestInspectorCLI(t *testing.T) {
 	g := startGateway(t, false)
-	const npx = "npx @modelcontextprotocol/inspector@1.0.3 "
+	const npx = "npx @modelcontextprotocol/inspector@2.12.0 "
 	args := strings.Fields(strings.TrimPrefix(snippetLine(t, npx), npx))
 	// Undo the shell quoting of the one quoted argument.
 	joined := strings.Join(args, " ")
@@ -360,7 +360,8 @@ func TestInspectorCLI(t *testing.T) {
 		}
 		argv = append(argv, a)
 	}
-	cli := filepath.Join(testenv.NPMModule(t, "@modelcontextprotocol/inspector"), "cli", "build", "cli.js")
+	// The package's bin (what npx runs): the launcher, which --cli hands to the CLI client.
+	cli := filepath.Join(testenv.NPMModule(t, "@modelcontextprotocol/inspector"), "clients", "launcher", "build", "index.js")
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	node := testenv.Node22(t)
