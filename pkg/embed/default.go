@@ -11,7 +11,7 @@ import (
 // DefaultHashWeight is the weight of the hashing features next to the
 // built-in model in the default builtin embedder (the model's weight is 1).
 // The shipped model was trained as the residual over these features at
-// this weight (pkg/train Options.HashWeight; its metadata says
+// this weight (lab/train Options.HashWeight; its metadata says
 // "hash_weight"), so the two belong together. Chosen on the DEV sets
 // (docs/retrieval.md): better than the model alone on both, at 1,536
 // instead of 512 dimensions per vector.
@@ -19,7 +19,7 @@ const DefaultHashWeight = 0.5
 
 // DefaultDistilledWeight is the weight of a distilled table
 // (BuiltinConfig.Distilled: a static student of a sentence encoder, made by
-// pkg/distill) when none is given. The default builtin embedder has no
+// lab/train) when none is given. The default builtin embedder has no
 // distilled table (docs/retrieval.md, "Fifth pass").
 const DefaultDistilledWeight = 1.0
 
@@ -31,7 +31,7 @@ type BuiltinConfig struct {
 	// concatenated after the model vector, whose weight is 1. Zero means
 	// DefaultHashWeight; a negative value means none.
 	HashWeight float64
-	// Distilled is an optional second static table (pkg/distill) whose
+	// Distilled is an optional second static table (lab/train) whose
 	// vector is appended last, at DistilledWeight; nil: none.
 	Distilled StaticModel
 	// DistilledWeight: zero means DefaultDistilledWeight; a negative value

@@ -54,7 +54,7 @@ func TestBuiltinUsesTheShippedModel(t *testing.T) {
 		t.Fatal("the builtin embedder must not share the hashing embedder's ModelID")
 	}
 	// The model was trained next to the hashing features at one weight
-	// (pkg/train Options.HashWeight); serving it at another is a mismatch.
+	// (lab/train Options.HashWeight); serving it at another is a mismatch.
 	if hw := m.Metadata()["hash_weight"]; hw != strconv.FormatFloat(DefaultHashWeight, 'g', -1, 64) {
 		t.Errorf("the shipped model was trained with hash weight %q; DefaultHashWeight is %v", hw, DefaultHashWeight)
 	}

@@ -73,7 +73,7 @@ const (
 )
 
 // Config configures a Retriever. Tools is required; everything else is
-// optional. The ranking knobs that only evaluations (pkg/eval) and tests
+// optional. The ranking knobs that only evaluations (lab/eval) and tests
 // set are in the embedded Experimental; their zero values are the
 // production defaults.
 type Config struct {
@@ -90,7 +90,7 @@ type Config struct {
 	Logger *slog.Logger
 }
 
-// Experimental holds the ranking knobs that only evaluations (pkg/eval,
+// Experimental holds the ranking knobs that only evaluations (lab/eval,
 // docs/retrieval.md) and tests set. Every zero value is the production
 // default, so a deployment leaves it zero.
 type Experimental struct {
@@ -158,7 +158,7 @@ type Experimental struct {
 	SemanticCoverage float64
 	// Scorer, when set, scores one query's candidates from their
 	// Features instead of the weighted fusion (a learned ranking; and
-	// pkg/eval's feature dump). It returns one score per feature row, or
+	// lab/eval's feature dump). It returns one score per feature row, or
 	// nil to keep the weighted fusion's scores.
 	Scorer func(fs []Features) []float64
 	// KeepToolRequest ranks a query as written; by default a request

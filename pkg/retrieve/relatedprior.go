@@ -9,7 +9,7 @@ import (
 	"strings"
 )
 
-//go:generate go run ./internal/genprior -train ../../../shared/train -extra ../train/mcpagent -out relatedprior.json
+//go:generate go run ../../lab/gen/relatedprior -train ../../../shared/train -extra ../../lab/data/mcpagent -out relatedprior.json
 
 // RelatedPrior is what related learns from tasks that used several tools
 // of one server (the multi-tool pairs of the training sets): how much more
@@ -41,7 +41,7 @@ var relatedPriorJSON []byte
 
 // DefaultRelatedPrior is the prior learned from ../shared/train (the DEV
 // sets tooltalk, taubench and docker_mcp_registry left out) and the
-// multi-tool tasks of pkg/train/mcpagent; see docs/retrieval.md.
+// multi-tool tasks of lab/data/mcpagent; see docs/retrieval.md.
 var DefaultRelatedPrior = mustPrior(relatedPriorJSON)
 
 func mustPrior(b []byte) *RelatedPrior {

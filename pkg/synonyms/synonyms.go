@@ -6,7 +6,7 @@
 // Debian package wordnet-base).
 package synonyms
 
-//go:generate go run ./internal/gen -wordnet /usr/share/wordnet -train ../../../shared/train -out table.txt.gz
+//go:generate go run ../../lab/gen/synonyms -wordnet /usr/share/wordnet -train ../../../shared/train -out table.txt.gz
 
 import (
 	"bufio"

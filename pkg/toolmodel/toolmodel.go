@@ -1,6 +1,6 @@
 // Package toolmodel ships the gateway's own tool-retrieval embedding model,
 // built into the binary: a static Model2Vec model (model/model.safetensors,
-// model/tokenizer.json, model/config.json) trained by pkg/train on public
+// model/tokenizer.json, model/config.json) trained by lab/train on public
 // (query, tool) pairs. See docs/model.md for its provenance, recipe and
 // figures; `make model` retrains it.
 //

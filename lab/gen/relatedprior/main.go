@@ -1,0 +1,185 @@
+// Command relatedprior learns retrieve's related prior (relatedprior.json)
+// from the multi-tool pairs of training datasets in the ../shared/train
+// format (tools.jsonl, pairs.jsonl): every folder of -train except the
+// DEV sets, plus the -extra folders.
+//
+//	go generate ./pkg/retrieve
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"log"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/toolrag/mcp-gateway/pkg/retrieve"
+)
+
+// devSets are the datasets of the real-MCP DEV set: never learned from.
+var devSets = []string{"tooltalk", "taubench", "docker_mcp_registry"}
+
+func main() {
+	train := flag.String("train", "", "folder of training datasets (../shared/train)")
+	extra := flag.String("extra", "", "comma-separated extra dataset folders")
+	out := flag.String("out", "relatedprior.json", "output file")
+	alpha := flag.Float64("alpha", 5, "smoothing: pseudo counts pulling every lift towards 1")
+	flag.Parse()
+	if *train == "" {
+		log.Fatal("genprior: -train is required")
+	}
+	var dirs []string
+	entries, err := os.ReadDir(*train)
+	if err != nil {
+		log.Fatalf("genprior: %v", err)
+	}
+	for _, e := range entries {
+		if e.IsDir() && !slices.Contains(devSets, e.Name()) {
+			dirs = append(dirs, filepath.Join(*train, e.Name()))
+		}
+	}
+	if *extra != "" {
+		dirs = append(dirs, strings.Split(*extra, ",")...)
+	}
+	var cats []retrieve.PriorCatalog
+	for _, d := range dirs {
+		cs, err := load(d)
+		if err != nil {
+			log.Fatalf("genprior: %s: %v", d, err)
+		}
+		cats = append(cats, cs...)
+	}
+	p := retrieve.LearnRelatedPrior(cats, *alpha)
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", " ")
+	if err := enc.Encode(p); err != nil {
+		log.Fatal(err)
+	}
+	if err := os.WriteFile(*out, []byte(b.String()), 0o644); err != nil {
+		log.Fatalf("genprior: %v", err)
+	}
+	fmt.Println(p)
+}
+
+type tool struct {
+	ID          string `json:"id"`
+	Name        string `json:"name"`
+	Description string `json:"description"`
+	Server      string `json:"server"`
+	Service     string `json:"service"`
+	API         string `json:"api"`
+}
+
+// load reads one dataset as one catalog per server (the tool's server,
+// service or api field; the dataset as a whole when it has none). A
+// task's tools of different servers are not a pair: related lists tools
+// of one server.
+func load(dir string) ([]retrieve.PriorCatalog, error) {
+	type cat struct {
+		tools []retrieve.PriorTool
+		tasks [][]int
+	}
+	byServer := map[string]*cat{}
+	where := map[string][2]any{} // tool id → server, index
+	err := readJSONL(filepath.Join(dir, "tools.jsonl"), func(raw []byte) error {
+		var t tool
+		if err := json.Unmarshal(raw, &t); err != nil {
+			return err
+		}
+		srv := firstNonEmpty(t.Server, t.Service, t.API)
+		name := t.Name
+		switch {
+		case srv != "" && strings.HasPrefix(name, srv+"."):
+			name = name[len(srv)+1:]
+		case srv == "" && strings.Contains(name, "."):
+			name = name[strings.LastIndex(name, ".")+1:]
+		}
+		c := byServer[srv]
+		if c == nil {
+			c = &cat{}
+			byServer[srv] = c
+		}
+		where[t.ID] = [2]any{srv, len(c.tools)}
+		c.tools = append(c.tools, retrieve.PriorTool{Name: name, Description: t.Description})
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	err = readJSONL(filepath.Join(dir, "pairs.jsonl"), func(raw []byte) error {
+		var p struct {
+			ToolIDs []string `json:"tool_ids"`
+		}
+		if err := json.Unmarshal(raw, &p); err != nil {
+			return err
+		}
+		perServer := map[string][]int{}
+		for _, id := range p.ToolIDs {
+			w, ok := where[id]
+			if !ok {
+				continue
+			}
+			srv, i := w[0].(string), w[1].(int)
+			if !slices.Contains(perServer[srv], i) {
+				perServer[srv] = append(perServer[srv], i)
+			}
+		}
+		for srv, ids := range perServer {
+			if len(ids) > 1 {
+				byServer[srv].tasks = append(byServer[srv].tasks, ids)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	keys := make([]string, 0, len(byServer))
+	for k := range byServer {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var out []retrieve.PriorCatalog
+	for _, k := range keys {
+		c := byServer[k]
+		out = append(out, retrieve.PriorCatalog{Tools: c.tools, Tasks: c.tasks})
+	}
+	return out, nil
+}
+
+func firstNonEmpty(xs ...string) string {
+	for _, x := range xs {
+		if x != "" {
+			return x
+		}
+	}
+	return ""
+}
+
+func readJSONL(path string, fn func([]byte) error) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 0, 1<<20), 16<<20)
+	line := 0
+	for sc.Scan() {
+		line++
+		if len(strings.TrimSpace(sc.Text())) == 0 {
+			continue
+		}
+		if err := fn(sc.Bytes()); err != nil {
+			return fmt.Errorf("%s:%d: %w", path, line, err)
+		}
+	}
+	return sc.Err()
+}
