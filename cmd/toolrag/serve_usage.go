@@ -45,7 +45,7 @@ Environment variables (all optional; defaults in brackets):
   TOOL_RAG_SHORTLIST_DESC_CHARS          description cap in find_tools, 0 = full [300]
   TOOL_RAG_CALL_SEQUENCES                1: count "called after, in the same session" tool pairs for
                                          related (tool ids and a day only; docs/retrieval.md) [0]
-  TOOL_RAG_WITHOUT_AUTH                  1 disables authentication (trusted networks only) [0]
+  TOOL_RAG_WITHOUT_AUTH                  1 disables authentication (loopback MCP_GATEWAY_HOST only) [0]
   TOOLRAG_LOG_LEVEL, TOOLRAG_LOG_FORMAT  debug|info|warn|error; text|json [info, text]
   TOOL_RAG_EMBEDDER                      builtin | url | bedrock | model2vec [builtin] (docs/embedders.md)
     url:       TOOL_RAG_EMBED_URL, TOOL_RAG_EMBED_MODEL, TOOL_RAG_EMBED_API_KEY, TOOL_RAG_EMBED_DIM,

@@ -1,6 +1,7 @@
 package reliability
 
 import (
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -122,4 +123,73 @@ func TestRedTeam2RegistryHeaderEnv(t *testing.T) {
 			t.Errorf("the upstream never received ${TOOLRAG_UPSTREAM_TRACE}:\n%s", s.out.String())
 		}
 	})
+}
+
+// TestRedTeam2WithoutAuth (finding 8): TOOL_RAG_WITHOUT_AUTH=1 started on
+// 0.0.0.0 (an anonymous admin for the network), and on 127.0.0.1 a web page
+// could POST /tool-rag/admin/sync and /tool-rag/reindex cross-site, and a
+// foreign Host (DNS rebinding) read /tool-rag/admin/keys. Now the built
+// `toolrag serve` refuses a non-loopback host in that mode, and every
+// route refuses a foreign Host, a foreign Origin, and a state-changing
+// request the browser marks cross-site; clients that are not browsers
+// (no Origin, no Sec-Fetch-Site) keep working.
+func TestRedTeam2WithoutAuth(t *testing.T) {
+	t.Run("serve refuses 0.0.0.0", func(t *testing.T) {
+		dir := t.TempDir()
+		writeFile(t, filepath.Join(dir, "registry.yaml"), "servers:\n"+stdioEntry(t, "echo", ""))
+		s := serve(t, dir, map[string]string{"TOOL_RAG_WITHOUT_AUTH": "1", "MCP_GATEWAY_HOST": "0.0.0.0"})
+		select {
+		case <-s.exited:
+		case <-time.After(15 * time.Second):
+			t.Fatalf("toolrag serve listens on 0.0.0.0 without authentication:\n%s", s.out.String())
+		}
+		if s.exitErr == nil {
+			t.Errorf("toolrag serve exited 0")
+		}
+		if want := `refusing to listen on "0.0.0.0" with TOOL_RAG_WITHOUT_AUTH=1`; !strings.Contains(s.out.String(), want) {
+			t.Errorf("serve output does not say %q:\n%s", want, s.out.String())
+		}
+	})
+
+	g := startGateway(t, gwOpts{Registry: "servers:\n" + stdioEntry(t, "echo", ""), Env: map[string]string{"TOOL_RAG_WITHOUT_AUTH": "1"}})
+	self := strings.TrimPrefix(g.base, "http://")
+	cases := []struct {
+		name, method, path, body string
+		hdr                      map[string]string
+		want                     int
+	}{
+		{"rebinding Host reads keys", "GET", "/tool-rag/admin/keys", "", map[string]string{"Host": "rebind.attacker.example:" + strings.Split(self, ":")[1]}, 403},
+		{"rebinding Host reads servers", "GET", "/tool-rag/admin/servers", "", map[string]string{"Host": "rebind.attacker.example"}, 403},
+		{"rebinding Host reads health", "GET", "/tool-rag/health", "", map[string]string{"Host": "rebind.attacker.example"}, 403},
+		{"cross-site sync", "POST", "/tool-rag/admin/sync", "{}", map[string]string{"Origin": "https://evil.example", "Sec-Fetch-Site": "cross-site"}, 403},
+		{"cross-site reindex", "POST", "/tool-rag/reindex", "", map[string]string{"Origin": "https://evil.example"}, 403},
+		{"another localhost port", "POST", "/tool-rag/reindex", "", map[string]string{"Origin": "http://127.0.0.1:1", "Sec-Fetch-Site": "same-site"}, 403},
+		{"cross-site without Origin", "POST", "/tool-rag/admin/sync", "{}", map[string]string{"Sec-Fetch-Site": "cross-site"}, 403},
+		{"cross-site MCP", "POST", "/mcp", `{"jsonrpc":"2.0","id":1,"method":"ping"}`, map[string]string{"Origin": "null", "Content-Type": "text/plain"}, 403},
+		{"same origin reads keys", "GET", "/tool-rag/admin/keys", "", map[string]string{"Origin": "http://" + self, "Sec-Fetch-Site": "same-origin"}, 200},
+		{"a CLI client reindexes", "POST", "/tool-rag/reindex", "", nil, 200},
+		{"a CLI client reads health", "GET", "/tool-rag/health", "", nil, 200},
+	}
+	for _, tc := range cases {
+		req, err := http.NewRequest(tc.method, g.base+tc.path, strings.NewReader(tc.body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for k, v := range tc.hdr {
+			if k == "Host" {
+				req.Host = v
+			} else {
+				req.Header.Set(k, v)
+			}
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != tc.want && !(tc.want == 200 && resp.StatusCode < 300) {
+			t.Errorf("%s: %s %s → %d %s, want %d", tc.name, tc.method, tc.path, resp.StatusCode, b, tc.want)
+		}
+	}
 }

@@ -277,6 +277,9 @@ func (a *App) routes(con *console.Console) http.Handler {
 	mux.Handle(env.MCPPath, auth.Middleware(authCfg, limit(a.gate(mcp))))
 	mux.Handle("/tool-rag/", auth.Middleware(authCfg, limit(a.gate(api.Handler()))))
 	a.mountConsole(mux, con, authCfg)
+	if env.WithoutAuth {
+		return sameMachineOnly(mux)
+	}
 	return mux
 }
 

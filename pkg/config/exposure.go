@@ -48,3 +48,16 @@ func CheckExposure(host string, keys []policy.Key, now time.Time) error {
 	}
 	return nil
 }
+
+// CheckWithoutAuth refuses TOOL_RAG_WITHOUT_AUTH on a host other than
+// loopback: every caller would be an anonymous admin.
+func CheckWithoutAuth(host string) error {
+	if IsLoopback(host) {
+		return nil
+	}
+	if host == "" {
+		host = "every interface"
+	}
+	return fmt.Errorf("refusing to listen on %q with TOOL_RAG_WITHOUT_AUTH=1: whoever reaches it would be an admin without a key; "+
+		"set MCP_GATEWAY_HOST=127.0.0.1 to stay on this machine, or turn authentication on (config/keys.yaml)", host)
+}

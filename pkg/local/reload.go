@@ -36,11 +36,12 @@ func (g *Runtime) ReloadConfig(ctx context.Context) bool {
 }
 
 // CheckExposure refuses to serve beyond loopback while a key from
-// config/keys.example.yaml is active (see config.CheckExposure); call it
+// config/keys.example.yaml is active (see config.CheckExposure), or with
+// TOOL_RAG_WITHOUT_AUTH (config.CheckWithoutAuth); call it
 // before listening.
 func (g *Runtime) CheckExposure() error {
 	if g.Env.WithoutAuth {
-		return nil
+		return config.CheckWithoutAuth(g.Env.Host)
 	}
 	keys, err := config.LoadKeys(g.Env.KeysPath)
 	if err != nil {
