@@ -220,7 +220,7 @@ func New(b Backend, o Options) (*App, error) {
 		calls = b.Calls
 	}
 	a.MCP, err = gateway.New(gateway.Config{
-		Version: Version, Catalog: a.Catalog, Upstreams: calls, Retriever: retrieval{a}, Surfaces: b.Surfaces,
+		Version: Version, Catalog: a.Catalog, Upstreams: calls, Retriever: retrieval{a, usage.FindTools}, Surfaces: b.Surfaces,
 		Sessions: b.Sessions, Planner: b.Planner, MaxParallel: env.MaxParallel,
 		ShortlistDescChars: env.ShortlistDescChars, Unprefixed: o.Unprefixed,
 		UpstreamListTimeout: o.UpstreamListTimeout, Logger: a.log, OnCall: a.Usage.ToolCall,
@@ -257,7 +257,7 @@ func (a *App) routes(con *console.Console) http.Handler {
 	}
 	ids.OnError = a.b.SessionErrors
 	a.SessionIDs = ids
-	api := ragapi.New(ragapi.Config{Retriever: retrieval{a}, Tools: a.Catalog, Reindexer: a.b.Reindexer,
+	api := ragapi.New(ragapi.Config{Retriever: retrieval{a, usage.REST}, Tools: a.Catalog, Reindexer: a.b.Reindexer,
 		Metrics: a.Metrics, Health: a.details, ServerUp: a.serversUp, MaxBodyBytes: env.MaxBodyBytes})
 	mcp := a.MCP.Handler(gateway.HTTPOptions{
 		SessionIDs: ids, MaxBodyBytes: env.MaxBodyBytes, Options: a.o.MCPOptions,

@@ -20,7 +20,7 @@ func (a *App) newConsole() (*console.Console, error) {
 	return console.New(console.Config{
 		Path:       a.o.Env.ConsolePath,
 		Source:     consoleSource{a},
-		Retrievers: []console.NamedRetriever{{Name: "default", Retriever: retrieval{a}}},
+		Retrievers: []console.NamedRetriever{{Name: "default", Retriever: retrieval{a: a}}},
 		Usage:      a.Usage,
 		Sync:       a.b.Sync,
 		Poll:       a.o.ConsolePoll,

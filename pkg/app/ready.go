@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/toolrag/mcp-gateway/pkg/retrieve"
+	"github.com/toolrag/mcp-gateway/pkg/usage"
 )
 
 // WhileLoading is what a request meets while the App has no catalog to
@@ -121,13 +122,29 @@ func (a *App) gate(h http.Handler) http.Handler {
 // catalog, it waits for it and marks an answer given without it Loading.
 // (A gateway used without a first load, such as a one-shot command,
 // answers from its store at once.)
-type retrieval struct{ a *App }
+// retrieval is the retriever of one consumer: source names it in the
+// usage counts (usage.FindTools for the MCP server, usage.REST for the
+// REST API; "" for the console's playground, which is not counted).
+type retrieval struct {
+	a      *App
+	source string
+}
 
 func (s retrieval) Retrieve(ctx context.Context, req retrieve.Request) (retrieve.Response, error) {
 	loading := s.before(ctx)
 	resp, err := s.a.Retriever.Retrieve(ctx, req)
 	resp.Loading = loading
+	if err == nil && s.source != "" {
+		s.a.Usage.Retrieval(req.Policy.KeyID, s.source, []string{bestMatch(resp.Results)})
+	}
 	return resp, err
+}
+
+func bestMatch(rs []retrieve.Result) string {
+	if len(rs) == 0 {
+		return usage.None
+	}
+	return rs[0].Match
 }
 
 // SearchGroups implements retrieve.GroupSearcher, so that several queries
@@ -136,6 +153,13 @@ func (s retrieval) SearchGroups(ctx context.Context, req retrieve.Request, queri
 	loading := s.before(ctx)
 	resp, err := s.a.Retriever.SearchGroups(ctx, req, queries)
 	resp.Loading = loading
+	if err == nil && s.source != "" {
+		matches := make([]string, len(resp.Groups))
+		for i, g := range resp.Groups {
+			matches[i] = bestMatch(g.Results)
+		}
+		s.a.Usage.Retrieval(req.Policy.KeyID, s.source, matches)
+	}
 	return resp, err
 }
 

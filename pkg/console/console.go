@@ -217,9 +217,10 @@ func (c *Console) Admin() http.Handler {
 	mux.HandleFunc("GET "+p+"/keys", c.keys)
 	mux.HandleFunc("POST "+p+"/search", c.search)
 	mux.HandleFunc("GET "+p+"/usage", c.usage)
+	mux.HandleFunc("GET "+p+"/overview", c.overview)
 	mux.HandleFunc("POST "+p+"/sync", c.sync)
 	mux.HandleFunc(p+"/", func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, http.StatusNotFound, fmt.Sprintf("no route %s %s; see %s/{whoami,servers,tools,tools/{id},keys,search,usage,sync}", r.Method, r.URL.Path, p))
+		writeError(w, http.StatusNotFound, fmt.Sprintf("no route %s %s; see %s/{whoami,overview,servers,tools,tools/{id},keys,search,usage,sync}", r.Method, r.URL.Path, p))
 	})
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Cache-Control", "no-store")
@@ -508,7 +509,53 @@ func (c *Console) usage(w http.ResponseWriter, r *http.Request) {
 	buckets, p50, p99 := c.cfg.Usage.Latency()
 	writeJSON(w, http.StatusOK, map[string]any{
 		"since": c.cfg.Usage.Started(), "keys": nonNil(c.cfg.Usage.Keys()),
-		"latency": map[string]any{"buckets": nonNil(buckets), "p50_ms": p50, "p99_ms": p99},
+		"latency":    map[string]any{"buckets": nonNil(buckets), "p50_ms": p50, "p99_ms": p99},
+		"timeline":   c.cfg.Usage.Timeline(),
+		"retrievals": c.cfg.Usage.Retrievals(),
+	})
+}
+
+// recentServerErrors is how many servers with a reason the overview lists.
+const recentServerErrors = 10
+
+// overview is the first page: what is connected, the catalog and its last
+// sync, the recent calls and errors, and how well retrievals match.
+func (c *Console) overview(w http.ResponseWriter, r *http.Request) {
+	list, err := c.cfg.Source.Servers(r.Context())
+	if err != nil {
+		writeError(w, http.StatusServiceUnavailable, "could not list the servers: "+err.Error())
+		return
+	}
+	tools, err := c.cfg.Source.Tools(r.Context())
+	if err != nil {
+		writeError(w, http.StatusServiceUnavailable, "could not list the catalog: "+err.Error())
+		return
+	}
+	counts := map[string]int{}
+	var lastSync time.Time
+	type problem struct {
+		Server string `json:"server"`
+		Status string `json:"status"`
+		Reason string `json:"reason"`
+	}
+	problems := []problem{}
+	for i := range list {
+		s := &list[i]
+		s.Reason = redact.Text(s.Reason)
+		counts[s.Status]++
+		if s.LastSync.After(lastSync) {
+			lastSync = s.LastSync
+		}
+		if s.Status != StatusUp && len(problems) < recentServerErrors {
+			problems = append(problems, problem{s.ID, s.Status, s.Reason})
+		}
+	}
+	sort.Slice(list, func(i, j int) bool { return list[i].ID < list[j].ID })
+	calls, errs := c.cfg.Usage.Recent()
+	writeJSON(w, http.StatusOK, map[string]any{
+		"servers": list, "counts": counts, "tools": len(tools), "last_sync": lastSync,
+		"recent_calls": nonNil(calls), "recent_errors": nonNil(errs), "server_problems": problems,
+		"retrievals": c.cfg.Usage.Retrievals(), "since": c.cfg.Usage.Started(), "sync": c.cfg.Sync != nil,
 	})
 }
 
@@ -522,7 +569,96 @@ func (c *Console) sync(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusInternalServerError, "sync failed: "+err.Error())
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"status": status})
+	writeJSON(w, http.StatusOK, map[string]any{"status": status, "summary": SyncSummary(status)})
+}
+
+// SyncSummary words a sync result for people: "Synced 2 of 3 servers in
+// 1.2 s; 5 tools changed, 1 removed. Not reached: web (connection
+// refused)." A result of another shape (the AWS runtime's reindex
+// status) is listed as its fields.
+func SyncSummary(status any) string {
+	b, err := json.Marshal(status)
+	if err != nil {
+		return "Sync done."
+	}
+	var rep struct {
+		Servers  *int              `json:"servers"`
+		Synced   int               `json:"synced"`
+		Stale    map[string]string `json:"stale"`
+		Degraded map[string]string `json:"degraded"`
+		Refused  map[string]string `json:"refused"`
+		Removed  []string          `json:"removed"`
+		Changed  int               `json:"changed"`
+		Deleted  int               `json:"deleted"`
+		Duration time.Duration     `json:"duration_ns"`
+	}
+	if json.Unmarshal(b, &rep) != nil || rep.Servers == nil {
+		var fields map[string]any
+		if json.Unmarshal(b, &fields) != nil || len(fields) == 0 {
+			var s string
+			if json.Unmarshal(b, &s) == nil && s != "" {
+				return "Done: " + s + "."
+			}
+			return "Done."
+		}
+		keys := make([]string, 0, len(fields))
+		for k := range fields {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		parts := make([]string, 0, len(keys))
+		for _, k := range keys {
+			v := fields[k]
+			if f, ok := v.(float64); ok && strings.HasSuffix(k, "_ns") {
+				k, v = strings.TrimSuffix(k, "_ns"), roundDuration(time.Duration(f))
+			}
+			parts = append(parts, fmt.Sprintf("%s %v", strings.ReplaceAll(k, "_", " "), v))
+		}
+		return "Done: " + strings.Join(parts, ", ") + "."
+	}
+	var b2 strings.Builder
+	fmt.Fprintf(&b2, "Synced %d of %s in %s; %s changed, %s removed.", rep.Synced, plural(*rep.Servers, "server"),
+		roundDuration(rep.Duration), plural(rep.Changed, "tool"), plural(rep.Deleted, "tool"))
+	for _, part := range []struct {
+		label string
+		m     map[string]string
+	}{{"Not reached (their tools are kept, marked stale)", rep.Stale}, {"Over the limits (only the first tools are served)", rep.Degraded}, {"Refused", rep.Refused}} {
+		if len(part.m) == 0 {
+			continue
+		}
+		ids := make([]string, 0, len(part.m))
+		for id := range part.m {
+			ids = append(ids, id)
+		}
+		sort.Strings(ids)
+		for i, id := range ids {
+			ids[i] = id + " (" + truncate(redact.Text(part.m[id]), 120) + ")"
+		}
+		fmt.Fprintf(&b2, " %s: %s.", part.label, strings.Join(ids, "; "))
+	}
+	if len(rep.Removed) > 0 {
+		fmt.Fprintf(&b2, " No longer in the registry: %s.", strings.Join(rep.Removed, ", "))
+	}
+	return b2.String()
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return strconv.Itoa(n) + " " + word + "s"
+}
+
+// roundDuration prints d to a precision a person reads: 850 ms, 1.2 s, 2m5s.
+func roundDuration(d time.Duration) string {
+	switch {
+	case d < time.Second:
+		return strconv.FormatInt(d.Milliseconds(), 10) + " ms"
+	case d < time.Minute:
+		return strconv.FormatFloat(d.Seconds(), 'f', 1, 64) + " s"
+	default:
+		return d.Round(time.Second).String()
+	}
 }
 
 func intParam(q url.Values, name string, def, lo, hi int) (int, error) {

@@ -99,6 +99,7 @@ func TestAdminEndpointsNeedAnAdmin(t *testing.T) {
 		{"GET", "/tool-rag/admin/keys", ""},
 		{"POST", "/tool-rag/admin/search", `{"queries":["x"]}`},
 		{"GET", "/tool-rag/admin/usage", ""},
+		{"GET", "/tool-rag/admin/overview", ""},
 		{"POST", "/tool-rag/admin/sync", ""},
 		{"GET", "/tool-rag/admin/nope", ""},
 	}
