@@ -552,7 +552,14 @@ func (c *Console) overview(w http.ResponseWriter, r *http.Request) {
 	}
 	sort.Slice(list, func(i, j int) bool { return list[i].ID < list[j].ID })
 	calls, errs := c.cfg.Usage.Recent()
+	var total, failed int64
+	for _, k := range c.cfg.Usage.Keys() {
+		total, failed = total+k.Calls, failed+k.Errors
+	}
+	_, p50, p99 := c.cfg.Usage.Latency()
 	writeJSON(w, http.StatusOK, map[string]any{
+		"calls":    map[string]any{"calls": total, "errors": failed, "p50_ms": p50, "p99_ms": p99},
+		"timeline": c.cfg.Usage.Timeline(),
 		"servers": list, "counts": counts, "tools": len(tools), "last_sync": lastSync,
 		"recent_calls": nonNil(calls), "recent_errors": nonNil(errs), "server_problems": problems,
 		"retrievals": c.cfg.Usage.Retrievals(), "since": c.cfg.Usage.Started(), "sync": c.cfg.Sync != nil,

@@ -147,6 +147,12 @@ func TestConsoleInBrowser(t *testing.T) {
 		}
 	}
 	_, _ = testenv.CallTool(c, 30*time.Second, "run_tool", map[string]any{"call_name": "echo__fail", "arguments": map[string]any{}})
+	// Retrievals for the overview and usage pages: one find_tools, one
+	// REST retrieval.
+	if _, err := testenv.CallTool(c, 30*time.Second, "find_tools", map[string]any{"query": "reverse a string"}); err != nil {
+		t.Fatal(err)
+	}
+	retrieveIDs(t, e.srv.URL, "k-agent", "book a table at a restaurant for four")
 
 	ctx, logged := browser(t)
 	base := e.srv.URL + "/console/"
@@ -164,9 +170,42 @@ func TestConsoleInBrowser(t *testing.T) {
 		run(t, ctx, "read the refusal", chromedp.WaitVisible(`//p[@id="signin-error" and contains(., "not valid")]`))
 	})
 
-	t.Run("servers", func(t *testing.T) {
+	t.Run("overview", func(t *testing.T) {
 		signIn(t, ctx, "k-admin")
-		run(t, ctx, "servers table", chromedp.WaitVisible(chromedp.CSS(`tr[data-server="echohttp"][data-status="up"]`)),
+		// A first visit lands on the overview: what is connected, the
+		// catalog, the recent calls and errors, the retrievals.
+		run(t, ctx, "overview", chromedp.WaitVisible(chromedp.CSS(`#ov-servers li[data-server="echohttp"][data-status="up"]`)),
+			chromedp.WaitVisible(chromedp.CSS(`#ov-servers li[data-server="echo"]`)),
+			chromedp.WaitVisible(chromedp.CSS(`#ov-calls tr[data-outcome="ok"]`)),
+			chromedp.WaitVisible(`//ul[@id="ov-errors"]/li[@data-call="echo__fail"]`),
+			chromedp.WaitVisible(chromedp.CSS(`#ov-retrievals .retrieval-count`)),
+			chromedp.WaitVisible(chromedp.CSS(`#ov-timeline svg path.p50`)))
+		got := eval[map[string]string](t, ctx, `({
+			retrievals: document.querySelector("#ov-retrievals .retrieval-count").textContent,
+			weak: [...document.querySelectorAll("#ov-retrievals [data-match]")].map(e => e.textContent).join(" | "),
+			calls: String(document.querySelectorAll("#ov-calls tbody tr").length),
+			catalog: document.getElementById("ov-catalog").textContent,
+			sync: document.getElementById("ov-sync").textContent,
+			page: location.hash})`)
+		if got["retrievals"] != "2 retrievals (1 find_tools, 1 REST) · 2 queries" {
+			t.Errorf("retrieval count on the overview = %q, want 2 (1 find_tools, 1 REST)", got["retrievals"])
+		}
+		if !strings.Contains(got["weak"], "strong") || !strings.Contains(got["weak"], "%") {
+			t.Errorf("match levels on the overview = %q", got["weak"])
+		}
+		if got["calls"] != "4" || !strings.HasSuffix(got["catalog"], " tools") || got["catalog"] == "0 tools" || got["sync"] == "last sync never" {
+			t.Errorf("overview: %v", got)
+		}
+		screenshot(t, ctx, "overview-1280")
+		noHorizontalScroll(t, ctx, "overview at 1280x800")
+		noMidWordBreaks(t, ctx, "overview at 1280x800")
+		if os.Getenv("TOOLRAG_DOCS_SCREENSHOT") == "1" {
+			docsScreenshot(t, ctx)
+		}
+	})
+
+	t.Run("servers", func(t *testing.T) {
+		run(t, ctx, "servers table", chromedp.Navigate(base+"#servers"), chromedp.WaitVisible(chromedp.CSS(`tr[data-server="echohttp"][data-status="up"]`)),
 			chromedp.WaitVisible(chromedp.CSS(`tr[data-server="echo"]`)))
 		stored := eval[string](t, ctx, `JSON.stringify({local: Object.keys(localStorage), cookie: document.cookie, url: location.href})`)
 		if strings.Contains(stored, "k-admin") || strings.Contains(stored, "toolrag") {
@@ -174,10 +213,22 @@ func TestConsoleInBrowser(t *testing.T) {
 		}
 		screenshot(t, ctx, "servers-1280")
 		noHorizontalScroll(t, ctx, "servers at 1280x800")
+		// Sync now answers with a sentence, not raw JSON.
+		run(t, ctx, "sync now", chromedp.Click(chromedp.ID("sync-now")),
+			chromedp.WaitVisible(`//p[@id="action-status" and contains(., "Synced")]`))
+		if msg := eval[string](t, ctx, `document.getElementById("action-status").textContent`); !strings.HasPrefix(msg, "Sync: Synced 2 of 2 servers in ") || strings.Contains(msg, "{") || strings.Contains(msg, "_ns") {
+			t.Errorf("sync result = %q, want a sentence", msg)
+		}
 		stopEcho()
 		// One health interval is 1 s; the page polls every 2 s.
 		run(t, ctx, "server goes down", chromedp.WaitVisible(chromedp.CSS(`tr[data-server="echohttp"][data-status="down"]`)))
 		screenshot(t, ctx, "servers-down-1280")
+		// A sync while it is down marks its tools stale with the error;
+		// once it answers again, its status is up and the old reason gone.
+		run(t, ctx, "sync while down", chromedp.Click(chromedp.ID("sync-now")),
+			chromedp.WaitVisible(`//p[@id="action-status" and contains(., "Not reached")]`))
+		testenv.StartEchoAt(t, strings.TrimSuffix(strings.TrimPrefix(echoURL, "http://"), "/mcp"))
+		run(t, ctx, "server back up", chromedp.WaitVisible(`//tr[@data-server="echohttp" and @data-status="up"]/td[4][not(normalize-space())]`))
 	})
 
 	t.Run("catalog", func(t *testing.T) {
@@ -188,6 +239,7 @@ func TestConsoleInBrowser(t *testing.T) {
 			chromedp.WaitVisible(`//aside[@id="tool-detail"]//pre[contains(., "properties")]`))
 		screenshot(t, ctx, "catalog-1280")
 		noHorizontalScroll(t, ctx, "catalog at 1280x800")
+		noMidWordBreaks(t, ctx, "catalog at 1280x800")
 	})
 
 	t.Run("playground matches retrieve", func(t *testing.T) {
@@ -214,17 +266,39 @@ func TestConsoleInBrowser(t *testing.T) {
 	t.Run("usage", func(t *testing.T) {
 		run(t, ctx, "usage", chromedp.Navigate(base+"#usage"),
 			chromedp.WaitVisible(chromedp.CSS(`tr[data-key="agent"]`)),
-			chromedp.WaitVisible(chromedp.CSS(`#lat-chart svg rect.bar`)))
+			chromedp.WaitVisible(chromedp.CSS(`#lat-chart svg rect.bar`)),
+			chromedp.WaitVisible(chromedp.CSS(`#timeline-chart svg path.p50`)),
+			chromedp.WaitVisible(chromedp.CSS(`#usage-retrievals .retrieval-count`)))
 		cells := eval[[]string](t, ctx, `[...document.querySelectorAll('tr[data-key="agent"] td')].map(td => td.textContent)`)
-		if len(cells) < 3 || cells[1] != "4" || cells[2] != "1" {
-			t.Errorf("usage row of key agent = %q, want 4 calls and 1 error", cells)
+		if len(cells) < 5 || cells[1] != "4" || cells[2] != "1" || cells[4] != "2" {
+			t.Errorf("usage row of key agent = %q, want 4 calls, 1 error and 2 retrievals", cells)
+		}
+		// The histogram has a count axis and the count on its bars; the
+		// timeline an axis in ms.
+		axis := eval[[]string](t, ctx, `[...document.querySelectorAll("#lat-chart svg text.count, #timeline-chart svg text")].map(e => e.textContent)`)
+		joined := strings.Join(axis, " ")
+		if !strings.Contains(joined, " ms") || !strings.Contains(joined, "p50") {
+			t.Errorf("chart labels %q: want counts, ms units and a legend", axis)
+		}
+		counts := eval[[]string](t, ctx, `[...document.querySelectorAll("#lat-chart svg text.count")].map(e => e.textContent)`)
+		sum := 0
+		for _, c := range counts {
+			var n int
+			fmt.Sscan(c, &n)
+			sum += n
+		}
+		if sum != 4 {
+			t.Errorf("histogram bar counts %v add up to %d, want the 4 calls", counts, sum)
+		}
+		if got := eval[string](t, ctx, `document.querySelector("#usage-retrievals .retrieval-count").textContent`); !strings.HasPrefix(got, "3 retrievals (1 find_tools, 2 REST)") {
+			t.Errorf("usage retrievals = %q (the playground's search is not counted; the test's REST retrievals are)", got)
 		}
 		screenshot(t, ctx, "usage-1280")
 	})
 
 	t.Run("phone viewport", func(t *testing.T) {
 		run(t, ctx, "resize", chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile))
-		for _, page := range []string{"servers", "catalog", "playground", "usage"} {
+		for _, page := range []string{"overview", "servers", "catalog", "playground", "usage"} {
 			run(t, ctx, page, chromedp.Navigate(base+"#"+page), chromedp.WaitVisible(chromedp.ID("page-"+page)), chromedp.Sleep(300*time.Millisecond))
 			noHorizontalScroll(t, ctx, page+" at 390x844")
 			screenshot(t, ctx, page+"-390")
@@ -242,6 +316,39 @@ func TestConsoleInBrowser(t *testing.T) {
 		}
 	}
 	t.Logf("screenshots in %s", screenshotDir(t))
+}
+
+// noMidWordBreaks checks that no tool or server id wraps inside a word:
+// ids break only after "_" (each part is its own text node).
+func noMidWordBreaks(t *testing.T, ctx context.Context, where string) {
+	t.Helper()
+	broken := eval[[]string](t, ctx, `[...document.querySelectorAll(".tid")].filter(e => e.offsetParent).flatMap(e =>
+		[...e.childNodes].filter(n => n.nodeType === 3 && n.textContent.length > 1).filter(n => {
+			const r = document.createRange(); r.selectNodeContents(n); return r.getClientRects().length > 1; }).map(n => n.textContent))`)
+	if len(broken) > 0 {
+		t.Errorf("%s: ids wrap mid-word: %q", where, broken)
+	}
+}
+
+// docsScreenshot writes the overview for the README
+// (docs/img/console-overview.png, kept under 150 KB).
+func docsScreenshot(t *testing.T, ctx context.Context) {
+	t.Helper()
+	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(png) > 150<<10 {
+		t.Fatalf("the overview screenshot is %d KB; the README's image must stay under 150 KB", len(png)>>10)
+	}
+	name := filepath.Join(testenv.Root(t), "docs", "img", "console-overview.png")
+	if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(name, png, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("wrote %s (%d KB)", name, len(png)>>10)
 }
 
 func retrieveIDs(t *testing.T, base, key, query string) []string {

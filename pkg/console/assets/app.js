@@ -35,6 +35,15 @@
     return d.toISOString().replace("T", " ").slice(0, 16) + " UTC";
   }
   const badge = (s) => h("span", { class: "badge b-" + s, text: s });
+  // tid shows a tool or server id in monospace, breakable only after "_"
+  // (so "echo__reverse" never wraps mid-word).
+  function tid(tag, id, attrs) {
+    const parts = String(id).split(/(?<=_)(?!_)/);
+    const kids = [];
+    parts.forEach((p, i) => { if (i) kids.push(h("wbr")); kids.push(p); });
+    return h(tag, Object.assign({ class: "tid" }, attrs || {}), ...kids);
+  }
+  const pct = (x) => (100 * x).toFixed(x > 0 && x < 0.1 ? 1 : 0) + " %";
 
   async function api(method, path, body) {
     const opts = { method, headers: { Authorization: "Bearer " + key }, cache: "no-store" };
@@ -88,13 +97,13 @@
   }
   function route() {
     if (!key) { show("signin"); return; }
-    const page = (location.hash || "#servers").slice(1);
-    const pages = { servers: loadServers, catalog: loadCatalog, playground: loadPlayground, usage: loadUsage };
-    const load = pages[page] || loadServers;
-    show(pages[page] ? page : "servers");
+    const page = (location.hash || "#overview").slice(1);
+    const pages = { overview: loadOverview, servers: loadServers, catalog: loadCatalog, playground: loadPlayground, usage: loadUsage };
+    const load = pages[page] || loadOverview;
+    show(pages[page] ? page : "overview");
     clearInterval(pollTimer);
     load();
-    if (page === "servers" || page === "usage") pollTimer = setInterval(load, cfg.poll_ms);
+    if (page === "overview" || page === "servers" || page === "usage") pollTimer = setInterval(load, cfg.poll_ms);
   }
   window.addEventListener("hashchange", route);
 
@@ -104,7 +113,7 @@
     try { data = await api("GET", admin("/servers")); } catch (err) { $("action-status").textContent = err.message; return; }
     const tbody = $("servers-table").tBodies[0];
     tbody.replaceChildren(...data.servers.map((s) => h("tr", { "data-server": s.id, "data-status": s.status },
-      h("td", { class: "tid", text: s.id }), h("td", { text: s.transport }), h("td", {}, badge(s.status)),
+      tid("td", s.id), h("td", { text: s.transport }), h("td", {}, badge(s.status)),
       h("td", { class: "desc", text: s.reason || "" }), h("td", { text: fmtTime(s.last_sync) }),
       h("td", { class: "num", text: fmtNum(s.tools) + (s.stale_tools ? " (" + s.stale_tools + " stale)" : "") }),
       h("td", { class: "num", text: fmtNum(s.calls) }),
@@ -119,7 +128,7 @@
     $("action-status").textContent = label + "…";
     try {
       const out = await fn();
-      $("action-status").textContent = label + " done: " + JSON.stringify(out.status ?? out).slice(0, 300);
+      $("action-status").textContent = label + ": " + (out.summary || describe(out.status ?? out));
       loadServers();
     } catch (err) { $("action-status").textContent = label + " failed: " + err.message; }
     btn.disabled = false;
@@ -141,7 +150,7 @@
     }
     $("catalog-table").tBodies[0].replaceChildren(...data.items.map((t) => {
       const tr = h("tr", { class: "click", "data-tool": t.tool_id, tabindex: 0 },
-        h("td", { class: "tid", text: t.tool_id }), h("td", { text: t.tool_type }), h("td", { text: t.status }), h("td", { class: "desc", text: t.description }));
+        tid("td", t.tool_id), h("td", { text: t.tool_type }), h("td", { text: t.status }), h("td", { class: "desc", text: t.description }));
       tr.addEventListener("click", () => showTool(t.tool_id, tr));
       tr.addEventListener("keydown", (e) => { if (e.key === "Enter") showTool(t.tool_id, tr); });
       return tr;
@@ -159,7 +168,7 @@
     box.replaceChildren(h("p", { class: "muted", text: "loading…" }));
     try {
       const t = await api("GET", admin("/tools/" + encodeURIComponent(id)));
-      box.replaceChildren(h("h3", { class: "tid", text: t.tool_id }),
+      box.replaceChildren(tid("h3", t.tool_id),
         h("p", { class: "muted", text: [t.server_name, t.tool_type, t.permission_scope, t.status].join(" · ") }),
         h("p", { text: t.description || "(no description)" }),
         h("h3", { text: "Input schema" }), h("pre", { text: JSON.stringify(t.input_schema || {}, null, 2) }),
@@ -208,7 +217,7 @@
       ...groups.map((g) => h("div", { class: "group" },
         h("p", {}, h("strong", { text: g.query })),
         g.results.length ? h("ol", { class: "hits" }, ...g.results.map((r) => h("li", { "data-tool": r.tool_id },
-          h("span", { class: "tid", text: r.tool_id }), " ",
+          tid("span", r.tool_id), " ",
           r.match ? badge(r.match) : null, " ",
           h("span", { class: "muted", text: "score " + r.score.toFixed(3) }),
           h("div", { class: "reason", text: r.reason || "" }),
@@ -223,45 +232,165 @@
     try { data = await api("GET", admin("/usage")); } catch (err) { $("usage-since").textContent = err.message; return; }
     $("usage-since").textContent = "since " + fmtTime(data.since);
     $("usage-table").tBodies[0].replaceChildren(...data.keys.map((k) => h("tr", { "data-key": k.id },
-      h("td", { class: "tid", text: k.id }), h("td", { class: "num", text: fmtNum(k.calls) }), h("td", { class: "num", text: fmtNum(k.errors) }),
-      h("td", { class: "num", text: fmtNum(k.rate_limited) }), h("td", { text: fmtTime(k.last_seen) }),
+      tid("td", k.id), h("td", { class: "num", text: fmtNum(k.calls) }), h("td", { class: "num", text: fmtNum(k.errors) }),
+      h("td", { class: "num", text: fmtNum(k.rate_limited) }), h("td", { class: "num", text: fmtNum(k.retrievals) }), h("td", { text: fmtTime(k.last_seen) }),
       h("td", { class: "num", text: fmtMs(k.p50_ms) }), h("td", { class: "num", text: fmtMs(k.p99_ms) }))));
     const lat = data.latency;
     $("lat-summary").textContent = lat.buckets.length ? "p50 " + fmtMs(lat.p50_ms) + " ms · p99 " + fmtMs(lat.p99_ms) + " ms" : "no calls yet";
-    $("lat-chart").replaceChildren(chart(lat.buckets));
+    $("lat-chart").replaceChildren(chart(lat.buckets, width("lat-chart")));
+    $("timeline-chart").replaceChildren(timeline(data.timeline || [], width("timeline-chart")));
+    $("usage-retrievals").replaceChildren(...retrievals(data.retrievals));
   }
-  // chart draws the latency histogram as inline SVG bars.
-  function chart(buckets) {
-    const NS = "http://www.w3.org/2000/svg";
-    const W = 600, H = 140, pad = 22;
-    const svg = document.createElementNS(NS, "svg");
-    svg.setAttribute("viewBox", "0 0 " + W + " " + H);
-    svg.setAttribute("width", "100%");
-    svg.setAttribute("role", "img");
-    svg.setAttribute("aria-label", "tool call latency histogram");
-    if (!buckets.length) return svg;
-    const max = Math.max(...buckets.map((b) => b.count));
-    const bw = (W - 2 * pad) / buckets.length;
+
+  // describe words a result object without a summary: "a 1, b 2".
+  function describe(v) {
+    if (v === null || typeof v !== "object") return String(v);
+    return Object.entries(v).map(([k, x]) => k.replace(/_/g, " ") + " " + (typeof x === "object" ? JSON.stringify(x) : x)).join(", ");
+  }
+
+  // ---- overview ----
+  async function loadOverview() {
+    let data;
+    try { data = await api("GET", admin("/overview")); } catch (err) { $("ov-status").textContent = err.message; return; }
+    $("ov-status").textContent = "";
+    $("ov-since").textContent = "counting since " + fmtTime(data.since);
+    const c = data.counts || {};
+    $("ov-counts").textContent = ["up", "down", "stale", "degraded"].filter((k) => c[k]).map((k) => c[k] + " " + k).join(" · ");
+    $("ov-servers").replaceChildren(...data.servers.map((s) => h("li", { "data-server": s.id, "data-status": s.status },
+      badge(s.status), " ", tid("strong", s.id), h("span", { class: "muted", text: " · " + s.transport + " · " + fmtNum(s.tools) + " tools" + (s.calls ? " · " + fmtNum(s.calls) + " calls" : "") }),
+      s.reason ? h("div", { class: "reason", text: s.reason }) : null)));
+    if (!data.servers.length) $("ov-servers").replaceChildren(h("li", { class: "muted", text: "No server configured: add one to config/registry.yaml (docs/add-server.md)." }));
+    $("ov-catalog").textContent = fmtNum(data.tools) + " tools";
+    $("ov-sync").textContent = "last sync " + fmtTime(data.last_sync);
+    const cs = data.calls;
+    $("ov-callsum").textContent = cs.calls ? fmtNum(cs.calls) + " tool calls, " + fmtNum(cs.errors) + " failed (" + pct(cs.errors / cs.calls) + ") · p50 " + fmtMs(cs.p50_ms) + " ms · p99 " + fmtMs(cs.p99_ms) + " ms" : "no tool call yet";
+    $("ov-timeline").replaceChildren(timeline(data.timeline || [], width("ov-timeline")));
+    $("ov-retrievals").replaceChildren(...retrievals(data.retrievals));
+    const calls = data.recent_calls.slice(0, 10);
+    $("ov-calls").tBodies[0].replaceChildren(...calls.map((k) => h("tr", { "data-outcome": k.outcome },
+      h("td", { text: fmtTime(k.at) }), tid("td", k.key_id), tid("td", k.tool || "?"),
+      h("td", {}, h("span", { class: k.outcome === "ok" ? "" : "warn", text: k.outcome })), h("td", { class: "num", text: fmtMs(k.ms) }))));
+    $("ov-calls").hidden = !calls.length;
+    $("ov-calls-empty").hidden = calls.length > 0;
+    const errs = [
+      ...data.server_problems.map((p) => h("li", { "data-server": p.server }, badge(p.status), " ", tid("strong", p.server), h("div", { class: "reason", text: p.reason || "" }))),
+      ...data.recent_errors.slice(0, 10).map((k) => h("li", { "data-call": k.tool }, h("span", { class: "warn", text: k.outcome }), " ", tid("strong", k.tool || "?"),
+        h("span", { class: "muted", text: " · key " + k.key_id + " · " + fmtTime(k.at) }))),
+    ];
+    $("ov-errors").replaceChildren(...errs);
+    $("ov-errors-empty").hidden = errs.length > 0;
+  }
+
+  // retrievals shows the match levels of the queries' best tools as a
+  // stacked bar with counts; weak (or nothing) is the sign of a missing tool.
+  function retrievals(r) {
+    if (!r || !r.requests) return [h("p", { class: "muted", text: "No retrieval yet: find_tools and /tool-rag/retrieve requests are counted here." })];
+    const levels = [["strong", "strong"], ["partial", "partial"], ["weak", "weak"], ["none", "nothing found"]];
+    const q = r.queries || 1;
+    return [
+      h("p", { class: "retrieval-count", text: fmtNum(r.requests) + " retrievals (" + fmtNum(r.by_source.find_tools) + " find_tools, " + fmtNum(r.by_source.rest) + " REST) · " + fmtNum(r.queries) + " queries" }),
+      h("div", { class: "stack", role: "img", "aria-label": "match levels" }, ...levels.filter(([k]) => r.by_match[k]).map(([k, label]) => {
+        // CSSOM, not a style attribute: the Content Security Policy allows no inline style.
+        const sp = h("span", { class: "m-" + k, title: label + ": " + r.by_match[k] });
+        sp.style.width = (100 * r.by_match[k] / q) + "%";
+        return sp;
+      })),
+      h("div", { class: "legend" }, ...levels.map(([k, label]) => h("span", { "data-match": k }, h("i", { class: "m-" + k }), label + " " + fmtNum(r.by_match[k]) + " (" + pct(r.by_match[k] / q) + ")"))),
+      r.weak_share > 0 ? h("p", { class: "warn", text: pct(r.weak_share) + " of the queries found only weak matches or nothing: the catalog may lack a tool for them (try them in the Playground)." })
+        : h("p", { class: "muted", text: "Every query found a strong or partial match." }),
+    ];
+  }
+  const NS = "http://www.w3.org/2000/svg";
+  function svgEl(tag, attrs, text) {
+    const el = document.createElementNS(NS, tag);
+    for (const [k, v] of Object.entries(attrs || {})) el.setAttribute(k, v);
+    if (text !== undefined) el.textContent = text;
+    return el;
+  }
+  // niceMax rounds up to 1, 2 or 5 times a power of ten.
+  function niceMax(v) {
+    if (v <= 1) return 1;
+    const p = Math.pow(10, Math.floor(Math.log10(v)));
+    for (const m of [1, 2, 5, 10]) if (m * p >= v) return m * p;
+    return 10 * p;
+  }
+  // width is the drawing width of a chart box: charts are drawn at their
+  // size (not scaled), so their text keeps its size.
+  const width = (id) => Math.max(300, Math.min(1400, $(id).clientWidth || 600));
+  const msLabel = (v) => v === 0 ? "0" : (v >= 1000 ? (v / 1000).toFixed(v >= 10000 ? 0 : 1) + " s" : (v < 1 ? v.toFixed(2) : v < 10 ? v.toFixed(1) : Math.round(v)) + " ms");
+
+  // timeline draws p50 and p99 per minute (lines with dots, left axis in
+  // ms) over the calls per minute (bars, failed part red, counts on top),
+  // over at least the last 30 minutes.
+  function timeline(points, W) {
+    const H = 190, L = 52, R = 12, T = 16, B = 36;
+    const svg = svgEl("svg", { viewBox: "0 0 " + W + " " + H, width: W, height: H, role: "img", "aria-label": "tool call latency per minute" });
+    if (!points.length) { svg.append(svgEl("text", { x: L, y: H / 2 }, "no calls in the last hour")); return svg; }
+    const byMin = new Map(points.map((p) => [Math.round(Date.parse(p.start) / 60000), p]));
+    const last = Math.round(Date.parse(points[points.length - 1].start) / 60000);
+    const n = Math.max(points.length, 30);
+    const slots = [];
+    for (let m = last - n + 1; m <= last; m++) slots.push(byMin.get(m) || { start: new Date(m * 60000).toISOString(), calls: 0, errors: 0, p50_ms: 0, p99_ms: 0 });
+    const maxMs = niceMax(Math.max(...slots.map((p) => p.p99_ms)));
+    const maxCalls = Math.max(...slots.map((p) => p.calls));
+    const pw = (W - L - R) / slots.length;
+    const y = (v) => H - B - (H - T - B) * v / maxMs;
+    for (const f of [0, 0.5, 1]) {
+      svg.append(svgEl("line", { class: f ? "grid" : "axis", x1: L, x2: W - R, y1: y(f * maxMs), y2: y(f * maxMs) }));
+      svg.append(svgEl("text", { x: L - 4, y: y(f * maxMs) + 3, "text-anchor": "end" }, msLabel(f * maxMs)));
+    }
+    svg.append(svgEl("line", { class: "axis", x1: L, x2: L, y1: T, y2: H - B }));
+    const cx = (i) => L + i * pw + pw / 2;
+    slots.forEach((p, i) => {
+      if (!p.calls) return;
+      const full = 0.4 * (H - T - B);
+      const bh = Math.max(2, full * p.calls / maxCalls), eh = p.errors ? Math.max(1, full * p.errors / maxCalls) : 0;
+      svg.append(svgEl("rect", { class: "bar", opacity: 0.3, x: L + i * pw + 1, y: H - B - bh, width: Math.max(1, pw - 2), height: bh - eh }));
+      if (eh) svg.append(svgEl("rect", { class: "err", opacity: 0.5, x: L + i * pw + 1, y: H - B - eh, width: Math.max(1, pw - 2), height: eh }));
+      svg.append(svgEl("text", { class: "count", x: cx(i), y: H - B - bh - 3, "text-anchor": "middle" }, String(p.calls)));
+    });
+    for (const [key, cls] of [["p50_ms", "p50"], ["p99_ms", "p99"]]) {
+      const d = slots.map((p, i) => (p.calls ? (i && slots[i - 1].calls ? "L" : "M") + cx(i).toFixed(1) + " " + y(p[key]).toFixed(1) : "")).join(" ");
+      svg.append(svgEl("path", { class: cls, d: d.trim() || "M0 0" }));
+      slots.forEach((p, i) => { if (p.calls) svg.append(svgEl("circle", { class: cls, cx: cx(i), cy: y(p[key]), r: 3 })); });
+    }
+    const every = Math.ceil(slots.length / Math.max(2, Math.floor((W - L - R) / 60)));
+    slots.forEach((p, i) => {
+      if ((slots.length - 1 - i) % every) return;
+      svg.append(svgEl("text", { x: cx(i), y: H - B + 14, "text-anchor": "middle" }, new Date(p.start).toISOString().slice(11, 16)));
+    });
+    svg.append(svgEl("text", { x: W - R, y: H - 4, "text-anchor": "end" }, "minute (UTC) · p50 solid, p99 dashed (ms) · bars: calls per minute, failed in red"));
+    return svg;
+  }
+
+  // chart draws the latency histogram: one bar per bucket (log-spaced
+  // upper bounds in ms on the x axis), the call count on each bar and a
+  // count axis, so that a few calls do not read as full bars.
+  function chart(buckets, W) {
+    const H = 190, L = 40, R = 12, T = 16, B = 36;
+    const svg = svgEl("svg", { viewBox: "0 0 " + W + " " + H, width: W, height: H, role: "img", "aria-label": "tool call latency histogram" });
+    if (!buckets.length) { svg.append(svgEl("text", { x: L, y: H / 2 }, "no calls yet")); return svg; }
+    const max = niceMax(Math.max(...buckets.map((b) => b.count)));
+    const bw = (W - L - R) / buckets.length;
+    const y = (v) => H - B - (H - T - B) * v / max;
+    const ticks = max <= 4 ? [...Array(max + 1).keys()] : [0, max / 2, max];
+    for (const v of ticks) {
+      svg.append(svgEl("line", { class: v ? "grid" : "axis", x1: L, x2: W - R, y1: y(v), y2: y(v) }));
+      svg.append(svgEl("text", { x: L - 4, y: y(v) + 3, "text-anchor": "end" }, fmtNum(v)));
+    }
+    svg.append(svgEl("line", { class: "axis", x1: L, x2: L, y1: T, y2: H - B }));
+    svg.append(svgEl("text", { x: 2, y: T - 4 }, "calls"));
     buckets.forEach((b, i) => {
-      const bh = Math.max(1, (H - 2 * pad) * b.count / max);
-      const r = document.createElementNS(NS, "rect");
-      r.setAttribute("class", "bar");
-      r.setAttribute("x", pad + i * bw + 1);
-      r.setAttribute("y", H - pad - bh);
-      r.setAttribute("width", Math.max(1, bw - 2));
-      r.setAttribute("height", bh);
-      const t = document.createElementNS(NS, "title");
-      t.textContent = "≤ " + (b.le_ms || "∞") + " ms: " + b.count;
-      r.append(t);
+      const bh = b.count ? Math.max(1, y(0) - y(b.count)) : 0;
+      const r = svgEl("rect", { class: "bar", x: L + i * bw + 1, y: y(0) - bh, width: Math.max(1, bw - 2), height: bh });
+      r.append(svgEl("title", {}, "≤ " + (b.le_ms ? msLabel(b.le_ms) : "∞") + ": " + b.count + " calls"));
       svg.append(r);
-      if (i % Math.ceil(buckets.length / 8) === 0) {
-        const l = document.createElementNS(NS, "text");
-        l.setAttribute("x", pad + i * bw);
-        l.setAttribute("y", H - 6);
-        l.textContent = b.le_ms ? (b.le_ms < 1 ? b.le_ms.toFixed(2) : Math.round(b.le_ms)) + " ms" : "∞";
-        svg.append(l);
+      if (b.count) svg.append(svgEl("text", { class: "count", x: L + i * bw + bw / 2, y: y(0) - bh - 3, "text-anchor": "middle" }, fmtNum(b.count)));
+      if (i % Math.ceil(buckets.length / Math.max(2, Math.floor((W - L - R) / 70))) === 0) {
+        svg.append(svgEl("text", { x: L + i * bw + bw / 2, y: H - B + 14, "text-anchor": "middle" }, "≤ " + (b.le_ms ? msLabel(b.le_ms) : "∞")));
       }
     });
+    svg.append(svgEl("text", { x: W - R, y: H - 4, "text-anchor": "end" }, "latency (upper bound of each bucket, log scale)"));
     return svg;
   }
 
