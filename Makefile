@@ -9,7 +9,7 @@ LAMBDAS := gateway sync health
 LAMBDA_ARCH ?= arm64
 FUZZTIME ?= 60s
 
-.PHONY: run test tidy test-go test-infra synth deps build build-lambdas build-bridge deploy eval eval-dev loadtest bench-index bench-aws bench-peers model distilled fuzz bench vet config localstack-up localstack-down provision clean
+.PHONY: run test tidy test-go test-browser test-infra synth deps build build-lambdas build-bridge deploy eval eval-dev loadtest bench-index bench-aws bench-peers model distilled fuzz bench vet config localstack-up localstack-down provision clean
 
 ## run: build, then start the gateway on 127.0.0.1:8765 with config/ (examples copied on first run)
 run: config
@@ -21,7 +21,7 @@ config:
 	@test -f config/keys.yaml || cp config/keys.example.yaml config/keys.yaml
 
 ## test: install test dependencies, then run every test (go mod tidy -diff, Go packages, infra, cdk synth)
-test: deps vet tidy test-go test-infra synth
+test: deps vet tidy test-go test-browser test-infra synth
 
 deps:
 	@bash scripts/deps.sh
@@ -34,6 +34,12 @@ vet:
 # tests of internal/guard, run by test-go)
 tidy:
 	$(GO) mod tidy -diff
+	cd internal/browsertest && $(GO) mod tidy -diff
+
+# test-browser: the console in headless Chromium; its own module keeps
+# chromedp out of the gateway's go.mod
+test-browser:
+	cd internal/browsertest && $(GO) vet ./... && TOOLRAG_REQUIRE_EXTERNAL=1 TOOLRAG_TOOLS_DIR=$(TOOLS) $(GO) test -count=1 -timeout 10m ./...
 
 # The suite's per-package lines are numbered ([n/total], elapsed time).
 test-go:

@@ -1,6 +1,8 @@
-package local
+package browsertest
 
 import (
+	"log/slog"
+	"net/http/httptest"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -14,9 +16,76 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/mark3labs/mcp-go/client"
 
 	"github.com/toolrag/mcp-gateway/internal/testenv"
+	"github.com/toolrag/mcp-gateway/pkg/indexer"
+	"github.com/toolrag/mcp-gateway/pkg/local"
 )
+
+// keys are the browser test's API keys: an admin, an agent of both echo
+// servers and one narrowed to some echo tools.
+const keys = `keys:
+  - id: admin
+    secret: "k-admin"
+    admin: true
+    servers: {echo: {}, echohttp: {}}
+  - id: agent
+    secret: "k-agent"
+    servers: {echo: {}, echohttp: {}}
+  - id: narrow
+    secret: "k-narrow"
+    servers:
+      echo:
+        tool_prefixes: ["echo", "add"]
+`
+
+type env struct {
+	g   *local.Runtime
+	srv *httptest.Server
+	url string
+}
+
+// startGateway starts the local runtime on a temporary configuration: the
+// stdio servers/echo as "echo" plus extraRegistry, synced once, served by
+// an httptest server.
+func startGateway(t *testing.T, extraRegistry string, vars map[string]string) *env {
+	t.Helper()
+	dir := t.TempDir()
+	registry := fmt.Sprintf("servers:\n  echo:\n    transport: stdio\n    command: %q\n%s", testenv.GoBinary(t, "./servers/echo"), extraRegistry)
+	if err := os.WriteFile(filepath.Join(dir, "registry.yaml"), []byte(registry), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "keys.yaml"), []byte(keys), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	vals := map[string]string{
+		"MCP_GATEWAY_CONFIG_DIR":        dir,
+		"TOOL_RAG_DB":                   filepath.Join(dir, "tools.db"),
+		"TOOL_RAG_HEALTHCHECK_INTERVAL": "0",
+	}
+	for k, v := range vars {
+		vals[k] = v
+	}
+	ctx := context.Background()
+	g, err := local.New(ctx, local.Options{Getenv: func(k string) string { return vals[k] }, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { g.Close() })
+	if _, err := g.Sync(ctx, indexer.ModeFull); err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(g.Handler)
+	t.Cleanup(srv.Close)
+	return &env{g: g, srv: srv, url: srv.URL + "/mcp"}
+}
+
+func connect(t *testing.T, url, key string) *client.Client {
+	t.Helper()
+	c, _ := testenv.Connect(t, url, testenv.MCPClient{Key: key, Name: "browser"})
+	return c
+}
 
 // browser starts Debian's chromium headless (as root, so without its
 // sandbox; without background networking, which this machine refuses)
@@ -140,7 +209,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	t.Cleanup(stopBG)
 	e.g.Background(bg)
 	// Some traffic for the usage page.
-	c, _ := connect(t, e.url, "k-agent", false)
+	c := connect(t, e.url, "k-agent")
 	for range 3 {
 		if _, err := testenv.CallTool(c, 30*time.Second, "run_tool", map[string]any{"call_name": "echo__echo", "arguments": map[string]any{"text": "hi"}}); err != nil {
 			t.Fatal(err)

@@ -1,4 +1,4 @@
-package console
+package browsertest
 
 import (
 	"context"
@@ -14,17 +14,39 @@ import (
 	"github.com/toolrag/mcp-gateway/internal/testenv"
 	"github.com/toolrag/mcp-gateway/pkg/auth"
 	"github.com/toolrag/mcp-gateway/pkg/catalog"
+	"github.com/toolrag/mcp-gateway/pkg/console"
 	"github.com/toolrag/mcp-gateway/pkg/policy"
+	"github.com/toolrag/mcp-gateway/pkg/retrieve"
 	"github.com/toolrag/mcp-gateway/pkg/usage"
 )
 
-// manyServers is staticSource with 300 servers.
-type manyServers struct{ staticSource }
+// manyServers is a console source of 300 servers and the given tools and
+// keys.
+type manyServers struct {
+	tools []catalog.Tool
+	keys  []policy.Key
+}
 
-func (m manyServers) Servers(context.Context) ([]Server, error) {
-	out := make([]Server, 300)
+func (m manyServers) Servers(context.Context) ([]console.Server, error) {
+	out := make([]console.Server, 300)
 	for i := range out {
-		out[i] = Server{ID: fmt.Sprintf("server-%03d", i), Transport: "stdio", Status: StatusUp, Tools: 33}
+		out[i] = console.Server{ID: fmt.Sprintf("server-%03d", i), Transport: "stdio", Status: console.StatusUp, Tools: 33}
+	}
+	return out, nil
+}
+func (m manyServers) Tools(context.Context) ([]catalog.Tool, error) { return m.tools, nil }
+func (m manyServers) Keys(context.Context) ([]policy.Key, error)    { return m.keys, nil }
+
+// policyRetriever returns every tool the request's policy allows, in
+// catalog order.
+type policyRetriever struct{ tools []catalog.Tool }
+
+func (r policyRetriever) Retrieve(_ context.Context, req retrieve.Request) (retrieve.Response, error) {
+	var out retrieve.Response
+	for _, t := range r.tools {
+		if req.Policy.AllowsTool(t.Server, t.Name) && len(out.Results) < req.TopK {
+			out.Results = append(out.Results, retrieve.Result{Tool: t, Score: 1, Reason: "q=" + req.Query})
+		}
 	}
 	return out, nil
 }
@@ -33,7 +55,7 @@ func (m manyServers) Servers(context.Context) ([]Server, error) {
 // console (signed in) until the page's table is drawn, at 10k tools and
 // 300 servers:
 //
-//	go test -run '^$' -bench FirstRender -benchtime 20x ./pkg/console/
+//	cd internal/browsertest && go test -run '^$' -bench FirstRender -benchtime 20x .
 func BenchmarkFirstRender(b *testing.B) {
 	var tools []catalog.Tool
 	for i := range 10000 {
@@ -42,8 +64,8 @@ func BenchmarkFirstRender(b *testing.B) {
 			Description: strings.Repeat("Does one thing with care. ", 12), ToolType: "query", Status: "active"})
 	}
 	keys := []policy.Key{{ID: "root", Admin: true, SecretHash: policy.HashSecret("k-root")}}
-	src := manyServers{staticSource{tools: tools, keys: keys}}
-	c, err := New(Config{Source: src, Usage: usage.New(), Retrievers: []NamedRetriever{{Name: "default", Retriever: policyRetriever{tools}}}})
+	src := manyServers{tools: tools, keys: keys}
+	c, err := console.New(console.Config{Source: src, Usage: usage.New(), Retrievers: []console.NamedRetriever{{Name: "default", Retriever: policyRetriever{tools}}}})
 	if err != nil {
 		b.Fatal(err)
 	}
