@@ -9,7 +9,7 @@ LAMBDAS := gateway sync health
 LAMBDA_ARCH ?= arm64
 FUZZTIME ?= 60s
 
-.PHONY: run test tidy test-go test-browser test-infra synth deps build build-lambdas build-bridge deploy eval eval-dev loadtest bench-index bench-aws bench-peers model distilled fuzz bench vet config localstack-up localstack-down provision clean
+.PHONY: first-hour run test tidy test-go test-browser test-infra synth deps build build-lambdas build-bridge deploy eval eval-dev loadtest bench-index bench-aws bench-peers model distilled fuzz bench vet config localstack-up localstack-down provision clean
 
 ## run: build, then start the gateway on 127.0.0.1:8765 with config/ (examples copied on first run)
 run: config
@@ -61,6 +61,10 @@ $(CDK):
 	@mkdir -p $(TOOLS)/npm
 	@test -f $(TOOLS)/npm/package.json || echo '{"name":"toolrag-test-tools","private":true}' > $(TOOLS)/npm/package.json
 	cd $(TOOLS)/npm && npm install --no-audit --no-fund --loglevel=error $$(grep -o 'aws-cdk@[0-9.]*' $(CURDIR)/scripts/deps.sh)
+
+## first-hour: replay a new user's first hour from a fresh clone of HEAD (make run, the README's tool call, the TypeScript SDK snippet, adding npm server-memory, make synth, Ctrl-C), each step checked; a few minutes with a warm Go cache (scripts/first-hour.sh)
+first-hour:
+	@bash scripts/first-hour.sh
 
 ## build: the toolrag CLI into bin/
 build:
