@@ -1,6 +1,7 @@
 package reliability
 
 import (
+	"context"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -11,6 +12,11 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/toolrag/mcp-gateway/pkg/indexer"
 )
 
 // The second red team's findings (issue "Security, second round"); each
@@ -191,5 +197,63 @@ func TestRedTeam2WithoutAuth(t *testing.T) {
 		if resp.StatusCode != tc.want && !(tc.want == 200 && resp.StatusCode < 300) {
 			t.Errorf("%s: %s %s → %d %s, want %d", tc.name, tc.method, tc.path, resp.StatusCode, b, tc.want)
 		}
+	}
+}
+
+// TestRedTeam2MetricsAdminOnly (finding 11): /tool-rag/metrics gave the
+// whole gateway's call counts (per method and tool, every key's) to any
+// key. Now only an admin key reads them; another key gets 403.
+func TestRedTeam2MetricsAdminOnly(t *testing.T) {
+	keys := "keys:\n  - id: admin\n    secret: \"sekret-rt2-admin\"\n    admin: true\n    servers: {echo: {}}\n" +
+		"  - id: agent\n    secret: \"sekret-rt2-agent\"\n    servers: {echo: {tool_prefixes: [\"*\"]}}\n"
+	g := startGateway(t, gwOpts{Registry: "servers:\n" + stdioEntry(t, "echo", ""), Keys: keys})
+	for _, accept := range []string{"", "text/plain"} {
+		code, _, body := httpDo(t, nil, "GET", g.base+"/tool-rag/metrics", "sekret-rt2-agent", "", map[string]string{"Accept": accept})
+		if code != http.StatusForbidden || strings.Contains(body, "mcp_requests_total") {
+			t.Errorf("metrics (Accept %q) with a non-admin key: %d %.200s, want 403", accept, code, body)
+		}
+		if code, _, body := httpDo(t, nil, "GET", g.base+"/tool-rag/metrics", "sekret-rt2-admin", "", map[string]string{"Accept": accept}); code != 200 {
+			t.Errorf("metrics (Accept %q) with the admin key: %d %.200s", accept, code, body)
+		}
+	}
+}
+
+// TestRedTeam2ToolNameRules (finding 11): a tool named
+// `<img src=x onerror=alert(1)>` was stored, listed and callable. A sync
+// now refuses tool names outside the MCP rules ([A-Za-z0-9_.-], 1 to 128
+// characters), keeps the server's other tools, and reports the refusal
+// for that server in the sync report and the admin's /tool-rag/health.
+func TestRedTeam2ToolNameRules(t *testing.T) {
+	s := server.NewMCPServer("hostile", "1.0.0", server.WithToolCapabilities(false))
+	for _, name := range []string{"fine.tool-1", "<img src=x onerror=alert(1)>", "two words", "caf\u00e9", strings.Repeat("x", 129)} {
+		s.AddTool(mcp.NewTool(name, mcp.WithDescription("A tool of the hostile server.")),
+			func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				return mcp.NewToolResultText("ran"), nil
+			})
+	}
+	srv := httptest.NewServer(server.NewStreamableHTTPServer(s))
+	t.Cleanup(srv.Close)
+	keys := "keys:\n  - id: admin\n    secret: \"sekret-rt2-admin\"\n    admin: true\n    servers: {hostile: {}}\n"
+	g := startGateway(t, gwOpts{Registry: "servers:\n  hostile:\n    transport: streamable_http\n    url: " + srv.URL + "/mcp\n", Keys: keys, NoSync: true})
+	rep, err := g.g.Sync(context.Background(), indexer.ModeFull)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := toolStatus(t, g.g)
+	if _, ok := got["hostile__fine.tool-1"]; !ok || len(got) != 1 {
+		t.Errorf("catalog after sync: %v, want only hostile__fine.tool-1", got)
+	}
+	reason := rep.Refused["hostile"]
+	if !strings.Contains(reason, "4 tool(s) refused") || !strings.Contains(reason, `tool "<img src=x onerror=alert(1)>": the name breaks the MCP tool name rules`) {
+		t.Errorf("sync report's refusal for hostile: %q", reason)
+	}
+	code, _, body := httpDo(t, nil, "GET", g.base+"/tool-rag/health", "sekret-rt2-admin", "", nil)
+	if code != 200 || !strings.Contains(body, "breaks the MCP tool name rules") {
+		t.Errorf("health does not report the refused tools: %d %.500s", code, body)
+	}
+	c := connect(t, g.url, "sekret-rt2-admin", false, nil)
+	res, err := c.CallTool(context.Background(), mcp.CallToolRequest{Params: mcp.CallToolParams{Name: "hostile__<img src=x onerror=alert(1)>"}})
+	if err == nil && !res.IsError {
+		t.Errorf("the hostile tool is callable: %+v", res)
 	}
 }

@@ -451,7 +451,10 @@ func TestEndToEnd(t *testing.T) {
 		for range 3 {
 			do("GET", "/tool-rag/health", "not-a-key", "")
 		}
-		code, out = do("GET", "/tool-rag/metrics", "k-agent", "")
+		if code, _ := do("GET", "/tool-rag/metrics", "k-agent", ""); code != 403 {
+			t.Errorf("metrics with a non-admin key: %d, want 403", code)
+		}
+		code, out = do("GET", "/tool-rag/metrics", "k-admin", "")
 		calls, _ := out[`mcp_requests_total{method="tools/call"}`].(float64)
 		authFailures, _ := out["auth_failures_total"].(float64)
 		if code != 200 || out["tools_in_db"] != float64(5) || out["tools_in_index"] != float64(5) || calls < 1 || authFailures < 3 {

@@ -452,7 +452,13 @@ func redactJSON(v any) any {
 	return walk(generic)
 }
 
+// metrics answers an admin key (or an unauthenticated gateway) only: the
+// counters are the whole gateway's (calls per method and tool, failures,
+// sessions), not the caller's.
 func (a *API) metrics(w http.ResponseWriter, r *http.Request) int {
+	if pol, ok := policy.FromContext(r.Context()); !ok || !(pol.Admin || isUnrestricted(pol)) {
+		return writeError(w, http.StatusForbidden, "metrics are the whole gateway's counters and need an admin key")
+	}
 	if strings.Contains(r.Header.Get("Accept"), "text/plain") {
 		w.Header().Set("Content-Type", "text/plain; version=0.0.4")
 		w.WriteHeader(http.StatusOK)

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -195,8 +196,33 @@ type idClaims struct {
 	owner map[string]string // tool id → server
 }
 
+// mcpToolName reports whether name follows the MCP tool name rules: 1 to
+// 128 characters, each A-Z, a-z, 0-9, "_", "-" or ".". A name outside them
+// (spaces, "<", quotes, "/", non-ASCII) is refused at sync: it would reach
+// clients' prompts and user interfaces as written.
+func mcpToolName(name string) bool {
+	if len(name) == 0 || len(name) > 128 {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if !(c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_' || c == '-' || c == '.') {
+			return false
+		}
+	}
+	return true
+}
+
+// quoteShort quotes name for a report: ASCII only, at most 64 bytes of it.
+func quoteShort(name string) string {
+	if len(name) > 64 {
+		return strconv.QuoteToASCII(name[:64]) + "…"
+	}
+	return strconv.QuoteToASCII(name)
+}
+
 // checkTools keeps the tools of server whose identity is exact: a valid
-// name, an id that splits back into the same (server, name), and an id no
+// name (MCP tool name rules), an id that splits back into the same (server, name), and an id no
 // other server's tool has claimed in this sync. It returns the kept tools
 // and a summary of the refused ones ("" when none).
 func checkTools(server string, tools []catalog.Tool, claims *idClaims) ([]catalog.Tool, string) {
@@ -207,6 +233,10 @@ func checkTools(server string, tools []catalog.Tool, claims *idClaims) ([]catalo
 	for _, t := range tools {
 		if err := ident.CheckName("tool", t.Name); err != nil {
 			refused = append(refused, err.Error())
+			continue
+		}
+		if !mcpToolName(t.Name) {
+			refused = append(refused, fmt.Sprintf("tool %s: the name breaks the MCP tool name rules (1 to 128 of A-Z, a-z, 0-9, _, - and .)", quoteShort(t.Name)))
 			continue
 		}
 		if s, n, ok := catalog.SplitToolID(t.ID); !ok || s != server || n != t.Name || t.Server != server {
