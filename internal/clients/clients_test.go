@@ -198,8 +198,8 @@ func TestTypeScriptSDKOAuth(t *testing.T) {
 		t.Errorf("run_tool answered %q", got)
 	}
 	logs := g.logs.String()
-	if !strings.Contains(logs, "oauth:agent-cc") {
-		t.Errorf("no log line names the principal oauth:agent-cc:\n%s", logs)
+	if !strings.Contains(logs, "oauth:sub:agent-cc") && !strings.Contains(logs, "oauth:client:agent-cc") {
+		t.Errorf("no log line names the principal oauth:sub:agent-cc or oauth:client:agent-cc:\n%s", logs)
 	}
 	if strings.Contains(logs, "eyJ") || strings.Contains(logs, "cc-secret") {
 		t.Error("a token or the client secret reached the logs")

@@ -104,7 +104,7 @@ func TestPolicyMatrixOAuth(t *testing.T) {
 
 	t.Run("audit lines name the principal, never the token", func(t *testing.T) {
 		logs := g.logs.String()
-		for _, id := range []string{"oauth:agent-admin", "oauth:agent-full", "oauth:agent-prefix", "oauth:agent-group"} {
+		for _, id := range []string{"oauth:sub:agent-admin", "oauth:sub:agent-full", "oauth:sub:agent-prefix", "oauth:sub:agent-group"} {
 			if !strings.Contains(logs, id) {
 				t.Errorf("no log line names %s", id)
 			}

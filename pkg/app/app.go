@@ -165,6 +165,10 @@ type App struct {
 	// Handler serves GET /health, the MCP endpoint (Env.MCPPath) and
 	// /tool-rag/*, the last two behind authentication.
 	Handler http.Handler
+	// Live tracks the authenticated requests in flight: Live.Recheck, after
+	// the keys or grants change, ends the open streams and running calls
+	// of credentials that were revoked (and their sessions).
+	Live auth.Live
 
 	b       Backend
 	o       Options
@@ -235,8 +239,28 @@ func New(b Backend, o Options) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
+	a.Live.OnRevoked = a.endSessions
 	a.Handler = a.routes(con)
 	return a, nil
+}
+
+// endSessions deletes the sessions of a principal whose credential was
+// revoked, where the session store can (session.OwnerDeleter).
+func (a *App) endSessions(principal string) {
+	d, ok := a.b.Sessions.(session.OwnerDeleter)
+	if !ok {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	n, err := d.DeleteOwner(ctx, principal)
+	if err != nil {
+		a.log.Warn("could not end the sessions of a revoked credential", "error", err)
+		return
+	}
+	if n > 0 {
+		a.log.Info("revoked credential: its sessions ended", "sessions", n)
+	}
 }
 
 // routes is the one HTTP surface: /health without authentication, the MCP
@@ -250,7 +274,8 @@ func (a *App) routes(con *console.Console) http.Handler {
 		res = &oauth.Resource{MCPPath: env.MCPPath}
 	}
 	authCfg := auth.Config{Keys: a.b.Keys, Disabled: env.WithoutAuth, Counters: &a.authC, OnRateLimited: a.Usage.RateLimitedRequest,
-		Tokens: res.Tokens(), Challenge: res.Challenge(), FailureLimit: env.AuthFailureLimit(), TrustForwardedFor: a.o.TrustForwardedFor}
+		Tokens: res.Tokens(), Challenger: res, FailureLimit: env.AuthFailureLimit(), TrustForwardedFor: a.o.TrustForwardedFor,
+		Live: &a.Live}
 	ids := session.NewIDManager(a.b.Sessions, env.SessionTTL)
 	if a.o.SessionTimeout > 0 {
 		ids.Timeout = a.o.SessionTimeout

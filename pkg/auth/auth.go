@@ -5,7 +5,9 @@
 package auth
 
 import (
+	"bytes"
 	"context"
+	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/json"
 	"errors"
@@ -140,11 +142,11 @@ type Counters struct {
 
 	limitOnce sync.Once
 	limits    *limiters
-	failures  *limiters // per client address
+	guard     *failureGuard // per client address and credential
 }
 
 func (c *Counters) limiter() *limiters {
-	c.limitOnce.Do(func() { c.limits, c.failures = newLimiters(), newLimiters() })
+	c.limitOnce.Do(func() { c.limits, c.guard = newLimiters(), newFailureGuard() })
 	return c.limits
 }
 
@@ -161,10 +163,12 @@ type Config struct {
 	// Realm is reported in WWW-Authenticate.
 	Realm string
 	// FailureLimit bounds failed authentications per client address
-	// (ClientAddr): after Burst failures, at most Rate per second; beyond
-	// it every request from that address is answered 429 with Retry-After
-	// before its key is even looked up, so keys cannot be guessed faster.
-	// Zero means no limit.
+	// (ClientAddr): after Burst distinct failing credentials, at most Rate
+	// per second. Beyond it a credential that has not authenticated
+	// recently is answered 429 with Retry-After before it is looked up,
+	// so keys cannot be guessed faster; a credential that works, a signed
+	// access token and a request without credentials are never refused
+	// by it (see failureGuard). Zero means no limit.
 	FailureLimit policy.RateLimit
 	// TrustForwardedFor takes the client address from the last
 	// X-Forwarded-For entry (see ClientAddr); set it only behind a reverse
@@ -174,11 +178,23 @@ type Config struct {
 	// the API key lookup.
 	Tokens TokenValidator
 	// Challenge names the resource metadata in every 401 (RFC 9728) and
-	// words its messages.
-	Challenge Challenge
+	// words its messages. Challenger, when set, is asked for it on every
+	// request instead (a configuration that is reloaded).
+	Challenge  Challenge
+	Challenger interface{ Challenge() Challenge }
 	// OnRateLimited, when set, is told the key id of every request refused
 	// by its rate limit (usage statistics). It must not block.
 	OnRateLimited func(keyID string)
+	// Live, when set, tracks every authenticated request so that revoking
+	// its credential ends it (Live.Recheck).
+	Live *Live
+}
+
+func (cfg Config) challenge() Challenge {
+	if cfg.Challenger != nil {
+		return cfg.Challenger.Challenge()
+	}
+	return cfg.Challenge
 }
 
 // Middleware authenticates every request before next.
@@ -190,81 +206,39 @@ func Middleware(cfg Config, next http.Handler) http.Handler {
 		cfg.Realm = "mcp-gateway"
 	}
 	limiter := cfg.Counters.limiter()
-	failures := cfg.Counters.failures
+	guard := cfg.Counters.guard
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if cfg.Disabled {
 			next.ServeHTTP(w, r.WithContext(WithPrincipal(policy.NewContext(r.Context(), policy.Unrestricted()), AnonymousPrincipal)))
 			return
 		}
-		client := ClientAddr(r, cfg.TrustForwardedFor)
-		if wait := failures.peek(client, cfg.FailureLimit, time.Now()); wait > 0 {
-			cfg.Counters.FailureThrottled.Add(1)
-			w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(wait.Seconds()))))
-			writeError(w, http.StatusTooManyRequests, "too many failed authentication attempts from this address; retry later")
-			return
-		}
-		failed := func() {
-			cfg.Counters.Failures.Add(1)
-			failures.allow(client, cfg.FailureLimit, time.Now())
-		}
+		ch := cfg.challenge()
 		secret, ok := bearer(r.Header.Get("Authorization"))
 		if !ok {
-			failed()
-			unauthorized(w, cfg.Challenge.header(r, cfg.Realm, ""), orDefault(cfg.Challenge.NoCredentials, "missing or malformed Authorization header: use \"Authorization: Bearer <key>\""))
+			// Nothing was guessed: not counted against the address.
+			cfg.Counters.Failures.Add(1)
+			unauthorized(w, ch.header(r, cfg.Realm, "", ""), orDefault(ch.NoCredentials, "missing or malformed Authorization header: use \"Authorization: Bearer <key>\""))
 			return
 		}
-		// tokenFailed answers a failed token validation; an invalid token
-		// counts as a failed authentication of the client address.
-		tokenFailed := func(err error) bool {
-			if !cfg.tokenFailure(w, r, err) {
-				return false
-			}
-			if !errors.Is(err, ErrTokenCheckUnavailable) && !errors.Is(err, ErrInsufficientScope) {
-				failures.allow(client, cfg.FailureLimit, time.Now())
-			}
-			return true
+		client := ClientAddr(r, cfg.TrustForwardedFor)
+		sum := sha256.Sum256([]byte(secret))
+		signed := false
+		if sc, ok := cfg.Tokens.(SignedTokenChecker); ok {
+			signed = sc.SignedToken(secret)
 		}
-		var key policy.Key
-		var err, notToken error
-		if cfg.Tokens != nil {
-			if key, err = cfg.Tokens.ValidateToken(r.Context(), secret); err != nil && tokenFailed(err) {
-				return
-			}
-			notToken = err
+		if wait := guard.wait(client, sum, signed, cfg.FailureLimit, time.Now()); wait > 0 {
+			cfg.Counters.FailureThrottled.Add(1)
+			w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(wait.Seconds()))))
+			writeError(w, http.StatusTooManyRequests, "too many failed authentication attempts from this address with credentials that never worked; retry later")
+			return
 		}
-		if cfg.Tokens == nil || notToken != nil {
-			hash := policy.HashSecret(secret)
-			key, err = cfg.Keys.LookupKey(r.Context(), hash)
-			switch {
-			case err == nil && key.Disabled:
-				err = ErrDisabledKey
-			case err == nil && subtle.ConstantTimeCompare([]byte(key.SecretHash), []byte(hash)) != 1:
-				err = ErrUnknownKey
-			}
-			if opaque, ok := cfg.Tokens.(OpaqueTokenValidator); ok && errors.Is(err, ErrUnknownKey) {
-				if key, err = opaque.IntrospectToken(r.Context(), secret); err != nil && tokenFailed(err) {
-					return
-				}
-			}
-		}
-		if err == nil && key.Expired(time.Now()) {
-			err = ErrExpiredKey
-		}
+		failed := func() { guard.failed(client, sum, cfg.FailureLimit, time.Now()) }
+		key, recheck, err := cfg.authenticate(r.Context(), secret)
 		if err != nil {
-			if errors.Is(err, ErrUnknownKey) || errors.Is(err, ErrDisabledKey) || errors.Is(err, ErrNotAccessToken) || errors.Is(err, ErrExpiredKey) {
-				failed()
-				msg := orDefault(cfg.Challenge.InvalidKey, "invalid API key")
-				if notToken != nil && !errors.Is(err, ErrDisabledKey) && !errors.Is(err, ErrExpiredKey) && notToken.Error() != ErrNotAccessToken.Error() {
-					msg += " (" + notToken.Error() + ")"
-				}
-				unauthorized(w, cfg.Challenge.header(r, cfg.Realm, "invalid_token"), msg)
-				return
-			}
-			cfg.Counters.LookupErrors.Add(1)
-			w.Header().Set("Retry-After", "1")
-			writeError(w, http.StatusServiceUnavailable, "authentication is temporarily unavailable; retry shortly")
+			cfg.answerFailure(w, r, ch, err, failed)
 			return
 		}
+		guard.succeeded(sum, time.Now())
 		rl := key.RateLimit
 		if rl.Rate == 0 {
 			rl = cfg.DefaultRate
@@ -279,9 +253,127 @@ func Middleware(cfg Config, next http.Handler) http.Handler {
 			return
 		}
 		cfg.Counters.Authenticated.Add(1)
-		ctx := WithPrincipal(policy.NewContext(r.Context(), policy.For(key)), KeyPrincipal(key))
+		principal := KeyPrincipal(key)
+		ctx := WithPrincipal(policy.NewContext(r.Context(), policy.For(key)), principal)
+		if cfg.Live != nil {
+			var done func()
+			ctx, done = cfg.Live.track(ctx, principal, key, recheck)
+			defer done()
+		}
 		next.ServeHTTP(w, r.WithContext(withTokens(ctx, limiter, key.ID, rl)))
 	})
+}
+
+// SignedTokenChecker is implemented by token validators that can tell,
+// without a network call, that a bearer is a signed token of their issuer:
+// its signature is checked, so it cannot be guessed, and the failure
+// limiter does not hold it back.
+type SignedTokenChecker interface {
+	SignedToken(token string) bool
+}
+
+// authenticate checks a bearer: an access token (when Tokens is set), else
+// an API key, else an opaque token through introspection. It returns the
+// grant and a function that checks the same credential again (Live).
+func (cfg Config) authenticate(ctx context.Context, secret string) (policy.Key, func(context.Context) (policy.Key, error), error) {
+	if cfg.Tokens != nil {
+		key, err := cfg.Tokens.ValidateToken(ctx, secret)
+		if err == nil {
+			return key, func(ctx context.Context) (policy.Key, error) { return cfg.Tokens.ValidateToken(ctx, secret) }, nil
+		}
+		if !errors.Is(err, ErrNotAccessToken) {
+			return policy.Key{}, nil, err
+		}
+		notToken := err
+		key, recheck, err := cfg.lookupKey(ctx, policy.HashSecret(secret))
+		if opaque, ok := cfg.Tokens.(OpaqueTokenValidator); ok && errors.Is(err, ErrUnknownKey) {
+			key, err = opaque.IntrospectToken(ctx, secret)
+			if err == nil {
+				return key, func(ctx context.Context) (policy.Key, error) { return opaque.IntrospectToken(ctx, secret) }, nil
+			}
+			if !errors.Is(err, ErrNotAccessToken) {
+				return policy.Key{}, nil, err
+			}
+			err = ErrUnknownKey
+		}
+		if errors.Is(err, ErrUnknownKey) && notToken.Error() != ErrNotAccessToken.Error() {
+			err = unknownWithHint{notToken.Error()}
+		}
+		return key, recheck, err
+	}
+	return cfg.lookupKey(ctx, policy.HashSecret(secret))
+}
+
+// lookupKey finds the API key whose secret hashes to hash and checks it is
+// enabled and not expired.
+func (cfg Config) lookupKey(ctx context.Context, hash string) (policy.Key, func(context.Context) (policy.Key, error), error) {
+	check := func(ctx context.Context) (policy.Key, error) {
+		key, err := cfg.Keys.LookupKey(ctx, hash)
+		switch {
+		case err != nil:
+			return policy.Key{}, err
+		case key.Disabled:
+			return policy.Key{}, ErrDisabledKey
+		case subtle.ConstantTimeCompare([]byte(key.SecretHash), []byte(hash)) != 1:
+			return policy.Key{}, ErrUnknownKey
+		case key.Expired(time.Now()):
+			return policy.Key{}, ErrExpiredKey
+		}
+		return key, nil
+	}
+	key, err := check(ctx)
+	return key, check, err
+}
+
+// answerFailure answers a request whose credential did not authenticate;
+// failed counts it against the client address where it could be a guess.
+func (cfg Config) answerFailure(w http.ResponseWriter, r *http.Request, ch Challenge, err error, failed func()) {
+	switch {
+	case errors.Is(err, ErrUnknownKey) || errors.Is(err, ErrDisabledKey) || errors.Is(err, ErrExpiredKey) || errors.Is(err, ErrNotAccessToken):
+		cfg.Counters.Failures.Add(1)
+		failed()
+		msg := orDefault(ch.InvalidKey, "invalid API key")
+		var why string
+		if h := (unknownWithHint{}); errors.As(err, &h) {
+			why = " (" + h.hint + ")"
+		}
+		unauthorized(w, ch.header(r, cfg.Realm, "invalid_token", msg+why), msg+why)
+	case errors.Is(err, ErrTokenCheckUnavailable):
+		// The token could not be checked. For a bearer that is not a
+		// signed token (an opaque one, sent to introspection) this still
+		// counts: an outage must not lift the limit on guessing.
+		cfg.Counters.LookupErrors.Add(1)
+		if sc, ok := cfg.Tokens.(SignedTokenChecker); !ok || !sc.SignedToken(bearerOf(r)) {
+			failed()
+		}
+		w.Header().Set("Retry-After", "1")
+		writeError(w, http.StatusServiceUnavailable, err.Error())
+	case errors.Is(err, ErrInsufficientScope):
+		cfg.Counters.Failures.Add(1)
+		w.Header().Set("WWW-Authenticate", ch.header(r, cfg.Realm, "insufficient_scope", err.Error()))
+		writeError(w, http.StatusForbidden, err.Error())
+	case errors.Is(err, ErrInvalidToken):
+		cfg.Counters.Failures.Add(1)
+		failed()
+		unauthorized(w, ch.header(r, cfg.Realm, "invalid_token", err.Error()), err.Error())
+	default: // the key store is unavailable
+		cfg.Counters.LookupErrors.Add(1)
+		w.Header().Set("Retry-After", "1")
+		writeError(w, http.StatusServiceUnavailable, "authentication is temporarily unavailable; retry shortly")
+	}
+}
+
+// unknownWithHint is an unknown API key whose bearer was also not an
+// access token of the issuer for a reason worth telling (a JWT of another
+// issuer).
+type unknownWithHint struct{ hint string }
+
+func (e unknownWithHint) Error() string { return ErrUnknownKey.Error() + " (" + e.hint + ")" }
+func (e unknownWithHint) Unwrap() error { return ErrUnknownKey }
+
+func bearerOf(r *http.Request) string {
+	s, _ := bearer(r.Header.Get("Authorization"))
+	return s
 }
 
 func bearer(h string) (string, bool) {
@@ -303,14 +395,17 @@ func unauthorized(w http.ResponseWriter, challenge, msg string) {
 // writeError answers with status and {"error": msg}, the shape of every
 // other error of the REST API, so that clients parse one format.
 func writeError(w http.ResponseWriter, status int, msg string) {
-	body, _ := json.Marshal(struct {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false) // "<key>" stays readable in clients that show the body
+	_ = enc.Encode(struct {
 		Error string `json:"error"`
 	}{msg})
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
 	h.Set("X-Content-Type-Options", "nosniff")
 	w.WriteHeader(status)
-	w.Write(append(body, '\n'))
+	w.Write(buf.Bytes())
 }
 
 // limiters is a set of token buckets, one per key id.

@@ -34,11 +34,11 @@ func TestMiddleware(t *testing.T) {
 		challenge    string // the WWW-Authenticate value of a 401
 		body         string // the JSON body of a 401
 	}{
-		{"missing", "", 401, `Bearer realm="mcp-gateway"`, `{"error":"missing or malformed Authorization header: use \"Authorization: Bearer \u003ckey\u003e\""}`},
+		{"missing", "", 401, `Bearer realm="mcp-gateway"`, `{"error":"missing or malformed Authorization header: use \"Authorization: Bearer <key>\""}`},
 		{"wrong scheme", "Basic s-full", 401, `Bearer realm="mcp-gateway"`, ""},
 		{"empty token", "Bearer ", 401, `Bearer realm="mcp-gateway"`, ""},
-		{"unknown", "Bearer nope", 401, `Bearer realm="mcp-gateway", error="invalid_token"`, `{"error":"invalid API key"}`},
-		{"revoked", "Bearer s-revoked", 401, `Bearer realm="mcp-gateway", error="invalid_token"`, `{"error":"invalid API key"}`},
+		{"unknown", "Bearer nope", 401, `Bearer realm="mcp-gateway", error="invalid_token", error_description="invalid API key"`, `{"error":"invalid API key"}`},
+		{"revoked", "Bearer s-revoked", 401, `Bearer realm="mcp-gateway", error="invalid_token", error_description="invalid API key"`, `{"error":"invalid API key"}`},
 		{"valid", "Bearer s-full", 200, "", ""},
 		{"case-insensitive scheme", "bearer s-full", 200, "", ""},
 	}

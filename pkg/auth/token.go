@@ -56,7 +56,10 @@ type Challenge struct {
 	Scope string
 }
 
-func (c Challenge) header(r *http.Request, realm, code string) string {
+// header is the WWW-Authenticate value: the RFC 6750 challenge with the
+// resource metadata (RFC 9728), the error code and, where there is one,
+// the reason in error_description, which clients show to their user.
+func (c Challenge) header(r *http.Request, realm, code, description string) string {
 	h := fmt.Sprintf(`Bearer realm=%q`, realm)
 	if c.ResourceMetadata != nil {
 		if u := c.ResourceMetadata(r); u != "" {
@@ -69,28 +72,33 @@ func (c Challenge) header(r *http.Request, realm, code string) string {
 	if code == "insufficient_scope" && c.Scope != "" {
 		h += fmt.Sprintf(`, scope=%q`, c.Scope)
 	}
+	if d := challengeText(description); code != "" && d != "" {
+		h += `, error_description="` + d + `"`
+	}
 	return h
 }
 
-// tokenOutcome answers a request whose token validation failed and
-// reports whether it did (false: fall through to the API key lookup).
-func (cfg Config) tokenFailure(w http.ResponseWriter, r *http.Request, err error) bool {
-	switch {
-	case errors.Is(err, ErrNotAccessToken):
-		return false
-	case errors.Is(err, ErrTokenCheckUnavailable):
-		cfg.Counters.LookupErrors.Add(1)
-		writeError(w, http.StatusServiceUnavailable, err.Error())
-	case errors.Is(err, ErrInsufficientScope):
-		cfg.Counters.Failures.Add(1)
-		w.Header().Set("WWW-Authenticate", cfg.Challenge.header(r, cfg.Realm, "insufficient_scope"))
-		writeError(w, http.StatusForbidden, err.Error())
-	default:
-		cfg.Counters.Failures.Add(1)
-		w.Header().Set("WWW-Authenticate", cfg.Challenge.header(r, cfg.Realm, "invalid_token"))
-		writeError(w, http.StatusUnauthorized, err.Error())
+// challengeText makes s fit an RFC 6750 error_description: printable
+// ASCII without '"' and '\\', at most 400 bytes.
+func challengeText(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case b.Len() >= 400:
+			return strings.TrimSpace(b.String()) + "..."
+		case r == '"':
+			b.WriteByte('\'')
+		case r == '\\':
+			b.WriteByte('/')
+		case r >= 0x20 && r <= 0x7e:
+			b.WriteRune(r)
+		case r == '\n' || r == '\t':
+			b.WriteByte(' ')
+		default:
+			b.WriteByte('?')
+		}
 	}
-	return true
+	return strings.TrimSpace(b.String())
 }
 
 func orDefault(s, def string) string {

@@ -16,7 +16,7 @@ func (g *GatewayFunction) oauthResource(ctx context.Context) (*oauth.Resource, e
 	}
 	res, err := res.WithTokens(ctx, g.cfg.OAuth, oauth.Options{Logger: g.log, Now: g.cfg.Now})
 	if err == nil {
-		g.oauth = res.Validator
+		g.oauth = res.Validator()
 	}
 	return res, err
 }

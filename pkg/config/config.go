@@ -6,6 +6,7 @@ package config
 
 import (
 	"fmt"
+	"net/url"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -23,6 +24,7 @@ type Env struct {
 	MCPPath       string // MCP_GATEWAY_MCP_PATH, default /mcp
 	Host          string // MCP_GATEWAY_HOST, default 127.0.0.1 (loopback only)
 	Port          int    // MCP_GATEWAY_PORT, default 8765
+	PublicURL     string // MCP_GATEWAY_PUBLIC_URL: the gateway's public base URL (scheme://host[:port]), when it is not Host:Port
 
 	MaxParallel        int           // TOOL_RAG_MAX_PARALLEL, default 8
 	WithoutAuth        bool          // TOOL_RAG_WITHOUT_AUTH, default false
@@ -62,6 +64,7 @@ func FromEnv(getenv func(string) string) (Env, error) {
 		MCPPath:            p.str("MCP_GATEWAY_MCP_PATH", "/mcp"),
 		Host:               p.str("MCP_GATEWAY_HOST", "127.0.0.1"),
 		Port:               p.int("MCP_GATEWAY_PORT", 8765, 1, 65535),
+		PublicURL:          strings.TrimSuffix(strings.TrimSpace(p.getenv("MCP_GATEWAY_PUBLIC_URL")), "/"),
 		MaxParallel:        p.int("TOOL_RAG_MAX_PARALLEL", 8, 1, 1024),
 		WithoutAuth:        p.bool("TOOL_RAG_WITHOUT_AUTH", false),
 		DBPath:             p.str("TOOL_RAG_DB", "tool_registry.db"),
@@ -92,6 +95,9 @@ func FromEnv(getenv func(string) string) (Env, error) {
 	e.GeneratedPath = p.path("MCP_GATEWAY_REGISTRY_GENERATED", filepath.Join(e.ConfigDir, "registry.generated.yaml"))
 	e.KeysPath = p.path("MCP_GATEWAY_KEYS", filepath.Join(e.ConfigDir, "keys.yaml"))
 	e.IndexDir = p.str("TOOL_RAG_INDEX_DIR", strings.TrimSuffix(e.DBPath, filepath.Ext(e.DBPath))+"_index")
+	if u, err := url.Parse(e.PublicURL); e.PublicURL != "" && (err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || (u.Path != "" && u.Path != "/")) {
+		p.errs = append(p.errs, fmt.Sprintf("MCP_GATEWAY_PUBLIC_URL=%q must be the gateway's base URL, scheme://host[:port] (e.g. https://gateway.example.com)", e.PublicURL))
+	}
 	if !strings.HasPrefix(e.MCPPath, "/") {
 		p.errs = append(p.errs, fmt.Sprintf("MCP_GATEWAY_MCP_PATH=%q must start with /", e.MCPPath))
 	}
@@ -169,6 +175,12 @@ func (p *parser) float(name string, def float64) float64 {
 	}
 	return f
 }
+
+// PublicBaseURL is the base URL clients reach the gateway at
+// (MCP_GATEWAY_PUBLIC_URL), for the documents that name it (the OAuth
+// protected-resource metadata); "" when not configured, and the request's
+// Host is used (a foreign Host on a loopback listener is refused before).
+func (e Env) PublicBaseURL() string { return e.PublicURL }
 
 // AuthFailureLimit is the per-client-address limit on failed
 // authentications (zero when MCP_GATEWAY_AUTH_FAILURE_BURST is 0).

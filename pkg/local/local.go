@@ -29,6 +29,7 @@ import (
 	"github.com/toolrag/mcp-gateway/pkg/httpserve"
 	"github.com/toolrag/mcp-gateway/pkg/indexer"
 	"github.com/toolrag/mcp-gateway/pkg/indexpub"
+	"github.com/toolrag/mcp-gateway/pkg/oauth"
 	"github.com/toolrag/mcp-gateway/pkg/policy"
 	"github.com/toolrag/mcp-gateway/pkg/rerank"
 	"github.com/toolrag/mcp-gateway/pkg/session"
@@ -51,6 +52,7 @@ type Runtime struct {
 	lastSync atomic.Pointer[syncer.Report]
 	// configuration reloads (reload.go)
 	keySet       *auth.KeySet
+	oauth        *oauth.Resource              // its `oauth:` section is reloaded with the keys
 	reloadedKeys atomic.Pointer[[]policy.Key] // the keys of the last reload, for the console
 	getenv       func(string) string
 	cfgMu        sync.Mutex
@@ -106,7 +108,7 @@ func New(ctx context.Context, o Options) (*Runtime, error) {
 	if err != nil {
 		return nil, err
 	}
-	g := &Runtime{Env: env, log: log, Health: health.NewTracker(), keySet: keySet, getenv: o.Getenv}
+	g := &Runtime{Env: env, log: log, Health: health.NewTracker(), keySet: keySet, getenv: o.Getenv, oauth: resource}
 	g.keyFiles, g.registryFiles = config.NewFileSet(env.KeysPath), config.NewFileSet(env.RegistryPath, env.GeneratedPath)
 	g.Upstreams = upstream.NewManager(env.UpstreamOptions(log))
 	g.Upstreams.SetServers(servers)

@@ -12,8 +12,8 @@ import (
 // oauthResource builds the resource server from the `oauth:` section of
 // keys.yaml (nil Validator without one: API keys only).
 func oauthResource(ctx context.Context, env config.Env, getenv func(string) string, keys []policy.Key, log *slog.Logger) (*oauth.Resource, error) {
-	res := &oauth.Resource{MCPPath: env.MCPPath,
-		KeyHelp: "Keys are listed in the gateway's keys.yaml (" + env.KeysPath + "); its operator adds one (see docs/clients.md)."}
+	res := &oauth.Resource{MCPPath: env.MCPPath, PublicURL: env.PublicBaseURL(),
+		KeyHelp: "Keys are listed in the gateway's keys file; its operator adds one (see docs/clients.md)."}
 	if env.WithoutAuth {
 		return res, nil
 	}

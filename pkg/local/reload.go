@@ -6,6 +6,8 @@ import (
 
 	"github.com/toolrag/mcp-gateway/pkg/config"
 	"github.com/toolrag/mcp-gateway/pkg/indexer"
+	"github.com/toolrag/mcp-gateway/pkg/oauth"
+	"github.com/toolrag/mcp-gateway/pkg/policy"
 	"github.com/toolrag/mcp-gateway/pkg/upstream"
 )
 
@@ -17,7 +19,20 @@ import (
 func (g *Runtime) WatchConfig(ctx context.Context) {
 	config.Watch(ctx, g.Env.ConfigPoll, func() {
 		g.log.Info("SIGHUP: checking keys.yaml and registry.yaml for changes")
-	}, func() { g.ReloadConfig(ctx) })
+	}, func() {
+		if !g.ReloadConfig(ctx) {
+			g.recheck(ctx) // keys and tokens that expired since the last look
+		}
+	})
+}
+
+// recheck ends the open streams, running calls and sessions of credentials
+// that no longer authenticate (revoked, removed, expired) or whose grant
+// changed.
+func (g *Runtime) recheck(ctx context.Context) {
+	if n := g.Live.Recheck(ctx); n > 0 {
+		g.log.Info("ended the open requests of revoked or changed credentials", "requests", n)
+	}
 }
 
 // ReloadConfig reloads the files that changed since they were last loaded
@@ -31,6 +46,9 @@ func (g *Runtime) ReloadConfig(ctx context.Context) bool {
 	}
 	if g.registryFiles.Changed() && g.reloadRegistry(ctx) {
 		reloaded = true
+	}
+	if reloaded {
+		g.recheck(ctx)
 	}
 	return reloaded
 }
@@ -68,7 +86,29 @@ func (g *Runtime) reloadKeys() bool {
 	g.keySet.Replace(keys)
 	g.reloadedKeys.Store(&keys)
 	g.log.Info("keys.yaml reloaded", "keys", len(keys))
+	g.reloadOAuth(keys)
 	return true
+}
+
+// reloadOAuth applies the `oauth:` section of keys.yaml as it is now: a
+// section added turns OAuth on, one removed turns it off, a changed one
+// replaces the grants (tokens verified under the old grants are checked
+// again). A section that does not load keeps the previous one in force.
+func (g *Runtime) reloadOAuth(keys []policy.Key) {
+	cfg, err := oauth.LoadKeysFile(g.Env.KeysPath, g.getenv)
+	if err == nil && cfg != nil {
+		err = oauth.CheckKeyIDs(keys)
+	}
+	if err == nil {
+		err = g.oauth.SetConfig(context.Background(), cfg, oauth.Options{Logger: g.log})
+	}
+	if err != nil {
+		g.log.Error("the oauth section of keys.yaml does not load; the previous OAuth configuration stays in force", "error", err)
+		return
+	}
+	if cfg != nil {
+		g.log.Info("keys.yaml: oauth section reloaded", "issuer", cfg.Issuer, "grants", len(cfg.Grants))
+	}
 }
 
 func (g *Runtime) reloadRegistry(ctx context.Context) bool {

@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -57,8 +58,8 @@ type Config struct {
 	// their scopes starts with it: Amazon Cognito access tokens have no aud,
 	// and their scopes are "<resource server identifier>/<scope>".
 	ScopePrefix string `yaml:"scope_prefix" json:"scope_prefix"`
-	// GroupsClaim names the claim holding group names (default: "groups",
-	// and "cognito:groups" as well).
+	// GroupsClaim names the claim(s) holding group names, comma-separated;
+	// exactly these are read. Unset: "groups" and "cognito:groups".
 	GroupsClaim string `yaml:"groups_claim" json:"groups_claim"`
 	// RateLimit applies to principals whose grants set none.
 	RateLimit policy.RateLimit `yaml:"rate_limit" json:"rate_limit"`
@@ -80,6 +81,19 @@ type Introspection struct {
 	URL          string `yaml:"url" json:"url"`
 	ClientID     string `yaml:"client_id" json:"client_id"`
 	ClientSecret string `yaml:"client_secret" json:"client_secret"`
+	// TokenPattern, when set, is a regular expression an opaque token of
+	// the authorization server matches (e.g. "^[A-Za-z0-9_-]{40,}$"); a
+	// bearer that does not is never sent to introspection. Bearers in this
+	// gateway's API key format ("trg_…") never are.
+	TokenPattern string `yaml:"token_pattern" json:"token_pattern"`
+}
+
+// groupsClaims lists the claims groups are read from.
+func (c Config) groupsClaims() []string {
+	if strings.TrimSpace(c.GroupsClaim) == "" {
+		return []string{"groups", "cognito:groups"}
+	}
+	return list(c.GroupsClaim)
 }
 
 // Grant gives the principals matching Match access to Servers.
@@ -138,8 +152,8 @@ func (d *Duration) parse(s string) error {
 // defaultAlgorithms are the asymmetric JWS algorithms go-jose verifies.
 var defaultAlgorithms = []string{"RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA"}
 
-// PrincipalPrefix starts every OAuth principal's id ("oauth:<sub>"); API
-// key ids may not start with it.
+// PrincipalPrefix starts every OAuth principal's id ("oauth:sub:<sub>" or
+// "oauth:client:<client id>"); API key ids may not start with it.
 const PrincipalPrefix = "oauth:"
 
 // withDefaults validates c and fills in defaults.
@@ -201,6 +215,11 @@ func (c Config) withDefaults() (Config, error) {
 		}
 		if in.ClientID == "" {
 			bad("introspection.client_id is required")
+		}
+		if in.TokenPattern != "" {
+			if _, err := regexp.Compile(in.TokenPattern); err != nil {
+				bad("introspection.token_pattern: %v", err)
+			}
 		}
 	}
 	if len(c.Grants) == 0 {

@@ -21,7 +21,7 @@ import (
 // endpoint (RFC 7662), when one is configured. Results are cached by the
 // token's SHA-256 for at most a minute (and never past the token's exp).
 func (v *Validator) IntrospectToken(ctx context.Context, token string) (policy.Key, error) {
-	if v.cfg.Introspection == nil {
+	if !v.introspectable(token) {
 		return policy.Key{}, auth.ErrNotAccessToken
 	}
 	sum := sha256.Sum256([]byte(token))
@@ -34,8 +34,14 @@ func (v *Validator) IntrospectToken(ctx context.Context, token string) (policy.K
 	if v.introURL == "" {
 		return policy.Key{}, fmt.Errorf("%w: the authorization server's metadata names no introspection_endpoint; set oauth.introspection.url", auth.ErrTokenCheckUnavailable)
 	}
+	if until := v.introDown.Load(); until != 0 && v.now().UnixNano() < until {
+		// The endpoint failed a moment ago: do not send it every bearer
+		// (with the gateway's client secret) while it is down.
+		return policy.Key{}, fmt.Errorf("%w: the introspection endpoint failed moments ago; retry shortly", auth.ErrTokenCheckUnavailable)
+	}
 	c, err := v.introspect(ctx, token)
 	if err != nil {
+		v.introDown.Store(v.now().Add(introBackoff).UnixNano())
 		return policy.Key{}, err // transient: not cached
 	}
 	ttl := time.Minute
@@ -47,7 +53,7 @@ func (v *Validator) IntrospectToken(ctx context.Context, token string) (policy.K
 	case c.Issuer != "" && c.Issuer != v.cfg.Issuer:
 		err = fmt.Errorf("%w: the token was issued by %q, not %q", auth.ErrInvalidToken, c.Issuer, v.cfg.Issuer)
 	default:
-		if c.Expiry != "" {
+		if c.Expiry.set() {
 			exp, perr := c.Expiry.Float64()
 			if perr != nil {
 				err = fmt.Errorf("%w: exp is not a number", auth.ErrInvalidToken)
@@ -65,6 +71,28 @@ func (v *Validator) IntrospectToken(ctx context.Context, token string) (policy.K
 	v.intro.put(sum, introEntry{key: key, err: err, until: v.now().Add(ttl)})
 	return key, err
 }
+
+// introBackoff is how long the introspection endpoint is left alone after
+// it failed.
+const introBackoff = 2 * time.Second
+
+// introspectable reports whether a bearer may be sent to the introspection
+// endpoint: introspection is configured, the bearer is not in this
+// gateway's API key format (a mistyped key is no access token, and sending
+// it would hand it to the authorization server), it matches the
+// configured token pattern, and it is of a sane size.
+func (v *Validator) introspectable(token string) bool {
+	switch {
+	case v.cfg.Introspection == nil, len(token) > maxOpaqueToken, strings.HasPrefix(token, policy.SecretPrefix):
+		return false
+	case v.tokenRE != nil:
+		return v.tokenRE.MatchString(token)
+	}
+	return true
+}
+
+// maxOpaqueToken bounds the bearers sent to introspection.
+const maxOpaqueToken = 4096
 
 func (v *Validator) introspect(ctx context.Context, token string) (claims, error) {
 	form := url.Values{"token": {token}, "token_type_hint": {"access_token"}}
@@ -87,6 +115,16 @@ func (v *Validator) introspect(ctx context.Context, token string) (claims, error
 	var c claims
 	if err := json.Unmarshal(body, &c); err != nil {
 		return claims{}, fmt.Errorf("%w: introspection answer is not JSON: %v", auth.ErrTokenCheckUnavailable, err)
+	}
+	if v.cfg.GroupsClaim != "" {
+		var m map[string]json.RawMessage
+		if err := json.Unmarshal(body, &m); err != nil {
+			return claims{}, fmt.Errorf("%w: introspection answer is not a JSON object", auth.ErrTokenCheckUnavailable)
+		}
+		if c.Groups, err = v.groupsFrom(m); err != nil {
+			return claims{}, err
+		}
+		c.CognitoGroups = nil
 	}
 	return c, nil
 }

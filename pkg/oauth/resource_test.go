@@ -109,7 +109,9 @@ func TestOAuthMode(t *testing.T) {
 	cfg := testConfig(as.Issuer)
 	cfg.ScopesSupported = []string{"tools", "files"}
 	v := newValidator(t, cfg)
-	srv := server(t, &Resource{Validator: v, MCPPath: "/mcp"})
+	res := &Resource{MCPPath: "/mcp"}
+	res.v.Store(v)
+	srv := server(t, res)
 	aud := url.Values{"resource": {testAudience}}
 
 	status, _, body := get(t, "GET", srv.URL+WellKnown+"/mcp", "")
@@ -146,7 +148,7 @@ func TestOAuthMode(t *testing.T) {
 		challenge    string
 		body         string
 	}{
-		{"token", tok("agent-1", "scope", "tools"), 200, "", `"key":"oauth:agent-1"`},
+		{"token", tok("agent-1", "scope", "tools"), 200, "", `"key":"oauth:sub:agent-1"`},
 		{"admin token", tok("agent-2", "x_groups", "ops"), 200, "", `"admin":true`},
 		{"API key alongside", "dev-key-full", 200, "", `"key":"dev-full"`},
 		{"no credentials", "", 401, "Bearer realm", "OAuth access token from " + as.Issuer},

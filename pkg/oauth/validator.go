@@ -9,9 +9,12 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/coreos/go-oidc/v3/oidc"
@@ -49,8 +52,10 @@ type Validator struct {
 	keys      *keySet
 	introURL  string
 
-	intro    *introCache
-	verified *introCache // tokens verified before, by SHA-256
+	intro     *introCache
+	verified  *introCache    // tokens verified before, by SHA-256
+	tokenRE   *regexp.Regexp // Introspection.TokenPattern
+	introDown atomic.Int64   // unix ns until which introspection is not tried
 }
 
 // New checks cfg and returns a validator. It makes no network call; the
@@ -81,8 +86,11 @@ func New(cfg Config, o Options) (*Validator, error) {
 		// back by the skew tolerates that much skew on exp.
 		Now: func() time.Time { return v.now().Add(-skew) },
 	}
-	if cfg.Introspection != nil {
-		v.introURL = cfg.Introspection.URL
+	if in := cfg.Introspection; in != nil {
+		v.introURL = in.URL
+		if in.TokenPattern != "" {
+			v.tokenRE = regexp.MustCompile(in.TokenPattern) // checked by withDefaults
+		}
 	}
 	return v, nil
 }
@@ -150,8 +158,8 @@ type claims struct {
 	Issuer        string      `json:"iss"`
 	Subject       string      `json:"sub"`
 	Audience      stringList  `json:"aud"`
-	NotBefore     json.Number `json:"nbf"`
-	Expiry        json.Number `json:"exp"`
+	NotBefore     numeric     `json:"nbf"`
+	Expiry        numeric     `json:"exp"`
 	Scope         string      `json:"scope"`
 	Scp           stringList  `json:"scp"`
 	ClientID      string      `json:"client_id"`
@@ -191,14 +199,16 @@ type Principal struct {
 	Groups   []string
 }
 
-// ID is the principal's canonical id, "oauth:<sub>" (or the client id for
-// tokens without a subject). It is the policy's KeyID: rate limits, audit
+// ID is the principal's canonical id: "oauth:sub:<sub>" for a token with a
+// subject, "oauth:client:<client id>" for one without (a client acting for
+// itself), so that a subject and a client that happen to share a name are
+// never the same principal. It is the policy's KeyID: rate limits, audit
 // lines and session ownership use it.
 func (p Principal) ID() string {
 	if p.Subject != "" {
-		return PrincipalPrefix + p.Subject
+		return PrincipalPrefix + "sub:" + p.Subject
 	}
-	return PrincipalPrefix + p.ClientID
+	return PrincipalPrefix + "client:" + p.ClientID
 }
 
 // peekIssuer reports the iss claim of a compact JWS without verifying
@@ -260,12 +270,15 @@ func (v *Validator) ValidateToken(ctx context.Context, token string) (policy.Key
 	if err := tok.Claims(&c); err != nil {
 		return policy.Key{}, fmt.Errorf("%w: unreadable claims: %v", auth.ErrInvalidToken, err)
 	}
-	if gc := v.cfg.GroupsClaim; gc != "" && gc != "groups" {
+	if v.cfg.GroupsClaim != "" {
 		var m map[string]json.RawMessage
-		var g stringList
-		if tok.Claims(&m) == nil && m[gc] != nil && json.Unmarshal(m[gc], &g) == nil {
-			c.Groups = append(c.Groups, g...)
+		if err := tok.Claims(&m); err != nil {
+			return policy.Key{}, fmt.Errorf("%w: unreadable claims: %v", auth.ErrInvalidToken, err)
 		}
+		if c.Groups, err = v.groupsFrom(m); err != nil {
+			return policy.Key{}, err
+		}
+		c.CognitoGroups = nil
 	}
 	key, err := v.admit(c)
 	if err == nil {
@@ -276,6 +289,33 @@ func (v *Validator) ValidateToken(ctx context.Context, token string) (policy.Key
 		v.verified.put(sum, introEntry{key: key, until: until})
 	}
 	return key, err
+}
+
+// groupsFrom reads the groups of a token from exactly the claims named in
+// groups_claim (comma-separated), and from no other claim: a token that
+// carries "groups" when the operator named "roles" gets no group from it.
+func (v *Validator) groupsFrom(m map[string]json.RawMessage) ([]string, error) {
+	var out []string
+	for _, name := range v.cfg.groupsClaims() {
+		raw, ok := m[name]
+		if !ok || string(raw) == "null" {
+			continue
+		}
+		var g stringList
+		if err := json.Unmarshal(raw, &g); err != nil {
+			return nil, fmt.Errorf("%w: claim %q must be a string or a list of strings", auth.ErrInvalidToken, name)
+		}
+		out = append(out, g...)
+	}
+	return out, nil
+}
+
+// SignedToken implements auth.SignedTokenChecker: a bearer shaped like a
+// JWT of the configured issuer is checked by its signature, so it cannot
+// be guessed.
+func (v *Validator) SignedToken(token string) bool {
+	iss, ok := peekIssuer(token)
+	return ok && iss == v.cfg.Issuer
 }
 
 // verifiedTTL bounds how long a verified token is trusted without
@@ -304,7 +344,13 @@ func (v *Validator) admit(c claims) (policy.Key, error) {
 	if c.TokenUse != "" && c.TokenUse != "access" {
 		return policy.Key{}, fmt.Errorf("%w: this is an ID token (token_use %q), send the access token", auth.ErrInvalidToken, c.TokenUse)
 	}
-	if c.NotBefore != "" {
+	if err := numericDate("exp", c.Expiry); err != nil {
+		return policy.Key{}, err
+	}
+	if err := numericDate("nbf", c.NotBefore); err != nil {
+		return policy.Key{}, err
+	}
+	if c.NotBefore.set() {
 		nbf, err := c.NotBefore.Float64()
 		if err != nil {
 			return policy.Key{}, fmt.Errorf("%w: nbf is not a number", auth.ErrInvalidToken)
@@ -331,6 +377,47 @@ func (v *Validator) admit(c claims) (policy.Key, error) {
 		return policy.Key{}, fmt.Errorf("%w: the access token names no subject (sub) or client (client_id)", auth.ErrInvalidToken)
 	}
 	return v.grant(p)
+}
+
+// numeric is a time claim as the token spelled it: RFC 7519 §2 wants a
+// NumericDate, a JSON number; "exp": "1999999999" is not one.
+type numeric struct {
+	raw   string // "" when absent or null
+	value float64
+}
+
+func (n *numeric) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		*n = numeric{}
+		return nil
+	}
+	n.raw = string(b)
+	if f, err := strconv.ParseFloat(n.raw, 64); err == nil && b[0] != '"' {
+		n.value = f
+	}
+	return nil
+}
+
+func (n numeric) set() bool { return n.raw != "" }
+
+// Float64 returns the number, or an error when the claim is not a JSON
+// number.
+func (n numeric) Float64() (float64, error) {
+	if _, err := strconv.ParseFloat(n.raw, 64); err != nil || n.raw[0] == '"' {
+		return 0, errors.New("not a number")
+	}
+	return n.value, nil
+}
+
+// numericDate refuses a time claim that is present but not a JSON number.
+func numericDate(name string, n numeric) error {
+	if !n.set() {
+		return nil
+	}
+	if _, err := n.Float64(); err != nil {
+		return fmt.Errorf("%w: %s must be a number (RFC 7519 NumericDate)", auth.ErrInvalidToken, name)
+	}
+	return nil
 }
 
 func firstOf(s ...string) string {

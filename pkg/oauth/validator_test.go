@@ -162,17 +162,17 @@ func TestValidateToken(t *testing.T) {
 		admin   bool
 		rate    policy.RateLimit
 	}{
-		{name: "valid scope grant", token: good, id: "oauth:agent-1",
+		{name: "valid scope grant", token: good, id: "oauth:sub:agent-1",
 			servers: map[string]policy.Rule{"echo": {}}, rate: policy.RateLimit{Rate: 50, Burst: 100}},
-		{name: "group grant is admin", token: as.Token(t, "agent-2", with("x_groups", "ops")), id: "oauth:agent-2", admin: true,
+		{name: "group grant is admin", token: as.Token(t, "agent-2", with("x_groups", "ops")), id: "oauth:sub:agent-2", admin: true,
 			servers: map[string]policy.Rule{"fs": {ToolPrefixes: []string{"read_"}}}, rate: policy.RateLimit{Rate: 50, Burst: 100}},
-		{name: "client grant with its own rate limit", token: as.Token(t, "narrow", res), id: "oauth:narrow",
+		{name: "client grant with its own rate limit", token: as.Token(t, "narrow", res), id: "oauth:sub:narrow",
 			servers: map[string]policy.Rule{"echo": {ToolPrefixes: []string{"echo"}}}, rate: policy.RateLimit{Rate: 2, Burst: 3}},
-		{name: "grants add up", token: as.Token(t, "narrow", with("scope", "tools", "x_groups", "ops")), id: "oauth:narrow", admin: true,
+		{name: "grants add up", token: as.Token(t, "narrow", with("scope", "tools", "x_groups", "ops")), id: "oauth:sub:narrow", admin: true,
 			servers: map[string]policy.Rule{"echo": {}, "fs": {ToolPrefixes: []string{"read_"}}}, rate: policy.RateLimit{Rate: 2, Burst: 3}},
-		{name: "sub and scope both required", token: as.Token(t, "app", with("x_sub", "alice", "scope", "files tools")), id: "oauth:alice",
+		{name: "sub and scope both required", token: as.Token(t, "app", with("x_sub", "alice", "scope", "files tools")), id: "oauth:sub:alice",
 			servers: map[string]policy.Rule{"echo": {}, "fs": {ToolPrefixes: []string{"write_"}}}, rate: policy.RateLimit{Rate: 50, Burst: 100}},
-		{name: "expired within the clock skew", token: as.Token(t, "agent-1", with("scope", "tools", "x_exp", "-5")), id: "oauth:agent-1",
+		{name: "expired within the clock skew", token: as.Token(t, "agent-1", with("scope", "tools", "x_exp", "-5")), id: "oauth:sub:agent-1",
 			servers: map[string]policy.Rule{"echo": {}}, rate: policy.RateLimit{Rate: 50, Burst: 100}},
 
 		{name: "expired", token: as.Token(t, "agent-1", with("scope", "tools", "x_exp", "-120")), wantErr: auth.ErrInvalidToken, msg: "expired"},
@@ -185,7 +185,7 @@ func TestValidateToken(t *testing.T) {
 		{name: "signed by another key with the server's kid", token: forge(t, jose.RS256, otherKey, "k1", goodClaims(as.Issuer)), wantErr: auth.ErrInvalidToken, msg: "bad signature"},
 		{name: "alg none", token: b64(map[string]any{"alg": "none", "typ": "JWT"}) + "." + b64(goodClaims(as.Issuer)) + ".", wantErr: auth.ErrInvalidToken, msg: "malformed"},
 		{name: "HS256 keyed with the public key", token: hsConfusion, wantErr: auth.ErrInvalidToken, msg: "malformed"},
-		{name: "valid token, no grant matches", token: as.Token(t, "nobody", with("scope", "other")), wantErr: auth.ErrInsufficientScope, msg: "oauth:nobody"},
+		{name: "valid token, no grant matches", token: as.Token(t, "nobody", with("scope", "other")), wantErr: auth.ErrInsufficientScope, msg: "oauth:sub:nobody"},
 		{name: "ID token", token: as.Sign(t, "k1", map[string]any{"sub": "agent-1", "aud": testAudience, "scope": "tools", "token_use": "id"}),
 			wantErr: auth.ErrInvalidToken, msg: "ID token"},
 		{name: "API key", token: "dev-key-admin", wantErr: auth.ErrNotAccessToken},
@@ -265,7 +265,7 @@ func TestKeyRotation(t *testing.T) {
 	kid := "k-rot-" + time.Now().Format("150405.000000")
 	as.Rotate(t, kid)
 	key, err := v.ValidateToken(ctx, as.Sign(t, kid, claims))
-	if err != nil || key.ID != "oauth:rotated" {
+	if err != nil || key.ID != "oauth:sub:rotated" {
 		t.Fatalf("token with the new key: %v %v", key, err)
 	}
 	if n := v.JWKSFetches(); n != 2 {
@@ -345,7 +345,7 @@ func TestIntrospection(t *testing.T) {
 	before := as.Introspections(t)
 	as.NextIntrospection(t, map[string]any{"active": true, "sub": "svc", "scope": "tools", "aud": testAudience, "iss": as.Issuer, "exp": exp})
 	key, err := v.IntrospectToken(ctx, "opaque-token-1")
-	if err != nil || key.ID != "oauth:svc" || !sameServers(key.Servers, map[string]policy.Rule{"echo": {}}) {
+	if err != nil || key.ID != "oauth:sub:svc" || !sameServers(key.Servers, map[string]policy.Rule{"echo": {}}) {
 		t.Fatalf("active token: %+v %v", key, err)
 	}
 	if _, err := v.IntrospectToken(ctx, "opaque-token-1"); err != nil {

@@ -31,10 +31,13 @@ func ParseGrant(s string) (id string, rule Rule, err error) {
 	return id, rule, nil
 }
 
-// NewSecret returns a fresh API key secret: "trg_" and 256 random bits.
-// Store only HashSecret of it.
+// SecretPrefix starts every API key secret NewSecret makes.
+const SecretPrefix = "trg_"
+
+// NewSecret returns a fresh API key secret: SecretPrefix and 256 random
+// bits. Store only HashSecret of it.
 func NewSecret() string {
 	var b [32]byte
 	_, _ = rand.Read(b[:]) // never fails: Go crashes the program if the OS has no randomness
-	return "trg_" + base64.RawURLEncoding.EncodeToString(b[:])
+	return SecretPrefix + base64.RawURLEncoding.EncodeToString(b[:])
 }

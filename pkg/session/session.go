@@ -151,6 +151,26 @@ func (m *Memory) Delete(_ context.Context, id string) error {
 	return nil
 }
 
+// OwnerDeleter is implemented by stores that can end every session of a
+// principal at once (a revoked credential's sessions).
+type OwnerDeleter interface {
+	DeleteOwner(ctx context.Context, principal string) (int, error)
+}
+
+// DeleteOwner implements OwnerDeleter.
+func (m *Memory) DeleteOwner(_ context.Context, principal string) (int, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	n := 0
+	for id, s := range m.sessions {
+		if s.owner == principal {
+			delete(m.sessions, id)
+			n++
+		}
+	}
+	return n, nil
+}
+
 // AddTools implements Store.
 func (m *Memory) AddTools(_ context.Context, id string, toolIDs []string) error {
 	m.mu.Lock()
