@@ -324,10 +324,12 @@ var EnvVars = []struct{ Name, Help string }{
 	{"TOOLRAG_OAUTH_SCOPES", "comma-separated scopes advertised in the metadata"},
 	{"TOOLRAG_OAUTH_SCOPE_PREFIX", "accept aud-less tokens with a scope under this prefix (Cognito: <resource server>/)"},
 	{"TOOLRAG_OAUTH_CLOCK_SKEW", "tolerated clock skew on exp/nbf (default 30s)"},
+	{"TOOLRAG_OAUTH_GROUPS_CLAIM", "claim(s) holding group names, comma-separated; exactly these are read (default: groups and cognito:groups)"},
 	{"TOOLRAG_OAUTH_GRANTS", `grants as JSON: [{"match":{"scope":"..."},"servers":{"echo":{}},"admin":false}]`},
 	{"TOOLRAG_OAUTH_INTROSPECTION_URL", "RFC 7662 introspection endpoint for opaque tokens (optional)"},
 	{"TOOLRAG_OAUTH_INTROSPECTION_CLIENT_ID", "client id for introspection"},
 	{"TOOLRAG_OAUTH_INTROSPECTION_CLIENT_SECRET", "client secret for introspection"},
+	{"TOOLRAG_OAUTH_INTROSPECTION_TOKEN_PATTERN", "regular expression opaque tokens match; other bearers are never sent to introspection"},
 }
 
 // FromEnv reads the configuration from TOOLRAG_OAUTH_* variables. It
@@ -345,6 +347,7 @@ func FromEnv(getenv func(string) string) (*Config, error) {
 		Algorithms:      list(get("TOOLRAG_OAUTH_ALGORITHMS")),
 		ScopesSupported: list(get("TOOLRAG_OAUTH_SCOPES")),
 		ScopePrefix:     get("TOOLRAG_OAUTH_SCOPE_PREFIX"),
+		GroupsClaim:     get("TOOLRAG_OAUTH_GROUPS_CLAIM"),
 	}
 	if err := c.ClockSkew.parse(get("TOOLRAG_OAUTH_CLOCK_SKEW")); err != nil {
 		return nil, fmt.Errorf("TOOLRAG_OAUTH_CLOCK_SKEW: %w", err)
@@ -358,7 +361,7 @@ func FromEnv(getenv func(string) string) (*Config, error) {
 	}
 	if u := get("TOOLRAG_OAUTH_INTROSPECTION_URL"); u != "" {
 		c.Introspection = &Introspection{URL: u, ClientID: get("TOOLRAG_OAUTH_INTROSPECTION_CLIENT_ID"),
-			ClientSecret: getenv("TOOLRAG_OAUTH_INTROSPECTION_CLIENT_SECRET")}
+			ClientSecret: getenv("TOOLRAG_OAUTH_INTROSPECTION_CLIENT_SECRET"), TokenPattern: get("TOOLRAG_OAUTH_INTROSPECTION_TOKEN_PATTERN")}
 	}
 	c, err := c.withDefaults()
 	if err != nil {
