@@ -302,8 +302,9 @@ func sseData(body string) string {
 }
 
 // TestAuthFailureLimit (finding 5): after a burst of failed
-// authentications from one address, every request from it is answered
-// 429 with Retry-After before its key is looked up (even a valid key: a
+// authentications from one address, every request from it with a
+// credential not seen to work is answered 429 with Retry-After before its
+// key is looked up (even a valid key never used before: a
 // right guess is not told apart), X-Forwarded-For does not get around it
 // unless trusted, and other addresses are unaffected.
 func TestAuthFailureLimit(t *testing.T) {

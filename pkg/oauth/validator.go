@@ -155,20 +155,20 @@ func (v *Validator) setup(ctx context.Context) (*keySet, error) {
 // claims are the access token claims the gateway reads (RFC 9068, plus
 // the usual vendor spellings).
 type claims struct {
-	Issuer        string      `json:"iss"`
-	Subject       string      `json:"sub"`
-	Audience      stringList  `json:"aud"`
-	NotBefore     numeric     `json:"nbf"`
-	Expiry        numeric     `json:"exp"`
-	Scope         string      `json:"scope"`
-	Scp           stringList  `json:"scp"`
-	ClientID      string      `json:"client_id"`
-	Azp           string      `json:"azp"`
-	Cid           string      `json:"cid"`
-	TokenUse      string      `json:"token_use"`
-	Active        *bool       `json:"active"` // introspection
-	Groups        stringList  `json:"groups"`
-	CognitoGroups stringList  `json:"cognito:groups"`
+	Issuer        string     `json:"iss"`
+	Subject       string     `json:"sub"`
+	Audience      stringList `json:"aud"`
+	NotBefore     numeric    `json:"nbf"`
+	Expiry        numeric    `json:"exp"`
+	Scope         string     `json:"scope"`
+	Scp           stringList `json:"scp"`
+	ClientID      string     `json:"client_id"`
+	Azp           string     `json:"azp"`
+	Cid           string     `json:"cid"`
+	TokenUse      string     `json:"token_use"`
+	Active        *bool      `json:"active"` // introspection
+	Groups        stringList `json:"groups"`
+	CognitoGroups stringList `json:"cognito:groups"`
 }
 
 // stringList reads a JSON string or list of strings.
