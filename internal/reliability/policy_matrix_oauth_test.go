@@ -1,10 +1,13 @@
 package reliability
 
 import (
+	"context"
 	"net/http"
 	"net/url"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mark3labs/mcp-go/client"
 
@@ -66,6 +69,8 @@ func TestPolicyMatrixOAuth(t *testing.T) {
 		like("oauth full scope", "full server grant", tok("agent-full", "scope", "m.full")),
 		like("oauth prefix scope", "prefix grants", tok("agent-prefix", "scope", "m.prefix")),
 		like("oauth group", "hashed secret", tok("agent-group", "x_groups", "g.other")),
+		// Without groups_claim, cognito:groups names groups as well.
+		like("oauth cognito:groups", "hashed secret", as.Sign(t, "k1", map[string]any{"aud": matrixAudience, "sub": "agent-cognito", "cognito:groups": "g.other"})),
 		{name: "oauth expired", secret: tok("agent-full", "scope", "m.full", "x_exp", "-3600")},
 		{name: "oauth wrong audience", secret: tok("agent-full", "scope", "m.full", "resource", "https://elsewhere.test/mcp")},
 		{name: "oauth wrong issuer", secret: tok("agent-full", "scope", "m.full", "x_iss", "https://evil.test")},
@@ -101,6 +106,26 @@ func TestPolicyMatrixOAuth(t *testing.T) {
 		}
 	}
 	t.Logf("OAuth policy matrix: %d surfaces × %d principals = %d cells", len(surfaces), len(cases), m.cells)
+
+	t.Run("a grant removed ends the open stream of its principals", func(t *testing.T) {
+		full := byName["full server grant"]
+		full.secret = tok("agent-stream", "scope", "m.full")
+		sid := openLegacySession(t, g.url, full.secret)
+		ended := openStream(t, g.url, full.secret, sid)
+		writeFile(t, filepath.Join(g.dir, "keys.yaml"), matrixKeys+strings.Replace(
+			strings.Replace(matrixOAuth, "    - match: {scope: m.full}\n      servers: {echo: {}}\n", "", 1), "%q", `"`+as.Issuer+`"`, 1))
+		if !g.g.ReloadConfig(context.Background()) {
+			t.Fatal("keys.yaml not reloaded")
+		}
+		select {
+		case <-ended:
+		case <-time.After(5 * time.Second):
+			t.Error("the stream of a principal whose grant was removed is still open 5 s after the reload")
+		}
+		if code, _ := sessionDo(t, "POST", g.url, full.secret, sid, mcpBody("ping", "{}")); code != http.StatusForbidden {
+			t.Errorf("after its grant was removed the token got %d, want 403", code)
+		}
+	})
 
 	t.Run("audit lines name the principal, never the token", func(t *testing.T) {
 		logs := g.logs.String()

@@ -49,6 +49,33 @@ func (g *gateway) whoami(t *testing.T, bearer string) (int, string) {
 	return code, body
 }
 
+// openStream opens the GET stream of a legacy session; the returned
+// channel is closed when the gateway ends it.
+func openStream(t *testing.T, url, key, sid string) <-chan struct{} {
+	t.Helper()
+	req, _ := http.NewRequest("GET", url, nil)
+	for k, v := range legacyHdr {
+		req.Header.Set(k, v)
+	}
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("Authorization", "Bearer "+key)
+	req.Header.Set("Mcp-Session-Id", sid)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET stream: %v %v", err, resp)
+	}
+	ended := make(chan struct{})
+	go func() {
+		defer close(ended)
+		defer resp.Body.Close()
+		sc := bufio.NewScanner(resp.Body)
+		for sc.Scan() {
+		}
+	}()
+	t.Cleanup(func() { resp.Body.Close() })
+	return ended
+}
+
 // TestRedTeam2GroupsClaimReplaces (finding 1): with groups_claim set, only
 // that claim names groups; "groups" and "cognito:groups" no longer do.
 func TestRedTeam2GroupsClaimReplaces(t *testing.T) {
@@ -200,25 +227,7 @@ func TestRedTeam2RevocationEndsOpen(t *testing.T) {
 	sessionDo(t, "POST", g.url, key, sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 
 	// The GET stream, held open.
-	streamEnded := make(chan error, 1)
-	req, _ := http.NewRequest("GET", g.url, nil)
-	for k, v := range legacyHdr {
-		req.Header.Set(k, v)
-	}
-	req.Header.Set("Accept", "text/event-stream")
-	req.Header.Set("Authorization", "Bearer "+key)
-	req.Header.Set("Mcp-Session-Id", sid)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil || resp.StatusCode != http.StatusOK {
-		t.Fatalf("GET stream: %v %v", err, resp)
-	}
-	go func() {
-		defer resp.Body.Close()
-		sc := bufio.NewScanner(resp.Body)
-		for sc.Scan() {
-		}
-		streamEnded <- sc.Err()
-	}()
+	streamEnded := openStream(t, g.url, key, sid)
 
 	// A running call: sleep for a minute.
 	callDone := make(chan string, 1)
@@ -282,25 +291,7 @@ func TestRedTeam2RevocationEndsOpen(t *testing.T) {
 	writeFile(t, filepath.Join(g.dir, "keys.yaml"), strings.Replace(rt2Keys, "  - id: rt2-fresh\n", "  - id: rt2-fresh\n    expires_at: \""+exp+"\"\n", 1))
 	g.g.ReloadConfig(context.Background())
 	sid2 := openLegacySession(t, g.url, "rt2-fresh-secret-5e6f")
-	req2, _ := http.NewRequest("GET", g.url, nil)
-	for k, v := range legacyHdr {
-		req2.Header.Set(k, v)
-	}
-	req2.Header.Set("Accept", "text/event-stream")
-	req2.Header.Set("Authorization", "Bearer rt2-fresh-secret-5e6f")
-	req2.Header.Set("Mcp-Session-Id", sid2)
-	resp2, err := http.DefaultClient.Do(req2)
-	if err != nil || resp2.StatusCode != http.StatusOK {
-		t.Fatalf("GET stream of the expiring key: %v %v", err, resp2)
-	}
-	ended2 := make(chan struct{})
-	go func() {
-		defer close(ended2)
-		defer resp2.Body.Close()
-		sc := bufio.NewScanner(resp2.Body)
-		for sc.Scan() {
-		}
-	}()
+	ended2 := openStream(t, g.url, "rt2-fresh-secret-5e6f", sid2)
 	time.Sleep(3500 * time.Millisecond)
 	if n := g.g.Live.Recheck(context.Background()); n < 1 {
 		t.Errorf("Recheck after expires_at ended %d requests", n)

@@ -347,7 +347,7 @@ func TestAuthFailureLimit(t *testing.T) {
 		return code
 	}
 	for i := 0; i < 2; i++ {
-		from("203.0.113.9", "guess")
+		from("203.0.113.9", fmt.Sprintf("guess-%d", i)) // distinct guesses: a repeated one counts once
 	}
 	if code := from("203.0.113.9", "sekret-full-9f8e"); code != http.StatusTooManyRequests {
 		t.Errorf("trusted X-Forwarded-For: the throttled address got %d", code)

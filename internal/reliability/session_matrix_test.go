@@ -58,7 +58,7 @@ func init() {
 			// of empty lists still names its server.
 			granted, known := map[string]float64{"full server grant": 1, "prefix grants": 2, "no grant": 0, "hashed secret": 1,
 				"tools only": 1, "empty lists": 1, "star": 1, "ev dynamic": 1,
-				"oauth full scope": 1, "oauth prefix scope": 2, "oauth group": 1}[k.name]
+				"oauth full scope": 1, "oauth prefix scope": 2, "oauth group": 1, "oauth cognito:groups": 1}[k.name]
 			if !known {
 				t.Fatalf("key kind %q: write down how many servers it is granted", k.name)
 			}
