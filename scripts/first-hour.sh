@@ -84,7 +84,7 @@ else
     # Right after the banner the first sync may still run (the example's
     # echo server starts with `go run`, compiling it first): a tool call
     # by name then finds no tool. Noted; the call is checked once loaded.
-    note="called at once, before the first sync ended, it answered: $(printf '%s' "$out" | grep -o '"text":"[^"]*"' | head -1)"
+    note="called at once, before the first sync ended, it answered: $(printf '%s' "$out" | grep -oE '"text":"([^"\\]|\\.)*"' | head -1)"
     for _ in $(seq 1 300); do curl -s "$base/health" | grep -q '"loading"' || break; sleep 1; done
     log "      note: $note; the first sync ended $((SECONDS - step_start)) s later"
     out=$(bash -c "${tryit//8765/$port}" 2>&1)
