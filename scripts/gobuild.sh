@@ -13,9 +13,12 @@ elapsed() { local s=$((SECONDS - start)); printf '%dm%02ds' $((s / 60)) $((s % 6
 
 echo "build: counting the packages $pkg needs (go list -deps; the first run downloads the Go modules)"
 total=$($GO list -deps -f '{{if .Stale}}{{.ImportPath}}{{end}}' "$pkg" | grep -c . || true)
-if [ "$total" -eq 0 ]; then
-  $GO build -o "$out" "$pkg"
-  echo "build: $out is up to date ($(elapsed))"
+if [ "$total" -le 1 ]; then # at most the main package: a link
+  if ! $GO build -o "$out" "$pkg"; then
+    echo "build: failed after $(elapsed)" >&2
+    exit 1
+  fi
+  echo "build: $out is up to date (linked in $(elapsed))"
   exit 0
 fi
 all=$($GO list -deps "$pkg" | grep -c .)
@@ -37,7 +40,8 @@ show() { # n name
     printf '  [%3d/%d] %s  %s\n' "$1" "$total" "$(elapsed)" "$2"
   fi
 }
-# The clock: every 2 s on a terminal, every 30 s otherwise.
+# The clock, while one package compiles: every 2 s on a terminal (one
+# line, rewritten), every 30 s otherwise (a line each, as for each package).
 (
   period=2
   [ $tty = 1 ] || period=30
@@ -55,7 +59,7 @@ $GO build -v -o "$out" "$pkg" 2>&1 | {
     if [[ $line =~ ^[^[:space:]#:]+$ ]]; then
       n=$((n + 1))
       echo "$n $line" > "$state"
-      [ $tty = 1 ] && show "$n" "$line"
+      show "$n" "$line"
     else
       [ $tty = 1 ] && printf '\n'
       printf '%s\n' "$line"
