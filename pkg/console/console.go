@@ -560,7 +560,7 @@ func (c *Console) overview(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{
 		"calls":    map[string]any{"calls": total, "errors": failed, "p50_ms": p50, "p99_ms": p99},
 		"timeline": c.cfg.Usage.Timeline(),
-		"servers": list, "counts": counts, "tools": len(tools), "last_sync": lastSync,
+		"servers":  list, "counts": counts, "tools": len(tools), "last_sync": lastSync,
 		"recent_calls": nonNil(calls), "recent_errors": nonNil(errs), "server_problems": problems,
 		"retrievals": c.cfg.Usage.Retrievals(), "since": c.cfg.Usage.Started(), "sync": c.cfg.Sync != nil,
 	})
