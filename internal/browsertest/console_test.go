@@ -1,13 +1,13 @@
 package browsertest
 
 import (
-	"log/slog"
-	"net/http/httptest"
 	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
