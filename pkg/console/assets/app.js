@@ -323,8 +323,9 @@
   // ms) over the calls per minute (bars, failed part red, counts on top),
   // over at least the last 30 minutes.
   function timeline(points, W) {
-    const H = 190, L = 52, R = 12, T = 16, B = 36;
+    const H = 206, L = 52, R = 22, T = 34, B = 36;
     const svg = svgEl("svg", { viewBox: "0 0 " + W + " " + H, width: W, height: H, role: "img", "aria-label": "tool call latency per minute" });
+    svg.append(svgEl("text", { x: L - 4, y: T - 14, "text-anchor": "end" }, "calls"));
     if (!points.length) { svg.append(svgEl("text", { x: L, y: H / 2 }, "no calls in the last hour")); return svg; }
     const byMin = new Map(points.map((p) => [Math.round(Date.parse(p.start) / 60000), p]));
     const last = Math.round(Date.parse(points[points.length - 1].start) / 60000);
@@ -347,7 +348,8 @@
       const bh = Math.max(2, full * p.calls / maxCalls), eh = p.errors ? Math.max(1, full * p.errors / maxCalls) : 0;
       svg.append(svgEl("rect", { class: "bar", opacity: 0.3, x: L + i * pw + 1, y: H - B - bh, width: Math.max(1, pw - 2), height: bh - eh }));
       if (eh) svg.append(svgEl("rect", { class: "err", opacity: 0.5, x: L + i * pw + 1, y: H - B - eh, width: Math.max(1, pw - 2), height: eh }));
-      svg.append(svgEl("text", { class: "count", x: cx(i), y: H - B - bh - 3, "text-anchor": "middle" }, String(p.calls)));
+      // the count in a row of its own above the plot, clear of the lines
+      svg.append(svgEl("text", { class: "count", x: cx(i), y: T - 14, "text-anchor": "middle" }, String(p.calls)));
     });
     for (const [key, cls] of [["p50_ms", "p50"], ["p99_ms", "p99"]]) {
       const d = slots.map((p, i) => (p.calls ? (i && slots[i - 1].calls ? "L" : "M") + cx(i).toFixed(1) + " " + y(p[key]).toFixed(1) : "")).join(" ");
