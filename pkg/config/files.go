@@ -47,7 +47,7 @@ func LoadRegistry(handPath, generatedPath string, getenv func(string) string) (m
 	return merged, nil
 }
 
-var registryFields = map[string]bool{"transport": true, "command": true, "args": true, "cwd": true, "env": true, "url": true, "headers": true, "timeout": true, "unprefixed": true}
+var registryFields = map[string]bool{"transport": true, "command": true, "args": true, "cwd": true, "env": true, "url": true, "headers": true, "timeout": true, "unprefixed": true, "auth": true}
 
 // ParseRegistry parses one registry file. name is used in error messages.
 func ParseRegistry(name string, data []byte, getenv func(string) string) (map[string]upstream.ServerConfig, error) {
@@ -85,7 +85,7 @@ func ParseRegistry(name string, data []byte, getenv func(string) string) (map[st
 		}
 		for j := 0; j+1 < len(v.Content); j += 2 {
 			if f := v.Content[j].Value; !registryFields[f] {
-				return nil, fmt.Errorf("%s:%d: server %q: unknown field %q (known: transport, command, args, cwd, env, url, headers, timeout, unprefixed)", name, v.Content[j].Line, id, f)
+				return nil, fmt.Errorf("%s:%d: server %q: unknown field %q (known: transport, command, args, cwd, env, url, headers, timeout, unprefixed, auth)", name, v.Content[j].Line, id, f)
 			}
 		}
 		var cfg upstream.ServerConfig

@@ -147,6 +147,22 @@ func resolveServer(ctx context.Context, cfg upstream.ServerConfig, timeout strin
 		}
 		cfg.Headers[h] = v
 	}
+	if cfg.Auth != nil && cfg.Auth.ClientSecret != "" {
+		var name string
+		v, err := ExpandVars(ctx, cfg.Auth.ClientSecret, func(ctx context.Context, n string) (string, error) {
+			name = n
+			return secret(ctx, n)
+		})
+		switch {
+		case errors.Is(err, errUnset):
+			return cfg, fmt.Errorf("auth client_secret needs environment variable %s, which is not set", name)
+		case err != nil:
+			return cfg, fmt.Errorf("auth client_secret needs secret %s: %w", name, err)
+		}
+		a := *cfg.Auth
+		a.ClientSecret = v
+		cfg.Auth = &a
+	}
 	return cfg, cfg.Validate()
 }
 

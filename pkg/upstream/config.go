@@ -7,6 +7,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/toolrag/mcp-gateway/pkg/upauth"
 )
 
 // Transports an upstream server can speak.
@@ -36,6 +38,12 @@ type ServerConfig struct {
 
 	// Timeout overrides Options.CallTimeout for this server (0 = default).
 	Timeout time.Duration `yaml:"-" json:"-"`
+
+	// Auth says how callers reach the server: static (nil: the Headers
+	// above, one service identity) or per principal (pkg/upauth). A
+	// per-principal server is reached over one connection per principal,
+	// with the headers of that principal's credential (WithCredential).
+	Auth *upauth.Config `yaml:"auth,omitempty" json:"auth,omitempty"`
 
 	// Unprefixed is a gateway option, ignored by this package: expose the
 	// server's tools, prompts and resources under their original names
@@ -81,7 +89,7 @@ func (c ServerConfig) Validate() error {
 	if c.Timeout < 0 {
 		return fmt.Errorf("timeout %s is negative", c.Timeout)
 	}
-	return nil
+	return c.Auth.Validate(c.Transport)
 }
 
 // Backoff bounds the wait before a crashed stdio server is started again.
@@ -197,7 +205,7 @@ func (b Backoff) delay(n int) time.Duration {
 func (c ServerConfig) equal(o ServerConfig) bool {
 	if c.Transport != o.Transport || c.Command != o.Command || c.Cwd != o.Cwd ||
 		c.URL != o.URL || c.Timeout != o.Timeout || len(c.Args) != len(o.Args) ||
-		!sameMap(c.Env, o.Env) || !sameMap(c.Headers, o.Headers) {
+		!sameMap(c.Env, o.Env) || !sameMap(c.Headers, o.Headers) || !upauth.Equal(c.Auth, o.Auth) {
 		return false
 	}
 	for i := range c.Args {

@@ -634,6 +634,11 @@ func cloneConfig(c ServerConfig) ServerConfig {
 		}
 		c.Env = env
 	}
+	if c.Auth != nil {
+		a := *c.Auth
+		a.Scopes = append([]string(nil), a.Scopes...)
+		c.Auth = &a
+	}
 	if c.Headers != nil {
 		h := make(map[string]string, len(c.Headers))
 		for k, v := range c.Headers {
