@@ -37,6 +37,7 @@ import (
 	"github.com/toolrag/mcp-gateway/pkg/ragapi"
 	"github.com/toolrag/mcp-gateway/pkg/retrieve"
 	"github.com/toolrag/mcp-gateway/pkg/session"
+	"github.com/toolrag/mcp-gateway/pkg/upconnect"
 	"github.com/toolrag/mcp-gateway/pkg/upstream"
 	"github.com/toolrag/mcp-gateway/pkg/usage"
 )
@@ -100,6 +101,10 @@ type Backend struct {
 	// CallSeqAsync reads the counts in the background instead of within
 	// Apply (the AWS runtime: a cold start does not wait for the scan).
 	CallSeqAsync bool
+	// Identity, when set, makes callers reach per-principal upstreams as
+	// themselves and serves the connect links and /tool-rag/connections
+	// (pkg/upconnect).
+	Identity *upconnect.Service
 }
 
 // Options tunes the assembly.
@@ -228,7 +233,7 @@ func New(b Backend, o Options) (*App, error) {
 		Sessions: b.Sessions, Planner: b.Planner, MaxParallel: env.MaxParallel,
 		ShortlistDescChars: env.ShortlistDescChars, Unprefixed: o.Unprefixed,
 		UpstreamListTimeout: o.UpstreamListTimeout, Logger: a.log, OnCall: a.Usage.ToolCall,
-		LazyToolList: o.LazyToolList, Sequences: seq,
+		LazyToolList: o.LazyToolList, Sequences: seq, Identity: identityOf(b),
 	})
 	if err != nil {
 		return nil, err
@@ -298,6 +303,10 @@ func (a *App) routes(con *console.Console) http.Handler {
 	mcp = ids.Guard(mcp)
 	if a.o.WrapMCP != nil {
 		mcp = a.o.WrapMCP(a.Metrics, mcp)
+	}
+	if a.b.Identity != nil {
+		mcp = withBaseURL(mcp)
+		a.b.Identity.Routes(mux, func(h http.Handler) http.Handler { return auth.Middleware(authCfg, limit(h)) })
 	}
 	mux.Handle(env.MCPPath, auth.Middleware(authCfg, limit(a.gate(mcp))))
 	mux.Handle("/tool-rag/", auth.Middleware(authCfg, limit(a.gate(api.Handler()))))

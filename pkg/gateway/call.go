@@ -86,7 +86,22 @@ func (g *Server) call(ctx context.Context, callName string, args map[string]any)
 		return mcp.NewToolResultErrorf("invalid arguments for %s: %v", callName, err), nil
 	}
 	g.Metrics.Calls.Add(1)
-	res, err := g.cfg.Upstreams.CallTool(ctx, srv, name, args)
+	ictx, err := g.withIdentity(ctx, srv)
+	if err != nil {
+		g.logCall(ctx, pol.KeyID, id, "needs_connection", start, nil)
+		if f := linkFailure(err); f != nil {
+			return failureResult(callName, f, ""), f
+		}
+		return mcp.NewToolResultErrorf("%s failed: %v", callName, err), nil
+	}
+	res, err := g.cfg.Upstreams.CallTool(ictx, srv, name, args)
+	if again := g.refused(ctx, srv, err); again != nil {
+		g.logCall(ctx, pol.KeyID, id, "needs_connection", start, err)
+		if f := linkFailure(again); f != nil {
+			return failureResult(callName, f, ""), f
+		}
+		return mcp.NewToolResultErrorf("%s failed: %v", callName, again), nil
+	}
 	if err != nil {
 		g.Metrics.CallErrors.Add(1)
 		g.logCall(ctx, pol.KeyID, id, "upstream_error", start, err)

@@ -120,6 +120,7 @@ func (g *Server) handleFindGroups(ctx context.Context, queries []string, topK, m
 		groups[i] = foundGroup{Query: gr.Query, Results: []foundTool{}, Hint: gr.Hint}
 	}
 	budget := maxTokens * 4
+	links := connStates{}
 	done := make([]bool, len(groups))
 	for rank, progressed := 0, true; progressed; rank++ {
 		progressed = false
@@ -129,6 +130,7 @@ func (g *Server) handleFindGroups(ctx context.Context, queries []string, topK, m
 			}
 			progressed = true
 			ft := g.foundFrom(gr.Results[rank], includeSchema)
+			g.markConnection(ctx, links, &ft)
 			if maxTokens > 0 {
 				b, _ := json.Marshal(ft)
 				if len(b)+1 > budget {

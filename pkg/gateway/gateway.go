@@ -126,6 +126,9 @@ type Config struct {
 	// client there (no GET streams). Registering the list tells the
 	// sessions open at that moment, once, that the tool list changed.
 	LazyToolList bool
+	// Identity, when set, gives calls to per-principal servers the
+	// caller's own credential (identity_hop.go).
+	Identity Identity
 }
 
 // Server is the merged MCP server: meta-tools, passthrough tools, prompts

@@ -229,6 +229,10 @@ type foundTool struct {
 	Status      string          `json:"status,omitempty"`
 	Related     []string        `json:"related,omitempty"`
 	InputSchema json.RawMessage `json:"input_schema,omitempty"`
+	// NeedsConnection: the server acts as each caller, and this caller
+	// has not connected it yet; ConnectURL is the link to do so.
+	NeedsConnection bool   `json:"needs_connection,omitempty"`
+	ConnectURL      string `json:"connect_url,omitempty"`
 }
 
 func (g *Server) handleFind(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -269,8 +273,10 @@ func (g *Server) handleFind(ctx context.Context, req mcp.CallToolRequest) (*mcp.
 	found := make([]foundTool, 0, len(resp.Results))
 	budget := maxTokens * 4
 	var shown []retrieve.Result
+	links := connStates{}
 	for _, r := range resp.Results {
 		ft := g.foundFrom(r, includeSchema)
+		g.markConnection(ctx, links, &ft)
 		if maxTokens > 0 {
 			b, _ := json.Marshal(ft)
 			if len(b)+1 > budget {

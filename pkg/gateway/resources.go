@@ -23,7 +23,11 @@ func (g *Server) promptHandler(srv, name string) server.PromptHandlerFunc {
 		if !ok || !pol.AllowsPrompt(srv, name) {
 			return nil, fmt.Errorf("prompt %q not found", req.Params.Name)
 		}
-		res, err := g.cfg.Upstreams.GetPrompt(g.withRelay(ctx), srv, name, req.Params.Arguments)
+		ictx, err := g.withIdentity(g.withRelay(ctx), srv)
+		if err != nil {
+			return nil, fmt.Errorf("prompt %s: %w", req.Params.Name, err)
+		}
+		res, err := g.cfg.Upstreams.GetPrompt(ictx, srv, name, req.Params.Arguments)
 		if err != nil {
 			return nil, fmt.Errorf("prompt %s: %w", req.Params.Name, g.callerError(ctx, srv, err))
 		}
@@ -38,7 +42,11 @@ func (g *Server) resourceHandler() server.ResourceHandlerFunc {
 		if !ok || !authed || !pol.AllowsURI(srv, orig) {
 			return nil, fmt.Errorf("%w: %s", server.ErrResourceNotFound, req.Params.URI)
 		}
-		res, err := g.cfg.Upstreams.ReadResource(g.withRelay(ctx), srv, orig)
+		ictx, err := g.withIdentity(g.withRelay(ctx), srv)
+		if err != nil {
+			return nil, fmt.Errorf("read %s: %w", req.Params.URI, err)
+		}
+		res, err := g.cfg.Upstreams.ReadResource(ictx, srv, orig)
 		if err != nil {
 			return nil, fmt.Errorf("read %s: %w", req.Params.URI, g.callerError(ctx, srv, err))
 		}

@@ -58,6 +58,7 @@ type Runtime struct {
 	cfgMu        sync.Mutex
 	// what keys.yaml and the registry files held when last loaded
 	keyFiles, registryFiles *config.FileSet
+	identity                *identity // per-principal upstream identity (identity.go); nil without
 }
 
 // Options tunes New beyond the environment.
@@ -130,6 +131,13 @@ func New(ctx context.Context, o Options) (*Runtime, error) {
 			return keyList, nil
 		},
 		Sync: func(ctx context.Context) (any, error) { return g.Sync(ctx, indexer.ModeIncremental) }}
+	if g.identity, err = g.openIdentity(ctx, servers); err != nil {
+		g.Store.Close()
+		return nil, err
+	}
+	if g.identity != nil {
+		b.Identity = g.identity.svc
+	}
 	if b.Embedder == nil {
 		ecfg, err := embed.ConfigFromEnv(o.Getenv)
 		if err != nil {
@@ -258,7 +266,7 @@ func (g *Runtime) Close() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	flushErr := g.App.FlushCallSequences(ctx) // the counts not stored yet
-	return errors.Join(flushErr, g.Upstreams.Close(), g.Store.Close())
+	return errors.Join(flushErr, g.Upstreams.Close(), g.Store.Close(), g.identity.close())
 }
 
 // Listen opens the TCP listener the environment names (MCP_GATEWAY_HOST,

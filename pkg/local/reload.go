@@ -85,6 +85,7 @@ func (g *Runtime) reloadKeys() bool {
 	}
 	g.keySet.Replace(keys)
 	g.reloadedKeys.Store(&keys)
+	g.endInactiveKeys(context.Background(), keys)
 	g.log.Info("keys.yaml reloaded", "keys", len(keys))
 	g.reloadOAuth(keys)
 	return true

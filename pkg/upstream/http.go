@@ -48,6 +48,10 @@ type httpBackend struct {
 	info       *ServerInfo
 	stopCtx    context.Context
 	stopAll    context.CancelFunc
+
+	// headerFunc adds a principal's credential headers to every request
+	// of a per-principal connection (principal.go); nil otherwise.
+	headerFunc func(context.Context) map[string]string
 }
 
 type httpConn struct {
@@ -140,6 +144,7 @@ func (b *httpBackend) open() (*httpConn, *problem) {
 		tr, err := transport.NewSSE(b.cfg.URL,
 			transport.WithHTTPClient(b.hc),
 			transport.WithHeaders(b.cfg.Headers),
+			transport.WithHeaderFunc(b.headerFunc),
 			transport.WithEndpointTimeout(b.opts.ConnectTimeout),
 			transport.WithResponseTimeout(24*time.Hour), // the call's context bounds it
 			transport.WithSSELogger(b.log),
@@ -153,6 +158,7 @@ func (b *httpBackend) open() (*httpConn, *problem) {
 		tr, err := transport.NewStreamableHTTP(b.cfg.URL,
 			transport.WithHTTPBasicClient(b.hc),
 			transport.WithHTTPHeaders(b.cfg.Headers),
+			transport.WithHTTPHeaderFunc(b.headerFunc),
 			transport.WithHTTPLogger(b.log),
 		)
 		if err != nil {
@@ -194,6 +200,11 @@ func (b *httpBackend) open() (*httpConn, *problem) {
 	if err != nil {
 		if ctx.Err() != nil {
 			return fail(context.DeadlineExceeded, "%s did not answer initialize within %s (ConnectTimeout)", b.cfg.URL, fmtDuration(b.opts.ConnectTimeout))
+		}
+		if st.status.Load() == http.StatusUnauthorized {
+			connCancel(errConnLost)
+			go c.Close()
+			return nil, duringInitialize(unauthorized(err))
 		}
 		if pp := describeAnswer("initialize", err, st, b.opts.MaxResultBytes); pp != nil {
 			connCancel(errConnLost)
@@ -292,6 +303,9 @@ func (b *httpBackend) describe(callCtx, parent context.Context, timeout time.Dur
 	}
 	if n := st.tooLarge.Load(); n != 0 {
 		return tooLarge(max(n, 0), b.opts.MaxResultBytes)
+	}
+	if st.status.Load() == http.StatusUnauthorized {
+		return unauthorized(err)
 	}
 	if lost {
 		if errors.Is(lostCause, ErrResultTooLarge) {

@@ -59,6 +59,7 @@ type server struct {
 	b       backend
 	timeout time.Duration
 	slots   chan struct{}
+	pp      principals // per-principal connections (principal.go)
 
 	mu      sync.Mutex
 	active  int
@@ -115,6 +116,7 @@ func (m *Manager) janitor() {
 			m.mu.RUnlock()
 			for _, s := range list {
 				s.b.reap(now)
+				s.reapPrincipals(now, m.opts.IdleTimeout)
 			}
 		}
 	}
@@ -184,6 +186,7 @@ func (m *Manager) retire(s *server) {
 		case <-m.stopping:
 		}
 		s.b.stop()
+		s.stopPrincipals()
 	}()
 }
 
@@ -224,7 +227,7 @@ func (m *Manager) call(ctx context.Context, id, op string, idempotent bool, fn c
 		return &Error{Server: id, Op: op, Err: err}
 	}
 	defer func() { <-s.slots }()
-	if err := s.b.do(ctx, op, idempotent, s.timeout, fn); err != nil {
+	if err := m.backendFor(ctx, s).do(ctx, op, idempotent, s.timeout, fn); err != nil {
 		return &Error{Server: id, Op: op, Err: err}
 	}
 	return nil
@@ -550,6 +553,7 @@ func (m *Manager) Close() error {
 		go func() {
 			defer wg.Done()
 			s.b.stop()
+			s.stopPrincipals()
 		}()
 	}
 	wg.Wait()
