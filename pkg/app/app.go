@@ -308,6 +308,9 @@ func (a *App) routes(con *console.Console) http.Handler {
 		mcp = withBaseURL(mcp)
 		a.b.Identity.Routes(mux, func(h http.Handler) http.Handler { return auth.Middleware(authCfg, limit(h)) })
 	}
+	if a.b.Identity != nil {
+		mcp = withSubjectToken(mcp)
+	}
 	mux.Handle(env.MCPPath, auth.Middleware(authCfg, limit(a.gate(mcp))))
 	mux.Handle("/tool-rag/", auth.Middleware(authCfg, limit(a.gate(api.Handler()))))
 	a.mountConsole(mux, con, authCfg)

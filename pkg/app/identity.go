@@ -2,7 +2,9 @@ package app
 
 import (
 	"net/http"
+	"strings"
 
+	"github.com/toolrag/mcp-gateway/pkg/auth"
 	"github.com/toolrag/mcp-gateway/pkg/gateway"
 	"github.com/toolrag/mcp-gateway/pkg/upconnect"
 )
@@ -21,5 +23,20 @@ func identityOf(b Backend) gateway.Identity {
 func withBaseURL(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h.ServeHTTP(w, r.WithContext(upconnect.WithBaseURL(r.Context(), upconnect.BaseURLOf(r))))
+	})
+}
+
+// withSubjectToken passes the caller's validated inbound OAuth token to
+// the identity service, for token exchange (never to an upstream). It
+// runs after authentication: only a request whose principal is an OAuth
+// subject carries one.
+func withSubjectToken(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if p, ok := auth.PrincipalFrom(r.Context()); ok && strings.HasPrefix(p, "token:") {
+			if tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok {
+				r = r.WithContext(upconnect.WithSubjectToken(r.Context(), strings.TrimSpace(tok)))
+			}
+		}
+		h.ServeHTTP(w, r)
 	})
 }

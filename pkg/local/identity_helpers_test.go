@@ -10,9 +10,11 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -183,4 +185,131 @@ func errorUpstream(t testing.TB) string {
 	}))
 	t.Cleanup(srv.Close)
 	return srv.URL + "/mcp"
+}
+
+// whoUpstream is a real mcp-go Streamable HTTP server that authenticates
+// every request with a bearer token (401 with a WWW-Authenticate challenge
+// otherwise) and whose whoami tool answers with the caller's subject.
+type whoUpstream struct {
+	URL    string
+	mu     sync.Mutex
+	tokens map[string]string // bearer → subject
+	check  func(tok string) (string, bool)
+	calls  map[string]int // subject → whoami calls
+}
+
+type subKey struct{}
+
+func newWhoUpstream(t testing.TB, tokens map[string]string) *whoUpstream {
+	t.Helper()
+	u := &whoUpstream{tokens: tokens, calls: map[string]int{}}
+	s := server.NewMCPServer("who", "1")
+	s.AddTool(mcp.NewTool("whoami", mcp.WithDescription("who am i: tell the identity of the caller at this server")),
+		func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			sub, _ := ctx.Value(subKey{}).(string)
+			u.mu.Lock()
+			u.calls[sub]++
+			u.mu.Unlock()
+			return mcp.NewToolResultText("sub=" + sub), nil
+		})
+	h := server.NewStreamableHTTPServer(s, server.WithHTTPContextFunc(func(ctx context.Context, r *http.Request) context.Context {
+		sub, _ := u.subject(r)
+		return context.WithValue(ctx, subKey{}, sub)
+	}))
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if _, ok := u.subject(r); !ok {
+			w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token", resource_metadata="`+u.URL+`/.well-known/oauth-protected-resource"`)
+			http.Error(w, "unauthorized", http.StatusUnauthorized)
+			return
+		}
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	u.URL = srv.URL
+	return u
+}
+
+func (u *whoUpstream) subject(r *http.Request) (string, bool) {
+	tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	if !ok || tok == "" {
+		return "", false
+	}
+	if u.check != nil {
+		return u.check(tok)
+	}
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	sub, ok := u.tokens[tok]
+	return sub, ok
+}
+
+func (u *whoUpstream) revoke(tok string) {
+	u.mu.Lock()
+	delete(u.tokens, tok)
+	u.mu.Unlock()
+}
+
+// resultText returns the text of a tools/call response's result.
+func resultTextOf(msg map[string]any) (text string, isError bool) {
+	res, _ := msg["result"].(map[string]any)
+	if res == nil {
+		return "", true
+	}
+	var parts []string
+	content, _ := res["content"].([]any)
+	for _, c := range content {
+		if m, ok := c.(map[string]any); ok {
+			if s, ok := m["text"].(string); ok {
+				parts = append(parts, s)
+			}
+		}
+	}
+	return strings.Join(parts, "\n"), res["isError"] == true
+}
+
+// elicitationURL returns the URL of a -32042 error response ("" if it is not one).
+func elicitationURL(msg map[string]any) string {
+	e, _ := msg["error"].(map[string]any)
+	if e == nil || e["code"] != float64(-32042) {
+		return ""
+	}
+	data, _ := e["data"].(map[string]any)
+	els, _ := data["elicitations"].([]any)
+	if len(els) != 1 {
+		return ""
+	}
+	el, _ := els[0].(map[string]any)
+	if el["mode"] != "url" || el["elicitationId"] == "" {
+		return ""
+	}
+	u, _ := el["url"].(string)
+	return u
+}
+
+// postForm posts a form to a connect link (no redirects followed).
+func postForm(t testing.TB, link string, form url.Values) (int, string) {
+	t.Helper()
+	c := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := c.PostForm(link, form)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// restJSON calls the gateway's REST API with a key.
+func restJSON(t testing.TB, method, u, key string) (int, map[string]any) {
+	t.Helper()
+	req, _ := http.NewRequest(method, u, nil)
+	req.Header.Set("Authorization", "Bearer "+key)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out map[string]any
+	_ = json.NewDecoder(resp.Body).Decode(&out)
+	return resp.StatusCode, out
 }

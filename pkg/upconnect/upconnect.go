@@ -164,11 +164,18 @@ func (s *Service) Credential(ctx context.Context, server string) (context.Contex
 	if !ok || !upauth.PerPrincipal(srv.Auth) {
 		return ctx, nil
 	}
-	principal, _, ok := caller(ctx)
+	principal, keyID, ok := caller(ctx)
 	if !ok {
 		return ctx, fmt.Errorf("server %s reaches each caller as themselves, and this request has no authenticated caller", server)
 	}
 	k := vault.Key{Principal: principal, Server: server}
+	if upauth.ModeOf(srv.Auth) == upauth.ModeTokenExchange {
+		headers, err := s.exchange(ctx, k, keyID, srv)
+		if err != nil {
+			return ctx, err
+		}
+		return upstream.WithCredential(ctx, upstream.Credential{Principal: principal, Headers: headers}), nil
+	}
 	g, err := s.cfg.Vault.Get(ctx, k)
 	if errors.Is(err, vault.ErrNotFound) {
 		return ctx, s.needs(ctx, principal, server, srv)
@@ -225,6 +232,9 @@ func (s *Service) Refused(ctx context.Context, server string) error {
 	if s.cfg.OnRevoke != nil {
 		s.cfg.OnRevoke(principal)
 	}
+	if upauth.ModeOf(srv.Auth) == upauth.ModeTokenExchange {
+		return fmt.Errorf("server %s refused the token exchanged for you (HTTP 401); call again to exchange a new one", server)
+	}
 	return s.needs(ctx, principal, server, srv)
 }
 
@@ -232,7 +242,7 @@ func (s *Service) Refused(ctx context.Context, server string) error {
 // link to connect it ("" for a static server).
 func (s *Service) Status(ctx context.Context, server string) (needs bool, link string) {
 	srv, ok := s.cfg.Server(server)
-	if !ok || !upauth.PerPrincipal(srv.Auth) {
+	if !ok || !upauth.PerPrincipal(srv.Auth) || upauth.ModeOf(srv.Auth) == upauth.ModeTokenExchange {
 		return false, ""
 	}
 	principal, _, ok := caller(ctx)

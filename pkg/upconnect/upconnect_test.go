@@ -1,0 +1,119 @@
+package upconnect
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/toolrag/mcp-gateway/pkg/auth"
+	"github.com/toolrag/mcp-gateway/pkg/upauth"
+	"github.com/toolrag/mcp-gateway/pkg/vault"
+)
+
+func newService(t *testing.T) (*Service, *vault.Vault, *time.Time) {
+	t.Helper()
+	dir := t.TempDir()
+	kf, err := vault.OpenKeyFile(filepath.Join(dir, "k"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := vault.OpenSQLite(context.Background(), filepath.Join(dir, "db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rows.Close() })
+	v := vault.New(rows, kf, time.Minute)
+	now := time.Now()
+	s := New(Config{Vault: v, Sealer: kf, PublicURL: "https://gw.example",
+		Server: func(id string) (Server, bool) {
+			return Server{URL: "https://up.example/mcp", Auth: &upauth.Config{Mode: upauth.ModeUserSecret}}, id == "up"
+		},
+		Now: func() time.Time { return now }})
+	return s, v, &now
+}
+
+func complete(s *Service, link, principal string, form url.Values) *httptest.ResponseRecorder {
+	req := httptest.NewRequest(http.MethodPost, strings.TrimPrefix(link, "https://gw.example"), strings.NewReader(form.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	if principal != "" {
+		req = req.WithContext(auth.WithPrincipal(req.Context(), principal))
+	}
+	w := httptest.NewRecorder()
+	s.CompleteLink(w, req)
+	return w
+}
+
+func TestConnectLinkRefusals(t *testing.T) {
+	s, v, now := newService(t)
+	ctx := auth.WithPrincipal(context.Background(), "key:alice")
+	_, err := s.Credential(ctx, "up")
+	var nc *NeedsConnection
+	if !errors.As(err, &nc) || !strings.HasPrefix(nc.URL, "https://gw.example/connect/") {
+		t.Fatalf("credential without a grant: %v", err)
+	}
+	form := url.Values{"secret": {"pat"}}
+	stored := func() int {
+		l, _ := v.List(context.Background(), "")
+		return len(l)
+	}
+
+	cases := []struct {
+		name      string
+		link      string
+		principal string
+		advance   time.Duration
+		code      int
+		want      string
+	}{
+		{"tampered", nc.URL[:len(nc.URL)-4] + "AAAA", "key:alice", 0, http.StatusGone, "not valid"},
+		{"other key id", strings.Replace(nc.URL, "/connect/k", "/connect/x", 1), "key:alice", 0, http.StatusGone, "not valid"},
+		{"no caller", nc.URL, "", 0, http.StatusUnauthorized, "sign in"},
+		{"another principal", nc.URL, "key:mallory", 0, http.StatusForbidden, "someone else"},
+		{"expired", nc.URL, "key:alice", DefaultLinkTTL + time.Second, http.StatusGone, "expired"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			saved := *now
+			*now = now.Add(c.advance)
+			defer func() { *now = saved }()
+			w := complete(s, c.link, c.principal, form)
+			if w.Code != c.code || !strings.Contains(w.Body.String(), c.want) {
+				t.Errorf("got %d %q, want %d %q", w.Code, w.Body.String(), c.code, c.want)
+			}
+			if n := stored(); n != 0 {
+				t.Errorf("a refused link stored %d grants", n)
+			}
+		})
+	}
+	if w := complete(s, nc.URL, "key:alice", form); w.Code != http.StatusOK {
+		t.Fatalf("alice: %d %s", w.Code, w.Body.String())
+	}
+	if w := complete(s, nc.URL, "key:alice", url.Values{"secret": {"other"}}); w.Code != http.StatusGone || !strings.Contains(w.Body.String(), "already used") {
+		t.Errorf("replay: %d %s", w.Code, w.Body.String())
+	}
+	g, err := v.Get(context.Background(), vault.Key{Principal: "key:alice", Server: "up"})
+	if err != nil || g.Secret != "pat" {
+		t.Fatalf("stored grant: %v %v", g, err)
+	}
+	// The credential is the secret as the configured header.
+	cctx, err := s.Credential(ctx, "up")
+	if err != nil || cctx == ctx {
+		t.Fatalf("credential: %v", err)
+	}
+}
+
+func TestChallenge(t *testing.T) {
+	got := challenge([]string{`Basic realm="x"`, `Bearer error="invalid_token", scope="repo read:org", resource_metadata="https://up.example/.well-known/oauth-protected-resource/mcp"`})
+	if got["scope"] != "repo read:org" || got["resource_metadata"] != "https://up.example/.well-known/oauth-protected-resource/mcp" || got["error"] != "invalid_token" {
+		t.Errorf("challenge = %v", got)
+	}
+	if got := challenge([]string{`Bearer realm=api, scope=a`}); got["realm"] != "api" || got["scope"] != "a" {
+		t.Errorf("unquoted challenge = %v", got)
+	}
+}
