@@ -6,7 +6,7 @@ import (
 )
 
 func TestRegistryAuth(t *testing.T) {
-	env := map[string]string{"GH_SECRET": "s3cret"}
+	env := map[string]string{"TOOLRAG_UPSTREAM_GH_SECRET": "s3cret"}
 	getenv := func(k string) string { return env[k] }
 	ok := `servers:
   gh:
@@ -15,7 +15,7 @@ func TestRegistryAuth(t *testing.T) {
     auth:
       mode: oauth
       client_id: gateway
-      client_secret: ${GH_SECRET}
+      client_secret: ${TOOLRAG_UPSTREAM_GH_SECRET}
       scopes: [repo]
   plain:
     transport: streamable_http
@@ -35,7 +35,7 @@ func TestRegistryAuth(t *testing.T) {
 		{"servers:\n  x:\n    transport: streamable_http\n    url: https://x.example/mcp\n    auth: {mode: oauth, forward_inbound_token: true}\n", "token passthrough"},
 		{"servers:\n  x:\n    transport: streamable_http\n    url: https://x.example/mcp\n    auth: {mode: passthrough}\n", "forbidden by the MCP authorization specification"},
 		{"servers:\n  x:\n    transport: stdio\n    command: x\n    auth: {mode: user_secret}\n", "needs an sse or streamable_http server"},
-		{"servers:\n  x:\n    transport: streamable_http\n    url: https://x.example/mcp\n    auth: {mode: oauth, client_id: a, client_secret: \"${NOPE}\"}\n", "needs environment variable NOPE"},
+		{"servers:\n  x:\n    transport: streamable_http\n    url: https://x.example/mcp\n    auth: {mode: oauth, client_id: a, client_secret: \"${TOOLRAG_UPSTREAM_NOPE}\"}\n", "needs environment variable TOOLRAG_UPSTREAM_NOPE"},
 	} {
 		_, err := ParseRegistry("registry.yaml", []byte(c.doc), getenv)
 		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), `registry.yaml:2: server "x"`) {
