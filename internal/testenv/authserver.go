@@ -165,3 +165,23 @@ func (a *AuthServer) Introspections(t testing.TB) int {
 	a.call(t, "/stats", struct{}{}, &out)
 	return out.Introspections
 }
+
+// AuthStats is what the authorization server counted.
+type AuthStats struct {
+	Introspections int
+	Grants         map[string]int // token requests per grant_type
+	Revocations    int
+}
+
+// Stats returns the server's counts.
+func (a *AuthServer) Stats(t testing.TB) AuthStats {
+	var out AuthStats
+	a.call(t, "/stats", struct{}{}, &out)
+	return out
+}
+
+// SetTTL sets the lifetime of the access tokens of later authorization
+// code and refresh grants.
+func (a *AuthServer) SetTTL(t testing.TB, seconds int) {
+	a.call(t, "/ttl", map[string]int{"seconds": seconds}, nil)
+}

@@ -31,7 +31,34 @@ server.service.on(Events.BeforeTokenSigning, (token, req) => {
   if (b.x_iss) p.iss = b.x_iss;
   if (b.x_aud) p.aud = b.x_aud;
   if (b.x_no_aud) delete p.aud;
+  // Authorization code and refresh grants act for the user who approved
+  // (the x_user query of /authorize), with the TTL set by /ttl.
+  if (b.grant_type === 'authorization_code' && codeUser.has(b.code)) p.sub = codeUser.get(b.code);
+  if (b.grant_type === 'refresh_token' && refreshUser.has(b.refresh_token)) p.sub = refreshUser.get(b.refresh_token);
+  if (b.grant_type === 'authorization_code' || b.grant_type === 'refresh_token') {
+    p.exp = now + nextTtl;
+    req.__sub = p.sub;
+  }
+  grants[b.grant_type] = (grants[b.grant_type] || 0) + 1;
 });
+const codeUser = new Map();
+const refreshUser = new Map();
+const grants = {};
+let nextTtl = 3600;
+let revocations = 0;
+server.service.on(Events.BeforeAuthorizeRedirect, (redirect, req) => {
+  const user = req.query && req.query.x_user;
+  const code = redirect.url.searchParams.get('code');
+  if (user && code) codeUser.set(code, user);
+});
+server.service.on(Events.BeforeResponse, (resp, req) => {
+  const b = req.body || {};
+  if (b.grant_type === 'authorization_code' || b.grant_type === 'refresh_token') {
+    resp.body.expires_in = nextTtl;
+    if (resp.body.refresh_token && req.__sub) refreshUser.set(resp.body.refresh_token, req.__sub);
+  }
+});
+server.service.on(Events.BeforeRevoke, () => { revocations++; });
 let introspections = 0;
 server.service.on(Events.BeforeIntrospect, () => { introspections++; });
 await server.start(0, '127.0.0.1');
@@ -50,7 +77,10 @@ const control = http.createServer(async (req, res) => {
     } else if (u.pathname === '/introspect-next') {
       server.service.once(Events.BeforeIntrospect, (r) => { r.body = body; });
     } else if (u.pathname === '/stats') {
-      out = { introspections };
+      out = { introspections, grants, revocations };
+    } else if (u.pathname === '/ttl') {
+      nextTtl = Number(body.seconds);
+
     } else {
       res.writeHead(404); res.end(); return;
     }

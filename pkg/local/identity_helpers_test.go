@@ -196,6 +196,7 @@ type whoUpstream struct {
 	tokens map[string]string // bearer → subject
 	check  func(tok string) (string, bool)
 	calls  map[string]int // subject → whoami calls
+	issuer string         // set: serve RFC 9728 metadata naming it
 }
 
 type subKey struct{}
@@ -217,6 +218,11 @@ func newWhoUpstream(t testing.TB, tokens map[string]string) *whoUpstream {
 		return context.WithValue(ctx, subKey{}, sub)
 	}))
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasPrefix(r.URL.Path, "/.well-known/oauth-protected-resource") && u.issuer != "" {
+			w.Header().Set("Content-Type", "application/json")
+			json.NewEncoder(w).Encode(map[string]any{"resource": u.URL + "/mcp", "authorization_servers": []string{u.issuer}})
+			return
+		}
 		if _, ok := u.subject(r); !ok {
 			w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token", resource_metadata="`+u.URL+`/.well-known/oauth-protected-resource"`)
 			http.Error(w, "unauthorized", http.StatusUnauthorized)
