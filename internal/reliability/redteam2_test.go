@@ -13,9 +13,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/toolrag/mcp-gateway/internal/testenv"
 	"github.com/toolrag/mcp-gateway/pkg/indexer"
 )
 
@@ -256,4 +258,60 @@ func TestRedTeam2ToolNameRules(t *testing.T) {
 	if err == nil && !res.IsError {
 		t.Errorf("the hostile tool is callable: %+v", res)
 	}
+}
+
+// TestRedTeam2RetrievalWork (finding 7): one find_tools or POST
+// /tool-rag/retrieve of 8 queries × 2,000 characters × top_k 50 cost ~50
+// normal queries of CPU for one rate-limit token. Now the queries of a
+// request share 4,000 characters (refused beyond, with the limit named),
+// and each query costs one token of the key, so a key's rate buys the
+// same work however it is packed.
+func TestRedTeam2RetrievalWork(t *testing.T) {
+	keys := "keys:\n  - id: admin\n    secret: \"sekret-rt2-admin\"\n    admin: true\n    servers: {echo: {}}\n" +
+		"  - id: priced\n    secret: \"sekret-rt2-priced\"\n    servers: {echo: {}}\n    rate_limit: {rate: 0.01, burst: 4}\n"
+	g := startGateway(t, gwOpts{Registry: "servers:\n" + stdioEntry(t, "echo", ""), Keys: keys})
+	long := make([]any, 8)
+	longJSON := make([]string, 8)
+	for i := range long {
+		q := strings.Repeat("echo the text back ", 110)[:1999] + string(rune('a'+i)) // distinct
+		long[i] = q
+		longJSON[i] = `"` + q + `"`
+	}
+	c := connect(t, g.url, "sekret-rt2-admin", false, nil)
+	res, err := testenvCall(c, "find_tools", map[string]any{"queries": long, "top_k": 50})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if text := resultText(res); !res.IsError || !strings.Contains(text, "characters in all; the limit is 4000") {
+		t.Errorf("find_tools with 8 queries of 2,000 characters: error %v %q, want refused naming the limit of 4000", res.IsError, text)
+	}
+	code, _, body := httpDo(t, nil, "POST", g.base+"/tool-rag/retrieve", "sekret-rt2-admin", `{"queries":[`+strings.Join(longJSON, ",")+`],"top_k":50}`, nil)
+	if code != http.StatusBadRequest || !strings.Contains(body, "characters in all; the limit is 4000") {
+		t.Errorf("retrieve with 8 queries of 2,000 characters: %d %.300s, want 400 naming the limit", code, body)
+	}
+	// burst 4: three queries cost three tokens, so the second request of
+	// three finds one token left and is refused, naming the price.
+	three := `{"queries":["echo text","reverse a string","add numbers"]}`
+	if code, _, body := httpDo(t, nil, "POST", g.base+"/tool-rag/retrieve", "sekret-rt2-priced", three, nil); code != 200 {
+		t.Fatalf("first request of three queries: %d %.300s", code, body)
+	}
+	code, hdr, body := httpDo(t, nil, "POST", g.base+"/tool-rag/retrieve", "sekret-rt2-priced", three, nil)
+	if code != http.StatusTooManyRequests || !strings.Contains(body, "each query costs one of the key's rate-limit tokens") || hdr.Get("Retry-After") == "" {
+		t.Errorf("second request of three queries with one token left: %d %q %.300s, want 429 naming the price", code, hdr.Get("Retry-After"), body)
+	}
+}
+
+func testenvCall(c *client.Client, name string, args map[string]any) (*mcp.CallToolResult, error) {
+	return testenv.CallTool(c, 30*time.Second, name, args)
+}
+
+// resultText joins the text contents of a tool result.
+func resultText(res *mcp.CallToolResult) string {
+	var b strings.Builder
+	for _, c := range res.Content {
+		if tc, ok := c.(mcp.TextContent); ok {
+			b.WriteString(tc.Text)
+		}
+	}
+	return b.String()
 }

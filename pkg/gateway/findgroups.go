@@ -4,11 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/toolrag/mcp-gateway/pkg/auth"
 	"github.com/toolrag/mcp-gateway/pkg/policy"
 	"github.com/toolrag/mcp-gateway/pkg/retrieve"
 )
@@ -63,7 +65,13 @@ func queriesArg(args map[string]any, maxChars int) (queries []string, grouped bo
 		}
 		out = append(out, q)
 	}
+	total := 0
+	for _, q := range out {
+		total += utf8.RuneCountInString(q)
+	}
 	switch {
+	case len(out) > 1 && total > retrieve.MaxTotalQueryChars:
+		return nil, false, fmt.Errorf("queries hold %d characters in all; the limit is %d (one short capability per query)", total, retrieve.MaxTotalQueryChars)
 	case len(out) == 0:
 		return nil, false, fmt.Errorf("query (or queries) is required: say what you want to do, one capability per query")
 	case len(out) > retrieve.MaxQueries:
@@ -98,6 +106,14 @@ func (g *Server) foundFrom(r retrieve.Result, includeSchema bool) foundTool {
 // that finds it), and with max_tokens one budget shared by all groups,
 // filled rank by rank across the groups.
 func (g *Server) handleFindGroups(ctx context.Context, queries []string, topK, maxTokens int, includeSchema bool) *mcp.CallToolResult {
+	// Each query is a retrieval pass and costs one rate-limit token of
+	// the key; the request itself paid for the first.
+	if extra := retrieve.QueryCost(len(queries)) - 1; extra > 0 {
+		if granted, wait := auth.TakeTokens(ctx, extra); granted < extra {
+			return mcp.NewToolResultErrorf("rate limit exceeded: each query of find_tools costs one of the key's rate-limit tokens, and %d queries need %d more than are left; retry in %ds, or send fewer queries",
+				len(queries), extra-granted, int(math.Ceil(wait.Seconds())))
+		}
+	}
 	pol, _ := policy.FromContext(ctx)
 	g.Metrics.Finds.Add(1)
 	want := topK

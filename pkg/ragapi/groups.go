@@ -1,7 +1,12 @@
 package ragapi
 
 import (
+	"fmt"
+	"math"
 	"net/http"
+	"strconv"
+
+	"github.com/toolrag/mcp-gateway/pkg/auth"
 
 	"github.com/toolrag/mcp-gateway/pkg/policy"
 	"github.com/toolrag/mcp-gateway/pkg/retrieve"
@@ -28,6 +33,16 @@ func resultItems(results []retrieve.Result, includeSchema bool) []ResultItem {
 // retrieveGroups answers a request with "queries": one group per query,
 // top_k each, a tool listed once (in the first group that finds it).
 func (a *API) retrieveGroups(w http.ResponseWriter, r *http.Request, req RetrieveRequest, pol policy.Policy, topK int, includeSchema bool) int {
+	// Each query is a retrieval pass and costs one rate-limit token of
+	// the key; the request itself paid for the first.
+	if extra := retrieve.QueryCost(len(req.Queries)) - 1; extra > 0 {
+		if granted, wait := auth.TakeTokens(r.Context(), extra); granted < extra {
+			secs := int(math.Ceil(wait.Seconds()))
+			w.Header().Set("Retry-After", strconv.Itoa(max(1, secs)))
+			return writeError(w, http.StatusTooManyRequests, fmt.Sprintf("rate limit exceeded: each query costs one of the key's rate-limit tokens, and %d queries need %d more than are left; retry in %ds, or send fewer queries",
+				len(req.Queries), extra-granted, secs))
+		}
+	}
 	resp, err := retrieve.RetrieveGroups(r.Context(), a.cfg.Retriever, retrieve.Request{
 		TopK: topK, Policy: pol, ToolType: req.ToolType, PermissionScope: req.PermissionScope,
 	}, req.Queries)

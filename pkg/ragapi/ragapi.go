@@ -194,6 +194,13 @@ func DecodeRetrieveRequest(body []byte, maxTopK, maxQueryChars int) (RetrieveReq
 		if len(req.Queries) > retrieve.MaxQueries {
 			return req, fmt.Errorf("fields \"query\" and \"queries\" hold %d different queries; the limit is %d (one capability each)", len(req.Queries), retrieve.MaxQueries)
 		}
+		total := 0
+		for _, q := range req.Queries {
+			total += utf8.RuneCountInString(q)
+		}
+		if len(req.Queries) > 1 && total > retrieve.MaxTotalQueryChars {
+			return req, fmt.Errorf("field \"queries\" holds %d characters in all; the limit is %d (one short capability per query)", total, retrieve.MaxTotalQueryChars)
+		}
 	} else {
 		if strings.TrimSpace(req.Query) == "" {
 			return req, errors.New("field \"query\" is required (or \"queries\") and must not be empty")

@@ -70,6 +70,13 @@ const (
 	rrfK              = 60.0
 	maxSubQueries     = 6
 	maxQueryBytes     = 8192
+	// MaxRelatedResults bounds the results of one request that list
+	// related tools (the first ones; in a grouped request the first
+	// MaxRelatedResults/len(queries) of each group, at least 2): each
+	// costs a scan of its server's tools, so without a bound a request of
+	// 8 queries × top_k 50 over servers of 2,000 tools cost ~40 normal
+	// queries of CPU.
+	MaxRelatedResults = 20
 )
 
 // Config configures a Retriever. Tools is required; everything else is

@@ -15,6 +15,16 @@ import (
 // MaxQueries bounds the capability queries of one grouped request.
 const MaxQueries = 8
 
+// MaxTotalQueryChars bounds the characters of all the queries of one
+// request together (find_tools' queries, POST /tool-rag/retrieve's
+// "queries"), each query being bounded on its own too: the keyword scoring
+// and the query embedding grow with every term.
+const MaxTotalQueryChars = 4000
+
+// QueryCost is the rate-limit tokens a request of n queries costs: one
+// per query, each being a retrieval pass of its own.
+func QueryCost(n int) int { return max(1, n) }
+
 // Group is the answer to one capability query of a grouped request.
 type Group struct {
 	Query   string
@@ -140,6 +150,7 @@ func (r *Retriever) SearchGroups(ctx context.Context, req Request, queries []str
 		return GroupResponse{}, err
 	}
 	seen := map[string]bool{}
+	withRelated := max(2, MaxRelatedResults/len(queries))
 	for i, q := range queries {
 		g := Group{Query: q}
 		for _, c := range lists[i] {
@@ -150,7 +161,7 @@ func (r *Retriever) SearchGroups(ctx context.Context, req Request, queries []str
 				continue
 			}
 			seen[c.d.tool.ID] = true
-			g.Results = append(g.Results, r.result(snap, c))
+			g.Results = append(g.Results, r.result(snap, c, len(g.Results) < withRelated))
 		}
 		g.Hint = hintFor(q, g.Results)
 		out.Groups = append(out.Groups, g)

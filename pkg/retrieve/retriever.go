@@ -231,19 +231,19 @@ func (r *Retriever) Retrieve(ctx context.Context, req Request) (Response, error)
 	if len(final) > topK {
 		final = final[:topK]
 	}
-	for _, c := range final {
-		resp.Results = append(resp.Results, r.result(snap, c))
+	for i, c := range final {
+		resp.Results = append(resp.Results, r.result(snap, c, i < MaxRelatedResults))
 	}
 	return resp, nil
 }
 
-// result turns a ranked candidate into a Result with its match level and
-// related tools.
-func (r *Retriever) result(snap *visibleCorpus, c *candidate) Result {
+// result turns a ranked candidate into a Result with its match level and,
+// when withRelated, its related tools.
+func (r *Retriever) result(snap *visibleCorpus, c *candidate, withRelated bool) Result {
 	res := Result{Tool: c.d.tool, Score: round6(c.score), Reason: r.reason(c)}
 	res.Signals = matchSignals(c)
 	res.Match = r.cfg.Calibration.Level(res.Signals)
-	if r.cfg.Related >= 0 {
+	if r.cfg.Related >= 0 && withRelated {
 		res.Related = r.related(snap, c.d)
 	}
 	return res
