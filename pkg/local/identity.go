@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/toolrag/mcp-gateway/pkg/indexer"
 	"github.com/toolrag/mcp-gateway/pkg/policy"
 	"github.com/toolrag/mcp-gateway/pkg/upconnect"
 	"github.com/toolrag/mcp-gateway/pkg/upstream"
@@ -68,7 +69,19 @@ func (g *Runtime) openIdentity(ctx context.Context, servers map[string]upstream.
 		LinkTTL:   ttl,
 		Logger:    g.log,
 		OnRevoke:  g.Upstreams.DropPrincipal,
+		OnConnected: func(server string) {
+			// A server without a catalog credential lists its tools with a
+			// connected principal's grant: sync once someone has connected.
+			if c, ok := g.Upstreams.ServerConfig(server); ok && len(c.Headers) == 0 && g.Store != nil {
+				go func() {
+					if _, err := g.Sync(context.Background(), indexer.ModeIncremental); err != nil {
+						g.log.Warn("sync after a connection failed", "server", server, "error", err)
+					}
+				}()
+			}
+		},
 	})
+	g.Upstreams.SetCatalogCredential(svc.CatalogCredential)
 	return &identity{svc: svc, rows: rows}, nil
 }
 

@@ -3,6 +3,7 @@ package local
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -10,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/toolrag/mcp-gateway/pkg/auth"
 	"github.com/toolrag/mcp-gateway/pkg/policy"
@@ -217,5 +219,53 @@ func TestUpstreamIdentityUserSecret(t *testing.T) {
 	}
 	if n := len(rows()); n != 0 {
 		t.Errorf("rows after removing alice's key: %d", n)
+	}
+}
+
+// A per-user server with no catalog credential: its tools are unknown
+// until someone connects (through POST /tool-rag/connections/{server});
+// then the gateway lists them with that grant, and every other caller
+// still reaches the server only as themselves.
+func TestUpstreamIdentityNoCatalogCredential(t *testing.T) {
+	up := newWhoUpstream(t, map[string]string{"pat-alice": "alice", "pat-bob": "bob"})
+	dir := t.TempDir()
+	registry := fmt.Sprintf("servers:\n  up:\n    transport: streamable_http\n    url: %q\n    auth: {mode: user_secret}\n", up.URL+"/mcp")
+	e := startGatewayWith(t, registry, identityKeys, map[string]string{"TOOL_RAG_VAULT_DB": filepath.Join(dir, "g.db"), "TOOL_RAG_VAULT_KEY_FILE": filepath.Join(dir, "k")})
+	alice := rawConnect(t, e.url, "k-alice", urlElicitation)
+	bob := rawConnect(t, e.url, "k-bob", urlElicitation)
+	if msg := fmt.Sprint(alice.callTool("up__whoami", nil)); !strings.Contains(msg, "not found") {
+		t.Fatalf("before anyone connected: %s", msg)
+	}
+	req, _ := http.NewRequest(http.MethodPost, e.srv.URL+"/tool-rag/connections/up", nil)
+	req.Header.Set("Authorization", "Bearer k-alice")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out map[string]string
+	json.NewDecoder(resp.Body).Decode(&out)
+	resp.Body.Close()
+	if !strings.HasPrefix(out["connect_url"], e.srv.URL+"/connect/") {
+		t.Fatalf("POST /tool-rag/connections/up: %d %v", resp.StatusCode, out)
+	}
+	if code, _ := postForm(t, out["connect_url"], url.Values{"key": {"k-alice"}, "secret": {"pat-alice"}}); code != http.StatusOK {
+		t.Fatalf("alice connecting: %d", code)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		got, _ := resultTextOf(alice.callTool("up__whoami", nil))
+		if got == "sub=alice" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the server's tools did not appear after alice connected: %q", got)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if elicitationURL(bob.callTool("up__whoami", nil)) == "" {
+		t.Error("bob reached the server without connecting it")
+	}
+	if up.calls["bob"] != 0 || up.calls["alice"] != 1 {
+		t.Errorf("upstream calls: %v", up.calls)
 	}
 }

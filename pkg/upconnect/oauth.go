@@ -420,6 +420,7 @@ func (s *Service) ServeCallback(w http.ResponseWriter, r *http.Request) {
 		s.render(w, http.StatusInternalServerError, pageData{Server: t.Server, Error: "the connection could not be stored; try again"})
 		return
 	}
+	s.connected(t.Server)
 	s.render(w, http.StatusOK, pageData{Server: t.Server, Done: "Connected. Return to your agent and call the tool again."})
 }
 

@@ -109,6 +109,7 @@ func (s *Service) CompleteLink(w http.ResponseWriter, r *http.Request) {
 			s.render(w, http.StatusInternalServerError, pageData{Server: t.Server, Error: "the token could not be stored; try again"})
 			return
 		}
+		s.connected(t.Server)
 		s.render(w, http.StatusOK, pageData{Server: t.Server, Done: "Stored. Return to your agent and call the tool again."})
 	case upauth.ModeOAuth:
 		to, err := s.startOAuth(ctx, principal, keyID, t.Server, srv)
@@ -139,6 +140,7 @@ func FormKey(next http.Handler) http.Handler {
 // gateway's authentication):
 //
 //	GET    /tool-rag/connections           → {"connections": [{server, kind, expires_at, connected_at}]}
+//	POST   /tool-rag/connections/{server}  → {"server", "connect_url"}: a link to connect it
 //	DELETE /tool-rag/connections/{server}  → {"revoked": true|false}
 //	DELETE /tool-rag/connections?key_id=ID → admin keys: every connection of that key
 func (s *Service) ServeConnections(w http.ResponseWriter, r *http.Request) {
@@ -161,6 +163,16 @@ func (s *Service) ServeConnections(w http.ResponseWriter, r *http.Request) {
 			list = []vault.Info{}
 		}
 		reply(http.StatusOK, map[string]any{"connections": list})
+	case r.Method == http.MethodPost && server != "":
+		if s.cfg.PublicURL == "" {
+			ctx = WithBaseURL(ctx, BaseURLOf(r))
+		}
+		link, err := s.Link(ctx, server)
+		if err != nil {
+			reply(http.StatusNotFound, map[string]string{"error": err.Error()})
+			return
+		}
+		reply(http.StatusOK, map[string]string{"server": server, "connect_url": link})
 	case r.Method == http.MethodDelete && server != "":
 		ok, err := s.Revoke(ctx, server)
 		if err != nil {
@@ -180,7 +192,7 @@ func (s *Service) ServeConnections(w http.ResponseWriter, r *http.Request) {
 		}
 		reply(http.StatusOK, map[string]int{"revoked": n})
 	default:
-		w.Header().Set("Allow", "GET, DELETE")
-		reply(http.StatusMethodNotAllowed, map[string]string{"error": "GET /tool-rag/connections, DELETE /tool-rag/connections/{server}, or (admin) DELETE /tool-rag/connections?key_id=ID"})
+		w.Header().Set("Allow", "GET, POST, DELETE")
+		reply(http.StatusMethodNotAllowed, map[string]string{"error": "GET /tool-rag/connections, POST or DELETE /tool-rag/connections/{server}, or (admin) DELETE /tool-rag/connections?key_id=ID"})
 	}
 }

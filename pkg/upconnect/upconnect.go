@@ -64,6 +64,9 @@ type Config struct {
 	// OnRevoke is told when a principal's grants are removed, so their
 	// upstream connections are closed (upstream.Manager.DropPrincipal).
 	OnRevoke func(principal string)
+	// OnConnected is told when a principal connected a server (e.g. to
+	// sync the tools of a server that has no catalog credential).
+	OnConnected func(server string)
 }
 
 // Service is the per-principal identity service.
@@ -452,4 +455,64 @@ func (s *Service) ConnectedKeys(ctx context.Context) ([]string, error) {
 		}
 	}
 	return out, nil
+}
+
+// CatalogCredential returns the credential of the most recently connected
+// principal of server, for the gateway's own tool list sync of a server
+// that has no catalog credential configured (upstream.SetCatalogCredential).
+func (s *Service) CatalogCredential(ctx context.Context, server string) (upstream.Credential, bool) {
+	srv, ok := s.cfg.Server(server)
+	if !ok || !upauth.PerPrincipal(srv.Auth) || upauth.ModeOf(srv.Auth) == upauth.ModeTokenExchange {
+		return upstream.Credential{}, false
+	}
+	all, err := s.cfg.Vault.List(ctx, "")
+	if err != nil {
+		return upstream.Credential{}, false
+	}
+	var best *vault.Info
+	for i := range all {
+		if all[i].Server == server && (best == nil || all[i].Updated.After(best.Updated)) {
+			best = &all[i]
+		}
+	}
+	if best == nil {
+		return upstream.Credential{}, false
+	}
+	k := vault.Key{Principal: best.Principal, Server: server}
+	g, err := s.cfg.Vault.Get(ctx, k)
+	if err != nil {
+		return upstream.Credential{}, false
+	}
+	h, err := s.headers(ctx, k, srv, g)
+	if err != nil {
+		return upstream.Credential{}, false
+	}
+	return upstream.Credential{Principal: best.Principal, Headers: h}, true
+}
+
+// Link returns a connect link for the caller to server (POST
+// /tool-rag/connections/{server}): the way to connect a server before any
+// of its tools is known.
+func (s *Service) Link(ctx context.Context, server string) (string, error) {
+	srv, ok := s.cfg.Server(server)
+	principal, _, okc := caller(ctx)
+	pol, _ := policy.FromContext(ctx)
+	if !ok || !okc || !pol.AllowsServer(server) {
+		return "", fmt.Errorf("server %q not found", server)
+	}
+	if !upauth.PerPrincipal(srv.Auth) || upauth.ModeOf(srv.Auth) == upauth.ModeTokenExchange {
+		return "", fmt.Errorf("server %s is not connected per user through a link", server)
+	}
+	var nc *NeedsConnection
+	err := s.needs(ctx, principal, server, srv)
+	if errors.As(err, &nc) {
+		return nc.URL, nil
+	}
+	return "", err
+}
+
+func (s *Service) connected(server string) {
+	if s.cfg.OnConnected != nil {
+		s.cfg.OnConnected(server)
+	}
 }

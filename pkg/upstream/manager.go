@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mark3labs/mcp-go/client"
@@ -48,6 +49,7 @@ type Manager struct {
 	stopping chan struct{} // closed by Close
 
 	janitorDone chan struct{}
+	catalogCred atomic.Pointer[CatalogCredential] // principal.go
 
 	relayStats
 }
@@ -276,7 +278,7 @@ func (m *Manager) Info(ctx context.Context, id string) (ServerInfo, error) {
 	s, ok := m.servers[id]
 	m.mu.RUnlock()
 	if ok {
-		if info, ok := s.b.serverInfo(); ok {
+		if info, ok := m.backendFor(ctx, s).serverInfo(); ok {
 			return info, nil
 		}
 	}
@@ -287,7 +289,7 @@ func (m *Manager) Info(ctx context.Context, id string) (ServerInfo, error) {
 	s, ok = m.servers[id]
 	m.mu.RUnlock()
 	if ok {
-		if info, ok := s.b.serverInfo(); ok {
+		if info, ok := m.backendFor(ctx, s).serverInfo(); ok {
 			return info, nil
 		}
 	}

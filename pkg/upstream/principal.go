@@ -63,6 +63,13 @@ func (m *Manager) backendFor(ctx context.Context, s *server) backend {
 		return s.b
 	}
 	cred, ok := credentialFrom(ctx)
+	if !ok && len(s.cfg.Headers) == 0 {
+		// No catalog credential configured: the gateway's own requests
+		// (tool list sync) go with a connected principal's grant, if any.
+		if f := m.catalogCred.Load(); f != nil {
+			cred, ok = (*f)(ctx, s.id)
+		}
+	}
 	if !ok {
 		return s.b
 	}
@@ -172,4 +179,18 @@ func AnyPerPrincipal(cfgs map[string]ServerConfig) bool {
 		}
 	}
 	return false
+}
+
+// CatalogCredential supplies the credential of the gateway's own requests
+// (the tool list sync) to a per-principal server that has no configured
+// headers: a connected principal's (pkg/upconnect).
+type CatalogCredential func(ctx context.Context, server string) (Credential, bool)
+
+// SetCatalogCredential sets the catalog credential source (nil: none).
+func (m *Manager) SetCatalogCredential(f CatalogCredential) {
+	if f == nil {
+		m.catalogCred.Store(nil)
+		return
+	}
+	m.catalogCred.Store(&f)
 }
