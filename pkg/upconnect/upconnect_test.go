@@ -138,3 +138,15 @@ func BenchmarkUpstreamIdentityCredentialWarm(b *testing.B) {
 		}
 	}
 }
+
+func TestClientMetadataDocument(t *testing.T) {
+	s, _, _ := newService(t)
+	w := httptest.NewRecorder()
+	s.ServeClientMetadata(w, httptest.NewRequest(http.MethodGet, ClientMetadataPath, nil))
+	body := w.Body.String()
+	for _, want := range []string{`"client_id":"https://gw.example/connect-client.json"`, `"redirect_uris":["https://gw.example/connect-callback"]`, `"token_endpoint_auth_method":"none"`} {
+		if !strings.Contains(body, want) {
+			t.Errorf("document %s lacks %s", body, want)
+		}
+	}
+}
