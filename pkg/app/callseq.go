@@ -38,7 +38,8 @@ func (a *App) newCallSeq() gateway.CallObserver {
 		a.log.Warn("TOOL_RAG_CALL_SEQUENCES is on, but this runtime has no store for the counts; nothing is counted")
 		return nil
 	}
-	a.CallSeq = callseq.NewRecorder(callseq.RecorderConfig{Store: a.b.CallSeq, Logger: a.log})
+	a.CallSeq = callseq.NewRecorder(callseq.RecorderConfig{Store: a.b.CallSeq, Logger: a.log,
+		MinPrincipals: a.o.Env.CallSeqMinPrincipals, PrincipalDayCap: a.o.Env.CallSeqPrincipalDayCap})
 	return a.CallSeq
 }
 

@@ -33,7 +33,9 @@ func TestCallSequencesAcrossInstances(t *testing.T) {
 	t.Cleanup(func() {
 		_, _ = e.ddb.DeleteTable(context.Background(), &dynamodb.DeleteTableInput{TableName: aws.String(e.tables.CallSeq)})
 	})
-	on := func(c *Config) { c.Env.CallSequences = true }
+	on := func(c *Config) { // every pair counts at once (the thresholds: pkg/callseq, pkg/local)
+		c.Env.CallSequences, c.Env.CallSeqMinPrincipals, c.Env.CallSeqPrincipalDayCap = true, 1, 0
+	}
 	store := dynamo.NewCallSeqStore(e.ddb, e.tables.CallSeq)
 	// A pair of a tool that is not in the catalog: the sync drops it.
 	if err := store.AddCallSequences(ctx, []callseq.Count{{From: "echo__echo", To: "gone__tool", N: 9, Day: callseq.Day(e.clock.Now())}}); err != nil {

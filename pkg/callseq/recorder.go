@@ -15,6 +15,12 @@ const (
 	DefaultMaxSessions = 10000
 	DefaultFlushEvery  = 30 * time.Second
 	DefaultMaxPending  = 512
+	// DefaultMinPrincipals and DefaultPrincipalDayCap are the gateway's
+	// settings (TOOL_RAG_CALLSEQ_MIN_PRINCIPALS,
+	// TOOL_RAG_CALLSEQ_PRINCIPAL_DAY_CAP): a pair counts once 3 keys made
+	// it on one day, and one key adds at most 1 to a pair a day.
+	DefaultMinPrincipals   = 3
+	DefaultPrincipalDayCap = 1
 	// maxHeld bounds the pairs kept while the store fails; beyond it new
 	// pairs are dropped (and counted in Stats.Dropped).
 	maxHeld = 20000
@@ -40,8 +46,18 @@ type RecorderConfig struct {
 	// at once (default 512).
 	FlushEvery time.Duration
 	MaxPending int
-	Now        func() time.Time
-	Logger     *slog.Logger
+	// MinPrincipals is how many distinct principals (key ids) must make a
+	// pair on one day before it is counted at all (k-anonymity): until
+	// then its calls are held in memory, then all of them are counted.
+	// One key cannot put a pair into anyone's related tools on its own.
+	// 0 or 1: every pair counts at once. Per process: on AWS each
+	// instance needs that many on its own, which only counts less.
+	MinPrincipals int
+	// PrincipalDayCap is the most one principal adds to one pair per day
+	// (0: no cap), so that a few keys cannot outweigh everyone's use.
+	PrincipalDayCap int
+	Now             func() time.Time
+	Logger          *slog.Logger
 }
 
 // Stats are the Recorder's counters.
@@ -50,6 +66,17 @@ type Stats struct {
 	Flushed int64 // counts added to the store (distinct pairs per flush)
 	Errors  int64 // failed flushes (their pairs are kept for the next one)
 	Dropped int64 // pairs dropped because the store kept failing
+	// Withheld counts pairs made but not counted: beyond a principal's
+	// PrincipalDayCap, or held for MinPrincipals and forgotten at the
+	// day's end.
+	Withheld int64
+}
+
+// pairUse is what a day's pair has seen of its principals (memory only).
+type pairUse struct {
+	by       map[string]int64 // principal → calls counted or held today
+	held     int64            // calls held until MinPrincipals is reached
+	released bool             // MinPrincipals reached: calls count at once
 }
 
 // last is a session's last call.
@@ -81,11 +108,13 @@ type Recorder struct {
 	sessions map[scope]*last
 	seq      uint64
 	pending  map[pairKey]int64
+	uses     map[pairKey]*pairUse // today's pairs, for MinPrincipals and PrincipalDayCap
+	usesDay  int32
 	timer    *time.Timer
 	flushing bool
 
-	flushMu                         sync.Mutex // one flush at a time
-	counted, flushed, errs, dropped atomic.Int64
+	flushMu                                   sync.Mutex // one flush at a time
+	counted, flushed, errs, dropped, withheld atomic.Int64
 }
 
 // NewRecorder returns a Recorder on cfg.Store.
@@ -115,7 +144,7 @@ func NewRecorder(cfg RecorderConfig) *Recorder {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Recorder{cfg: cfg, log: log, sessions: map[scope]*last{}, pending: map[pairKey]int64{}}
+	return &Recorder{cfg: cfg, log: log, sessions: map[scope]*last{}, pending: map[pairKey]int64{}, uses: map[pairKey]*pairUse{}}
 }
 
 // ToolCalled records that a session of key keyID called tool (a catalog
@@ -158,14 +187,60 @@ func (r *Recorder) ToolCalled(keyID, sessionID, tool string) {
 		r.dropped.Add(1)
 		return
 	}
-	r.pending[k]++
-	r.counted.Add(1)
+	n := r.admitLocked(k, keyID)
+	if n == 0 {
+		return
+	}
+	r.pending[k] += n
+	r.counted.Add(n)
 	switch {
 	case len(r.pending) >= r.cfg.MaxPending:
 		r.flushLocked()
 	case !r.flushing:
 		r.armLocked()
 	}
+}
+
+// admitLocked applies MinPrincipals and PrincipalDayCap to one call of
+// pair k by principal and returns how many calls to count now: 0 (capped,
+// or held), 1, or the held calls with this one when it makes the pair's
+// MinPrincipals-th principal. r.mu is held.
+func (r *Recorder) admitLocked(k pairKey, principal string) int64 {
+	if r.cfg.MinPrincipals <= 1 && r.cfg.PrincipalDayCap <= 0 {
+		return 1
+	}
+	if k.day != r.usesDay {
+		for _, u := range r.uses {
+			if !u.released {
+				r.withheld.Add(u.held)
+			}
+		}
+		r.uses, r.usesDay = map[pairKey]*pairUse{}, k.day
+	}
+	u := r.uses[k]
+	if u == nil {
+		if len(r.uses) >= maxHeld {
+			r.withheld.Add(1)
+			return 0
+		}
+		u = &pairUse{by: map[string]int64{}}
+		r.uses[k] = u
+	}
+	if r.cfg.PrincipalDayCap > 0 && u.by[principal] >= int64(r.cfg.PrincipalDayCap) {
+		r.withheld.Add(1)
+		return 0
+	}
+	u.by[principal]++
+	if u.released {
+		return 1
+	}
+	u.held++
+	if len(u.by) < r.cfg.MinPrincipals {
+		return 0
+	}
+	n := u.held
+	u.held, u.released = 0, true
+	return n
 }
 
 // armLocked starts the timer of the next flush unless one is set. r.mu is
@@ -286,5 +361,5 @@ func (r *Recorder) Stats() Stats {
 	if r == nil {
 		return Stats{}
 	}
-	return Stats{Counted: r.counted.Load(), Flushed: r.flushed.Load(), Errors: r.errs.Load(), Dropped: r.dropped.Load()}
+	return Stats{Counted: r.counted.Load(), Flushed: r.flushed.Load(), Errors: r.errs.Load(), Dropped: r.dropped.Load(), Withheld: r.withheld.Load()}
 }

@@ -54,42 +54,50 @@ type Env struct {
 	ConfigPoll        time.Duration // MCP_GATEWAY_CONFIG_POLL (seconds): how often keys.yaml and registry.yaml are checked for changes, default 2, 0 = only on SIGHUP
 	ConsolePath       string        // TOOL_RAG_CONSOLE_PATH, default /console; "off" (or "") turns the console off
 	CallSequences     bool          // TOOL_RAG_CALL_SEQUENCES: count "called after, in the same session" tool pairs for related (pkg/callseq), default false
+	// CallSeqMinPrincipals (TOOL_RAG_CALLSEQ_MIN_PRINCIPALS, default 3):
+	// distinct keys that must make a pair on one day before it counts;
+	// CallSeqPrincipalDayCap (TOOL_RAG_CALLSEQ_PRINCIPAL_DAY_CAP, default
+	// 1, 0 = none): the most one key adds to a pair per day.
+	CallSeqMinPrincipals   int
+	CallSeqPrincipalDayCap int
 }
 
 // FromEnv reads Env through getenv (os.Getenv in production).
 func FromEnv(getenv func(string) string) (Env, error) {
 	p := parser{getenv: getenv}
 	e := Env{
-		ConfigDir:          p.str("MCP_GATEWAY_CONFIG_DIR", "./config"),
-		MCPPath:            p.str("MCP_GATEWAY_MCP_PATH", "/mcp"),
-		Host:               p.str("MCP_GATEWAY_HOST", "127.0.0.1"),
-		Port:               p.int("MCP_GATEWAY_PORT", 8765, 1, 65535),
-		PublicURL:          strings.TrimSuffix(strings.TrimSpace(p.getenv("MCP_GATEWAY_PUBLIC_URL")), "/"),
-		MaxParallel:        p.int("TOOL_RAG_MAX_PARALLEL", 8, 1, 1024),
-		WithoutAuth:        p.bool("TOOL_RAG_WITHOUT_AUTH", false),
-		DBPath:             p.str("TOOL_RAG_DB", "tool_registry.db"),
-		StartupReindex:     p.enum("TOOL_RAG_STARTUP_REINDEX", "full", "full", "incremental", "off"),
-		ResyncInterval:     p.seconds("TOOL_RAG_RESYNC_INTERVAL", 0),
-		HealthInterval:     p.seconds("TOOL_RAG_HEALTHCHECK_INTERVAL", 30),
-		HealthTimeout:      p.seconds("TOOL_RAG_HEALTHCHECK_TIMEOUT", 5),
-		ShortlistDescChars: p.int("TOOL_RAG_SHORTLIST_DESC_CHARS", 300, 0, 1<<20),
-		CallTimeout:        p.seconds("MCP_GATEWAY_UPSTREAM_TIMEOUT", 60),
-		ConnectTimeout:     p.seconds("MCP_GATEWAY_UPSTREAM_CONNECT_TIMEOUT", 20),
-		IdleTimeout:        p.seconds("MCP_GATEWAY_STDIO_IDLE_TIMEOUT", 300),
-		StdioPoolSize:      p.int("MCP_GATEWAY_STDIO_POOL_SIZE", 2, 1, 64),
-		MaxResultBytes:     int64(p.int("MCP_GATEWAY_MAX_RESULT_BYTES", 8<<20, 1024, 1<<30)),
-		MaxBodyBytes:       int64(p.int("MCP_GATEWAY_MAX_BODY_BYTES", 4<<20, 1024, 1<<30)),
-		SessionTTL:         p.seconds("MCP_GATEWAY_SESSION_TTL", 86400),
-		SyncParallel:       p.int("TOOL_RAG_SYNC_PARALLEL", 16, 1, 1024),
-		SyncTimeout:        p.seconds("TOOL_RAG_SYNC_TIMEOUT", 30),
-		AuthFailureRate:    p.float("MCP_GATEWAY_AUTH_FAILURE_RATE", 0.5),
-		AuthFailureBurst:   p.int("MCP_GATEWAY_AUTH_FAILURE_BURST", 30, 0, 1<<30),
-		TrustForwardedFor:  p.bool("MCP_GATEWAY_TRUST_FORWARDED_FOR", false),
-		ConfigPoll:         p.seconds("MCP_GATEWAY_CONFIG_POLL", 2),
-		MaxTools:           p.int("TOOL_RAG_MAX_TOOLS_PER_SERVER", 2000, 1, 1<<20),
-		MaxToolPages:       p.int("TOOL_RAG_MAX_TOOL_PAGES", 100, 1, 1<<20),
-		ConsolePath:        p.str("TOOL_RAG_CONSOLE_PATH", "/console"),
-		CallSequences:      p.bool("TOOL_RAG_CALL_SEQUENCES", false),
+		ConfigDir:              p.str("MCP_GATEWAY_CONFIG_DIR", "./config"),
+		MCPPath:                p.str("MCP_GATEWAY_MCP_PATH", "/mcp"),
+		Host:                   p.str("MCP_GATEWAY_HOST", "127.0.0.1"),
+		Port:                   p.int("MCP_GATEWAY_PORT", 8765, 1, 65535),
+		PublicURL:              strings.TrimSuffix(strings.TrimSpace(p.getenv("MCP_GATEWAY_PUBLIC_URL")), "/"),
+		MaxParallel:            p.int("TOOL_RAG_MAX_PARALLEL", 8, 1, 1024),
+		WithoutAuth:            p.bool("TOOL_RAG_WITHOUT_AUTH", false),
+		DBPath:                 p.str("TOOL_RAG_DB", "tool_registry.db"),
+		StartupReindex:         p.enum("TOOL_RAG_STARTUP_REINDEX", "full", "full", "incremental", "off"),
+		ResyncInterval:         p.seconds("TOOL_RAG_RESYNC_INTERVAL", 0),
+		HealthInterval:         p.seconds("TOOL_RAG_HEALTHCHECK_INTERVAL", 30),
+		HealthTimeout:          p.seconds("TOOL_RAG_HEALTHCHECK_TIMEOUT", 5),
+		ShortlistDescChars:     p.int("TOOL_RAG_SHORTLIST_DESC_CHARS", 300, 0, 1<<20),
+		CallTimeout:            p.seconds("MCP_GATEWAY_UPSTREAM_TIMEOUT", 60),
+		ConnectTimeout:         p.seconds("MCP_GATEWAY_UPSTREAM_CONNECT_TIMEOUT", 20),
+		IdleTimeout:            p.seconds("MCP_GATEWAY_STDIO_IDLE_TIMEOUT", 300),
+		StdioPoolSize:          p.int("MCP_GATEWAY_STDIO_POOL_SIZE", 2, 1, 64),
+		MaxResultBytes:         int64(p.int("MCP_GATEWAY_MAX_RESULT_BYTES", 8<<20, 1024, 1<<30)),
+		MaxBodyBytes:           int64(p.int("MCP_GATEWAY_MAX_BODY_BYTES", 4<<20, 1024, 1<<30)),
+		SessionTTL:             p.seconds("MCP_GATEWAY_SESSION_TTL", 86400),
+		SyncParallel:           p.int("TOOL_RAG_SYNC_PARALLEL", 16, 1, 1024),
+		SyncTimeout:            p.seconds("TOOL_RAG_SYNC_TIMEOUT", 30),
+		AuthFailureRate:        p.float("MCP_GATEWAY_AUTH_FAILURE_RATE", 0.5),
+		AuthFailureBurst:       p.int("MCP_GATEWAY_AUTH_FAILURE_BURST", 30, 0, 1<<30),
+		TrustForwardedFor:      p.bool("MCP_GATEWAY_TRUST_FORWARDED_FOR", false),
+		ConfigPoll:             p.seconds("MCP_GATEWAY_CONFIG_POLL", 2),
+		MaxTools:               p.int("TOOL_RAG_MAX_TOOLS_PER_SERVER", 2000, 1, 1<<20),
+		MaxToolPages:           p.int("TOOL_RAG_MAX_TOOL_PAGES", 100, 1, 1<<20),
+		ConsolePath:            p.str("TOOL_RAG_CONSOLE_PATH", "/console"),
+		CallSequences:          p.bool("TOOL_RAG_CALL_SEQUENCES", false),
+		CallSeqMinPrincipals:   p.int("TOOL_RAG_CALLSEQ_MIN_PRINCIPALS", 3, 1, 1000),
+		CallSeqPrincipalDayCap: p.int("TOOL_RAG_CALLSEQ_PRINCIPAL_DAY_CAP", 1, 0, 1<<20),
 	}
 	e.RegistryPath = p.path("MCP_GATEWAY_REGISTRY", filepath.Join(e.ConfigDir, "registry.yaml"))
 	e.GeneratedPath = p.path("MCP_GATEWAY_REGISTRY_GENERATED", filepath.Join(e.ConfigDir, "registry.generated.yaml"))

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -82,7 +83,10 @@ func TestCallSequencesEndToEnd(t *testing.T) {
 }
 
 func testCallSequences(t *testing.T, legacy bool) {
-	e := startGateway(t, "", map[string]string{"TOOL_RAG_CALL_SEQUENCES": "1"})
+	// One key makes every pair here: no k-anonymity threshold, no cap
+	// (TestRedTeam2CallSequenceSteering checks them).
+	e := startGateway(t, "", map[string]string{"TOOL_RAG_CALL_SEQUENCES": "1",
+		"TOOL_RAG_CALLSEQ_MIN_PRINCIPALS": "1", "TOOL_RAG_CALLSEQ_PRINCIPAL_DAY_CAP": "0"})
 	if e.g.App.CallSeq == nil {
 		t.Fatal("TOOL_RAG_CALL_SEQUENCES=1 built no recorder")
 	}
@@ -170,4 +174,47 @@ func mapsEqual(a, b map[string]int64) bool {
 		}
 	}
 	return true
+}
+
+// TestRedTeam2CallSequenceSteering (issue 32, finding 6): with
+// TOOL_RAG_CALL_SEQUENCES on, one key alternating echo and reverse five
+// times changed the admin's related tools, and told every key that sees
+// both that someone used them in sequence. Now a pair counts only once 3
+// distinct keys made it on one day (TOOL_RAG_CALLSEQ_MIN_PRINCIPALS), and
+// one key adds at most 1 to a pair a day
+// (TOOL_RAG_CALLSEQ_PRINCIPAL_DAY_CAP).
+func TestRedTeam2CallSequenceSteering(t *testing.T) {
+	keys := "keys:\n  - id: admin\n    secret: \"k-admin\"\n    admin: true\n    servers: {echo: {}}\n" +
+		"  - id: agent\n    secret: \"k-agent\"\n    servers: {echo: {}}\n  - id: third\n    secret: \"k-third\"\n    servers: {echo: {}}\n"
+	e := startGatewayWith(t, fmt.Sprintf("servers:\n  echo:\n    transport: stdio\n    command: %q\n", echoServer(t)), keys,
+		map[string]string{"TOOL_RAG_CALL_SEQUENCES": "1"})
+	ctx := context.Background()
+	const query = "return the given text unchanged"
+	admin, _ := connect(t, e.url, "k-admin", true)
+	before := relatedOf(t, admin, query, "echo__echo")
+	attacker, _ := connect(t, e.url, "k-agent", true)
+	for range 5 {
+		runTools(t, attacker, "echo__echo", "echo__reverse")
+	}
+	if _, err := e.g.Sync(ctx, indexer.ModeIncremental); err != nil {
+		t.Fatal(err)
+	}
+	if got := storedSequences(t, e.g); len(got) != 0 {
+		t.Errorf("one key's alternations were counted: %v", got)
+	}
+	if after := relatedOf(t, admin, query, "echo__echo"); !slices.Equal(before, after) {
+		t.Errorf("one key changed the admin's related tools of echo: %v → %v", before, after)
+	}
+	// Two more keys make the pair once each: now it counts, the first
+	// key's five times as one.
+	for _, key := range []string{"k-admin", "k-third"} {
+		c, _ := connect(t, e.url, key, true)
+		runTools(t, c, "echo__echo", "echo__reverse")
+	}
+	if _, err := e.g.Sync(ctx, indexer.ModeIncremental); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := storedSequences(t, e.g), map[string]int64{"echo__echo>echo__reverse": 3}; !mapsEqual(got, want) {
+		t.Errorf("stored counts after three keys: %v, want %v", got, want)
+	}
 }
