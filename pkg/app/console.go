@@ -87,6 +87,7 @@ func (s consoleSource) Servers(ctx context.Context) ([]console.Server, error) {
 		}
 		out = append(out, cs)
 	}
+	connectedCounts(ctx, a.b.Identity, out)
 	return out, nil
 }
 

@@ -1,10 +1,12 @@
 package app
 
 import (
+	"context"
 	"net/http"
 	"strings"
 
 	"github.com/toolrag/mcp-gateway/pkg/auth"
+	"github.com/toolrag/mcp-gateway/pkg/console"
 	"github.com/toolrag/mcp-gateway/pkg/gateway"
 	"github.com/toolrag/mcp-gateway/pkg/upconnect"
 )
@@ -39,4 +41,22 @@ func withSubjectToken(h http.Handler) http.Handler {
 		}
 		h.ServeHTTP(w, r)
 	})
+}
+
+// connectedCounts fills, for the servers whose auth is per principal, how
+// many principals are connected (never a grant).
+func connectedCounts(ctx context.Context, id *upconnect.Service, servers []console.Server) {
+	if id == nil {
+		return
+	}
+	counts, err := id.Counts(ctx)
+	if err != nil {
+		return
+	}
+	for i := range servers {
+		if id.PerPrincipal(servers[i].ID) {
+			n := counts[servers[i].ID]
+			servers[i].Connected = &n
+		}
+	}
 }

@@ -52,6 +52,9 @@ type Server struct {
 	ErrorRate float64 `json:"error_rate"`
 	P50ms     float64 `json:"p50_ms"`
 	P99ms     float64 `json:"p99_ms"`
+	// Connected counts the principals connected to a server whose auth
+	// is per principal (nil for a static server). No grant is ever shown.
+	Connected *int `json:"connected,omitempty"`
 }
 
 // Server statuses.

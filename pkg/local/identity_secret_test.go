@@ -132,6 +132,12 @@ func TestUpstreamIdentityUserSecret(t *testing.T) {
 		t.Errorf("find_tools for alice: %s", fb)
 	}
 
+	// The console counts the connected principals, never showing a grant.
+	if code, out := restJSON(t, http.MethodGet, e.srv.URL+"/tool-rag/admin/servers", "k-root"); code != 200 ||
+		!strings.Contains(fmt.Sprint(out["servers"]), "connected:2") || strings.Contains(fmt.Sprint(out), "pat-") {
+		t.Errorf("console servers: %d %v", code, out)
+	}
+
 	// Raw rows: no token bytes; alice's row copied to carol does not open.
 	all := rows()
 	if len(all) != 2 {

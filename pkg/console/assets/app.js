@@ -113,7 +113,7 @@
     try { data = await api("GET", admin("/servers")); } catch (err) { $("action-status").textContent = err.message; return; }
     const tbody = $("servers-table").tBodies[0];
     tbody.replaceChildren(...data.servers.map((s) => h("tr", { "data-server": s.id, "data-status": s.status },
-      tid("td", s.id), h("td", { text: s.transport }), h("td", {}, badge(s.status)),
+      tid("td", s.id), h("td", { text: s.transport + (s.connected != null ? " · " + fmtNum(s.connected) + " connected" : "") }), h("td", {}, badge(s.status)),
       h("td", { class: "desc", text: s.reason || "" }), h("td", { text: fmtTime(s.last_sync) }),
       h("td", { class: "num", text: fmtNum(s.tools) + (s.stale_tools ? " (" + s.stale_tools + " stale)" : "") }),
       h("td", { class: "num", text: fmtNum(s.calls) }),
