@@ -252,50 +252,8 @@ func TestFunctionsUnderRIE(t *testing.T) {
 		bins[name] = testenv.GoBinary(t, "./functions/"+name)
 	}
 
-	// One deployment: tables in DynamoDB Local, the index bucket in the S3
-	// fake, the echo server as the one upstream.
-	ctx := context.Background()
-	ddbURL := testenv.DynamoDB(t)
-	ddb, err := dynamo.NewClient(ctx, ddbURL, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := testenv.UniqueName(t, "rie-")
-	tables := dynamo.Tables{Tools: p + "-tools", Keys: p + "-keys", Registry: p + "-registry", Sessions: p + "-sessions"}
-	if err := dynamo.CreateTables(ctx, ddb, tables); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		for _, n := range []string{tables.Tools, tables.Keys, tables.Registry, tables.Sessions} {
-			_, _ = ddb.DeleteTable(context.Background(), &dynamodb.DeleteTableInput{TableName: aws.String(n)})
-		}
-	})
-	s3 := s3test.New(t, bucket)
-	reg := dynamo.NewRegistryStore(ddb, tables.Registry)
-	doc, err := config.EncodeServerConfig(upstream.ServerConfig{Transport: upstream.TransportStreamableHTTP, URL: testenv.StartEcho(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := reg.PutServer(ctx, "echo", doc); err != nil {
-		t.Fatal(err)
-	}
-	// What `toolrag dynamo seed-events` does: the example key and the
-	// fixture session of the samples.
-	if _, err := dynamo.SeedEventFixtures(ctx, dynamo.NewKeyStore(ddb, tables.Keys), reg, dynamo.NewSessionStore(ddb, tables.Sessions), nil); err != nil {
-		t.Fatal(err)
-	}
-
-	env := map[string]string{
-		"TOOL_RAG_TOOLS_TABLE": tables.Tools, "TOOL_RAG_KEYS_TABLE": tables.Keys,
-		"TOOL_RAG_REGISTRY_TABLE": tables.Registry, "TOOL_RAG_SESSIONS_TABLE": tables.Sessions,
-		"TOOL_RAG_INDEX_BUCKET": bucket, "TOOL_RAG_INDEX_PREFIX": "index/",
-		"TOOL_RAG_DYNAMODB_ENDPOINT": ddbURL, "TOOL_RAG_S3_ENDPOINT": s3.URL,
-		"TOOL_RAG_EMBEDDER": "builtin", "TOOL_RAG_RERANKER": "off", "MCP_GATEWAY_MCP_PATH": "/mcp",
-		"TOOL_RAG_METRICS_NAMESPACE": "ToolRAG", "TOOL_RAG_METRICS_INTERVAL": "0.001",
-		// What the stacks set (infra/operations.go).
-		"MCP_GATEWAY_UPSTREAM_TIMEOUT": "25", "MCP_GATEWAY_MAX_RESULT_BYTES": "2097152",
-	}
-
+	d := newDeployment(t)
+	env := d.env
 	// sync: the scheduled event → tools table, index and catalog copy in S3.
 	syncFn := startFunction(t, rie, "toolrag-sync", bins["sync"], 900, env)
 	var rep awsrt.SyncReport
@@ -407,4 +365,61 @@ func TestFunctionsUnderRIE(t *testing.T) {
 	if !strings.Contains(gw.logs.String(), `"CloudWatchMetrics"`) {
 		t.Error("the gateway wrote no EMF line")
 	}
+}
+
+// deployment is one deployment's data: tables in DynamoDB Local, the index
+// bucket in the S3 fake, the echo server as the one upstream, and the
+// functions' environment.
+type deployment struct {
+	ddb    *dynamodb.Client
+	ddbURL string
+	tables dynamo.Tables
+	env    map[string]string
+}
+
+func newDeployment(t *testing.T) *deployment {
+	t.Helper()
+	ctx := context.Background()
+	ddbURL := testenv.DynamoDB(t)
+	ddb, err := dynamo.NewClient(ctx, ddbURL, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := testenv.UniqueName(t, "rie-")
+	tables := dynamo.Tables{Tools: p + "-tools", Keys: p + "-keys", Registry: p + "-registry", Sessions: p + "-sessions"}
+	if err := dynamo.CreateTables(ctx, ddb, tables); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		for _, n := range []string{tables.Tools, tables.Keys, tables.Registry, tables.Sessions} {
+			_, _ = ddb.DeleteTable(context.Background(), &dynamodb.DeleteTableInput{TableName: aws.String(n)})
+		}
+	})
+	s3 := s3test.New(t, bucket)
+	reg := dynamo.NewRegistryStore(ddb, tables.Registry)
+	doc, err := config.EncodeServerConfig(upstream.ServerConfig{Transport: upstream.TransportStreamableHTTP, URL: testenv.StartEcho(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := reg.PutServer(ctx, "echo", doc); err != nil {
+		t.Fatal(err)
+	}
+	// What `toolrag dynamo seed-events` does: the example key and the
+	// fixture session of the samples.
+	if _, err := dynamo.SeedEventFixtures(ctx, dynamo.NewKeyStore(ddb, tables.Keys), reg, dynamo.NewSessionStore(ddb, tables.Sessions), nil); err != nil {
+		t.Fatal(err)
+	}
+
+	env := map[string]string{
+		"TOOL_RAG_TOOLS_TABLE": tables.Tools, "TOOL_RAG_KEYS_TABLE": tables.Keys,
+		"TOOL_RAG_REGISTRY_TABLE": tables.Registry, "TOOL_RAG_SESSIONS_TABLE": tables.Sessions,
+		"TOOL_RAG_INDEX_BUCKET": bucket, "TOOL_RAG_INDEX_PREFIX": "index/",
+		"TOOL_RAG_DYNAMODB_ENDPOINT": ddbURL, "TOOL_RAG_S3_ENDPOINT": s3.URL,
+		"TOOL_RAG_EMBEDDER": "builtin", "TOOL_RAG_RERANKER": "off", "MCP_GATEWAY_MCP_PATH": "/mcp",
+		"TOOL_RAG_METRICS_NAMESPACE": "ToolRAG", "TOOL_RAG_METRICS_INTERVAL": "0.001",
+		// What the stacks set (infra/operations.go).
+		"MCP_GATEWAY_UPSTREAM_TIMEOUT": "25", "MCP_GATEWAY_MAX_RESULT_BYTES": "2097152",
+	}
+
+	return &deployment{ddb: ddb, ddbURL: ddbURL, tables: tables, env: env}
 }

@@ -70,6 +70,9 @@ func TestCfnLint(t *testing.T) {
 	oauth := example()
 	oauth.OAuth = &OAuthConfig{Cognito: &CognitoConfig{DomainPrefix: "toolrag-test"},
 		Grants: json.RawMessage(`[{"match":{"scope":"toolrag/tools"},"servers":{"echo":{}}}]`)}
+	waf := example()
+	waf.FrontDoor = "rest-waf"
+	waf.Domain = &DomainConfig{Name: "mcp.example.com", CertificateArn: "arn:aws:acm:us-east-1:123456789012:certificate/abc"}
 	sm := example()
 	sm.SecretsStore, sm.SecretsPrefix = "secretsmanager", "/toolrag/smstage/"
 	stacks := []struct {
@@ -84,6 +87,9 @@ func TestCfnLint(t *testing.T) {
 		{"endpoints-egress", Config{RepoRoot: fixtureRoot, Vpc: VpcConfig{Egress: "endpoints"}, Fargate: FargateConfig{BridgeBinary: bridge}}, loadFixtureServers(t)},
 		{"oauth-cognito", oauth, nil},
 		{"secretsmanager", sm, nil},
+		{"rest-waf", waf, nil},
+		{"nat-per-zone-secretsmanager", Config{RepoRoot: fixtureRoot, Vpc: VpcConfig{NatGateways: 2}, SecretsStore: "secretsmanager",
+			Fargate: FargateConfig{BridgeBinary: bridge}}, loadFixtureServers(t)},
 	}
 	dir := t.TempDir()
 	files := []string{filepath.Join("..", "template.yaml")}

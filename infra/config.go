@@ -44,9 +44,24 @@ type Config struct {
 	// table is created either way; it stays empty while this is off.
 	CallSequences bool `json:"callSequences,omitempty"`
 
-	// Throttle is the HTTP API default-stage rate limit (requests per
-	// second, steady and burst); 0 leaves API Gateway's account defaults.
+	// Throttle is the front door's stage rate limit (requests per second,
+	// steady and burst; default 50 and 100) and, on the HTTP API, the
+	// limits of single routes (Routes, "METHOD /path" → limits; by
+	// default the routes that need no credential get 10 and 20). API
+	// Gateway's throttling is per stage and route, not per client: the
+	// WAF front door's rate-based rule is the per-client limit.
 	Throttle ThrottleConfig `json:"throttle"`
+
+	// FrontDoor is what the internet reaches: "http" (default, an HTTP
+	// API) or "rest-waf" (a REST API with an AWS WAF web ACL: a
+	// rate-based rule per client IP and the AWS managed common rule
+	// set). Waf tunes the latter.
+	FrontDoor string    `json:"frontDoor"`
+	Waf       WafConfig `json:"waf"`
+
+	// ExpectedTools is the catalog size the functions' memory defaults are
+	// derived from (default 100000; docs/deploy.md, Sizing).
+	ExpectedTools int `json:"expectedTools"`
 
 	Domain *DomainConfig `json:"domain,omitempty"`
 	Vpc    VpcConfig     `json:"vpc"`
@@ -101,6 +116,39 @@ type RerankerConfig struct {
 type ThrottleConfig struct {
 	RateLimit  float64 `json:"rateLimit"`
 	BurstLimit float64 `json:"burstLimit"`
+	// Routes are per-route limits of the HTTP API ("POST /register" →
+	// {rateLimit, burstLimit}); nil means defaultRouteThrottles.
+	Routes map[string]RouteThrottle `json:"routes,omitempty"`
+}
+
+// RouteThrottle is one route's limit.
+type RouteThrottle struct {
+	RateLimit  float64 `json:"rateLimit"`
+	BurstLimit float64 `json:"burstLimit"`
+}
+
+// defaultRouteThrottles limits the routes that answer without a
+// credential (discovery, registration, the console's static files, the
+// health check) well below the stage limit, so that a flood of them
+// cannot use up the stage's budget for authenticated MCP traffic.
+func defaultRouteThrottles(mcpPath string) map[string]RouteThrottle {
+	low := RouteThrottle{RateLimit: 10, BurstLimit: 20}
+	return map[string]RouteThrottle{
+		"POST /register": low,
+		"GET /.well-known/oauth-protected-resource":           low,
+		"GET /.well-known/oauth-protected-resource" + mcpPath: low,
+		"GET /console":          low,
+		"GET /console/{proxy+}": low,
+		"GET /health":           low,
+	}
+}
+
+// WafConfig tunes the "rest-waf" front door.
+type WafConfig struct {
+	// RateLimit is the rate-based rule's limit: requests per client IP in
+	// any 5-minute window before the IP is blocked (default 1500, i.e.
+	// 5 per second sustained; AWS WAF's minimum is 10).
+	RateLimit int `json:"rateLimit"`
 }
 
 // DomainConfig maps the API to a custom domain with an ACM certificate in
@@ -116,11 +164,16 @@ type VpcConfig struct {
 	// it up). Empty creates a VPC.
 	ExistingVpcId string `json:"existingVpcId,omitempty"`
 	MaxAzs        int    `json:"maxAzs"`
-	// Egress is "nat" (private subnets with one NAT gateway: functions and
+	// Egress is "nat" (private subnets with NAT gateways: functions and
 	// containers reach the internet, needed for remote upstreams) or
 	// "endpoints" (isolated subnets and interface endpoints for the AWS
 	// services used; no internet access at all).
 	Egress string `json:"egress"`
+	// NatGateways is the number of NAT gateways with egress "nat":
+	// 1 (default, cheapest: every zone's traffic goes through one zone, so
+	// that zone's outage cuts the others' egress) up to MaxAzs (one per
+	// zone, for production: a zone's outage affects only that zone).
+	NatGateways int `json:"natGateways"`
 	// Namespace is the Cloud Map private DNS namespace of the servers
 	// (default toolrag-<stage>.internal).
 	Namespace string `json:"namespace,omitempty"`
@@ -130,8 +183,8 @@ type VpcConfig struct {
 // index, catalog and keyword index in memory, so its memory grows with the
 // catalog (docs/deploy.md, "Sizing").
 type FunctionsConfig struct {
-	Gateway FunctionSize `json:"gateway"` // default 1769 MiB (one vCPU; measured peak 1,283 MB at 100k tools with the 8-bit index, while it loads a new index), 29 s
-	Sync    FunctionSize `json:"sync"`    // default 1536 MiB, 900 s
+	Gateway FunctionSize `json:"gateway"` // default 1769 MiB (one vCPU; above the peak at ExpectedTools with margin), 29 s, reserved concurrency 100
+	Sync    FunctionSize `json:"sync"`    // default from ExpectedTools (2240 MiB at 100k tools: measured peak 1,835 MB plus 25 %), 900 s
 	Health  FunctionSize `json:"health"`  // default 256 MiB, 60 s
 }
 
@@ -140,6 +193,12 @@ type FunctionsConfig struct {
 type FunctionSize struct {
 	MemoryMiB      int `json:"memoryMiB"`
 	TimeoutSeconds int `json:"timeoutSeconds"`
+	// ReservedConcurrency (gateway only) caps the function's concurrent
+	// instances, so that a flood of requests cannot take the account's
+	// whole Lambda concurrency or scale the bill without bound (default
+	// 100; -1 for no reservation, e.g. in an account whose concurrency
+	// limit is still the new-account 10).
+	ReservedConcurrency int `json:"reservedConcurrency,omitempty"`
 }
 
 // Size returns the size of the function called name (gateway, sync or
@@ -166,10 +225,20 @@ const (
 
 // FargateConfig sizes the containers that run upstream servers.
 type FargateConfig struct {
-	Cpu          int    `json:"cpu"`          // CPU units (256 = 0.25 vCPU)
-	MemoryMiB    int    `json:"memoryMiB"`    // memory
-	DesiredCount int    `json:"desiredCount"` // tasks per server
+	Cpu       int `json:"cpu"`       // CPU units (256 = 0.25 vCPU)
+	MemoryMiB int `json:"memoryMiB"` // memory
+	// DesiredCount is the tasks per server (default 2, spread over the
+	// zones: one task or zone can fail without the server going away);
+	// MaxCount the most that target-tracking autoscaling adds (default 4)
+	// to keep CPU near CpuTarget percent (default 60).
+	DesiredCount int    `json:"desiredCount"`
+	MaxCount     int    `json:"maxCount"`
+	CpuTarget    int    `json:"cpuTarget"`
 	Architecture string `json:"architecture"` // arm64 | x86_64
+	// User is the uid:gid the containers run as (default "10001:10001",
+	// not root); the root filesystem is read-only, with a writable
+	// scratch volume at /tmp (HOME), and every Linux capability dropped.
+	User string `json:"user"`
 	// StdioBaseImage is the default base image for stdio servers (a manifest
 	// can set its own base_image).
 	StdioBaseImage string `json:"stdioBaseImage"`
@@ -219,25 +288,42 @@ func (c *Config) Defaults() {
 	def(&c.ServersFile, "servers.generated.json")
 	def(&c.RepoRoot, "..")
 	def(&c.DistDir, filepath.Join(c.RepoRoot, "dist"))
-	defInt(&c.Functions.Gateway.MemoryMiB, 1769)
+	defInt(&c.ExpectedTools, DefaultExpectedTools)
+	gw, sy := MemoryFor(c.ExpectedTools)
+	defInt(&c.Functions.Gateway.MemoryMiB, gw)
 	defInt(&c.Functions.Gateway.TimeoutSeconds, 29)
-	defInt(&c.Functions.Sync.MemoryMiB, 1536)
+	defInt(&c.Functions.Gateway.ReservedConcurrency, DefaultGatewayReservedConcurrency)
+	defInt(&c.Functions.Sync.MemoryMiB, sy)
 	defInt(&c.Functions.Sync.TimeoutSeconds, 900)
 	defInt(&c.Functions.Health.MemoryMiB, 256)
 	defInt(&c.Functions.Health.TimeoutSeconds, 60)
 	defInt(&c.Fargate.Cpu, 256)
 	defInt(&c.Fargate.MemoryMiB, 512)
-	defInt(&c.Fargate.DesiredCount, 1)
+	defInt(&c.Fargate.DesiredCount, 2)
+	defInt(&c.Fargate.MaxCount, max(4, c.Fargate.DesiredCount))
+	defInt(&c.Fargate.CpuTarget, 60)
+	def(&c.Fargate.User, "10001:10001")
+	def(&c.FrontDoor, "http")
+	defInt(&c.Waf.RateLimit, 1500)
+	defInt(&c.Vpc.NatGateways, 1)
+	if c.Throttle.RateLimit == 0 && c.Throttle.BurstLimit == 0 {
+		c.Throttle.RateLimit, c.Throttle.BurstLimit = 50, 100
+	}
+	if c.Throttle.Routes == nil {
+		c.Throttle.Routes = defaultRouteThrottles(c.McpPath)
+	}
 	def(&c.Fargate.Architecture, "arm64")
 	def(&c.Fargate.StdioBaseImage, "public.ecr.aws/docker/library/node:22-bookworm-slim")
 	def(&c.Fargate.BridgeBinary, filepath.Join(c.RepoRoot, "dist", "bridge", "toolrag"))
 	defInt(&c.Fargate.BridgePort, 8080)
 	if len(c.Fargate.BridgeArgs) == 0 {
-		c.Fargate.BridgeArgs = []string{"bridge", "--listen", "0.0.0.0:{port}", "--path", "{path}", "--name", "{id}", "--"}
+		c.Fargate.BridgeArgs = []string{"bridge", "--listen", "0.0.0.0:{port}", "--path", "{path}", "--name", "{id}", "--require-token", "--"}
 	}
 }
 
 var (
+	routeKeyPattern = regexp.MustCompile(`^(GET|POST|PUT|DELETE|PATCH|HEAD|OPTIONS|ANY) /\S*$`)
+	userPattern     = regexp.MustCompile(`^[0-9]+(:[0-9]+)?$`)
 	stagePattern    = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9-]{0,19}$`)
 	schedulePattern = regexp.MustCompile(`^(rate\(.+\)|cron\(.+\)|off)$`)
 )
@@ -304,6 +390,44 @@ func (c *Config) Validate() error {
 			bad("functions.gateway.timeoutSeconds %d must be at most %d: API Gateway's HTTP API stops waiting for its integration after %d s, so the client would get an error while the function is still running", f.TimeoutSeconds, httpAPIIntegrationSecs, httpAPIIntegrationSecs)
 		}
 	}
+	if c.Functions.Sync.ReservedConcurrency != 0 || c.Functions.Health.ReservedConcurrency != 0 {
+		bad("functions.sync.reservedConcurrency and functions.health.reservedConcurrency cannot be set (sync always runs one at a time)")
+	}
+	if rc := c.Functions.Gateway.ReservedConcurrency; rc < -1 || rc == 0 || rc > 1000 {
+		bad("functions.gateway.reservedConcurrency %d must be between 1 and 1000, or -1 for no reservation", rc)
+	}
+	if c.ExpectedTools < 1 {
+		bad("expectedTools %d must be positive", c.ExpectedTools)
+	}
+	if c.FrontDoor != "http" && c.FrontDoor != "rest-waf" {
+		bad("frontDoor %q must be http or rest-waf", c.FrontDoor)
+	}
+	if c.Waf.RateLimit < 10 || c.Waf.RateLimit > 2_000_000_000 {
+		bad("waf.rateLimit %d must be between 10 and 2000000000 (requests per IP per 5 minutes, AWS WAF's range)", c.Waf.RateLimit)
+	}
+	if c.Throttle.RateLimit < 0 || c.Throttle.BurstLimit < 0 {
+		bad("throttle.rateLimit and throttle.burstLimit must not be negative")
+	}
+	for route, l := range c.Throttle.Routes {
+		if !routeKeyPattern.MatchString(route) {
+			bad("throttle.routes key %q must be METHOD /path, such as \"POST /register\"", route)
+		}
+		if l.RateLimit <= 0 || l.BurstLimit <= 0 {
+			bad("throttle.routes[%q] needs a positive rateLimit and burstLimit", route)
+		}
+	}
+	if c.Vpc.NatGateways < 1 || c.Vpc.NatGateways > c.Vpc.MaxAzs {
+		bad("vpc.natGateways %d must be between 1 and vpc.maxAzs (%d): one per zone is the production choice", c.Vpc.NatGateways, c.Vpc.MaxAzs)
+	}
+	if c.Fargate.DesiredCount < 1 || c.Fargate.MaxCount < c.Fargate.DesiredCount {
+		bad("fargate.desiredCount %d must be at least 1 and fargate.maxCount %d at least desiredCount", c.Fargate.DesiredCount, c.Fargate.MaxCount)
+	}
+	if c.Fargate.CpuTarget < 10 || c.Fargate.CpuTarget > 90 {
+		bad("fargate.cpuTarget %d must be between 10 and 90 (percent)", c.Fargate.CpuTarget)
+	}
+	if !userPattern.MatchString(c.Fargate.User) || strings.HasPrefix(c.Fargate.User, "0:") || c.Fargate.User == "0" {
+		bad("fargate.user %q must be a non-root numeric uid:gid such as 10001:10001", c.Fargate.User)
+	}
 	if c.Fargate.Architecture != "arm64" && c.Fargate.Architecture != "x86_64" {
 		bad("fargate.architecture %q must be arm64 or x86_64", c.Fargate.Architecture)
 	}
@@ -350,6 +474,9 @@ func (c *Config) applyContext(get func(key string) (string, bool)) error {
 	if v, ok := get("distDir"); ok {
 		c.DistDir = v
 	}
+	if v, ok := get("frontDoor"); ok {
+		c.FrontDoor = v
+	}
 	if v, ok := get("bedrockModelId"); ok {
 		c.Embedder.ModelID = v
 	}
@@ -360,6 +487,8 @@ func (c *Config) applyContext(get func(key string) (string, bool)) error {
 		{"bedrockDims", &c.Embedder.Dims},
 		{"gatewayMemory", &c.Functions.Gateway.MemoryMiB},
 		{"syncMemory", &c.Functions.Sync.MemoryMiB},
+		{"gatewayReservedConcurrency", &c.Functions.Gateway.ReservedConcurrency},
+		{"expectedTools", &c.ExpectedTools},
 	} {
 		v, ok := get(o.key)
 		if !ok {
@@ -372,4 +501,37 @@ func (c *Config) applyContext(get func(key string) (string, bool)) error {
 		*o.dst = n
 	}
 	return nil
+}
+
+// DefaultExpectedTools is the catalog size the memory defaults fit.
+const DefaultExpectedTools = 100_000
+
+// DefaultGatewayReservedConcurrency caps the gateway's instances.
+const DefaultGatewayReservedConcurrency = 100
+
+// Measured peaks (docs/deploy.md, Sizing; builtin embedder, 1,536
+// dimensions, 8-bit index): the gateway's peak RSS while it loads a newly
+// published index beside the one in use, and the sync function's during a
+// full build and publish, per tool on top of a fixed base.
+const (
+	gatewayBaseMB    = 60
+	gatewayPerToolKB = 7.1 // 769 MB at 100k tools
+	syncBaseMB       = 60
+	syncPerToolKB    = 17.8 // 1,835 MB at 100k tools
+	sizingMargin     = 1.25
+	// oneVCPUMiB is where Lambda gives a function a full vCPU, which the
+	// gateway's CPU-bound cold start needs.
+	oneVCPUMiB = 1769
+)
+
+// MemoryFor returns the gateway's and the sync function's memory defaults
+// (MiB) for a catalog of tools: the measured peak with 25 % margin,
+// rounded up to 64 MiB, and at least 1769 (gateway) or 1024 (sync).
+func MemoryFor(tools int) (gatewayMiB, syncMiB int) {
+	size := func(baseMB, perToolKB float64, floor int) int {
+		mb := (baseMB + perToolKB*float64(tools)/1000) * sizingMargin
+		mib := int(mb*1e6/(1<<20)+63) / 64 * 64
+		return min(max(mib, floor), maxFunctionMemoryMiB)
+	}
+	return size(gatewayBaseMB, gatewayPerToolKB, oneVCPUMiB), size(syncBaseMB, syncPerToolKB, 1024)
 }

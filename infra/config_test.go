@@ -70,8 +70,8 @@ func TestConfigDefaults(t *testing.T) {
 		t.Errorf("defaults %+v", c)
 	}
 	want := FunctionsConfig{
-		Gateway: FunctionSize{MemoryMiB: 1769, TimeoutSeconds: 29},
-		Sync:    FunctionSize{MemoryMiB: 1536, TimeoutSeconds: 900},
+		Gateway: FunctionSize{MemoryMiB: 1769, TimeoutSeconds: 29, ReservedConcurrency: 100},
+		Sync:    FunctionSize{MemoryMiB: 2240, TimeoutSeconds: 900},
 		Health:  FunctionSize{MemoryMiB: 256, TimeoutSeconds: 60},
 	}
 	if c.Functions != want {
@@ -80,7 +80,7 @@ func TestConfigDefaults(t *testing.T) {
 	// A size given in the file is kept; only the zero fields are filled.
 	c = Config{Functions: FunctionsConfig{Gateway: FunctionSize{MemoryMiB: 2048}}}
 	c.Defaults()
-	if c.Functions.Gateway != (FunctionSize{MemoryMiB: 2048, TimeoutSeconds: 29}) || c.Functions.Sync != want.Sync {
+	if c.Functions.Gateway != (FunctionSize{MemoryMiB: 2048, TimeoutSeconds: 29, ReservedConcurrency: 100}) || c.Functions.Sync != want.Sync {
 		t.Errorf("partial functions block: %+v", c.Functions)
 	}
 }
@@ -105,9 +105,12 @@ func TestFunctionContext(t *testing.T) {
 		want    FunctionsConfig // after Defaults
 		wantErr string
 	}{
-		{ctx: map[string]string{}, want: FunctionsConfig{Gateway: FunctionSize{1024, 29}, Sync: FunctionSize{1536, 900}, Health: FunctionSize{256, 60}}},
-		{ctx: map[string]string{"gatewayMemory": "2048"}, want: FunctionsConfig{Gateway: FunctionSize{2048, 29}, Sync: FunctionSize{1536, 900}, Health: FunctionSize{256, 60}}},
-		{ctx: map[string]string{"gatewayMemory": "3008", "syncMemory": "4096"}, want: FunctionsConfig{Gateway: FunctionSize{3008, 29}, Sync: FunctionSize{4096, 900}, Health: FunctionSize{256, 60}}},
+		{ctx: map[string]string{}, want: FunctionsConfig{Gateway: FunctionSize{1024, 29, 100}, Sync: FunctionSize{2240, 900, 0}, Health: FunctionSize{256, 60, 0}}},
+		{ctx: map[string]string{"gatewayMemory": "2048"}, want: FunctionsConfig{Gateway: FunctionSize{2048, 29, 100}, Sync: FunctionSize{2240, 900, 0}, Health: FunctionSize{256, 60, 0}}},
+		{ctx: map[string]string{"gatewayMemory": "3008", "syncMemory": "4096"}, want: FunctionsConfig{Gateway: FunctionSize{3008, 29, 100}, Sync: FunctionSize{4096, 900, 0}, Health: FunctionSize{256, 60, 0}}},
+		// Defaults derived from the catalog size; reserved concurrency off.
+		{ctx: map[string]string{"expectedTools": "10000", "gatewayReservedConcurrency": "-1"}, want: FunctionsConfig{Gateway: FunctionSize{1024, 29, -1}, Sync: FunctionSize{1024, 900, 0}, Health: FunctionSize{256, 60, 0}}},
+		{ctx: map[string]string{"expectedTools": "300000"}, want: FunctionsConfig{Gateway: FunctionSize{1024, 29, 100}, Sync: FunctionSize{6464, 900, 0}, Health: FunctionSize{256, 60, 0}}},
 		{ctx: map[string]string{"gatewayMemory": "2GB"}, wantErr: `context gatewayMemory "2GB" is not a number`},
 		{ctx: map[string]string{"syncMemory": ""}, wantErr: `context syncMemory "" is not a number`},
 	}
@@ -223,7 +226,7 @@ func TestStdioDockerfileQuoting(t *testing.T) {
 	if strings.Join(cmd, "|") != strings.Join(s.Command, "|") {
 		t.Errorf("CMD = %q", cmd)
 	}
-	if strings.Count(df, "\n") != 9 {
+	if strings.Count(df, "\n") != 11 { // with ENV HOME and USER
 		t.Errorf("a newline in a step leaked into the Dockerfile:\n%s", df)
 	}
 }

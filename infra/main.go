@@ -21,7 +21,7 @@ import (
 func main() {
 	defer jsii.Close()
 	app := awscdk.NewApp(nil)
-	if err := run(app); err != nil {
+	if _, err := run(app); err != nil {
 		fmt.Fprintln(os.Stderr, "infra:", err)
 		jsii.Close()
 		os.Exit(1)
@@ -29,7 +29,7 @@ func main() {
 	app.Synth(nil)
 }
 
-func run(app awscdk.App) error {
+func run(app awscdk.App) (*Deployment, error) {
 	ctx := func(key string) (string, bool) {
 		v := app.Node().TryGetContext(jsii.String(key))
 		if v == nil {
@@ -45,18 +45,18 @@ func run(app awscdk.App) error {
 	}
 	cfg, err := LoadConfig(path)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if err := cfg.applyContext(ctx); err != nil {
-		return err
+		return nil, err
 	}
 	cfg.Defaults()
 	if err := cfg.Validate(); err != nil {
-		return err
+		return nil, err
 	}
 	servers, err := LoadServers(cfg.ServersFile)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	account, region := cfg.Account, cfg.Region
 	if account == "" {
@@ -69,12 +69,7 @@ func run(app awscdk.App) error {
 	if account != "" || region != "" {
 		props.Env = &awscdk.Environment{Account: strOrNil(account), Region: strOrNil(region)}
 	}
-	g, err := NewGatewayStack(app, "ToolRag-"+cfg.Stage, props)
-	if err != nil {
-		return err
-	}
-	_ = g
-	return nil
+	return NewGatewayStack(app, "ToolRag-"+cfg.Stage, props)
 }
 
 func strOrNil(s string) *string {

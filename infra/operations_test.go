@@ -23,10 +23,11 @@ func TestOperations(t *testing.T) {
 	if rc := js(r.function(t, "SyncFunction")["ReservedConcurrentExecutions"]); rc != "1" {
 		t.Errorf("sync ReservedConcurrentExecutions = %s, want 1", rc)
 	}
-	for _, name := range []string{"GatewayFunction", "HealthFunction"} {
-		if _, ok := r.function(t, name)["ReservedConcurrentExecutions"]; ok {
-			t.Errorf("%s has reserved concurrency", name)
-		}
+	if rc := js(r.function(t, "GatewayFunction")["ReservedConcurrentExecutions"]); rc != "100" {
+		t.Errorf("gateway ReservedConcurrentExecutions = %s, want the default 100", rc)
+	}
+	if _, ok := r.function(t, "HealthFunction")["ReservedConcurrentExecutions"]; ok {
+		t.Error("the health function has reserved concurrency")
 	}
 
 	queues := r.resources("AWS::SQS::Queue")
@@ -44,38 +45,8 @@ func TestOperations(t *testing.T) {
 		}
 	}
 
-	alarms := map[string]map[string]any{}
-	for id, p := range r.resources("AWS::CloudWatch::Alarm") {
-		alarms[id] = p
-		if !strings.Contains(js(p["AlarmActions"]), "AlarmTopic") {
-			t.Errorf("alarm %s does not notify the AlarmTopic: %s", id, js(p["AlarmActions"]))
-		}
-	}
-	want := map[string]string{
-		"GatewayErrorsAlarm": "Errors", "GatewayThrottlesAlarm": "Throttles", "SyncErrorsAlarm": "Errors",
-		"HealthErrorsAlarm": "Errors", "SyncDeadLettersAlarm": "ApproximateNumberOfMessagesVisible",
-		"SyncFailuresAlarm": "sync_failures_total", "IndexStalenessAlarm": "sync_successes_total",
-	}
-	for prefix, metric := range want {
-		found := false
-		for id, p := range alarms {
-			if strings.HasPrefix(id, prefix) {
-				found = true
-				if p["MetricName"] != metric {
-					t.Errorf("%s watches %v, want %s", id, p["MetricName"], metric)
-				}
-				if prefix == "IndexStalenessAlarm" && (p["TreatMissingData"] != "breaching" || p["ComparisonOperator"] != "LessThanThreshold") {
-					t.Errorf("staleness alarm: %s; no data must count as stale", js(p))
-				}
-			}
-		}
-		if !found {
-			t.Errorf("no %s", prefix)
-		}
-	}
-	if len(alarms) != len(want) {
-		t.Errorf("%d alarms, want %d", len(alarms), len(want))
-	}
+	checkAlarms(t, r, "GatewayFunction")
+	checkDashboard(t, r)
 	r.tmpl.HasOutput(jsii.String("AlarmTopicArn"), &map[string]any{})
 
 	var stage map[string]any
@@ -112,6 +83,78 @@ func TestOperations(t *testing.T) {
 	for id := range r.resources("AWS::CloudWatch::Alarm") {
 		if strings.HasPrefix(id, "IndexStalenessAlarm") {
 			t.Error("staleness alarm without a sync schedule")
+		}
+	}
+}
+
+// checkAlarms finds every alarm of Alarms in the template, on its metric,
+// statistic, threshold and dimension, notifying the AlarmTopic, and no
+// other alarm.
+func checkAlarms(t *testing.T, r synthResult, gatewayID string) {
+	t.Helper()
+	alarms := r.resources("AWS::CloudWatch::Alarm")
+	n := 0
+	for _, want := range Alarms {
+		id := firstID(r, "AWS::CloudWatch::Alarm", want.ID)
+		p := alarms[id]
+		if p == nil {
+			t.Errorf("no %s", want.ID)
+			continue
+		}
+		n++
+		metric := want.Metric
+		if want.Dimension == "api" && r.g.RestApi != nil && restMetricNames[metric] != "" {
+			metric = restMetricNames[metric]
+		}
+		stat, _ := p["Statistic"].(string)
+		if stat == "" {
+			stat, _ = p["ExtendedStatistic"].(string)
+		}
+		if p["Namespace"] != want.Namespace || p["MetricName"] != metric || stat != want.Statistic || js(p["Threshold"]) != js(want.Threshold) {
+			t.Errorf("%s: %s/%s %s threshold %v; want %s/%s %s %v", id, p["Namespace"], p["MetricName"], stat, p["Threshold"], want.Namespace, metric, want.Statistic, want.Threshold)
+		}
+		if !strings.Contains(js(p["AlarmActions"]), "AlarmTopic") {
+			t.Errorf("alarm %s does not notify the AlarmTopic: %s", id, js(p["AlarmActions"]))
+		}
+		dims := js(p["Dimensions"])
+		switch want.Dimension {
+		case "gateway":
+			if !strings.Contains(dims, gatewayID) {
+				t.Errorf("%s: dimensions %s do not name the gateway function", id, dims)
+			}
+		case "api":
+			if r.g.RestApi == nil && (!strings.Contains(dims, `"ApiId"`) || !strings.Contains(dims, `"$default"`)) {
+				t.Errorf("%s: dimensions %s, want the HTTP API's id and stage", id, dims)
+			}
+			if r.g.RestApi != nil && !strings.Contains(dims, `"ApiName"`) {
+				t.Errorf("%s: dimensions %s, want the REST API's name", id, dims)
+			}
+		}
+		if want.ID == "IndexStalenessAlarm" && (p["TreatMissingData"] != "breaching" || p["ComparisonOperator"] != "LessThanThreshold") {
+			t.Errorf("staleness alarm: %s; no data must count as stale", js(p))
+		}
+	}
+	if len(alarms) != n {
+		t.Errorf("%d alarms, want %d", len(alarms), n)
+	}
+}
+
+// checkDashboard: one dashboard with calls, errors by kind, latency p50
+// and p99, cold starts, index age, catalog size and sync outcome.
+func checkDashboard(t *testing.T, r synthResult) {
+	t.Helper()
+	ds := r.resources("AWS::CloudWatch::Dashboard")
+	if len(ds) != 1 {
+		t.Fatalf("%d dashboards, want 1", len(ds))
+	}
+	for _, d := range ds {
+		body := js(d["DashboardBody"])
+		for _, w := range []string{`\"Count\"`, "mcp_tool_calls_total", "auth_lookup_errors_total", "session_store_errors_total",
+			"rate_limit_store_errors_total", "mcp_tool_call_errors_total", `\"p50\"`, `\"p99\"`, "initDurationMs", "index_age_seconds",
+			"tools_in_index", "sync_successes_total", "sync_failures_total", "upstreams_down", "alarm"} {
+			if !strings.Contains(body, w) {
+				t.Errorf("the dashboard lacks %s", w)
+			}
 		}
 	}
 }

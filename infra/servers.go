@@ -140,6 +140,11 @@ func StdioDockerfile(s Server, fc FargateConfig, baseImage string) string {
 	if s.Cwd != "" {
 		fmt.Fprintf(&b, "WORKDIR %s\n", "/srv/server/"+strings.TrimPrefix(filepath.ToSlash(filepath.Clean(s.Cwd)), "./"))
 	}
+	// Not root: the task definition runs the container as fc.User too, on
+	// a read-only root filesystem with /tmp writable (HOME).
+	if fc.User != "" {
+		fmt.Fprintf(&b, "ENV HOME=/tmp\nUSER %s\n", fc.User)
+	}
 	fmt.Fprintf(&b, "EXPOSE %d\n", fc.BridgePort)
 	entry := []string{"/usr/local/bin/toolrag"}
 	for _, a := range fc.BridgeArgs {

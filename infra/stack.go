@@ -10,9 +10,9 @@ import (
 	"strings"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigateway"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigatewayv2"
-	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigatewayv2integrations"
-	"github.com/aws/aws-cdk-go/awscdk/v2/awscertificatemanager"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsapplicationautoscaling"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsec2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsecrassets"
@@ -45,12 +45,15 @@ type StackProps struct {
 // Deployment exposes the parts of the stack that tests and outputs use.
 type Deployment struct {
 	Stack     awscdk.Stack
-	Api       awsapigatewayv2.HttpApi
+	Api       awsapigatewayv2.HttpApi // nil with the rest-waf front door
+	RestApi   awsapigateway.RestApi   // the rest-waf front door, else nil
 	Functions map[string]awslambda.Function
 	Tables    map[string]awsdynamodb.Table // tools, keys, registry, sessions
 	Bucket    awss3.Bucket
 	Vpc       awsec2.IVpc // nil when no server runs on Fargate
 	Services  map[string]awsecs.FargateService
+	// HopSecrets are the stdio servers' hop credentials by server id.
+	HopSecrets map[string]awssecretsmanager.Secret
 	// ServerURLs maps every server id to the URL the gateway reaches it at.
 	ServerURLs map[string]string
 }
@@ -61,9 +64,12 @@ type Deployment struct {
 func NewGatewayStack(scope constructs.Construct, id string, props *StackProps) (*Deployment, error) {
 	cfg := props.Config
 	stack := awscdk.NewStack(scope, &id, &props.StackProps)
-	awscdk.Tags_Of(stack).Add(jsii.String("project"), jsii.String("toolrag-mcp-gateway"), nil)
-	awscdk.Tags_Of(stack).Add(jsii.String("stage"), jsii.String(cfg.Stage), nil)
-	g := &Deployment{Stack: stack, Functions: map[string]awslambda.Function{}, Tables: map[string]awsdynamodb.Table{}, Services: map[string]awsecs.FargateService{}, ServerURLs: map[string]string{}}
+	// Not on the dashboard and the autoscaling targets: cfn-lint's schemas
+	// of those types have no Tags yet (E3002).
+	untagged := &awscdk.TagProps{ExcludeResourceTypes: jsii.Strings("AWS::CloudWatch::Dashboard", "AWS::ApplicationAutoScaling::ScalableTarget")}
+	awscdk.Tags_Of(stack).Add(jsii.String("project"), jsii.String("toolrag-mcp-gateway"), untagged)
+	awscdk.Tags_Of(stack).Add(jsii.String("stage"), jsii.String(cfg.Stage), untagged)
+	g := &Deployment{Stack: stack, Functions: map[string]awslambda.Function{}, Tables: map[string]awsdynamodb.Table{}, Services: map[string]awsecs.FargateService{}, ServerURLs: map[string]string{}, HopSecrets: map[string]awssecretsmanager.Secret{}}
 	prod := cfg.Stage == "prod"
 	removal := awscdk.RemovalPolicy_DESTROY
 	if prod {
@@ -158,7 +164,7 @@ func NewGatewayStack(scope constructs.Construct, id string, props *StackProps) (
 		if cfg.Vpc.ExistingVpcId != "" {
 			vpc = awsec2.Vpc_FromLookup(stack, jsii.String("Vpc"), &awsec2.VpcLookupOptions{VpcId: jsii.String(cfg.Vpc.ExistingVpcId)})
 		} else {
-			natGateways := 1.0
+			natGateways := float64(cfg.Vpc.NatGateways)
 			subnetCfg := []*awsec2.SubnetConfiguration{
 				{Name: jsii.String("public"), SubnetType: awsec2.SubnetType_PUBLIC, CidrMask: jsii.Number(24)},
 				{Name: jsii.String("private"), SubnetType: fnSubnetTy, CidrMask: jsii.Number(22)},
@@ -195,7 +201,9 @@ func NewGatewayStack(scope constructs.Construct, id string, props *StackProps) (
 			}
 			if cfg.SecretsStore == "ssm" {
 				endpoints["Ssm"] = awsec2.InterfaceVpcEndpointAwsService_SSM()
-			} else {
+			}
+			if cfg.SecretsStore != "ssm" || hasStdio(fargate) {
+				// The stdio servers' hop credentials live in Secrets Manager.
 				endpoints["SecretsManager"] = awsec2.InterfaceVpcEndpointAwsService_SECRETS_MANAGER()
 			}
 			if cfg.Embedder.Kind == "bedrock" || cfg.Reranker.Kind == "bedrock" {
@@ -283,10 +291,16 @@ func NewGatewayStack(scope constructs.Construct, id string, props *StackProps) (
 		if vpc != nil {
 			fp.Vpc, fp.VpcSubnets, fp.SecurityGroups = vpc, subnets, &[]awsec2.ISecurityGroup{fnSG}
 		}
-		if name == "sync" {
+		switch {
+		case name == "sync":
 			// One sync at a time: a schedule and a reindex never race
 			// over the tools table and the index pointer.
 			fp.ReservedConcurrentExecutions = jsii.Number(1)
+		case name == "gateway" && size.ReservedConcurrency > 0:
+			// A flood of requests (bad tokens included) scales the
+			// gateway only this far: the rest are throttled (429) at no
+			// Lambda cost, and the account's other functions keep theirs.
+			fp.ReservedConcurrentExecutions = jsii.Number(float64(size.ReservedConcurrency))
 		}
 		fn := awslambda.NewFunction(stack, jsii.String(title(name)+"Function"), fp)
 		if placeholder {
@@ -385,70 +399,9 @@ func NewGatewayStack(scope constructs.Construct, id string, props *StackProps) (
 		}))
 	}
 
-	// HTTP API.
-	api := awsapigatewayv2.NewHttpApi(stack, jsii.String("Api"), &awsapigatewayv2.HttpApiProps{
-		ApiName:            jsii.String("toolrag-" + cfg.Stage),
-		Description:        jsii.String("toolrag MCP gateway"),
-		CreateDefaultStage: jsii.Bool(false),
-	})
-	stageOpts := &awsapigatewayv2.HttpStageOptions{StageName: jsii.String("$default"), AutoDeploy: jsii.Bool(true)}
-	if cfg.Throttle.RateLimit > 0 || cfg.Throttle.BurstLimit > 0 {
-		stageOpts.Throttle = &awsapigatewayv2.ThrottleSettings{RateLimit: jsii.Number(cfg.Throttle.RateLimit), BurstLimit: jsii.Number(cfg.Throttle.BurstLimit)}
-	}
-	if cfg.Domain != nil {
-		cert := awscertificatemanager.Certificate_FromCertificateArn(stack, jsii.String("Certificate"), jsii.String(cfg.Domain.CertificateArn))
-		dn := awsapigatewayv2.NewDomainName(stack, jsii.String("Domain"), &awsapigatewayv2.DomainNameProps{
-			DomainName: jsii.String(cfg.Domain.Name), Certificate: cert,
-		})
-		stageOpts.DomainMapping = &awsapigatewayv2.DomainMappingOptions{DomainName: dn}
-		awscdk.NewCfnOutput(stack, jsii.String("CustomDomainTarget"), &awscdk.CfnOutputProps{
-			Value:       dn.RegionalDomainName(),
-			Description: jsii.String("Point a CNAME (or alias record) for " + cfg.Domain.Name + " at this name"),
-		})
-		awscdk.NewCfnOutput(stack, jsii.String("McpCustomUrl"), &awscdk.CfnOutputProps{Value: jsii.String("https://" + cfg.Domain.Name + cfg.McpPath)})
-	}
-	stage := api.AddStage(jsii.String("DefaultStage"), stageOpts)
-	addAccessLogs(stack, stage, logRetention)
-	integration := awsapigatewayv2integrations.NewHttpLambdaIntegration(jsii.String("GatewayIntegration"), gateway, nil)
-	api.AddRoutes(&awsapigatewayv2.AddRoutesOptions{
-		Path:        jsii.String(cfg.McpPath),
-		Methods:     &[]awsapigatewayv2.HttpMethod{awsapigatewayv2.HttpMethod_POST, awsapigatewayv2.HttpMethod_GET, awsapigatewayv2.HttpMethod_DELETE},
-		Integration: integration,
-	})
-	api.AddRoutes(&awsapigatewayv2.AddRoutesOptions{
-		Path:        jsii.String("/tool-rag/{proxy+}"),
-		Methods:     &[]awsapigatewayv2.HttpMethod{awsapigatewayv2.HttpMethod_ANY},
-		Integration: integration,
-	})
-	api.AddRoutes(&awsapigatewayv2.AddRoutesOptions{
-		Path:        jsii.String("/health"),
-		Methods:     &[]awsapigatewayv2.HttpMethod{awsapigatewayv2.HttpMethod_GET},
-		Integration: integration,
-	})
-	// OAuth discovery (RFC 9728) and, for a gateway without OAuth, the
-	// registration endpoint OAuth clients try, answered with "use an API key".
-	for _, r := range []struct {
-		path   string
-		method awsapigatewayv2.HttpMethod
-	}{
-		{"/.well-known/oauth-protected-resource", awsapigatewayv2.HttpMethod_GET},
-		{"/.well-known/oauth-protected-resource" + cfg.McpPath, awsapigatewayv2.HttpMethod_GET},
-		{"/register", awsapigatewayv2.HttpMethod_POST},
-	} {
-		api.AddRoutes(&awsapigatewayv2.AddRoutesOptions{
-			Path: jsii.String(r.path), Methods: &[]awsapigatewayv2.HttpMethod{r.method}, Integration: integration,
-		})
-	}
-	// The operator console's static app (its data comes from
-	// /tool-rag/admin/*, behind an admin key).
-	for _, p := range []string{"/console", "/console/{proxy+}"} {
-		api.AddRoutes(&awsapigatewayv2.AddRoutesOptions{
-			Path:        jsii.String(p),
-			Methods:     &[]awsapigatewayv2.HttpMethod{awsapigatewayv2.HttpMethod_GET},
-			Integration: integration,
-		})
-	}
-	g.Api = api
+	// The front door: an HTTP API, or a REST API behind AWS WAF.
+	fd := addFrontDoor(stack, cfg, gateway, logRetention)
+	g.Api, g.RestApi = fd.httpAPI, fd.restAPI
 
 	// Schedules.
 	schedule := func(id, expr string, fn awslambda.Function, desc string) {
@@ -466,7 +419,7 @@ func NewGatewayStack(scope constructs.Construct, id string, props *StackProps) (
 
 	// Operations: failed async syncs land in a queue; alarms on errors,
 	// throttles, sync failures and index staleness.
-	addOperations(stack, cfg, gateway, syncFn, health)
+	addOperations(stack, cfg, fd, gateway, syncFn, health)
 
 	// Upstream servers.
 	if len(fargate) > 0 {
@@ -479,9 +432,17 @@ func NewGatewayStack(scope constructs.Construct, id string, props *StackProps) (
 			buildDir = d
 		}
 		for _, s := range fargate {
-			url, svc, err := addServerService(stack, cfg, s, cluster, vpc, subnets, fnSG, namespace, buildDir)
+			url, svc, hop, err := addServerService(stack, cfg, s, cluster, vpc, subnets, fnSG, namespace, buildDir)
 			if err != nil {
 				return nil, err
+			}
+			if hop != nil {
+				// The functions that call the server send its hop
+				// credential (the registry entry's Authorization header).
+				for _, fn := range []awslambda.Function{gateway, syncFn, health} {
+					hop.GrantRead(fn, nil)
+				}
+				g.HopSecrets[s.ID] = hop
 			}
 			g.Services[s.ID] = svc
 			g.ServerURLs[s.ID] = url
@@ -499,17 +460,17 @@ func NewGatewayStack(scope constructs.Construct, id string, props *StackProps) (
 			Retention: logRetention, RemovalPolicy: awscdk.RemovalPolicy_DESTROY,
 		})
 		for _, s := range props.Servers {
-			addRegistryEntry(stack, registry, s, g.ServerURLs[s.ID], crLogs)
+			addRegistryEntry(stack, registry, s, g.ServerURLs[s.ID], g.HopSecrets[s.ID] != nil, crLogs)
 		}
 	}
 
 	// Outputs.
-	mcpURL := awscdk.Fn_Join(jsii.String(""), &[]*string{stage.Url(), jsii.String(strings.TrimPrefix(cfg.McpPath, "/"))})
+	mcpURL := awscdk.Fn_Join(jsii.String(""), &[]*string{fd.url, jsii.String(strings.TrimPrefix(cfg.McpPath, "/"))})
 	out := func(id string, v *string, desc string) {
 		awscdk.NewCfnOutput(stack, jsii.String(id), &awscdk.CfnOutputProps{Value: v, Description: jsii.String(desc)})
 	}
 	out("McpUrl", mcpURL, "MCP endpoint (Authorization: Bearer <key>)")
-	out("ApiUrl", stage.Url(), "Base URL: /health, /tool-rag/*")
+	out("ApiUrl", fd.url, "Base URL: /health, /tool-rag/*")
 	out("ToolsTableName", tools.TableName(), "TOOL_RAG_TOOLS_TABLE")
 	out("KeysTableName", keys.TableName(), "TOOL_RAG_KEYS_TABLE")
 	out("RegistryTableName", registry.TableName(), "TOOL_RAG_REGISTRY_TABLE")
@@ -522,9 +483,16 @@ func NewGatewayStack(scope constructs.Construct, id string, props *StackProps) (
 }
 
 // addServerService deploys one docker or stdio server on Fargate behind a
-// Cloud Map name and returns its MCP URL.
+// Cloud Map name and returns its MCP URL and, for a stdio server, its hop
+// credential. The service runs Fargate.DesiredCount tasks (ECS spreads
+// them over the subnets' zones) with target-tracking autoscaling on CPU
+// up to Fargate.MaxCount; each container has a read-only root
+// filesystem with a scratch volume at /tmp and drops every Linux
+// capability; a stdio server's runs as Fargate.User behind `toolrag
+// bridge`, which requires the hop credential (a Secrets Manager secret
+// generated per server) and whose MCP-speaking probe is the health check.
 func addServerService(stack awscdk.Stack, cfg Config, s Server, cluster awsecs.Cluster, vpc awsec2.IVpc,
-	subnets *awsec2.SubnetSelection, fnSG awsec2.SecurityGroup, ns awsservicediscovery.PrivateDnsNamespace, buildDir string) (string, awsecs.FargateService, error) {
+	subnets *awsec2.SubnetSelection, fnSG awsec2.SecurityGroup, ns awsservicediscovery.PrivateDnsNamespace, buildDir string) (string, awsecs.FargateService, awssecretsmanager.Secret, error) {
 	scope := constructs.NewConstruct(stack, jsii.String("Server-"+s.Host))
 	platform := awsecrassets.Platform_LINUX_ARM64()
 	cpuArch := awsecs.CpuArchitecture_ARM64()
@@ -549,12 +517,15 @@ func addServerService(stack awscdk.Stack, cfg Config, s Server, cluster awsecs.C
 		}
 		found, err := StageStdio(dir, cfg.RepoRoot, s, cfg.Fargate, base)
 		if err != nil {
-			return "", nil, err
+			return "", nil, nil, err
 		}
 		if !found {
-			awscdk.Annotations_Of(scope).AddError(jsii.String(fmt.Sprintf(
-				"stdio server %q needs the toolrag bridge binary at %s (linux/%s); build it with make build-bridge",
-				s.ID, cfg.Fargate.BridgeBinary, cfg.Fargate.Architecture)))
+			// Like the functions' placeholder code: synth works on a fresh
+			// checkout (make synth, make test); the image's stand-in exits
+			// saying what to do, and make deploy builds the bridge first.
+			awscdk.Annotations_Of(scope).AddWarningV2(jsii.String("toolrag:placeholder-bridge"), jsii.String(fmt.Sprintf(
+				"stdio server %q needs the toolrag bridge binary at %s (linux/%s); the image gets a stand-in that cannot serve. Run make build-bridge (make deploy does) before deploying.",
+				s.ID, cfg.Fargate.BridgeBinary, cfg.Fargate.Architecture)), nil)
 		}
 		port, path = cfg.Fargate.BridgePort, "/mcp"
 	}
@@ -573,6 +544,16 @@ func addServerService(stack awscdk.Stack, cfg Config, s Server, cluster awsecs.C
 	for k, v := range s.Env {
 		envVars[k] = jsii.String(v)
 	}
+	// The root filesystem is read-only: /tmp is a task volume on the
+	// task's ephemeral storage (Fargate has no tmpfs mounts), and HOME
+	// points there for servers that write caches under it.
+	task.AddVolume(&awsecs.Volume{Name: jsii.String("tmp")})
+	if _, ok := envVars["HOME"]; !ok && s.Kind == "stdio" {
+		envVars["HOME"] = jsii.String("/tmp")
+	}
+	if _, ok := envVars["TMPDIR"]; !ok {
+		envVars["TMPDIR"] = jsii.String("/tmp")
+	}
 	secrets := map[string]awsecs.Secret{}
 	for _, k := range sortedKeys(s.Secrets) {
 		name := cfg.SecretsPrefix + s.Secrets[k]
@@ -584,28 +565,47 @@ func addServerService(stack awscdk.Stack, cfg Config, s Server, cluster awsecs.C
 			secrets[k] = awsecs.Secret_FromSecretsManager(sec, nil)
 		}
 	}
+	var hop awssecretsmanager.Secret
+	if s.Kind == "stdio" {
+		hop = awssecretsmanager.NewSecret(scope, jsii.String("HopSecret"), &awssecretsmanager.SecretProps{
+			SecretName:  jsii.String(cfg.SecretsPrefix + HopSecretName(s.ID)),
+			Description: jsii.String("toolrag: the hop credential of upstream " + s.ID + " (toolrag bridge requires it from the gateway)"),
+			GenerateSecretString: &awssecretsmanager.SecretStringGenerator{
+				PasswordLength: jsii.Number(48), ExcludePunctuation: jsii.Bool(true), IncludeSpace: jsii.Bool(false),
+			},
+			RemovalPolicy: awscdk.RemovalPolicy_DESTROY,
+		})
+		secrets[bridgeTokenEnv] = awsecs.Secret_FromSecretsManager(hop, nil)
+	}
+	linux := awsecs.NewLinuxParameters(scope, jsii.String("Linux"), &awsecs.LinuxParametersProps{InitProcessEnabled: jsii.Bool(true)})
+	linux.DropCapabilities(awsecs.Capability_ALL)
 	container := &awsecs.ContainerDefinitionOptions{
-		Image:        awsecs.ContainerImage_FromDockerImageAsset(image),
-		Environment:  &envVars,
-		Secrets:      &secrets,
-		Logging:      awsecs.LogDriver_AwsLogs(&awsecs.AwsLogDriverProps{StreamPrefix: jsii.String(s.Host), LogGroup: logGroup}),
-		PortMappings: &[]*awsecs.PortMapping{{ContainerPort: jsii.Number(float64(port))}},
+		ReadonlyRootFilesystem: jsii.Bool(true),
+		LinuxParameters:        linux,
+		Image:                  awsecs.ContainerImage_FromDockerImageAsset(image),
+		Environment:            &envVars,
+		Secrets:                &secrets,
+		Logging:                awsecs.LogDriver_AwsLogs(&awsecs.AwsLogDriverProps{StreamPrefix: jsii.String(s.Host), LogGroup: logGroup}),
+		PortMappings:           &[]*awsecs.PortMapping{{ContainerPort: jsii.Number(float64(port))}},
 	}
 	if len(command) > 0 {
 		container.Command = jsii.Strings(command...)
 	}
 	if s.Kind == "stdio" {
-		// `toolrag bridge --probe` asks the bridge's /health, which pings
-		// the stdio server: no curl needed in the image.
+		container.User = jsii.String(cfg.Fargate.User)
+		// `toolrag bridge --probe` asks the bridge's /health (a ping of the
+		// stdio server), then initializes, pings and lists the tools over
+		// MCP with the hop credential: no curl needed in the image.
 		container.HealthCheck = &awsecs.HealthCheck{
-			Command:     jsii.Strings("CMD", "/usr/local/bin/toolrag", "bridge", "--probe", "--addr", fmt.Sprintf("127.0.0.1:%d", port)),
+			Command:     jsii.Strings("CMD", "/usr/local/bin/toolrag", "bridge", "--probe", "--addr", fmt.Sprintf("127.0.0.1:%d", port), "--path", path),
 			Interval:    awscdk.Duration_Seconds(jsii.Number(30)),
 			Timeout:     awscdk.Duration_Seconds(jsii.Number(10)),
 			StartPeriod: awscdk.Duration_Seconds(jsii.Number(60)),
 			Retries:     jsii.Number(3),
 		}
 	}
-	task.AddContainer(jsii.String("server"), container)
+	cd := task.AddContainer(jsii.String("server"), container)
+	cd.AddMountPoints(&awsecs.MountPoint{ContainerPath: jsii.String("/tmp"), SourceVolume: jsii.String("tmp"), ReadOnly: jsii.Bool(false)})
 	sg := awsec2.NewSecurityGroup(scope, jsii.String("SecurityGroup"), &awsec2.SecurityGroupProps{
 		Vpc: vpc, Description: jsii.String("toolrag upstream " + s.ID), AllowAllOutbound: jsii.Bool(true),
 	})
@@ -614,8 +614,8 @@ func addServerService(stack awscdk.Stack, cfg Config, s Server, cluster awsecs.C
 		Cluster:        cluster,
 		TaskDefinition: task,
 		DesiredCount:   jsii.Number(float64(cfg.Fargate.DesiredCount)),
-		// Start the new task before stopping the old one: a server with one
-		// task stays reachable during deploys.
+		// Start new tasks before stopping old ones: the server stays
+		// reachable during deploys.
 		MinHealthyPercent: jsii.Number(100),
 		MaxHealthyPercent: jsii.Number(200),
 		VpcSubnets:        subnets,
@@ -627,19 +627,37 @@ func addServerService(stack awscdk.Stack, cfg Config, s Server, cluster awsecs.C
 			DnsRecordType: awsservicediscovery.DnsRecordType_A, DnsTtl: awscdk.Duration_Seconds(jsii.Number(10)),
 		},
 	})
-	return fmt.Sprintf("http://%s.%s:%d%s", s.Host, cfg.Vpc.Namespace, port, path), svc, nil
+	scaling := svc.AutoScaleTaskCount(&awsapplicationautoscaling.EnableScalingProps{
+		MinCapacity: jsii.Number(float64(cfg.Fargate.DesiredCount)), MaxCapacity: jsii.Number(float64(cfg.Fargate.MaxCount)),
+	})
+	scaling.ScaleOnCpuUtilization(jsii.String("CpuScaling"), &awsecs.CpuUtilizationScalingProps{
+		TargetUtilizationPercent: jsii.Number(float64(cfg.Fargate.CpuTarget)),
+		ScaleInCooldown:          awscdk.Duration_Minutes(jsii.Number(5)),
+		ScaleOutCooldown:         awscdk.Duration_Minutes(jsii.Number(1)),
+	})
+	return fmt.Sprintf("http://%s.%s:%d%s", s.Host, cfg.Vpc.Namespace, port, path), svc, hop, nil
 }
 
 // addRegistryEntry writes the server's registry item on deploy (UpdateItem
 // on create and update, so health attributes survive) and deletes it when
 // the server leaves the list.
-func addRegistryEntry(stack awscdk.Stack, registry awsdynamodb.Table, s Server, url string, logGroup awslogs.LogGroup) {
+func addRegistryEntry(stack awscdk.Stack, registry awsdynamodb.Table, s Server, url string, hop bool, logGroup awslogs.LogGroup) {
 	transport := s.Transport
 	if s.Kind == "stdio" {
 		transport = "streamable_http" // served by toolrag bridge
 	}
+	headers := s.Headers
+	if hop {
+		// The bridge's hop credential, resolved by the functions from
+		// Secrets Manager (a ${VAR} reference, never the value).
+		headers = map[string]string{}
+		for k, v := range s.Headers {
+			headers[k] = v
+		}
+		headers["Authorization"] = "Bearer ${" + HopSecretName(s.ID) + "}"
+	}
 	// The gateway's registry entry format (config.DecodeServerConfig reads it).
-	doc, _ := json.Marshal(upstream.ServerConfig{Transport: transport, URL: url, Headers: s.Headers})
+	doc, _ := json.Marshal(upstream.ServerConfig{Transport: transport, URL: url, Headers: headers})
 	key := map[string]interface{}{"server_id": map[string]interface{}{"S": s.ID}}
 	put := &customresources.AwsSdkCall{
 		Service: jsii.String("DynamoDB"),
@@ -754,4 +772,35 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	sort.Strings(ks)
 	return ks
+}
+
+// bridgeTokenEnv is pkg/bridge.TokenEnv: where `toolrag bridge` reads the
+// hop credential.
+const bridgeTokenEnv = "TOOLRAG_BRIDGE_TOKEN"
+
+// hopSecretPrefix is pkg/awsrt.HopSecretPrefix: a ${VAR} name with it is
+// read from Secrets Manager whatever the secrets store.
+const hopSecretPrefix = "TOOLRAG_HOP_"
+
+// HopSecretName is the ${VAR} name (and, after the secrets prefix, the
+// Secrets Manager secret name) of server id's hop credential:
+// TOOLRAG_HOP_ and the id in upper case with every other character than
+// letters and digits as _.
+func HopSecretName(id string) string {
+	b := []byte(strings.ToUpper(id))
+	for i, c := range b {
+		if (c < 'A' || c > 'Z') && (c < '0' || c > '9') {
+			b[i] = '_'
+		}
+	}
+	return hopSecretPrefix + string(b)
+}
+
+func hasStdio(servers []Server) bool {
+	for _, s := range servers {
+		if s.Kind == "stdio" {
+			return true
+		}
+	}
+	return false
 }

@@ -61,6 +61,12 @@ func Main(m *testing.M) {
 	os.Exit(code)
 }
 
+// AtExit runs fn after every test and benchmark of the binary, when Main
+// returns: the cleanup of something a benchmark starts once and every
+// later run reuses (a cleanup of the benchmark itself would run after its
+// first run). fn must not use the testing.TB.
+func AtExit(fn func()) { registerAtExit(fn) }
+
 func registerAtExit(fn func()) {
 	atExitMu.Lock()
 	atExit = append(atExit, fn)

@@ -280,7 +280,16 @@ type processTB struct{ *testing.B }
 
 func (processTB) Cleanup(func()) {}
 
-func startEchoForBinary(b *testing.B) string { return startEcho(processTB{b}) }
+// startEchoForBinary starts the echo server for the seeded deployment
+// (reused by every run) and stops it when the test binary ends, so that
+// make bench-aws leaves no echo server behind.
+func startEchoForBinary(b *testing.B) string { return startEcho(exitTB{b}) }
+
+// exitTB is processTB whose cleanups run when the test binary ends
+// (testenv.Main). Only for cleanups that do not use the TB.
+type exitTB struct{ *testing.B }
+
+func (exitTB) Cleanup(fn func()) { testenv.AtExit(fn) }
 
 // rawGet reads the current pointer, meta and index blob with plain
 // single GetObject calls: the baseline for the load.

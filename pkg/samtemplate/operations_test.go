@@ -48,6 +48,10 @@ func TestOperations(t *testing.T) {
 		"GatewayErrorsAlarm": "Errors", "GatewayThrottlesAlarm": "Throttles", "SyncErrorsAlarm": "Errors",
 		"HealthErrorsAlarm": "Errors", "SyncDeadLettersAlarm": "ApproximateNumberOfMessagesVisible",
 		"SyncFailuresAlarm": "sync_failures_total", "IndexStalenessAlarm": "sync_successes_total",
+		"ApiServerErrorsAlarm": `{"Fn::If":["RestWaf","5XXError","5xx"]}`, "ApiLatencyAlarm": "Latency",
+		"GatewayAuthUnavailableAlarm": "auth_lookup_errors_total", "GatewaySessionStoreAlarm": "session_store_errors_total",
+		"GatewayStoreErrorsAlarm": "rate_limit_store_errors_total", "GatewayUpstreamFailuresAlarm": "mcp_tool_call_errors_total",
+		"UpstreamsDownAlarm": "upstreams_down",
 	}
 	n := 0
 	for id, r := range tmpl.Resources {
@@ -55,7 +59,11 @@ func TestOperations(t *testing.T) {
 			continue
 		}
 		n++
-		if want[id] == "" || r.Properties["MetricName"] != want[id] {
+		metric, ok := r.Properties["MetricName"].(string)
+		if !ok {
+			metric = js(r.Properties["MetricName"])
+		}
+		if want[id] == "" || metric != want[id] {
 			t.Errorf("alarm %s watches %v", id, r.Properties["MetricName"])
 		}
 		if js(r.Properties["AlarmActions"]) != `[{"Ref":"AlarmTopic"}]` {
