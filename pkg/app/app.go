@@ -203,6 +203,8 @@ func New(b Backend, o Options) (*App, error) {
 	if b.Health == nil {
 		b.Health = health.NewTracker()
 	}
+	// A call to a server the health checks found down answers at once.
+	b.Upstreams.SetHealthView(b.Health.DownView)
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}

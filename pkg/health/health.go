@@ -23,6 +23,9 @@ type Status struct {
 	CheckedAt time.Time     `json:"checked_at"`
 	Error     string        `json:"error,omitempty"`
 	Latency   time.Duration `json:"latency_ns"`
+	// DownSince is when the server was first seen down in the current run
+	// of failed checks (zero while up).
+	DownSince time.Time `json:"down_since,omitzero"`
 }
 
 // ProbeAll pings every server concurrently (at most parallel at once), each
@@ -78,14 +81,42 @@ func (t *Tracker) Up(server string) bool {
 }
 
 // Replace sets all statuses at once (servers absent from m are forgotten).
+// A server down before and still down keeps its DownSince.
 func (t *Tracker) Replace(m map[string]Status) {
 	cp := make(map[string]Status, len(m))
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	for k, v := range m {
+		switch old, ok := t.m[k]; {
+		case v.Up:
+			v.DownSince = time.Time{}
+		case ok && !old.Up && !old.DownSince.IsZero() && (v.DownSince.IsZero() || old.DownSince.Before(v.DownSince)):
+			v.DownSince = old.DownSince
+		case v.DownSince.IsZero():
+			v.DownSince = v.CheckedAt
+		}
 		cp[k] = v
 	}
-	t.mu.Lock()
 	t.m = cp
-	t.mu.Unlock()
+}
+
+// Status returns the last status of a server; ok is false when it was
+// never checked.
+func (t *Tracker) Status(server string) (st Status, ok bool) {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	st, ok = t.m[server]
+	return st, ok
+}
+
+// DownView reports whether a server was found down, since when and why,
+// for upstream.Manager.SetHealthView.
+func (t *Tracker) DownView(server string) (down bool, since time.Time, reason string) {
+	st, ok := t.Status(server)
+	if !ok || st.Up {
+		return false, time.Time{}, ""
+	}
+	return true, st.DownSince, st.Error
 }
 
 // Snapshot returns a copy of all statuses.

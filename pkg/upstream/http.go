@@ -243,8 +243,12 @@ func (b *httpBackend) do(ctx context.Context, op string, idempotent bool, timeou
 	for attempt := 0; ; attempt++ {
 		cctx, cancel := context.WithTimeout(ctx, b.opts.ConnectTimeout)
 		conn, err := b.get(cctx)
+		connectExpired := cctx.Err() != nil && ctx.Err() == nil
 		cancel()
 		if err != nil {
+			if connectExpired { // our connect timeout, not the caller's deadline: the server is unreachable
+				return newProblem(ErrUnavailable, context.DeadlineExceeded, "could not connect to %s within %s (ConnectTimeout)", b.cfg.URL, fmtDuration(b.opts.ConnectTimeout))
+			}
 			return err
 		}
 		sctx, st := withCallState(ctx)

@@ -44,6 +44,7 @@ type Manager struct {
 
 	mu       sync.RWMutex
 	servers  map[string]*server
+	health   HealthView // SetHealthView
 	closed   bool
 	retiring sync.WaitGroup
 	stopping chan struct{} // closed by Close
@@ -62,6 +63,7 @@ type server struct {
 	timeout time.Duration
 	slots   chan struct{}
 	pp      principals // per-principal connections (principal.go)
+	brk     breaker
 
 	mu      sync.Mutex
 	active  int
@@ -218,18 +220,34 @@ func (s *server) end() {
 	s.mu.Unlock()
 }
 
-// call runs fn on server id with the slot limit, timeout and error wording.
+// call runs fn on server id with the slot limit, timeout and error wording;
+// a server known to be down is answered at once (breaker).
 func (m *Manager) call(ctx context.Context, id, op string, idempotent bool, fn callFunc) error {
+	return m.run(ctx, id, op, idempotent, false, fn)
+}
+
+// run is call; a health check is never held back by the breaker, and its
+// outcome counts like any call's.
+func (m *Manager) run(ctx context.Context, id, op string, idempotent, healthCheck bool, fn callFunc) error {
 	s, err := m.begin(id)
 	if err != nil {
 		return &Error{Server: id, Op: op, Err: err}
 	}
 	defer s.end()
+	probe := false
+	if !healthCheck {
+		if probe, err = s.brk.admit(time.Now(), m.healthView(), id); err != nil {
+			return &Error{Server: id, Op: op, Err: err}
+		}
+	}
 	if err := s.acquireSlot(ctx); err != nil {
+		s.brk.done(time.Now(), probe, err) // says nothing about the server
 		return &Error{Server: id, Op: op, Err: err}
 	}
 	defer func() { <-s.slots }()
-	if err := m.backendFor(ctx, s).do(ctx, op, idempotent, s.timeout, fn); err != nil {
+	err = m.backendFor(ctx, s).do(ctx, op, idempotent, s.timeout, fn)
+	s.brk.done(time.Now(), probe, err)
+	if err != nil {
 		return &Error{Server: id, Op: op, Err: err}
 	}
 	return nil
@@ -523,7 +541,7 @@ func (m *Manager) Unsubscribe(ctx context.Context, id, uri string) error {
 // 2026-07-28 protocol, which dropped ping) over the pool or session,
 // starting a process or opening a session if needed.
 func (m *Manager) Ping(ctx context.Context, id string) error {
-	return m.call(ctx, id, string(mcp.MethodPing), true, func(ctx context.Context, c *client.Client) error {
+	return m.run(ctx, id, string(mcp.MethodPing), true, true, func(ctx context.Context, c *client.Client) error {
 		if mcp.IsModernProtocol(c.ProtocolVersion()) {
 			_, err := c.Discover(ctx, mcp.DiscoverRequest{})
 			return err
