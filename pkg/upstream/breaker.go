@@ -134,4 +134,3 @@ func (m *Manager) healthView() HealthView {
 	defer m.mu.RUnlock()
 	return m.health
 }
-
