@@ -576,11 +576,22 @@ func TestUnprefixedServer(t *testing.T) {
 }
 
 // TestProgressRelay checks that an upstream's progress notifications reach
-// the client under the client's own progress token.
+// the client under the client's own progress token, every one of them —
+// the last one, sent right before the result, too — in both protocol eras,
+// repeated so that a race that loses it shows.
 func TestProgressRelay(t *testing.T) {
 	fixture := testenv.GoBinary(t, "./internal/conformance/fixture")
 	e := startGateway(t, fmt.Sprintf("  plain:\n    transport: stdio\n    command: %q\n", fixture), nil)
-	c, notes := connect(t, e.url, "k-plain-admin", true)
+	for _, legacy := range []bool{true, false} {
+		c, notes := connect(t, e.url, "k-plain-admin", legacy)
+		for i := 0; i < 5; i++ {
+			progressRound(t, c, notes, fmt.Sprintf("legacy=%v round %d", legacy, i))
+		}
+	}
+}
+
+func progressRound(t *testing.T, c *client.Client, notes <-chan mcp.JSONRPCNotification, round string) {
+	t.Helper()
 	for _, viaRunTool := range []bool{false, true} {
 		req := mcp.CallToolRequest{}
 		req.Params.Name = "plain__test_tool_with_progress"
@@ -588,7 +599,7 @@ func TestProgressRelay(t *testing.T) {
 			req.Params.Name = "run_tool"
 			req.Params.Arguments = map[string]any{"call_name": "plain__test_tool_with_progress"}
 		}
-		token := fmt.Sprintf("client-token-%v", viaRunTool)
+		token := fmt.Sprintf("client-token-%v-%s", viaRunTool, round)
 		req.Params.Meta = &mcp.Meta{ProgressToken: token}
 		res, err := c.CallTool(context.Background(), req)
 		if err != nil || res.IsError {
@@ -606,10 +617,9 @@ func TestProgressRelay(t *testing.T) {
 				break drain
 			}
 		}
-		// The fixture reports 0, 50 and 100; mcp-go may drop the one sent
-		// right before the response.
-		if len(got) < 2 || got[0] != 0 || got[1] != 50 {
-			t.Errorf("run_tool=%v: progress relayed = %v, want 0, 50[, 100]", viaRunTool, got)
+		// The fixture reports 0, 50 and 100, the last right before its result.
+		if len(got) != 3 || got[0] != 0 || got[1] != 50 || got[2] != 100 {
+			t.Errorf("%s run_tool=%v: progress relayed = %v, want 0, 50, 100", round, viaRunTool, got)
 		}
 	}
 }
