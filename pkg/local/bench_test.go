@@ -99,7 +99,7 @@ func startEverything(b testing.TB, mode string) string {
 	}
 	b.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
 	addr := fmt.Sprintf("127.0.0.1:%d", port)
-	deadline := time.Now().Add(20 * time.Second)
+	deadline := time.Now().Add(60 * time.Second) // node starts slowly on a loaded 2-core machine
 	for time.Now().Before(deadline) {
 		if c, err := net.Dial("tcp", addr); err == nil {
 			c.Close()
@@ -107,7 +107,7 @@ func startEverything(b testing.TB, mode string) string {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	b.Fatal("server-everything did not start")
+	b.Fatal("server-everything did not start listening within 60 s")
 	return ""
 }
 
