@@ -79,13 +79,18 @@ func SplitToolID(id string) (server, name string, ok bool) {
 
 // Tool is one catalog record: one upstream tool, never chunked.
 type Tool struct {
-	ID              string          `json:"tool_id"`
-	Server          string          `json:"server_name"`
-	Name            string          `json:"tool_name"`
-	Title           string          `json:"title,omitempty"`
-	Description     string          `json:"description"`
-	InputSchema     json.RawMessage `json:"input_schema,omitempty"`
-	Annotations     json.RawMessage `json:"annotations,omitempty"`
+	ID          string          `json:"tool_id"`
+	Server      string          `json:"server_name"`
+	Name        string          `json:"tool_name"`
+	Title       string          `json:"title,omitempty"`
+	Description string          `json:"description"`
+	InputSchema json.RawMessage `json:"input_schema,omitempty"`
+	Annotations json.RawMessage `json:"annotations,omitempty"`
+	// Extra holds, as the upstream sent them, every field of its tool not
+	// held above: outputSchema, icons, _meta, execution and any field a
+	// later protocol version adds (a JSON object, or empty). The gateway
+	// serves them unchanged.
+	Extra           json.RawMessage `json:"extra,omitempty"`
 	ToolType        string          `json:"tool_type"`
 	PermissionScope string          `json:"permission_scope"`
 	Tags            []string        `json:"tags,omitempty"`
@@ -102,6 +107,10 @@ type Server struct {
 	Status      string    `json:"status"`                // active or stale
 	LastError   string    `json:"last_error,omitempty"`
 	SyncedAt    time.Time `json:"synced_at"`
+	// Extra holds what the server said about itself at initialize, as it
+	// sent it: {"serverInfo": {name, version, title, description, icons,
+	// websiteUrl, ...}, "instructions": "..."} (a JSON object, or empty).
+	Extra json.RawMessage `json:"extra,omitempty"`
 }
 
 // Store persists the catalog. Implementations: pkg/catalog/sqlite (SQLite) and
@@ -158,6 +167,9 @@ func ContentHash(t Tool) string {
 	tags := append([]string(nil), t.Tags...)
 	sort.Strings(tags)
 	write(strings.Join(tags, ","))
+	if len(t.Extra) > 0 { // records without Extra keep the hash they had
+		write(string(compactJSON(t.Extra)))
+	}
 	return "sha256:" + hex.EncodeToString(h.Sum(nil))[:32]
 }
 

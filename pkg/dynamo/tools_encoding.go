@@ -39,6 +39,9 @@ func encodeMeta(m toolMeta) item {
 		"digest":      avS(m.digest),
 		"tool_count":  avN(int64(m.count)),
 	}
+	if len(m.srv.Extra) > 0 {
+		it["extra"] = avS(string(m.srv.Extra))
+	}
 	if m.applying != "" {
 		it["applying"] = avS(m.applying)
 	}
@@ -49,7 +52,7 @@ func encodeMeta(m toolMeta) item {
 }
 
 func decodeMeta(it item) toolMeta {
-	return toolMeta{
+	m := toolMeta{
 		srv: catalog.Server{
 			ID:          getS(it, "server_id"),
 			Title:       getS(it, "title"),
@@ -64,6 +67,10 @@ func decodeMeta(it item) toolMeta {
 		applying: getS(it, "applying"),
 		deleting: getBool(it, "deleting"),
 	}
+	if v := getS(it, "extra"); v != "" {
+		m.srv.Extra = json.RawMessage(v)
+	}
+	return m
 }
 
 func encodeTool(t catalog.Tool, sk string) item {
@@ -85,6 +92,11 @@ func encodeTool(t catalog.Tool, sk string) item {
 	}
 	if len(t.Annotations) > 0 {
 		it["annotations"] = avS(string(t.Annotations))
+	}
+	// An attribute the previous release does not know: it reads the item
+	// as before, without it.
+	if len(t.Extra) > 0 {
+		it["extra"] = avS(string(t.Extra))
 	}
 	if len(t.Tags) > 0 {
 		l := make([]types.AttributeValue, len(t.Tags))
@@ -113,6 +125,9 @@ func decodeTool(it item) (catalog.Tool, error) {
 	}
 	if v := getS(it, "annotations"); v != "" {
 		t.Annotations = json.RawMessage(v)
+	}
+	if v := getS(it, "extra"); v != "" {
+		t.Extra = json.RawMessage(v)
 	}
 	if l, ok := it["tags"].(*types.AttributeValueMemberL); ok {
 		for _, e := range l.Value {

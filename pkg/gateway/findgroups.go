@@ -97,6 +97,7 @@ func (g *Server) foundFrom(r retrieve.Result, includeSchema bool) foundTool {
 	}
 	if includeSchema {
 		ft.InputSchema = schemaOrEmpty(r.Tool.InputSchema)
+		ft.OutputSchema = outputSchemaOf(r.Tool)
 	}
 	return ft
 }

@@ -487,6 +487,7 @@ func mcpTool(t catalog.Tool) mcp.Tool {
 	if len(t.Annotations) > 0 {
 		_ = json.Unmarshal(t.Annotations, &mt.Annotations)
 	}
+	applyExtra(&mt, t.Extra)
 	return mt
 }
 

@@ -233,6 +233,8 @@ type foundTool struct {
 	// has not connected it yet; ConnectURL is the link to do so.
 	NeedsConnection bool   `json:"needs_connection,omitempty"`
 	ConnectURL      string `json:"connect_url,omitempty"`
+	// OutputSchema is the upstream's outputSchema, with include_schema.
+	OutputSchema json.RawMessage `json:"output_schema,omitempty"`
 }
 
 func (g *Server) handleFind(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -347,6 +349,11 @@ func (g *Server) handleDescribe(ctx context.Context, req mcp.CallToolRequest) (*
 	if len(t.Annotations) > 0 {
 		out["annotations"] = t.Annotations
 	}
+	if os := outputSchemaOf(t); os != nil {
+		out["output_schema"] = os
+	}
+	// The MCP tool as tools/list gives it, with every field its upstream sent.
+	out["tool"] = upstreamTool(t, set.name(id))
 	return structured(out), nil
 }
 

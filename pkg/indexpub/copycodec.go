@@ -41,6 +41,12 @@ import (
 //	  status, content_hash                               strings
 //	  updated_at                                         time
 //
+// Version 2 adds, after synced_at of each server and after updated_at of
+// each tool, its extra (string, JSON compacted; catalog.Server.Extra and
+// catalog.Tool.Extra). A gateway of the previous release refuses version 2
+// as unsupported and reads the tools table instead, so a rollout serves
+// every tool throughout.
+//
 // A time is 0 for the zero time, otherwise 1, the Unix seconds (zig-zag
 // varint), the nanoseconds and the zone offset in seconds (zig-zag). The
 // encoding ends with the last tool; anything after it is damage. The
@@ -49,7 +55,7 @@ import (
 // the two encodings decode to the same records.
 const (
 	copyMagic   = "toolrag-catalog\x00"
-	copyVersion = 1
+	copyVersion = 2
 )
 
 // encodeCopyBinary appends the binary encoding of c to dst.
@@ -66,6 +72,9 @@ func encodeCopyBinary(dst []byte, c CatalogCopy) ([]byte, error) {
 		e.str(s.Status)
 		e.str(s.LastError)
 		e.time(s.SyncedAt)
+		if err := e.raw(s.Extra); err != nil {
+			return nil, fmt.Errorf("server %q: extra: %w", s.ID, err)
+		}
 	}
 	e.uv(uint64(len(c.Tools)))
 	for _, t := range c.Tools {
@@ -89,6 +98,9 @@ func encodeCopyBinary(dst []byte, c CatalogCopy) ([]byte, error) {
 		e.str(t.Status)
 		e.str(t.ContentHash)
 		e.time(t.UpdatedAt)
+		if err := e.raw(t.Extra); err != nil {
+			return nil, fmt.Errorf("tool %q: extra: %w", t.ID, err)
+		}
 	}
 	return e.b, nil
 }
@@ -162,8 +174,9 @@ const (
 func decodeCopyBinary(r *bufio.Reader, header func(indexSHA, keywordsSHA string)) (CatalogCopy, error) {
 	d := copyDecoder{r: r, intern: make(map[string]string, 64)}
 	var c CatalogCopy
-	if v := d.uv(); d.err == nil && v != copyVersion {
-		return c, fmt.Errorf("catalog copy encoding version %d is not supported (this gateway reads version %d): %w", v, copyVersion, errors.ErrUnsupported)
+	version := d.uv()
+	if d.err == nil && (version < 1 || version > copyVersion) {
+		return c, fmt.Errorf("catalog copy encoding version %d is not supported (this gateway reads versions 1 to %d): %w", version, copyVersion, errors.ErrUnsupported)
 	}
 	c.IndexSHA256 = d.str()
 	c.KeywordsSHA256 = d.str()
@@ -183,6 +196,9 @@ func decodeCopyBinary(r *bufio.Reader, header func(indexSHA, keywordsSHA string)
 		s.Status = d.short()
 		s.LastError = d.str()
 		s.SyncedAt = d.time()
+		if version >= 2 {
+			s.Extra = d.bytes()
+		}
 		c.Servers = append(c.Servers, s)
 	}
 	n = d.count()
@@ -213,6 +229,9 @@ func decodeCopyBinary(r *bufio.Reader, header func(indexSHA, keywordsSHA string)
 		t.Status = d.short()
 		t.ContentHash = d.str()
 		t.UpdatedAt = d.time()
+		if version >= 2 {
+			t.Extra = d.bytes()
+		}
 		c.Tools = append(c.Tools, t)
 	}
 	if d.err != nil {

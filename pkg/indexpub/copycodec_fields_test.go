@@ -56,3 +56,38 @@ func TestCatalogCopyBinaryCarriesEveryField(t *testing.T) {
 		t.Errorf("binary copy round trip:\n got %s\nwant %s", got, want)
 	}
 }
+
+// A copy in encoding version 1 (written by the previous release, without
+// the extra fields) still decodes, to the same records less Extra.
+func TestFidelityCatalogCopyReadsVersion1(t *testing.T) {
+	at := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	e := copyEncoder{b: []byte(copyMagic)}
+	e.uv(1)
+	e.str("ix")
+	e.str("kw")
+	e.uv(1)
+	for _, s := range []string{"srv", "Server", "desc", "active", ""} {
+		e.str(s)
+	}
+	e.time(at)
+	e.uv(1)
+	for _, s := range []string{"srv__t", "srv", "t", "T", "does t"} {
+		e.str(s)
+	}
+	_ = e.raw(json.RawMessage(`{"type":"object"}`))
+	_ = e.raw(nil)
+	e.str("read")
+	e.str("read")
+	e.uv(0)
+	e.str("active")
+	e.str("sha256:x")
+	e.time(at)
+	out, err := decodeCopyBinary(bufio.NewReader(bytes.NewReader(e.b[len(copyMagic):])), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out.Tools) != 1 || out.Tools[0].ID != "srv__t" || string(out.Tools[0].InputSchema) != `{"type":"object"}` || out.Tools[0].Extra != nil ||
+		len(out.Servers) != 1 || out.Servers[0].Title != "Server" || out.Servers[0].Extra != nil {
+		t.Errorf("version 1 copy decoded to %+v", out)
+	}
+}

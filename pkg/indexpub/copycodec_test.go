@@ -192,8 +192,8 @@ func TestReadCatalogDamagedCopies(t *testing.T) {
 	flipped[len(flipped)/2] ^= 0x40
 	badCRC := bytes.Clone(good)
 	badCRC[len(badCRC)-6] ^= 1 // the CRC-32 of the gzip trailer
-	version2 := bytes.Replace(plain, []byte(copyMagic+"\x01"), []byte(copyMagic+"\x02"), 1)
-	hugeCount := append([]byte(copyMagic+"\x01\x01x\x00"), binary.AppendUvarint(nil, 1<<25)...)
+	version3 := bytes.Replace(plain, []byte(copyMagic+"\x02"), []byte(copyMagic+"\x03"), 1)
+	hugeCount := append([]byte(copyMagic+"\x02\x01x\x00"), binary.AppendUvarint(nil, 1<<25)...)
 	for _, tc := range []struct {
 		name string
 		body []byte
@@ -205,11 +205,11 @@ func TestReadCatalogDamagedCopies(t *testing.T) {
 		{"bad gzip checksum", badCRC, "checksum"},
 		{"truncated payload", gz(plain[:len(plain)-3]), "unexpected EOF"},
 		{"trailing bytes", gz(append(bytes.Clone(plain), 0)), "after the last tool"},
-		{"other version", gz(version2), "version 2"},
+		{"other version", gz(version3), "version 3"},
 		{"count past the data", gz(hugeCount), "unexpected EOF"},
-		{"count past the limit", gz(append([]byte(copyMagic+"\x01\x01x\x00"), binary.AppendUvarint(nil, 1<<40)...)), "past the limit"},
-		{"string past the limit", gz(append([]byte(copyMagic+"\x01"), binary.AppendUvarint(nil, 1<<40)...)), "past the limit"},
-		{"bad time", gz(append([]byte(copyMagic+"\x01\x01x\x00\x01\x01a\x00\x00\x00\x00"), 7)), "bad time"},
+		{"count past the limit", gz(append([]byte(copyMagic+"\x02\x01x\x00"), binary.AppendUvarint(nil, 1<<40)...)), "past the limit"},
+		{"string past the limit", gz(append([]byte(copyMagic+"\x02"), binary.AppendUvarint(nil, 1<<40)...)), "past the limit"},
+		{"bad time", gz(append([]byte(copyMagic+"\x02\x01x\x00\x01\x01a\x00\x00\x00\x00"), 7)), "bad time"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			b := NewDirBucket(t.TempDir())

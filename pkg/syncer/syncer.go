@@ -5,6 +5,7 @@
 package syncer
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -271,10 +272,13 @@ func fetch(ctx context.Context, cfg Config, id string) (catalog.Server, []catalo
 			srv.Title = info.Name
 		}
 		srv.Description = info.Instructions
+		srv.Extra = ServerExtra(info)
 	} else {
 		return srv, nil, err
 	}
+	ctx, raws := upstream.WithRawTools(ctx)
 	list, err := cfg.Upstreams.ListTools(ctx, id)
+	raw := raws.ByName()
 	if err != nil && !errors.Is(err, upstream.ErrListTruncated) {
 		return srv, nil, err
 	}
@@ -285,7 +289,11 @@ func fetch(ctx context.Context, cfg Config, id string) (catalog.Server, []catalo
 			continue
 		}
 		seen[t.Name] = true
-		tools = append(tools, FromMCP(id, t, now))
+		rec := FromMCP(id, t, now)
+		if r, ok := raw[t.Name]; ok {
+			rec = FromRaw(rec, r)
+		}
+		tools = append(tools, rec)
 	}
 	return srv, tools, err // err is nil or ErrListTruncated
 }
@@ -310,4 +318,74 @@ func FromMCP(server string, t mcp.Tool, now time.Time) catalog.Tool {
 	}
 	catalog.Finalize(&rec)
 	return rec
+}
+
+// ServerExtra is what a server said about itself at initialize, kept whole
+// in catalog.Server.Extra.
+func ServerExtra(info upstream.ServerInfo) json.RawMessage {
+	if info.Implementation.Name == "" && info.Instructions == "" {
+		return nil
+	}
+	b, err := json.Marshal(struct {
+		ServerInfo   mcp.Implementation `json:"serverInfo"`
+		Instructions string             `json:"instructions,omitempty"`
+	}{info.Implementation, info.Instructions})
+	if err != nil {
+		return nil
+	}
+	return b
+}
+
+// heldFields are the fields of an upstream tool that catalog.Tool holds in
+// fields of their own; every other field goes to Extra.
+// (title stays in Extra too: the catalog's Title falls back to
+// annotations.title, which clients must not receive as a title the
+// upstream never sent.)
+var heldFields = map[string]bool{"name": true, "description": true, "inputSchema": true, "annotations": true}
+
+// FromRaw completes rec, made by FromMCP from the decoded tool, with the
+// tool as the server sent it: the input schema and annotations exactly as
+// sent (mcp-go's decoding rewrites schemas and drops unknown annotation
+// fields), and every other field (outputSchema, icons, _meta, execution,
+// fields of later protocol versions) in Extra. A tool that is not a JSON
+// object leaves rec as it was.
+func FromRaw(rec catalog.Tool, raw json.RawMessage) catalog.Tool {
+	var fields map[string]json.RawMessage
+	if json.Unmarshal(raw, &fields) != nil || fields == nil {
+		return rec
+	}
+	if v, ok := fields["inputSchema"]; ok && isObject(v) {
+		rec.InputSchema = compact(v)
+	}
+	if v, ok := fields["annotations"]; ok && isObject(v) && string(compact(v)) != "{}" {
+		rec.Annotations = compact(v)
+	}
+	extra := map[string]json.RawMessage{}
+	for k, v := range fields {
+		if !heldFields[k] {
+			extra[k] = v
+		}
+	}
+	rec.Extra = json.RawMessage(`{}`) // never empty: the tool as sent is known
+	if len(extra) > 0 {
+		if b, err := json.Marshal(extra); err == nil {
+			rec.Extra = b
+		}
+	}
+	rec.ContentHash = ""
+	catalog.Finalize(&rec)
+	return rec
+}
+
+func isObject(v json.RawMessage) bool {
+	var m map[string]json.RawMessage
+	return json.Unmarshal(v, &m) == nil && m != nil
+}
+
+func compact(v json.RawMessage) json.RawMessage {
+	var b bytes.Buffer
+	if json.Compact(&b, v) != nil {
+		return v
+	}
+	return b.Bytes()
 }

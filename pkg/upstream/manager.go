@@ -22,6 +22,9 @@ type ServerInfo struct {
 	Name, Title, Version, Instructions string
 	ProtocolVersion                    string
 	Capabilities                       mcp.ServerCapabilities
+	// Implementation is the serverInfo the server sent (name, version,
+	// title, description, icons, websiteUrl).
+	Implementation mcp.Implementation
 }
 
 // callFunc runs one MCP request on a ready client.
@@ -609,6 +612,7 @@ func serverInfo(res *mcp.InitializeResult, c *client.Client) ServerInfo {
 		Instructions:    res.Instructions,
 		ProtocolVersion: c.ProtocolVersion(),
 		Capabilities:    res.Capabilities,
+		Implementation:  res.ServerInfo,
 	}
 }
 

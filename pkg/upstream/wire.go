@@ -41,6 +41,9 @@ func callStateFrom(ctx context.Context) *callState {
 // observe records the outcome of one request in the call's state and
 // enforces the result size limit on what the transport decoded.
 func observe(ctx context.Context, resp *transport.JSONRPCResponse, err error, limit int64) (*transport.JSONRPCResponse, error) {
+	if err == nil && resp != nil && resp.Error == nil && int64(len(resp.Result)) <= limit {
+		captureRaw(ctx, resp.Result)
+	}
 	st := callStateFrom(ctx)
 	if st == nil {
 		return resp, err

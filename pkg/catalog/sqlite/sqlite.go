@@ -175,7 +175,39 @@ func (s *Store) migrate(ctx context.Context) error {
 			return fmt.Errorf("migrate schema to version %d: %w", v+1, err)
 		}
 	}
-	return s.checkTables(ctx)
+	if err := s.checkTables(ctx); err != nil {
+		return err
+	}
+	return s.addColumns(ctx)
+}
+
+// additiveColumns are columns added without a schema version: a program
+// of the previous release reads and writes the database as before (it
+// names its columns and leaves these NULL), and this one fills them at
+// its next sync.
+var additiveColumns = []struct{ table, column string }{
+	{"tools", "extra"},   // catalog.Tool.Extra
+	{"servers", "extra"}, // catalog.Server.Extra
+}
+
+func (s *Store) addColumns(ctx context.Context) error {
+	for _, c := range additiveColumns {
+		var n int
+		if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM pragma_table_info(?) WHERE name = ?`, c.table, c.column).Scan(&n); err != nil {
+			return fmt.Errorf("read the columns of table %s: %w", c.table, err)
+		}
+		if n > 0 {
+			continue
+		}
+		if _, err := s.db.ExecContext(ctx, `ALTER TABLE `+c.table+` ADD COLUMN `+c.column+` TEXT`); err != nil {
+			// Another process may have added it since.
+			if s.db.QueryRowContext(ctx, `SELECT count(*) FROM pragma_table_info(?) WHERE name = ?`, c.table, c.column).Scan(&n) == nil && n > 0 {
+				continue
+			}
+			return fmt.Errorf("add column %s.%s: %w", c.table, c.column, err)
+		}
+	}
+	return nil
 }
 
 // checkTables takes a quick look at the tables: it catches files that are
@@ -223,17 +255,17 @@ func (s *Store) ReplaceServerTools(ctx context.Context, srv catalog.Server, tool
 	}
 	d := writeplan.Diff(current, next)
 
-	if _, err := tx.ExecContext(ctx, `INSERT INTO servers (id, title, description, status, last_error, synced_at)
-		VALUES (?, ?, ?, ?, '', ?)
+	if _, err := tx.ExecContext(ctx, `INSERT INTO servers (id, title, description, status, last_error, synced_at, extra)
+		VALUES (?, ?, ?, ?, '', ?, ?)
 		ON CONFLICT(id) DO UPDATE SET title=excluded.title, description=excluded.description,
-			status=excluded.status, last_error='', synced_at=excluded.synced_at`,
-		srv.ID, srv.Title, srv.Description, catalog.StatusActive, formatTime(srv.SyncedAt)); err != nil {
+			status=excluded.status, last_error='', synced_at=excluded.synced_at, extra=excluded.extra`,
+		srv.ID, srv.Title, srv.Description, catalog.StatusActive, formatTime(srv.SyncedAt), nullJSON(srv.Extra)); err != nil {
 		return nil, nil, s.fail("write server "+srv.ID, err)
 	}
 	if len(d.Write) > 0 {
 		stmt, err := tx.PrepareContext(ctx, `INSERT OR REPLACE INTO tools
-			(id, server_id, name, title, description, input_schema, annotations, tool_type, permission_scope, tags, status, content_hash, updated_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+			(id, server_id, name, title, description, input_schema, annotations, tool_type, permission_scope, tags, status, content_hash, updated_at, extra)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
 		if err != nil {
 			return nil, nil, s.fail("write tools", err)
 		}
@@ -246,7 +278,7 @@ func (s *Store) ReplaceServerTools(ctx context.Context, srv catalog.Server, tool
 			}
 			if _, err := stmt.ExecContext(ctx, t.ID, t.Server, t.Name, t.Title, t.Description, nullJSON(t.InputSchema),
 				nullJSON(t.Annotations), t.ToolType, t.PermissionScope, tags, catalog.StatusActive, t.ContentHash,
-				formatTime(t.UpdatedAt)); err != nil {
+				formatTime(t.UpdatedAt), nullJSON(t.Extra)); err != nil {
 				return nil, nil, s.fail("write tool "+t.ID, err)
 			}
 		}
@@ -313,17 +345,20 @@ func (s *Store) DeleteServer(ctx context.Context, serverID string) error {
 	return nil
 }
 
-const toolColumns = `id, server_id, name, title, description, input_schema, annotations, tool_type, permission_scope, tags, status, content_hash, updated_at`
+const toolColumns = `id, server_id, name, title, description, input_schema, annotations, tool_type, permission_scope, tags, status, content_hash, updated_at, extra`
 
 type scanner interface{ Scan(dest ...any) error }
 
 func scanTool(sc scanner) (catalog.Tool, error) {
 	var t catalog.Tool
-	var schema, ann, tags sql.NullString
+	var schema, ann, tags, extra sql.NullString
 	var updated string
 	if err := sc.Scan(&t.ID, &t.Server, &t.Name, &t.Title, &t.Description, &schema, &ann, &t.ToolType,
-		&t.PermissionScope, &tags, &t.Status, &t.ContentHash, &updated); err != nil {
+		&t.PermissionScope, &tags, &t.Status, &t.ContentHash, &updated, &extra); err != nil {
 		return t, err
+	}
+	if extra.Valid && extra.String != "" {
+		t.Extra = json.RawMessage(extra.String)
 	}
 	if schema.Valid {
 		t.InputSchema = json.RawMessage(schema.String)
@@ -375,7 +410,7 @@ func (s *Store) ListTools(ctx context.Context) ([]catalog.Tool, error) {
 
 // ListServers implements catalog.Store.
 func (s *Store) ListServers(ctx context.Context) ([]catalog.Server, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT id, title, description, status, last_error, synced_at FROM servers ORDER BY id`)
+	rows, err := s.db.QueryContext(ctx, `SELECT id, title, description, status, last_error, synced_at, extra FROM servers ORDER BY id`)
 	if err != nil {
 		return nil, s.fail("list servers", err)
 	}
@@ -384,8 +419,12 @@ func (s *Store) ListServers(ctx context.Context) ([]catalog.Server, error) {
 	for rows.Next() {
 		var sv catalog.Server
 		var synced string
-		if err := rows.Scan(&sv.ID, &sv.Title, &sv.Description, &sv.Status, &sv.LastError, &synced); err != nil {
+		var extra sql.NullString
+		if err := rows.Scan(&sv.ID, &sv.Title, &sv.Description, &sv.Status, &sv.LastError, &synced, &extra); err != nil {
 			return nil, s.fail("list servers", err)
+		}
+		if extra.Valid && extra.String != "" {
+			sv.Extra = json.RawMessage(extra.String)
 		}
 		sv.SyncedAt = parseTime(synced)
 		out = append(out, sv)
