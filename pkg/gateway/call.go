@@ -94,7 +94,7 @@ func (g *Server) call(ctx context.Context, callName string, args map[string]any)
 		}
 		return mcp.NewToolResultErrorf("%s failed: %v", callName, err), nil
 	}
-	res, err := g.cfg.Upstreams.CallTool(ictx, srv, name, args)
+	res, err := g.cfg.Upstreams.CallTool(ictx, srv, name, g.upstreamArgs(srv, args))
 	if again := g.refused(ctx, srv, err); again != nil {
 		g.logCall(ctx, pol.KeyID, id, "needs_connection", start, err)
 		if f := linkFailure(again); f != nil {
@@ -115,6 +115,7 @@ func (g *Server) call(ctx context.Context, callName string, args map[string]any)
 		g.logCall(ctx, pol.KeyID, id, "upstream_error", start, errors.New("the upstream returned no result"))
 		return mcp.NewToolResultErrorf("%s failed: the upstream returned no result", callName), nil
 	}
+	g.gatewayLinks(srv, res)
 	outcome := "ok"
 	if res.IsError {
 		outcome = "tool_error" // the tool ran and reported a failure

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"encoding/json"
+	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
@@ -48,7 +49,7 @@ func applyExtra(mt *mcp.Tool, extra json.RawMessage) {
 // upstreamTool is the MCP Tool object of t under its exposed name: the
 // fields the catalog indexes and every other field the upstream sent
 // (Extra, which holds the title too when the upstream sent one).
-func upstreamTool(t catalog.Tool, name string) json.RawMessage {
+func (g *Server) upstreamTool(t catalog.Tool, name string) json.RawMessage {
 	fields := map[string]json.RawMessage{}
 	if len(t.Extra) > 0 {
 		_ = json.Unmarshal(t.Extra, &fields)
@@ -65,11 +66,28 @@ func upstreamTool(t catalog.Tool, name string) json.RawMessage {
 		fields["description"] = str(t.Description)
 	}
 	fields["inputSchema"] = schemaOrEmpty(t.InputSchema)
+	if raw, ok := fields["_meta"]; ok && !g.cfg.Unprefixed[t.Server] {
+		var m map[string]any
+		if json.Unmarshal(raw, &m) == nil && m != nil {
+			if b, err := json.Marshal(gatewayMetaURIs(t.Server, m)); err == nil {
+				fields["_meta"] = b
+			}
+		}
+	}
 	if len(t.Annotations) > 0 {
 		fields["annotations"] = t.Annotations
 	}
 	b, _ := json.Marshal(fields)
 	return b
+}
+
+// gatewayToolMeta maps the resource references of a listed tool's _meta
+// (an MCP App's ui.resourceUri) into the gateway's namespace.
+func (g *Server) gatewayToolMeta(mt *mcp.Tool, srv string) {
+	if mt.Meta == nil || g.cfg.Unprefixed[srv] {
+		return
+	}
+	mt.Meta = &mcp.Meta{ProgressToken: mt.Meta.ProgressToken, AdditionalFields: gatewayMetaURIs(srv, mt.Meta.AdditionalFields)}
 }
 
 // outputSchemaOf is the tool's outputSchema as its upstream sent it (nil
@@ -85,4 +103,133 @@ func outputSchemaOf(t catalog.Tool) json.RawMessage {
 		return nil
 	}
 	return x.OutputSchema
+}
+
+// Resource links in tool results. An upstream's result names its own
+// resources (resource_link content, embedded resources, _meta.ui.resourceUri);
+// a client reads them through the gateway, so they are mapped into the
+// gateway's namespace (GatewayURI), where resources/read maps them back and
+// checks the key's grant. An unprefixed server's URIs are exposed as they
+// are. Arguments a client sends back to a tool of that server go the
+// other way (upstreamArgs).
+
+// gatewayLinks rewrites the resource URIs of res, a result of server srv,
+// in place.
+func (g *Server) gatewayLinks(srv string, res *mcp.CallToolResult) {
+	if res == nil || g.cfg.Unprefixed[srv] {
+		return
+	}
+	for i, c := range res.Content {
+		switch v := c.(type) {
+		case mcp.ResourceLink:
+			v.URI = GatewayURI(srv, v.URI)
+			res.Content[i] = v
+		case *mcp.ResourceLink:
+			cp := *v
+			cp.URI = GatewayURI(srv, cp.URI)
+			res.Content[i] = cp
+		case mcp.EmbeddedResource:
+			v.Resource = rewriteContentsURI(srv, v.Resource)
+			res.Content[i] = v
+		case *mcp.EmbeddedResource:
+			cp := *v
+			cp.Resource = rewriteContentsURI(srv, cp.Resource)
+			res.Content[i] = cp
+		}
+	}
+	if res.Meta != nil {
+		res.Meta.AdditionalFields = gatewayMetaURIs(srv, res.Meta.AdditionalFields)
+	}
+}
+
+// gatewayMetaURIs maps the resource references a _meta object holds (the
+// MCP Apps extension's ui.resourceUri and its older ui/resourceUri key)
+// into the gateway's namespace; it returns m, or a changed copy.
+func gatewayMetaURIs(srv string, m map[string]any) map[string]any {
+	if m == nil {
+		return m
+	}
+	out, copied := m, false
+	own := func() {
+		if !copied {
+			out, copied = copyMap(m), true
+		}
+	}
+	if ui, ok := m["ui"].(map[string]any); ok {
+		if u, ok := ui["resourceUri"].(string); ok && u != "" {
+			cp := make(map[string]any, len(ui))
+			for k, v := range ui {
+				cp[k] = v
+			}
+			cp["resourceUri"] = GatewayURI(srv, u)
+			own()
+			out["ui"] = cp
+		}
+	}
+	if u, ok := m["ui/resourceUri"].(string); ok && u != "" {
+		own()
+		out["ui/resourceUri"] = GatewayURI(srv, u)
+	}
+	return out
+}
+
+func copyMap(m map[string]any) map[string]any {
+	cp := make(map[string]any, len(m))
+	for k, v := range m {
+		cp[k] = v
+	}
+	return cp
+}
+
+// upstreamArgs maps the gateway URIs of server srv in a tool's arguments
+// (a link the client got from a result and sends back) to the upstream's
+// own URIs. Only whole string values that are such URIs change.
+func (g *Server) upstreamArgs(srv string, args map[string]any) map[string]any {
+	if g.cfg.Unprefixed[srv] {
+		return args
+	}
+	prefix := GatewayURI(srv, "")
+	var walk func(v any) (any, bool)
+	walk = func(v any) (any, bool) {
+		switch x := v.(type) {
+		case string:
+			if orig, ok := strings.CutPrefix(x, prefix); ok {
+				return orig, true
+			}
+		case map[string]any:
+			var cp map[string]any
+			for k, e := range x {
+				if n, changed := walk(e); changed {
+					if cp == nil {
+						cp = make(map[string]any, len(x))
+						for k2, e2 := range x {
+							cp[k2] = e2
+						}
+					}
+					cp[k] = n
+				}
+			}
+			if cp != nil {
+				return cp, true
+			}
+		case []any:
+			var cp []any
+			for i, e := range x {
+				if n, changed := walk(e); changed {
+					if cp == nil {
+						cp = append([]any(nil), x...)
+					}
+					cp[i] = n
+				}
+			}
+			if cp != nil {
+				return cp, true
+			}
+		}
+		return v, false
+	}
+	if out, changed := walk(args); changed {
+		return out.(map[string]any)
+	}
+	return args
 }

@@ -383,6 +383,7 @@ func (g *Server) registerList(tools []catalog.Tool, set *toolSet) {
 // annotation: mcp-go panics on it), which run_tool still reaches.
 func (g *Server) listedTool(set *toolSet, t catalog.Tool) (mcp.Tool, bool) {
 	mt := mcpTool(t)
+	g.gatewayToolMeta(&mt, t.Server)
 	if name, ok := set.exposed[t.ID]; ok {
 		mt.Name = name
 	}

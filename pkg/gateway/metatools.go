@@ -353,7 +353,7 @@ func (g *Server) handleDescribe(ctx context.Context, req mcp.CallToolRequest) (*
 		out["output_schema"] = os
 	}
 	// The MCP tool as tools/list gives it, with every field its upstream sent.
-	out["tool"] = upstreamTool(t, set.name(id))
+	out["tool"] = g.upstreamTool(t, set.name(id))
 	return structured(out), nil
 }
 

@@ -54,6 +54,12 @@ const testKeys = `keys:
     secret: "k-everything"
     admin: true
     servers: {evstdio: {}, evhttp: {}, evsse: {}}
+  - id: evhttp-only
+    secret: "k-evhttp-only"
+    servers: {evhttp: {}, evsse: {}}
+  - id: live
+    secret: "k-live"
+    servers: {grower: {}}
   - id: plain-admin
     secret: "k-plain-admin"
     admin: true

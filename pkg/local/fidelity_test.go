@@ -110,17 +110,24 @@ func listRaw(t *testing.T, url, key string) map[string]map[string]any {
 	return rec.tools(t)
 }
 
-// TestFidelityToolsList: every field of every tool of npm server-everything
-// (output schemas, _meta, annotations, titles) reaches a client through the
-// gateway as the upstream sent it, under the gateway's name
-// (server__tool), over stdio and Streamable HTTP upstreams; describe_tool
-// gives the same tool object, and find_tools gives the outputSchema.
-func TestFidelityToolsList(t *testing.T) {
+// TestFidelityEverything runs the fidelity checks over one gateway in front
+// of npm server-everything.
+func TestFidelityEverything(t *testing.T) {
 	bin := testenv.NPMBin(t, "mcp-server-everything")
 	httpURL := startEverythingHTTP(t)
 	sseURL := startEverything(t, "sse") + "/sse"
 	reg := fmt.Sprintf("  evstdio:\n    transport: stdio\n    command: %q\n    args: [stdio]\n  evhttp:\n    transport: streamable_http\n    url: %q\n  evsse:\n    transport: sse\n    url: %q\n", bin, httpURL, sseURL)
 	e := startGateway(t, reg, nil)
+	t.Run("ToolsList", func(t *testing.T) { fidelityToolsList(t, e, httpURL) })
+	t.Run("ResourceLinks", func(t *testing.T) { fidelityResourceLinks(t, e) })
+}
+
+// fidelityToolsList: every field of every tool of npm server-everything
+// (output schemas, _meta, annotations, titles) reaches a client through the
+// gateway as the upstream sent it, under the gateway's name
+// (server__tool), over stdio and Streamable HTTP upstreams; describe_tool
+// gives the same tool object, and find_tools gives the outputSchema.
+func fidelityToolsList(t *testing.T, e *env, httpURL string) {
 
 	upstreamTools := listRaw(t, httpURL, "")
 	if len(upstreamTools) < 5 {
@@ -213,4 +220,62 @@ func TestFidelityToolsList(t *testing.T) {
 	if seen == 0 {
 		t.Errorf("find_tools found no tool with an output schema: %s", sb)
 	}
+}
+
+// fidelityResourceLinks: the resource links a tool returns name the
+// gateway's resources (gateway://server/uri), which a key granted that
+// server reads through resources/read, and a key without the grant cannot.
+func fidelityResourceLinks(t *testing.T, e *env) {
+	ctx := context.Background()
+	c, _ := connect(t, e.url, "k-everything", true)
+	other, _ := connect(t, e.url, "k-evhttp-only", true)
+	res, err := testenv.CallTool(c, 30*time.Second, "evstdio__get-resource-links", map[string]any{"count": 2})
+	if err != nil || res.IsError {
+		t.Fatalf("get-resource-links: %v %+v", err, res)
+	}
+	var links []string
+	for _, ct := range res.Content {
+		if l, ok := ct.(mcp.ResourceLink); ok {
+			links = append(links, l.URI)
+		}
+	}
+	if len(links) != 2 {
+		t.Fatalf("get-resource-links through the gateway gave links %v, want 2: %+v", links, res.Content)
+	}
+	for _, uri := range links {
+		if !strings.HasPrefix(uri, "gateway://evstdio/") {
+			t.Errorf("resource link %q is not in the gateway's namespace", uri)
+			continue
+		}
+		rr := mcp.ReadResourceRequest{}
+		rr.Params.URI = uri
+		got, err := c.ReadResource(ctx, rr)
+		if err != nil || len(got.Contents) == 0 {
+			t.Errorf("resources/read %s by a key granted evstdio: %v", uri, err)
+		} else if u := contentsURI(got.Contents[0]); u != uri {
+			t.Errorf("resources/read %s answered contents of %q", uri, u)
+		}
+		if _, err := other.ReadResource(ctx, rr); err == nil {
+			t.Errorf("resources/read %s by a key not granted evstdio succeeded", uri)
+		}
+		// The same resource of a server the other key is granted reads.
+		rr.Params.URI = "gateway://evhttp/" + strings.TrimPrefix(uri, "gateway://evstdio/")
+		if got, err := other.ReadResource(ctx, rr); err != nil || len(got.Contents) == 0 {
+			t.Errorf("resources/read %s by a key granted evhttp: %v", rr.Params.URI, err)
+		}
+	}
+}
+
+func contentsURI(c mcp.ResourceContents) string {
+	switch v := c.(type) {
+	case mcp.TextResourceContents:
+		return v.URI
+	case mcp.BlobResourceContents:
+		return v.URI
+	case *mcp.TextResourceContents:
+		return v.URI
+	case *mcp.BlobResourceContents:
+		return v.URI
+	}
+	return ""
 }

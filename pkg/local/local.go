@@ -50,6 +50,7 @@ type Runtime struct {
 
 	syncMu   sync.Mutex
 	lastSync atomic.Pointer[syncer.Report]
+	live     atomic.Pointer[liveCatalog] // set by Background (livecatalog.go)
 	// configuration reloads (reload.go)
 	keySet       *auth.KeySet
 	oauth        *oauth.Resource              // its `oauth:` section is reloaded with the keys
@@ -220,11 +221,17 @@ func (g *Runtime) details(context.Context) map[string]any {
 	if rep := g.lastSync.Load(); rep != nil {
 		out["last_sync"] = rep
 	}
+	if l := g.live.Load(); l != nil {
+		if d := l.report(); len(d) > 0 {
+			out["list_changes_damped"] = d
+		}
+	}
 	return out
 }
 
 // Background starts the resync and health loops; they stop with ctx.
 func (g *Runtime) Background(ctx context.Context) {
+	g.followLists(ctx)
 	if g.Env.HealthInterval > 0 {
 		var wasDown []string
 		go g.Health.Run(ctx, g.Upstreams, g.Env.HealthInterval, g.Env.HealthTimeout, func(down []string) {

@@ -44,6 +44,10 @@ type Config struct {
 	MaxTools int
 	Logger   *slog.Logger
 	Now      func() time.Time
+	// Servers, when set, syncs only these registered servers (one that
+	// announced a change of its lists) and purges nothing; ids that are not
+	// registered are skipped.
+	Servers []string
 }
 
 // Report says what a sync changed.
@@ -85,6 +89,9 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 	}
 	start := time.Now()
 	servers := cfg.Upstreams.Servers()
+	if cfg.Servers != nil {
+		return runSome(ctx, cfg, servers)
+	}
 	rep := Report{Servers: len(servers), Stale: map[string]string{}, Degraded: map[string]string{}, Refused: map[string]string{}}
 
 	// Purge servers that left the registry first.
@@ -106,6 +113,37 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 		}
 	}
 
+	return syncServers(ctx, cfg, servers, rep, start)
+}
+
+// runSome syncs the registered servers among cfg.Servers.
+func runSome(ctx context.Context, cfg Config, registered []string) (Report, error) {
+	start := time.Now()
+	reg := map[string]bool{}
+	for _, s := range registered {
+		reg[s] = true
+	}
+	var servers []string
+	for _, s := range cfg.Servers {
+		if reg[s] {
+			servers = append(servers, s)
+			reg[s] = false // once
+		}
+	}
+	rep := Report{Servers: len(servers), Stale: map[string]string{}, Degraded: map[string]string{}, Refused: map[string]string{}}
+	// Tool ids claimed by the other servers stay theirs.
+	claimed, err := cfg.Store.ListTools(ctx)
+	if err != nil {
+		return rep, fmt.Errorf("sync: list stored tools: %w", err)
+	}
+	return syncServersClaimed(ctx, cfg, servers, rep, start, claimed)
+}
+
+func syncServers(ctx context.Context, cfg Config, servers []string, rep Report, start time.Time) (Report, error) {
+	return syncServersClaimed(ctx, cfg, servers, rep, start, nil)
+}
+
+func syncServersClaimed(ctx context.Context, cfg Config, servers []string, rep Report, start time.Time, others []catalog.Tool) (Report, error) {
 	var (
 		mu       sync.Mutex
 		done     atomic.Int64
@@ -113,6 +151,15 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 		wg       sync.WaitGroup
 		claims   = &idClaims{owner: map[string]string{}}
 	)
+	syncing := map[string]bool{}
+	for _, s := range servers {
+		syncing[s] = true
+	}
+	for _, t := range others {
+		if !syncing[t.Server] {
+			claims.owner[t.ID] = t.Server
+		}
+	}
 	sem := make(chan struct{}, cfg.Parallel)
 	for _, id := range servers {
 		if err := catalog.ValidServerID(id); err != nil {

@@ -198,6 +198,10 @@ func (h *connRelay) notify(n mcp.JSONRPCNotification) {
 		in.relay.Log(msg)
 	case mcp.MethodNotificationSubscriptionsAcknowledged:
 		h.subs.acknowledged(n)
+	case string(mcp.MethodNotificationToolsListChanged), string(mcp.MethodNotificationPromptsListChanged), string(mcp.MethodNotificationResourcesListChanged):
+		if fn := h.m.listChangedFunc(); fn != nil {
+			fn(h.server, n.Method)
+		}
 	case mcp.MethodNotificationResourceUpdated:
 		uri, _ := n.Params.AdditionalFields["uri"].(string)
 		if fn := h.m.resourceUpdated(); fn != nil && uri != "" {
@@ -302,6 +306,7 @@ func withLogLevel(ctx context.Context, meta **mcp.Meta) {
 type relayStats struct {
 	relayDropped atomic.Uint64
 	onUpdated    atomic.Pointer[ResourceUpdatedFunc]
+	listChanged  listChangedHook
 }
 
 // RelayDropped returns how many upstream log messages and requests were

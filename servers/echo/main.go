@@ -68,6 +68,7 @@ func main() {
 	alias := flag.String("alias", "", "also offer the echo tool and a prompt under this name (tests of hostile names)")
 	httpAddr := flag.String("http", "", "serve Streamable HTTP at this address (path /mcp) instead of stdio")
 	stderrLine := flag.String("stderr-line", "", "test-only: write this line to stderr at start (e.g. a connection string, to check that the gateway never shows it to callers)")
+	growFile := flag.String("grow-file", "", "test-only: when this file appears, offer a tool named by its first line and send notifications/tools/list_changed (stdio)")
 	flag.Parse()
 	if *stderrLine != "" {
 		fmt.Fprintln(os.Stderr, *stderrLine)
@@ -123,6 +124,9 @@ func main() {
 	var in io.Reader = os.Stdin
 	if *misbehave != "" {
 		in = misbehaveFilter(os.Stdin, out, *misbehave, *hugeBytes, *floodPage)
+	}
+	if *growFile != "" {
+		go growWhenAsked(ctx, s, out, *growFile)
 	}
 	fmt.Fprintf(os.Stderr, "echo: serving MCP on stdio (pid %d)\n", os.Getpid())
 	stdio := server.NewStdioServer(s)
@@ -289,6 +293,34 @@ func newServer() *server.MCPServer {
 
 // lockedWriter serialises writes so that frames written by the misbehave
 // filter never interleave with the server's.
+// growWhenAsked waits for file to appear, then offers a tool named by its
+// first line and tells the client its tool list changed: the test of a
+// catalog that follows its servers live.
+func growWhenAsked(ctx context.Context, s *server.MCPServer, out io.Writer, file string) {
+	t := time.NewTicker(50 * time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		b, err := os.ReadFile(file)
+		name := strings.TrimSpace(strings.SplitN(string(b), "\n", 2)[0])
+		if err != nil || name == "" {
+			continue
+		}
+		s.AddTool(mcp.NewTool(name,
+			mcp.WithDescription("Forecast the tide height at a harbour (a tool this server added while running)."),
+			mcp.WithString("harbour", mcp.Required(), mcp.Description("Harbour name.")),
+		), func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return mcp.NewToolResultText("tide at " + req.GetString("harbour", "") + ": 2.1 m"), nil
+		})
+		fmt.Fprintln(out, `{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`)
+		return
+	}
+}
+
 type lockedWriter struct {
 	mu sync.Mutex
 	w  io.Writer
