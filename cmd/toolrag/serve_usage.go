@@ -17,6 +17,8 @@ Environment variables (all optional; defaults in brackets):
                                          file paths, absolute [in the config dir]
   MCP_GATEWAY_HOST, MCP_GATEWAY_PORT     listen address [127.0.0.1, 8765]
   MCP_GATEWAY_MCP_PATH                   MCP endpoint path [/mcp]
+  MCP_GATEWAY_PUBLIC_URL                 the gateway's public base URL, scheme://host[:port], named in the OAuth
+                                         metadata, connect links and callbacks [the request's host]
   MCP_GATEWAY_UPSTREAM_TIMEOUT, MCP_GATEWAY_UPSTREAM_CONNECT_TIMEOUT
                                          per-call and connect timeouts, seconds [60, 20]
   MCP_GATEWAY_STDIO_POOL_SIZE, MCP_GATEWAY_STDIO_IDLE_TIMEOUT
@@ -45,7 +47,15 @@ Environment variables (all optional; defaults in brackets):
   TOOL_RAG_SHORTLIST_DESC_CHARS          description cap in find_tools, 0 = full [300]
   TOOL_RAG_CALL_SEQUENCES                1: count "called after, in the same session" tool pairs for
                                          related (tool ids and a day only; docs/retrieval.md) [0]
+  TOOL_RAG_CALLSEQ_MIN_PRINCIPALS, TOOL_RAG_CALLSEQ_PRINCIPAL_DAY_CAP
+                                         distinct keys before a pair counts; one key's count per pair a day [3, 1]
   TOOL_RAG_WITHOUT_AUTH                  1 disables authentication (loopback MCP_GATEWAY_HOST only) [0]
+  TOOL_RAG_UPSTREAM_ENV                  comma-separated variables registry headers may read besides
+                                         TOOLRAG_UPSTREAM_* (docs/upstreams.md) []
+  TOOL_RAG_VAULT_KEY_FILE, TOOL_RAG_VAULT_DB
+                                         per-user upstream credentials: key file (0600) and SQLite file
+                                         [vault.key, upstream_grants.db next to TOOL_RAG_DB] (docs/upstream-auth.md)
+  TOOL_RAG_CONNECT_LINK_TTL              seconds a connect link lives [600]
   TOOLRAG_LOG_LEVEL, TOOLRAG_LOG_FORMAT  debug|info|warn|error; text|json [info, text]
   TOOL_RAG_EMBEDDER                      builtin | url | bedrock | model2vec [builtin] (docs/embedders.md)
     url:       TOOL_RAG_EMBED_URL, TOOL_RAG_EMBED_MODEL, TOOL_RAG_EMBED_API_KEY, TOOL_RAG_EMBED_DIM,

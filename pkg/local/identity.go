@@ -27,7 +27,7 @@ type identity struct {
 //
 //	TOOL_RAG_VAULT_KEY_FILE   key file (default vault.key next to TOOL_RAG_DB; created 0600)
 //	TOOL_RAG_VAULT_DB         SQLite file of the grants (default upstream_grants.db next to TOOL_RAG_DB)
-//	TOOL_RAG_PUBLIC_URL       the gateway's external base URL for connect links and the OAuth callback
+//	MCP_GATEWAY_PUBLIC_URL    the gateway's external base URL for connect links and the OAuth callback
 //	TOOL_RAG_CONNECT_LINK_TTL seconds a connect link lives (default 600)
 func (g *Runtime) openIdentity(ctx context.Context, servers map[string]upstream.ServerConfig) (*identity, error) {
 	keyFile := g.getenv("TOOL_RAG_VAULT_KEY_FILE")
@@ -65,7 +65,7 @@ func (g *Runtime) openIdentity(ctx context.Context, servers map[string]upstream.
 			c, ok := g.Upstreams.ServerConfig(id)
 			return upconnect.Server{URL: c.URL, Auth: c.Auth}, ok
 		},
-		PublicURL: g.getenv("TOOL_RAG_PUBLIC_URL"),
+		PublicURL: g.Env.PublicURL,
 		LinkTTL:   ttl,
 		Logger:    g.log,
 		OnRevoke:  g.Upstreams.DropPrincipal,
