@@ -89,7 +89,7 @@ deploy: build-lambdas build-bridge $(CDK)
 
 ## model: retrain the builtin embedding model: ../shared/train without the real-MCP DEV datasets, plus lab/data/mcpagent
 model:
-	$(GO) run ./cmd/toolrag-lab train --data ../shared/train --exclude docker_mcp_registry,taubench,tooltalk --add lab/data/mcpagent --out pkg/toolmodel/model
+	$(GO) run ./cmd/toolrag-lab train --data ../shared/train --exclude docker_mcp_registry,taubench,tooltalk --add lab/data/mcpagent --out pkg/embed/toolmodel/model
 
 ## distilled: distil the teacher sentence encoder into a static table in .tools/distill/table (an experiment, not part of the default embedder: lab/notes/retrieval-history.md "Fifth pass"); the teacher (node) takes about 20 min on one core
 DISTILL_DIR ?= $(CURDIR)/.tools/distill
@@ -97,7 +97,7 @@ distilled:
 	mkdir -p $(DISTILL_DIR)
 	$(GO) run ./cmd/toolrag-lab distill --data ../shared/train --texts $(DISTILL_DIR)/texts.jsonl
 	cd lab/teacher && npm ci --no-audit --no-fund && node embed.js $(DISTILL_DIR)/texts.jsonl $(DISTILL_DIR)/vectors.jsonl
-	$(GO) run ./cmd/toolrag-lab distill --vectors $(DISTILL_DIR)/vectors.jsonl --tokenizer pkg/toolmodel/model/tokenizer.json --out $(DISTILL_DIR)/table
+	$(GO) run ./cmd/toolrag-lab distill --vectors $(DISTILL_DIR)/vectors.jsonl --tokenizer pkg/embed/toolmodel/model/tokenizer.json --out $(DISTILL_DIR)/table
 
 ## provision: servers/<id>/manifest.yaml -> config/registry.generated.yaml etc.
 provision:
@@ -119,7 +119,7 @@ loadtest:
 
 ## bench-index: Go flat index vs Debian's python3-faiss, single-query latency
 bench-index:
-	TOOLRAG_BENCH=1 $(GO) test ./pkg/vindex -run TestFaissSpeedComparison -v
+	TOOLRAG_BENCH=1 $(GO) test ./pkg/index/vindex -run TestFaissSpeedComparison -v
 
 ## bench-aws: Lambda cold start and warm latency (gofakes3 + DynamoDB Local)
 bench-aws:
@@ -131,7 +131,7 @@ fuzz:
 
 ## bench: the benchmark suite recorded in docs/benchmarks.md
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem ./pkg/vindex/ ./pkg/upstream/ ./pkg/embed/ ./pkg/retrieve/ ./pkg/gateway/
+	$(GO) test -run '^$$' -bench . -benchmem ./pkg/index/vindex/ ./pkg/upstream/ ./pkg/embed/ ./pkg/retrieve/ ./pkg/gateway/
 
 ## bench-peers: bridge and serve vs supergateway, mcp-proxy and server-everything's HTTP mode (installs them into .tools/peers)
 bench-peers: build

@@ -12,9 +12,9 @@ import (
 	"testing"
 
 	"github.com/toolrag/mcp-gateway/internal/testenv"
-	"github.com/toolrag/mcp-gateway/pkg/dynamo"
+	"github.com/toolrag/mcp-gateway/pkg/aws/dynamo"
 	"github.com/toolrag/mcp-gateway/pkg/policy"
-	"github.com/toolrag/mcp-gateway/pkg/samtemplate"
+	"github.com/toolrag/mcp-gateway/pkg/aws/samtemplate"
 )
 
 // freezer is a TCP proxy in front of DynamoDB Local that can stop

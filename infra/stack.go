@@ -355,7 +355,7 @@ func NewGatewayStack(scope constructs.Construct, id string, props *StackProps) (
 	listIndex(syncFn)
 
 	// Upstream secrets by name under the prefix: the functions read SSM
-	// with GetParametersByPath on the prefix (pkg/secrets), or Secrets
+	// with GetParametersByPath on the prefix (pkg/aws/secrets), or Secrets
 	// Manager with GetSecretValue per name (TOOL_RAG_SECRETS_STORE).
 	var secretResource *string
 	var secretActions []string

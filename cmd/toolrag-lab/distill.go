@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/toolrag/mcp-gateway/lab/train"
-	"github.com/toolrag/mcp-gateway/pkg/model2vec"
+	"github.com/toolrag/mcp-gateway/pkg/embed/model2vec"
 )
 
 func init() {
@@ -19,7 +19,7 @@ func init() {
 		exclude := fs.String("exclude", strings.Join(train.DevDatasets, ","), "comma-separated dataset folders to leave out (default: the real-MCP DEV datasets)")
 		textsOut := fs.String("texts", "", "write the corpus texts (one JSON string per line) to this file for the teacher, and stop")
 		vectors := fs.String("vectors", "", "the teacher's vectors of the corpus texts (JSON lines {\"t\": text, \"v\": [...]})")
-		tokenizer := fs.String("tokenizer", "pkg/toolmodel/model/tokenizer.json", "the student's tokenizer.json (the builtin model's)")
+		tokenizer := fs.String("tokenizer", "pkg/embed/toolmodel/model/tokenizer.json", "the student's tokenizer.json (the builtin model's)")
 		out := fs.String("out", "", "where to write the student's Model2Vec directory (required with --vectors)")
 		var o train.DistillOptions
 		fs.IntVar(&o.Dim, "dim", 0, "student dimension (default 128)")

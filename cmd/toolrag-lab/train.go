@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/toolrag/mcp-gateway/lab/train"
-	"github.com/toolrag/mcp-gateway/pkg/model2vec"
+	"github.com/toolrag/mcp-gateway/pkg/embed/model2vec"
 )
 
 func init() {
@@ -17,7 +17,7 @@ func init() {
 		fs := flags("train", stderr)
 		var o train.Options
 		fs.StringVar(&o.TrainDir, "data", "../shared/train", "folder of datasets (each with tools.jsonl and pairs.jsonl)")
-		fs.StringVar(&o.OutDir, "out", "pkg/toolmodel/model", "where to write the Model2Vec model directory")
+		fs.StringVar(&o.OutDir, "out", "pkg/embed/toolmodel/model", "where to write the Model2Vec model directory")
 		fs.StringVar(&o.BaseTokenizer, "tokenizer", "", "BERT-style tokenizer.json to prune (default: the all-MiniLM-L6-v2 vocabulary from the Go module proxy)")
 		fs.IntVar(&o.Dim, "dim", 0, "embedding dimension (default 512)")
 		fs.IntVar(&o.Epochs, "epochs", 0, "training epochs (default 8)")
@@ -91,8 +91,8 @@ Reads:  --data: dataset folders, each with tools.jsonl and pairs.jsonl
         (../shared/train); --add: more such folders (lab/data/mcpagent);
         the base tokenizer from the Go module proxy unless --tokenizer.
 Writes: --out: the model directory (model.safetensors, tokenizer.json,
-        config.json; default pkg/toolmodel/model, the one the gateway embeds);
+        config.json; default pkg/embed/toolmodel/model, the one the gateway embeds);
         progress and validation figures on stderr.
 
 Example (what make model runs):
-  toolrag-lab train --data ../shared/train --exclude docker_mcp_registry,taubench,tooltalk --add lab/data/mcpagent --out pkg/toolmodel/model`
+  toolrag-lab train --data ../shared/train --exclude docker_mcp_registry,taubench,tooltalk --add lab/data/mcpagent --out pkg/embed/toolmodel/model`

@@ -7,7 +7,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/toolrag/mcp-gateway/pkg/dynamo"
+	"github.com/toolrag/mcp-gateway/pkg/aws/dynamo"
 )
 
 // describe gives fs a usage text: the command line, what the command does

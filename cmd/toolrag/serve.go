@@ -6,7 +6,7 @@ import (
 	"flag"
 	"io"
 
-	"github.com/toolrag/mcp-gateway/pkg/indexer"
+	"github.com/toolrag/mcp-gateway/pkg/index/indexer"
 	"github.com/toolrag/mcp-gateway/pkg/local"
 )
 

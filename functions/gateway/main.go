@@ -2,14 +2,14 @@
 // Tool-RAG REST API at /tool-rag/* and /health, behind API Gateway (HTTP
 // API or REST API) or a Function URL. Configuration: the environment
 // contract in docs/aws-runtime.md; all logic lives in pkg/awsrt and
-// pkg/lambdahttp.
+// pkg/aws/lambdahttp.
 package main
 
 import (
 	"context"
 
+	"github.com/toolrag/mcp-gateway/pkg/aws/lambdahttp"
 	"github.com/toolrag/mcp-gateway/pkg/awsrt"
-	"github.com/toolrag/mcp-gateway/pkg/lambdahttp"
 )
 
 func main() {

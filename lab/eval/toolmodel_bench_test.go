@@ -8,11 +8,11 @@ import (
 	"testing"
 
 	"github.com/toolrag/mcp-gateway/internal/testenv"
-	"github.com/toolrag/mcp-gateway/pkg/embed"
 	"github.com/toolrag/mcp-gateway/lab/eval"
-	"github.com/toolrag/mcp-gateway/pkg/model2vec"
+	"github.com/toolrag/mcp-gateway/pkg/embed"
+	"github.com/toolrag/mcp-gateway/pkg/embed/model2vec"
+	"github.com/toolrag/mcp-gateway/pkg/embed/toolmodel"
 	"github.com/toolrag/mcp-gateway/pkg/retrieve"
-	"github.com/toolrag/mcp-gateway/pkg/toolmodel"
 )
 
 // TestBenchHybrid measures the built-in model (or the model directory in

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/toolrag/mcp-gateway/internal/testenv"
-	"github.com/toolrag/mcp-gateway/pkg/model2vec"
+	"github.com/toolrag/mcp-gateway/pkg/embed/model2vec"
 )
 
 // TestBenchTrain trains on ../shared/train and measures dense retrieval on

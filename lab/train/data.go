@@ -13,7 +13,7 @@ import (
 	"strings"
 
 	"github.com/toolrag/mcp-gateway/pkg/catalog"
-	"github.com/toolrag/mcp-gateway/pkg/indexer"
+	"github.com/toolrag/mcp-gateway/pkg/index/indexer"
 )
 
 // Tool is one tool of a training catalog.

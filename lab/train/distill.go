@@ -24,7 +24,7 @@ import (
 	"math"
 	"math/rand/v2"
 
-	"github.com/toolrag/mcp-gateway/pkg/model2vec"
+	"github.com/toolrag/mcp-gateway/pkg/embed/model2vec"
 )
 
 // DistillOptions configure Distill. Zero values take the defaults noted.

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/toolrag/mcp-gateway/pkg/model2vec"
+	"github.com/toolrag/mcp-gateway/pkg/embed/model2vec"
 )
 
 // distillFixture is a corpus whose teacher is a hidden bag-of-words encoder over

@@ -9,8 +9,8 @@ import (
 	"path/filepath"
 
 	"github.com/toolrag/mcp-gateway/pkg/catalog"
-	"github.com/toolrag/mcp-gateway/pkg/indexer"
-	"github.com/toolrag/mcp-gateway/pkg/model2vec"
+	"github.com/toolrag/mcp-gateway/pkg/embed/model2vec"
+	"github.com/toolrag/mcp-gateway/pkg/index/indexer"
 )
 
 // Metrics are dense-retrieval figures averaged over queries.

@@ -6,7 +6,7 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/toolrag/mcp-gateway/pkg/vindex"
+	"github.com/toolrag/mcp-gateway/pkg/index/vindex"
 )
 
 // numShards fixes how gradients are split for accumulation. It does not

@@ -3,7 +3,7 @@ package train
 import (
 	"runtime"
 
-	"github.com/toolrag/mcp-gateway/pkg/model2vec"
+	"github.com/toolrag/mcp-gateway/pkg/embed/model2vec"
 )
 
 // BaseTokenizerModule is the Go module whose tokenizer.json (the BERT

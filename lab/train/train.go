@@ -1,6 +1,6 @@
 // Package train trains the gateway's own tool-retrieval embedding model: a
 // static token-embedding table in the Model2Vec format (see
-// pkg/model2vec), learned contrastively from public (query, tool) pairs.
+// pkg/embed/model2vec), learned contrastively from public (query, tool) pairs.
 //
 // The recipe: a WordPiece vocabulary pruned to the tokens the training text
 // uses; a table initialised from IDF-scaled random vectors plus a truncated
@@ -28,7 +28,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/toolrag/mcp-gateway/pkg/model2vec"
+	"github.com/toolrag/mcp-gateway/pkg/embed/model2vec"
 )
 
 // Run trains a model with opts, writes it to opts.OutDir (when set) and logs

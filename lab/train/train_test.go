@@ -16,7 +16,7 @@ import (
 	"testing"
 
 	"github.com/toolrag/mcp-gateway/pkg/embed"
-	"github.com/toolrag/mcp-gateway/pkg/model2vec"
+	"github.com/toolrag/mcp-gateway/pkg/embed/model2vec"
 )
 
 // synthTool is a tool of the synthetic corpus and the words users ask for

@@ -8,7 +8,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/toolrag/mcp-gateway/pkg/model2vec"
+	"github.com/toolrag/mcp-gateway/pkg/embed/model2vec"
 )
 
 // example is one (query, positive tool) training item.

@@ -29,9 +29,10 @@ import (
 	"github.com/toolrag/mcp-gateway/pkg/embed"
 	"github.com/toolrag/mcp-gateway/pkg/gateway"
 	"github.com/toolrag/mcp-gateway/pkg/health"
-	"github.com/toolrag/mcp-gateway/pkg/indexer"
-	"github.com/toolrag/mcp-gateway/pkg/indexpub"
+	"github.com/toolrag/mcp-gateway/pkg/index/indexer"
+	"github.com/toolrag/mcp-gateway/pkg/index/indexpub"
 	"github.com/toolrag/mcp-gateway/pkg/metrics"
+	"github.com/toolrag/mcp-gateway/pkg/metrics/usage"
 	"github.com/toolrag/mcp-gateway/pkg/oauth"
 	"github.com/toolrag/mcp-gateway/pkg/policy"
 	"github.com/toolrag/mcp-gateway/pkg/ragapi"
@@ -39,7 +40,6 @@ import (
 	"github.com/toolrag/mcp-gateway/pkg/session"
 	"github.com/toolrag/mcp-gateway/pkg/upconnect"
 	"github.com/toolrag/mcp-gateway/pkg/upstream"
-	"github.com/toolrag/mcp-gateway/pkg/usage"
 )
 
 // Version is reported in initialize and /health (set with -ldflags

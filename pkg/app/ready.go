@@ -7,8 +7,8 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/toolrag/mcp-gateway/pkg/metrics/usage"
 	"github.com/toolrag/mcp-gateway/pkg/retrieve"
-	"github.com/toolrag/mcp-gateway/pkg/usage"
 )
 
 // WhileLoading is what a request meets while the App has no catalog to

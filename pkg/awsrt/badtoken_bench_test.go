@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/toolrag/mcp-gateway/internal/testenv"
-	"github.com/toolrag/mcp-gateway/pkg/dynamo"
-	"github.com/toolrag/mcp-gateway/pkg/lambdahttp"
+	"github.com/toolrag/mcp-gateway/pkg/aws/dynamo"
+	"github.com/toolrag/mcp-gateway/pkg/aws/lambdahttp"
 )
 
 // countingWriter counts the bytes logged.

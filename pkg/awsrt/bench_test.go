@@ -36,17 +36,17 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/toolrag/mcp-gateway/internal/testenv"
+	"github.com/toolrag/mcp-gateway/pkg/aws/dynamo"
+	"github.com/toolrag/mcp-gateway/pkg/aws/lambdahttp"
+	"github.com/toolrag/mcp-gateway/pkg/aws/s3bucket"
 	"github.com/toolrag/mcp-gateway/pkg/catalog"
 	"github.com/toolrag/mcp-gateway/pkg/catalog/writeplan"
-	"github.com/toolrag/mcp-gateway/pkg/dynamo"
-	"github.com/toolrag/mcp-gateway/pkg/indexer"
-	"github.com/toolrag/mcp-gateway/pkg/indexpub"
-	"github.com/toolrag/mcp-gateway/pkg/lambdahttp"
+	"github.com/toolrag/mcp-gateway/pkg/index/indexer"
+	"github.com/toolrag/mcp-gateway/pkg/index/indexpub"
+	"github.com/toolrag/mcp-gateway/pkg/index/vindex"
 	"github.com/toolrag/mcp-gateway/pkg/local"
 	"github.com/toolrag/mcp-gateway/pkg/policy"
 	"github.com/toolrag/mcp-gateway/pkg/retrieve"
-	"github.com/toolrag/mcp-gateway/pkg/s3bucket"
-	"github.com/toolrag/mcp-gateway/pkg/vindex"
 )
 
 var (

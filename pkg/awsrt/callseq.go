@@ -4,9 +4,9 @@ import (
 	"context"
 	"time"
 
+	"github.com/toolrag/mcp-gateway/pkg/aws/dynamo"
 	"github.com/toolrag/mcp-gateway/pkg/callseq"
 	"github.com/toolrag/mcp-gateway/pkg/catalog"
-	"github.com/toolrag/mcp-gateway/pkg/dynamo"
 )
 
 // callSeqStore is the call-sequence table when TOOL_RAG_CALL_SEQUENCES is

@@ -11,10 +11,10 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
+	"github.com/toolrag/mcp-gateway/pkg/aws/dynamo"
+	"github.com/toolrag/mcp-gateway/pkg/aws/lambdahttp"
 	"github.com/toolrag/mcp-gateway/pkg/callseq"
-	"github.com/toolrag/mcp-gateway/pkg/dynamo"
-	"github.com/toolrag/mcp-gateway/pkg/indexer"
-	"github.com/toolrag/mcp-gateway/pkg/lambdahttp"
+	"github.com/toolrag/mcp-gateway/pkg/index/indexer"
 )
 
 // TestCallSequencesAcrossInstances: with TOOL_RAG_CALL_SEQUENCES on, one

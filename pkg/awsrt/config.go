@@ -21,20 +21,20 @@ import (
 	"time"
 
 	"github.com/toolrag/mcp-gateway/internal/redact"
-	"github.com/toolrag/mcp-gateway/pkg/awsclient"
-	"github.com/toolrag/mcp-gateway/pkg/lambdalimits"
+	"github.com/toolrag/mcp-gateway/pkg/aws/awsclient"
+	"github.com/toolrag/mcp-gateway/pkg/aws/lambdahttp"
 	"github.com/toolrag/mcp-gateway/pkg/metrics"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
+	"github.com/toolrag/mcp-gateway/pkg/aws/dynamo"
+	"github.com/toolrag/mcp-gateway/pkg/aws/secrets"
 	"github.com/toolrag/mcp-gateway/pkg/config"
-	"github.com/toolrag/mcp-gateway/pkg/dynamo"
 	"github.com/toolrag/mcp-gateway/pkg/embed"
 	"github.com/toolrag/mcp-gateway/pkg/oauth"
 	"github.com/toolrag/mcp-gateway/pkg/rerank"
-	"github.com/toolrag/mcp-gateway/pkg/secrets"
 )
 
 // Config configures the AWS runtime. ConfigFromEnv fills it from the
@@ -156,7 +156,7 @@ type Config struct {
 	// shorten them.
 	secretsTimeouts awsclient.Timeouts
 
-	// frontTimeout is API Gateway's timeout (0: lambdalimits.FrontTimeout);
+	// frontTimeout is API Gateway's timeout (0: lambdahttp.FrontTimeout);
 	// tests shorten it.
 	frontTimeout time.Duration
 
@@ -222,7 +222,7 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	}
 	// A Bedrock call (a query embedding) stops before the invocation's
 	// deadline like an upstream call, not after its own 30 s.
-	cfg.Embed.Bedrock.DeadlineMargin = lambdalimits.DefaultMargin
+	cfg.Embed.Bedrock.DeadlineMargin = lambdahttp.DefaultMargin
 	if cfg.Rerank, err = rerank.ConfigFromEnv(getenv); err != nil {
 		v.Fail("%s", err)
 	}
@@ -425,7 +425,7 @@ func (c *Config) embedder(ctx context.Context) (embed.Embedder, error) {
 // exits the process.
 func Main(name string, build func(ctx context.Context, cfg Config) (start func(), err error)) {
 	slog.SetDefault(config.NewLogger(os.Getenv, os.Stdout))
-	lambdalimits.LimitMemory(os.Getenv)
+	lambdahttp.LimitMemory(os.Getenv)
 	cfg, err := ConfigFromEnv(os.Getenv)
 	if err != nil {
 		slog.Error(name+": configuration", "error", err)

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolrag/mcp-gateway/pkg/aws/lambdahttp"
 	"github.com/toolrag/mcp-gateway/pkg/config"
-	"github.com/toolrag/mcp-gateway/pkg/lambdalimits"
 )
 
 func TestConfigFromEnv(t *testing.T) {
@@ -58,8 +58,8 @@ func TestConfigFromEnv(t *testing.T) {
 			return nil
 		}, ""},
 		{"bedrock calls stop before the deadline", map[string]string{"TOOL_RAG_EMBEDDER": "bedrock"}, func(c Config) error {
-			if c.Embed.Bedrock.DeadlineMargin != lambdalimits.DefaultMargin {
-				return fmt.Errorf("Bedrock DeadlineMargin %s, want %s", c.Embed.Bedrock.DeadlineMargin, lambdalimits.DefaultMargin)
+			if c.Embed.Bedrock.DeadlineMargin != lambdahttp.DefaultMargin {
+				return fmt.Errorf("Bedrock DeadlineMargin %s, want %s", c.Embed.Bedrock.DeadlineMargin, lambdahttp.DefaultMargin)
 			}
 			return nil
 		}, ""},

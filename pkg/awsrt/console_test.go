@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/toolrag/mcp-gateway/pkg/lambdahttp"
+	"github.com/toolrag/mcp-gateway/pkg/aws/lambdahttp"
 )
 
 // TestConsoleOnLambda serves the operator console through the Lambda

@@ -17,17 +17,17 @@ import (
 
 	"github.com/toolrag/mcp-gateway/pkg/app"
 	"github.com/toolrag/mcp-gateway/pkg/auth"
-	"github.com/toolrag/mcp-gateway/pkg/dynamo"
+	"github.com/toolrag/mcp-gateway/pkg/aws/dynamo"
+	"github.com/toolrag/mcp-gateway/pkg/aws/lambdahttp"
+	"github.com/toolrag/mcp-gateway/pkg/aws/s3bucket"
 	"github.com/toolrag/mcp-gateway/pkg/health"
-	"github.com/toolrag/mcp-gateway/pkg/indexer"
-	"github.com/toolrag/mcp-gateway/pkg/indexpub"
-	"github.com/toolrag/mcp-gateway/pkg/lambdalimits"
+	"github.com/toolrag/mcp-gateway/pkg/index/indexer"
+	"github.com/toolrag/mcp-gateway/pkg/index/indexpub"
 	"github.com/toolrag/mcp-gateway/pkg/metrics"
 	"github.com/toolrag/mcp-gateway/pkg/oauth"
 	"github.com/toolrag/mcp-gateway/pkg/ratelimit"
 	"github.com/toolrag/mcp-gateway/pkg/rerank"
 	"github.com/toolrag/mcp-gateway/pkg/retrieve"
-	"github.com/toolrag/mcp-gateway/pkg/s3bucket"
 	"github.com/toolrag/mcp-gateway/pkg/surfaces"
 	"github.com/toolrag/mcp-gateway/pkg/upstream"
 )
@@ -126,14 +126,14 @@ func NewGatewayFunction(ctx context.Context, cfg Config) (*GatewayFunction, erro
 	}
 	front := cfg.frontTimeout
 	if front == 0 {
-		front = lambdalimits.FrontTimeout
+		front = lambdahttp.FrontTimeout
 	}
 	g.App, err = app.New(app.Backend{
 		Runtime: "aws-lambda", Catalog: g.Tools, Keys: auth.NewCached(keys, cfg.KeyCacheTTL), OAuth: resource,
 		Sessions: g.Sessions, SessionErrors: func(err error) {
 			log.Error("session store unavailable; the request is answered 503 with Retry-After", "error", err)
 		},
-		Calls: lambdalimits.Upstreams{Manager: g.Upstreams}, Surfaces: g.surfaces,
+		Calls: lambdahttp.Upstreams{Manager: g.Upstreams}, Surfaces: g.surfaces,
 		Index: g.bucket, IndexPrefix: cfg.Prefix, BeforeSwitch: copies.BeforeSwitch,
 		Upstreams: g.Upstreams, Health: g.health, Embedder: emb, Reranker: rr,
 		Reindexer: reindexer{g}, Details: g.details, Metrics: g.registerMetrics, KeyList: g.Keys.List, CallSeq: callSeqStore(cfg), CallSeqAsync: true,
@@ -147,7 +147,7 @@ func NewGatewayFunction(ctx context.Context, cfg Config) (*GatewayFunction, erro
 		// The request that caused the cold start answers before API
 		// Gateway's timeout counted from the process start.
 		GiveUpAt: func(ctx context.Context, first bool) time.Time {
-			return lambdalimits.AnswerBy(ctx, start, first, front, answerMargin)
+			return lambdahttp.AnswerBy(ctx, start, first, front, answerMargin)
 		},
 		Limit: exact, SessionTimeout: sessionStoreTimeout,
 		WrapMCP:    metrics.ObserveTools,

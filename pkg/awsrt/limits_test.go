@@ -16,9 +16,8 @@ import (
 	"time"
 
 	"github.com/toolrag/mcp-gateway/internal/testenv"
-	"github.com/toolrag/mcp-gateway/pkg/dynamo"
-	"github.com/toolrag/mcp-gateway/pkg/lambdahttp"
-	"github.com/toolrag/mcp-gateway/pkg/lambdalimits"
+	"github.com/toolrag/mcp-gateway/pkg/aws/dynamo"
+	"github.com/toolrag/mcp-gateway/pkg/aws/lambdahttp"
 	"github.com/toolrag/mcp-gateway/pkg/metrics"
 	"github.com/toolrag/mcp-gateway/pkg/policy"
 )
@@ -157,7 +156,7 @@ func TestResponseOverLambdaPayloadLimit(t *testing.T) {
 				t.Fatal(err)
 			}
 			payload, _ := json.Marshal(out)
-			if len(payload) > lambdalimits.PayloadLimit {
+			if len(payload) > lambdahttp.PayloadLimit {
 				t.Fatalf("the Lambda response payload is %d bytes, over the 6 MB limit", len(payload))
 			}
 			r := invoke(t, h, raw)

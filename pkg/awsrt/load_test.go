@@ -19,12 +19,12 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/toolrag/mcp-gateway/internal/testenv"
+	"github.com/toolrag/mcp-gateway/pkg/aws/dynamo"
+	"github.com/toolrag/mcp-gateway/pkg/aws/lambdahttp"
+	"github.com/toolrag/mcp-gateway/pkg/aws/s3bucket"
 	"github.com/toolrag/mcp-gateway/pkg/catalog"
-	"github.com/toolrag/mcp-gateway/pkg/dynamo"
 	"github.com/toolrag/mcp-gateway/pkg/embed"
-	"github.com/toolrag/mcp-gateway/pkg/indexpub"
-	"github.com/toolrag/mcp-gateway/pkg/lambdahttp"
-	"github.com/toolrag/mcp-gateway/pkg/s3bucket"
+	"github.com/toolrag/mcp-gateway/pkg/index/indexpub"
 )
 
 // gate is a reverse proxy to an emulator that can hold requests (until

@@ -21,12 +21,12 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/toolrag/mcp-gateway/internal/testenv"
+	"github.com/toolrag/mcp-gateway/pkg/aws/dynamo"
+	"github.com/toolrag/mcp-gateway/pkg/aws/s3bucket/s3test"
 	"github.com/toolrag/mcp-gateway/pkg/config"
-	"github.com/toolrag/mcp-gateway/pkg/dynamo"
 	"github.com/toolrag/mcp-gateway/pkg/embed"
-	"github.com/toolrag/mcp-gateway/pkg/indexer"
+	"github.com/toolrag/mcp-gateway/pkg/index/indexer"
 	"github.com/toolrag/mcp-gateway/pkg/policy"
-	"github.com/toolrag/mcp-gateway/pkg/s3bucket/s3test"
 	"github.com/toolrag/mcp-gateway/pkg/upstream"
 )
 

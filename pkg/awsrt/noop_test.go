@@ -7,8 +7,8 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/toolrag/mcp-gateway/pkg/indexpub"
-	"github.com/toolrag/mcp-gateway/pkg/lambdahttp"
+	"github.com/toolrag/mcp-gateway/pkg/aws/lambdahttp"
+	"github.com/toolrag/mcp-gateway/pkg/index/indexpub"
 )
 
 // s3Log records the requests the S3 emulator serves, as "METHOD key".

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/toolrag/mcp-gateway/pkg/indexpub"
-	"github.com/toolrag/mcp-gateway/pkg/s3bucket"
+	"github.com/toolrag/mcp-gateway/pkg/aws/s3bucket"
+	"github.com/toolrag/mcp-gateway/pkg/index/indexpub"
 )
 
 // TestColdStartReadsCatalogDuringIndexLoad: the cold start fetches the

@@ -21,9 +21,9 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/toolrag/mcp-gateway/internal/testenv"
-	"github.com/toolrag/mcp-gateway/pkg/indexpub"
-	"github.com/toolrag/mcp-gateway/pkg/s3bucket"
-	"github.com/toolrag/mcp-gateway/pkg/vindex"
+	"github.com/toolrag/mcp-gateway/pkg/aws/s3bucket"
+	"github.com/toolrag/mcp-gateway/pkg/index/indexpub"
+	"github.com/toolrag/mcp-gateway/pkg/index/vindex"
 )
 
 // buildGatewayFunction builds functions/gateway as the Lambda would run it

@@ -15,11 +15,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/toolrag/mcp-gateway/pkg/awsclient"
+	"github.com/toolrag/mcp-gateway/pkg/aws/awsclient"
+	"github.com/toolrag/mcp-gateway/pkg/aws/secrets"
+	"github.com/toolrag/mcp-gateway/pkg/aws/secrets/smtest"
+	"github.com/toolrag/mcp-gateway/pkg/aws/secrets/ssmtest"
 	"github.com/toolrag/mcp-gateway/pkg/config"
-	"github.com/toolrag/mcp-gateway/pkg/secrets"
-	"github.com/toolrag/mcp-gateway/pkg/secrets/smtest"
-	"github.com/toolrag/mcp-gateway/pkg/secrets/ssmtest"
 	"github.com/toolrag/mcp-gateway/pkg/upstream"
 )
 

@@ -6,7 +6,7 @@ import (
 	"net/http"
 	"testing"
 
-	"github.com/toolrag/mcp-gateway/pkg/lambdahttp"
+	"github.com/toolrag/mcp-gateway/pkg/aws/lambdahttp"
 	"github.com/toolrag/mcp-gateway/pkg/session"
 )
 

@@ -7,7 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/toolrag/mcp-gateway/pkg/indexpub"
+	"github.com/toolrag/mcp-gateway/pkg/index/indexpub"
 )
 
 // timedBucket wraps the index bucket the gateway loads from and adds up

@@ -5,10 +5,10 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/toolrag/mcp-gateway/pkg/indexpub"
-	"github.com/toolrag/mcp-gateway/pkg/s3bucket"
-	"github.com/toolrag/mcp-gateway/pkg/s3bucket/s3test"
-	"github.com/toolrag/mcp-gateway/pkg/vindex"
+	"github.com/toolrag/mcp-gateway/pkg/aws/s3bucket"
+	"github.com/toolrag/mcp-gateway/pkg/aws/s3bucket/s3test"
+	"github.com/toolrag/mcp-gateway/pkg/index/indexpub"
+	"github.com/toolrag/mcp-gateway/pkg/index/vindex"
 )
 
 // The timed bucket adds up the bytes of reads with a body (a publish, not

@@ -26,7 +26,7 @@ type Count struct {
 }
 
 // Store keeps the counts: the local SQLite store (pkg/catalog/sqlite) and
-// the DynamoDB call-sequence table (pkg/dynamo) implement it.
+// the DynamoDB call-sequence table (pkg/aws/dynamo) implement it.
 type Store interface {
 	// AddCallSequences adds each Count's N to its pair (creating it) and
 	// sets the pair's day to the later of the stored and the given day.

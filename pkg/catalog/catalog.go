@@ -114,7 +114,7 @@ type Server struct {
 }
 
 // Store persists the catalog. Implementations: pkg/catalog/sqlite (SQLite) and
-// pkg/dynamo (DynamoDB). Every implementation must pass storetest.Run.
+// pkg/aws/dynamo (DynamoDB). Every implementation must pass storetest.Run.
 type Store interface {
 	// ReplaceServerTools makes tools the complete, active tool list of the
 	// server, atomically: new and changed tools (by ContentHash) are written,

@@ -10,8 +10,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/toolrag/mcp-gateway/pkg/aws/secrets"
 	"github.com/toolrag/mcp-gateway/pkg/catalog"
-	"github.com/toolrag/mcp-gateway/pkg/secrets"
 	"github.com/toolrag/mcp-gateway/pkg/upstream"
 )
 

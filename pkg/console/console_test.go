@@ -14,9 +14,9 @@ import (
 	"time"
 
 	"github.com/toolrag/mcp-gateway/pkg/catalog"
+	"github.com/toolrag/mcp-gateway/pkg/metrics/usage"
 	"github.com/toolrag/mcp-gateway/pkg/policy"
 	"github.com/toolrag/mcp-gateway/pkg/retrieve"
-	"github.com/toolrag/mcp-gateway/pkg/usage"
 )
 
 // staticSource is an in-memory gateway: a fixed catalog and key list.

@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolrag/mcp-gateway/pkg/metrics/usage"
 	"github.com/toolrag/mcp-gateway/pkg/policy"
 	"github.com/toolrag/mcp-gateway/pkg/syncer"
-	"github.com/toolrag/mcp-gateway/pkg/usage"
 )
 
 // TestOverview: the first page's endpoint says what is connected, the

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/toolrag/mcp-gateway/pkg/toolmodel"
+	"github.com/toolrag/mcp-gateway/pkg/embed/toolmodel"
 )
 
 // DefaultHashWeight is the weight of the hashing features next to the
@@ -55,7 +55,7 @@ var loadBuiltinModel = func() (StaticModel, error) {
 }
 
 // NewBuiltin returns the default offline embedder: the built-in trained
-// tool-retrieval model (pkg/toolmodel), fused with the hashing features as
+// tool-retrieval model (pkg/embed/toolmodel), fused with the hashing features as
 // DefaultHashWeight says. The model is loaded once per process. When it
 // cannot be loaded, NewBuiltin falls back to the hashing embedder
 // (NewHashing); BuiltinError reports why.

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/toolrag/mcp-gateway/pkg/model2vec"
-	"github.com/toolrag/mcp-gateway/pkg/toolmodel"
+	"github.com/toolrag/mcp-gateway/pkg/embed/model2vec"
+	"github.com/toolrag/mcp-gateway/pkg/embed/toolmodel"
 )
 
 // handModel is a StaticModel with hand-made vectors.

@@ -13,8 +13,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 
-	"github.com/toolrag/mcp-gateway/pkg/awsclient"
-	"github.com/toolrag/mcp-gateway/pkg/model2vec"
+	"github.com/toolrag/mcp-gateway/pkg/aws/awsclient"
+	"github.com/toolrag/mcp-gateway/pkg/embed/model2vec"
 )
 
 // StaticModel is a loaded static embedding model (*model2vec.Model).

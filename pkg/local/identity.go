@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/toolrag/mcp-gateway/pkg/indexer"
+	"github.com/toolrag/mcp-gateway/pkg/index/indexer"
 	"github.com/toolrag/mcp-gateway/pkg/policy"
 	"github.com/toolrag/mcp-gateway/pkg/upconnect"
 	"github.com/toolrag/mcp-gateway/pkg/upstream"

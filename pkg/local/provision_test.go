@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/toolrag/mcp-gateway/pkg/indexer"
+	"github.com/toolrag/mcp-gateway/pkg/index/indexer"
 	"github.com/toolrag/mcp-gateway/pkg/provision"
 )
 

@@ -12,8 +12,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/toolrag/mcp-gateway/pkg/aws/secrets"
 	"github.com/toolrag/mcp-gateway/pkg/catalog"
-	"github.com/toolrag/mcp-gateway/pkg/secrets"
 	"gopkg.in/yaml.v3"
 )
 

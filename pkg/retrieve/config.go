@@ -132,7 +132,7 @@ type Experimental struct {
 	// first-pass top tools are added to the keyword query.
 	PRF bool
 	// Synonyms expands the keyword query with WordNet synonyms
-	// (pkg/synonyms) of its words, each weighted SynonymWeight (default
+	// (pkg/retrieve/synonyms) of its words, each weighted SynonymWeight (default
 	// 0.3) relative to a query term.
 	Synonyms      bool
 	SynonymWeight float64

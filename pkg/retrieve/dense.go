@@ -10,7 +10,7 @@ import (
 	"runtime"
 	"strconv"
 
-	"github.com/toolrag/mcp-gateway/pkg/vindex"
+	"github.com/toolrag/mcp-gateway/pkg/index/vindex"
 )
 
 // denseState is the vector index usable for one query.

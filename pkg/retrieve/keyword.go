@@ -11,7 +11,7 @@ import (
 	"sync/atomic"
 
 	"github.com/toolrag/mcp-gateway/pkg/catalog"
-	"github.com/toolrag/mcp-gateway/pkg/indexer"
+	"github.com/toolrag/mcp-gateway/pkg/index/indexer"
 )
 
 // Field is one part of a tool document that BM25F weighs separately.

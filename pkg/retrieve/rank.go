@@ -12,8 +12,8 @@ import (
 	"strings"
 
 	"github.com/toolrag/mcp-gateway/pkg/catalog"
-	"github.com/toolrag/mcp-gateway/pkg/indexer"
-	"github.com/toolrag/mcp-gateway/pkg/vindex"
+	"github.com/toolrag/mcp-gateway/pkg/index/indexer"
+	"github.com/toolrag/mcp-gateway/pkg/index/vindex"
 )
 
 // candidate is one tool's signals for one (sub-)query.

@@ -16,10 +16,10 @@ import (
 
 	"github.com/toolrag/mcp-gateway/pkg/catalog"
 	"github.com/toolrag/mcp-gateway/pkg/embed"
-	"github.com/toolrag/mcp-gateway/pkg/indexer"
+	"github.com/toolrag/mcp-gateway/pkg/index/indexer"
+	"github.com/toolrag/mcp-gateway/pkg/index/vindex"
 	"github.com/toolrag/mcp-gateway/pkg/policy"
 	"github.com/toolrag/mcp-gateway/pkg/retrieve"
-	"github.com/toolrag/mcp-gateway/pkg/vindex"
 )
 
 // memCatalog is a fixed catalog (ToolLister and indexer.Catalog).

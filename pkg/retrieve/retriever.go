@@ -11,7 +11,7 @@ import (
 
 	"github.com/toolrag/mcp-gateway/pkg/callseq"
 	"github.com/toolrag/mcp-gateway/pkg/catalog"
-	"github.com/toolrag/mcp-gateway/pkg/vindex"
+	"github.com/toolrag/mcp-gateway/pkg/index/vindex"
 )
 
 // ToolLister reads the catalog. catalog.Store implementations satisfy it.

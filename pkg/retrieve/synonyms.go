@@ -2,7 +2,7 @@ package retrieve
 
 import (
 	"github.com/toolrag/mcp-gateway/pkg/catalog"
-	"github.com/toolrag/mcp-gateway/pkg/synonyms"
+	"github.com/toolrag/mcp-gateway/pkg/retrieve/synonyms"
 )
 
 // maxSynonymTerms bounds the terms one query word adds.
@@ -10,7 +10,7 @@ const maxSynonymTerms = 4
 
 // expandSynonyms returns the keyword query terms of query (qterms, each
 // weighted by its count) followed by the stemmed synonyms of its words
-// (pkg/synonyms), each weighted w, that are not already query terms.
+// (pkg/retrieve/synonyms), each weighted w, that are not already query terms.
 func expandSynonyms(query string, qterms []string, w float64) ([]string, map[string]float64) {
 	counts, order := countTerms(qterms)
 	weights := make(map[string]float64, len(counts))

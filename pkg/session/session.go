@@ -4,7 +4,7 @@
 // they were told about through tools/list).
 //
 // Store has an in-memory implementation here (one process) and a DynamoDB
-// implementation in pkg/dynamo (many Lambda instances). IDManager adapts any
+// implementation in pkg/aws/dynamo (many Lambda instances). IDManager adapts any
 // Store to mcp-go's server.SessionIdManager, so a session started on one
 // instance can continue on another.
 package session

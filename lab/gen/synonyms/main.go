@@ -1,7 +1,7 @@
-// Command synonyms writes the synonym table of pkg/synonyms from WordNet 3.0
+// Command synonyms writes the synonym table of pkg/retrieve/synonyms from WordNet 3.0
 // (Debian package wordnet-base, /usr/share/wordnet) restricted to the
 // vocabulary of the training catalogs in ../shared/train. It runs offline
-// at development time (go generate ./pkg/synonyms); nothing reads WordNet
+// at development time (go generate ./pkg/retrieve/synonyms); nothing reads WordNet
 // at run time.
 package main
 

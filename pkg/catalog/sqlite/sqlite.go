@@ -1,6 +1,6 @@
 // Package sqlite is the local catalog store: a catalog.Store on one SQLite
 // file (modernc.org/sqlite, pure Go, no cgo) used when the gateway runs as a
-// single process. The AWS implementation is in pkg/dynamo.
+// single process. The AWS implementation is in pkg/aws/dynamo.
 package sqlite
 
 import (
