@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/toolrag/mcp-gateway/pkg/app"
-	"github.com/toolrag/mcp-gateway/pkg/indexer"
+	"github.com/toolrag/mcp-gateway/pkg/index/indexer"
 	"github.com/toolrag/mcp-gateway/pkg/syncer"
 )
 
