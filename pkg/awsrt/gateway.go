@@ -77,11 +77,20 @@ type GatewayFunction struct {
 // ColdStart is where NewGatewayFunction spent its time.
 type ColdStart = app.ColdStart
 
+// ErrWithoutAuthOnLambda refuses TOOL_RAG_WITHOUT_AUTH=1 on Lambda: the
+// function is reached through API Gateway or a function URL, never on
+// loopback only, so every caller on the internet would be an anonymous
+// admin.
+var ErrWithoutAuthOnLambda = errors.New("TOOL_RAG_WITHOUT_AUTH=1 is refused on AWS Lambda: the function is reachable from the internet and every caller would be an anonymous admin; create an API key (toolrag keys create) or configure OAuth instead")
+
 // NewGatewayFunction builds the gateway and loads its state: the registry, the
 // catalog and the published index (a missing or unreadable index is
 // logged once and find_tools answers with the keyword fallback over the
 // catalog until a good index is published).
 func NewGatewayFunction(ctx context.Context, cfg Config) (*GatewayFunction, error) {
+	if cfg.Env.WithoutAuth {
+		return nil, ErrWithoutAuthOnLambda
+	}
 	start := time.Now()
 	dm := &dynamo.Metrics{}
 	cfg, emb, err := cfg.prepare(ctx, dm, true)
@@ -104,9 +113,6 @@ func NewGatewayFunction(ctx context.Context, cfg Config) (*GatewayFunction, erro
 	g.Sessions = dynamo.NewSessionStore(cfg.DynamoDB, cfg.Tables.Sessions)
 	g.Upstreams = upstream.NewManager(cfg.Env.UpstreamOptions(log))
 	g.bucket = &timedBucket{Bucket: s3bucket.New(cfg.S3, cfg.Bucket)}
-	if cfg.Env.WithoutAuth {
-		log.Warn("TOOL_RAG_WITHOUT_AUTH is set: every caller is granted every server")
-	}
 	resource, err := g.oauthResource(ctx)
 	if err != nil {
 		return nil, err

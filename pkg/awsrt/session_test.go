@@ -1,9 +1,12 @@
 package awsrt
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/toolrag/mcp-gateway/pkg/aws/lambdahttp"
@@ -72,5 +75,20 @@ func TestAuthFailureLimitBySourceIP(t *testing.T) {
 	}
 	if r := from("198.51.100.8", "198.51.100.7", agentSecret); r.status != http.StatusOK {
 		t.Errorf("another source IP: %d %q", r.status, r.body)
+	}
+}
+
+// TestRedTeam2WithoutAuthRefusedOnLambda (issue "Security, second round",
+// finding 8): a Lambda is never on loopback only, so the gateway function
+// refuses to start without authentication instead of warning.
+func TestRedTeam2WithoutAuthRefusedOnLambda(t *testing.T) {
+	var cfg Config
+	cfg.Env.WithoutAuth = true
+	g, err := NewGatewayFunction(context.Background(), cfg)
+	if !errors.Is(err, ErrWithoutAuthOnLambda) || g != nil {
+		t.Fatalf("NewGatewayFunction with TOOL_RAG_WITHOUT_AUTH: %v, %v; want ErrWithoutAuthOnLambda", g, err)
+	}
+	if !strings.Contains(err.Error(), "keys create") {
+		t.Errorf("the refusal does not say what to do: %v", err)
 	}
 }
