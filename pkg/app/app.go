@@ -234,7 +234,7 @@ func New(b Backend, o Options) (*App, error) {
 		Version: Version, Catalog: a.Catalog, Upstreams: calls, Retriever: retrieval{a, usage.FindTools}, Surfaces: b.Surfaces,
 		Sessions: b.Sessions, Planner: b.Planner, MaxParallel: env.MaxParallel,
 		ShortlistDescChars: env.ShortlistDescChars, Unprefixed: o.Unprefixed,
-		UpstreamListTimeout: o.UpstreamListTimeout, Logger: a.log, OnCall: a.Usage.ToolCall,
+		UpstreamListTimeout: o.UpstreamListTimeout, MaxListItems: env.MaxTools, Logger: a.log, OnCall: a.Usage.ToolCall,
 		LazyToolList: o.LazyToolList, Sequences: seq, Identity: identityOf(b),
 	})
 	if err != nil {

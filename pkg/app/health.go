@@ -57,6 +57,9 @@ func (a *App) details(ctx context.Context) map[string]any {
 		"catalog_size": h.CatalogSize, "index_size": h.IndexSize, "fallback": h.Fallback,
 		"index": a.Indexer.Stats(), "servers_down": a.b.Health.Down(),
 	}
+	if d := a.MCP.ListsDegraded(); len(d) > 0 {
+		out["lists_degraded"] = d
+	}
 	if a.b.Details != nil {
 		for k, v := range a.b.Details(ctx) {
 			out[k] = v

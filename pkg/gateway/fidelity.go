@@ -2,6 +2,9 @@ package gateway
 
 import (
 	"encoding/json"
+	"fmt"
+	"maps"
+	"sort"
 	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -232,4 +235,46 @@ func (g *Server) upstreamArgs(srv string, args map[string]any) map[string]any {
 		return out.(map[string]any)
 	}
 	return args
+}
+
+// capSurfaces cuts each server's prompts, resources and resource templates
+// to Config.MaxListItems, and records the servers it cut (ListsDegraded).
+func (g *Server) capSurfaces(next map[string]serverSurface) {
+	limit := g.cfg.MaxListItems
+	if limit <= 0 {
+		limit = 2000
+	}
+	degraded := map[string]string{}
+	for id, s := range next {
+		var over []string
+		if n := len(s.prompts); n > limit {
+			s.prompts = s.prompts[:limit]
+			over = append(over, fmt.Sprintf("%d prompts", n))
+		}
+		if n := len(s.resources); n > limit {
+			s.resources = s.resources[:limit]
+			over = append(over, fmt.Sprintf("%d resources", n))
+		}
+		if n := len(s.templates); n > limit {
+			s.templates = s.templates[:limit]
+			over = append(over, fmt.Sprintf("%d resource templates", n))
+		}
+		if len(over) > 0 {
+			next[id] = s
+			sort.Strings(over)
+			degraded[id] = fmt.Sprintf("server %q lists %s, more than the limit of %d each (TOOL_RAG_MAX_TOOLS_PER_SERVER); only the first %d are served",
+				id, strings.Join(over, " and "), limit, limit)
+			g.log.Warn("upstream degraded: its prompt or resource list is over the gateway's limits", "server", id, "reason", degraded[id])
+		}
+	}
+	g.listsDegraded.Store(&degraded)
+}
+
+// ListsDegraded names the servers whose prompts, resources or resource
+// templates went over Config.MaxListItems at the last reload, with why.
+func (g *Server) ListsDegraded() map[string]string {
+	if p := g.listsDegraded.Load(); p != nil {
+		return maps.Clone(*p)
+	}
+	return nil
 }

@@ -95,6 +95,11 @@ type Config struct {
 	// expect its names. A name another server already exposes keeps the
 	// prefixed form. Policy checks are unchanged.
 	Unprefixed map[string]bool
+	// MaxListItems bounds the prompts, the resources and the resource
+	// templates served per server, each (default 2,000, as the tool cap
+	// TOOL_RAG_MAX_TOOLS_PER_SERVER); a server over it is served its
+	// first MaxListItems and reported (ListsDegraded).
+	MaxListItems int
 	// UpstreamListTimeout bounds listing prompts/resources of one upstream
 	// during Reload. Default 10s.
 	UpstreamListTimeout time.Duration
@@ -134,11 +139,13 @@ type Config struct {
 // Server is the merged MCP server: meta-tools, passthrough tools, prompts
 // and resources of every upstream behind one endpoint.
 type Server struct {
-	cfg     Config
-	srv     *server.MCPServer
-	log     *slog.Logger
-	tools   atomic.Pointer[toolSet]
-	schemas schemaCache
+	cfg Config
+	// listsDegraded: servers whose prompt or resource lists were cut (capSurfaces)
+	listsDegraded atomic.Pointer[map[string]string]
+	srv           *server.MCPServer
+	log           *slog.Logger
+	tools         atomic.Pointer[toolSet]
+	schemas       schemaCache
 	// regMu serialises ReloadTools; registered fingerprints what it handed
 	// to mcp-go (exposed name → tool id and content hash), so that a reload
 	// registers only what changed.
@@ -541,6 +548,7 @@ func (g *Server) reloadSurface(ctx context.Context) {
 		}
 		next[r.id] = r.surf
 	}
+	g.capSurfaces(next)
 	g.surface = next
 
 	var prompts []server.ServerPrompt

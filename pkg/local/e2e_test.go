@@ -57,6 +57,9 @@ const testKeys = `keys:
   - id: evhttp-only
     secret: "k-evhttp-only"
     servers: {evhttp: {}, evsse: {}}
+  - id: alias
+    secret: "k-alias"
+    servers: {echoalias: {}}
   - id: live
     secret: "k-live"
     servers: {grower: {}}

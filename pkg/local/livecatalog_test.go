@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mark3labs/mcp-go/mcp"
+
 	"github.com/toolrag/mcp-gateway/internal/testenv"
 )
 
@@ -104,5 +106,24 @@ func TestFidelityLiveCatalogDamping(t *testing.T) {
 	case <-done:
 	case <-time.After(5 * time.Second):
 		t.Error("another server's announcement was not synced")
+	}
+}
+
+// TestFidelityListCaps: prompt and resource lists are capped like tool
+// lists (TOOL_RAG_MAX_TOOLS_PER_SERVER), and the server is reported.
+func TestFidelityListCaps(t *testing.T) {
+	reg := fmt.Sprintf("  echoalias:\n    transport: stdio\n    command: %q\n    args: [\"-alias\", \"shout\"]\n", echoServer(t))
+	e := startGateway(t, reg, map[string]string{"TOOL_RAG_MAX_TOOLS_PER_SERVER": "1"})
+	d := e.g.MCP.ListsDegraded()
+	if !strings.Contains(d["echoalias"], "2 prompts") {
+		t.Errorf("a server with 2 prompts over a cap of 1 is not reported degraded: %v", d)
+	}
+	if _, ok := d["echo"]; ok {
+		t.Errorf("a server within the cap is reported degraded: %v", d)
+	}
+	c, _ := connect(t, e.url, "k-alias", true)
+	pl, err := c.ListPrompts(context.Background(), mcp.ListPromptsRequest{})
+	if err != nil || len(pl.Prompts) != 1 {
+		t.Errorf("prompts/list over a cap of 1: %v %+v", err, pl)
 	}
 }
