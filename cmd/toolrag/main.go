@@ -16,6 +16,7 @@ import (
 
 	"github.com/toolrag/mcp-gateway/pkg/config"
 	"github.com/toolrag/mcp-gateway/pkg/logwriter"
+	"github.com/toolrag/mcp-gateway/pkg/tracing"
 )
 
 type command struct {
@@ -38,7 +39,9 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	stopProfile := cpuProfile()
+	stopTracing := tracing.Init(ctx, serviceName(os.Args[1:]))
 	err := run(ctx, os.Args[1:], os.Stdout, stderr)
+	stopTracing()
 	stopProfile()
 	stderr.Close()
 	if err != nil {
@@ -48,6 +51,15 @@ func main() {
 		fmt.Fprintln(os.Stderr, "toolrag:", err)
 		os.Exit(1)
 	}
+}
+
+// serviceName is the default OpenTelemetry service.name: toolrag for the
+// gateway, toolrag-<command> for the others (bridge, sync, ...).
+func serviceName(args []string) string {
+	if len(args) == 0 || args[0] == "serve" {
+		return "toolrag"
+	}
+	return "toolrag-" + args[0]
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {

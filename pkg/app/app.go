@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/server"
+	"go.opentelemetry.io/otel/attribute"
 
 	"github.com/toolrag/mcp-gateway/pkg/auth"
 	"github.com/toolrag/mcp-gateway/pkg/callseq"
@@ -38,6 +39,7 @@ import (
 	"github.com/toolrag/mcp-gateway/pkg/ragapi"
 	"github.com/toolrag/mcp-gateway/pkg/retrieve"
 	"github.com/toolrag/mcp-gateway/pkg/session"
+	"github.com/toolrag/mcp-gateway/pkg/tracing"
 	"github.com/toolrag/mcp-gateway/pkg/upconnect"
 	"github.com/toolrag/mcp-gateway/pkg/upstream"
 )
@@ -313,13 +315,24 @@ func (a *App) routes(con *console.Console) http.Handler {
 	if a.b.Identity != nil {
 		mcp = withSubjectToken(mcp)
 	}
-	mux.Handle(env.MCPPath, auth.Middleware(authCfg, limit(a.gate(mcp))))
-	mux.Handle("/tool-rag/", auth.Middleware(authCfg, limit(a.gate(api.Handler()))))
+	authn := func(h http.Handler) http.Handler { return auth.Middleware(authCfg, h) }
+	mux.Handle(env.MCPPath, tracing.Around("authenticate", authn, limit(a.gate(mcp)), principalAttrs))
+	mux.Handle("/tool-rag/", tracing.Around("authenticate", authn, limit(a.gate(api.Handler())), principalAttrs))
 	a.mountConsole(mux, con, authCfg)
 	if env.WithoutAuth {
-		return sameMachineOnly(mux)
+		return tracing.Middleware(sameMachineOnly(mux))
 	}
-	return mux
+	return tracing.Middleware(mux)
+}
+
+// principalAttrs names the authenticated principal on the authenticate
+// span as audit lines do (the key id).
+func principalAttrs(ctx context.Context) []attribute.KeyValue {
+	pol, ok := policy.FromContext(ctx)
+	if !ok {
+		return nil
+	}
+	return []attribute.KeyValue{attribute.String("toolrag.principal", pol.KeyID)}
 }
 
 // Content is a catalog given to Apply.

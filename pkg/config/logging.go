@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/toolrag/mcp-gateway/internal/redact"
+	"github.com/toolrag/mcp-gateway/pkg/tracing"
 )
 
 // NewLogger returns the process logger. The level is TOOLRAG_LOG_LEVEL,
@@ -22,10 +23,11 @@ func NewLogger(getenv func(string) string, w io.Writer) *slog.Logger {
 	}
 	// Every line goes through redact.Handler: no credential in a URL, no
 	// token-like value and no session id is written, whoever logs it.
+	// tracing.LogHandler adds the request id (and trace id) of the context.
 	if strings.EqualFold(format, "json") {
-		return slog.New(redact.Handler(slog.NewJSONHandler(w, opts)))
+		return slog.New(tracing.LogHandler(redact.Handler(slog.NewJSONHandler(w, opts))))
 	}
-	return slog.New(redact.Handler(slog.NewTextHandler(w, opts)))
+	return slog.New(tracing.LogHandler(redact.Handler(slog.NewTextHandler(w, opts))))
 }
 
 func logLevel(getenv func(string) string) slog.Level {

@@ -14,12 +14,13 @@ import (
 
 	"github.com/toolrag/mcp-gateway/pkg/ident"
 	"github.com/toolrag/mcp-gateway/pkg/policy"
+	"github.com/toolrag/mcp-gateway/pkg/tracing"
 	"github.com/toolrag/mcp-gateway/pkg/upstream"
 )
 
 func (g *Server) directCallHandler(id string) server.ToolHandlerFunc {
 	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		res, f := g.call(g.relayProgress(g.withRelay(ctx), req), id, req.GetArguments())
+		res, f := g.call(tracing.WithClientMeta(g.relayProgress(g.withRelay(ctx), req), req.Params.Meta), id, req.GetArguments())
 		return answer(ctx, res, f)
 	}
 }
@@ -56,6 +57,7 @@ func notFound(callName string) *mcp.CallToolResult {
 // error comes back too (see answer). Every call is logged (see logCall).
 func (g *Server) call(ctx context.Context, callName string, args map[string]any) (*mcp.CallToolResult, *rpcFailure) {
 	start := time.Now()
+	ctx = startCall(ctx, callName)
 	pol, ok := policy.FromContext(ctx)
 	if err := ident.CheckName("tool", callName); err != nil {
 		g.Metrics.CallsRejected.Add(1)
@@ -74,13 +76,18 @@ func (g *Server) call(ctx context.Context, callName string, args map[string]any)
 		if ok && known {
 			outcome = "denied" // a tool id the key's policy does not grant
 		}
+		callSpan(ctx, callName, srv, pol.KeyID, "deny")
 		g.logCall(ctx, pol.KeyID, callName, outcome, start, nil)
 		return notFound(callName), nil
 	}
 	if args == nil {
 		args = map[string]any{}
 	}
-	if err := g.schemas.validate(tool, args); err != nil {
+	callSpan(ctx, id, srv, pol.KeyID, "allow")
+	_, check := tracing.Start(ctx, "schema check")
+	err := g.schemas.validate(tool, args)
+	tracing.End(check, err)
+	if err != nil {
 		g.Metrics.CallsRejected.Add(1)
 		g.logCall(ctx, pol.KeyID, id, "invalid_arguments", start, err)
 		return mcp.NewToolResultErrorf("invalid arguments for %s: %v", callName, err), nil
@@ -143,4 +150,5 @@ func (g *Server) logCall(ctx context.Context, keyID, tool, outcome string, start
 		attrs = append(attrs, slog.String("error", err.Error()))
 	}
 	g.log.LogAttrs(ctx, slog.LevelInfo, "tool call", attrs...)
+	endCall(ctx, outcome)
 }

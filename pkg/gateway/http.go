@@ -17,6 +17,7 @@ import (
 	"github.com/toolrag/mcp-gateway/pkg/httpserve"
 	"github.com/toolrag/mcp-gateway/pkg/policy"
 	"github.com/toolrag/mcp-gateway/pkg/session"
+	"github.com/toolrag/mcp-gateway/pkg/tracing"
 )
 
 // SessionIDs issues and validates legacy-protocol session ids for one
@@ -110,6 +111,11 @@ func (g *Server) Handler(o HTTPOptions) http.Handler {
 		if id, why := invalidIdentity(&head, decoded); why != "" {
 			writeInvalidParams(w, id, why)
 			return
+		}
+		if decoded {
+			ctx, span := tracing.StartRequest(r.Context(), g.traceRequest(r, &head))
+			defer span.End()
+			r = r.WithContext(ctx)
 		}
 		start := time.Now()
 		if decoded && fp != nil && g.fastCall(w, r, body, &head, fp) {

@@ -17,6 +17,7 @@ import (
 	"github.com/toolrag/mcp-gateway/pkg/auth"
 	"github.com/toolrag/mcp-gateway/pkg/policy"
 	"github.com/toolrag/mcp-gateway/pkg/retrieve"
+	"github.com/toolrag/mcp-gateway/pkg/tracing"
 )
 
 // Meta-tool names.
@@ -112,7 +113,7 @@ func (g *Server) handleRun(ctx context.Context, req mcp.CallToolRequest) (*mcp.C
 	if err != nil {
 		return mcp.NewToolResultError(err.Error()), nil
 	}
-	res, f := g.call(g.relayProgress(g.withRelay(ctx), req), callName, toolArgs)
+	res, f := g.call(tracing.WithClientMeta(g.relayProgress(g.withRelay(ctx), req), req.Params.Meta), callName, toolArgs)
 	return answer(ctx, res, f)
 }
 
@@ -167,7 +168,7 @@ func (g *Server) handleRunMany(ctx context.Context, req mcp.CallToolRequest) (*m
 	allowed, wait := auth.TakeTokens(ctx, len(calls)-1)
 	results := make([]runResult, len(calls))
 	sem := make(chan struct{}, conc)
-	rctx := g.withRelay(ctx)
+	rctx := tracing.WithClientMeta(g.withRelay(ctx), req.Params.Meta)
 	var wg sync.WaitGroup
 	for i, c := range calls {
 		id := c.ID

@@ -100,6 +100,8 @@ func (b *httpBackend) get(ctx context.Context) (*httpConn, error) {
 	}
 	a := b.connecting
 	b.mu.Unlock()
+	connect := startStage(ctx, "connect")
+	defer connect.End()
 	select {
 	case <-a.done:
 		if a.err != nil {

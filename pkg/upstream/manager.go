@@ -15,6 +15,8 @@ import (
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/toolrag/mcp-gateway/pkg/tracing"
 )
 
 // ServerInfo is what an upstream said about itself when the session started.
@@ -169,7 +171,7 @@ func (m *Manager) newServer(id string, cfg ServerConfig) *server {
 	if cfg.Transport == TransportStdio {
 		s.b = newStdioPool(id, cfg, &m.opts, m.log, m)
 	} else {
-		s.b = newHTTPBackend(id, cfg, &m.opts, m.log, m.http, m)
+		s.b = newHTTPBackend(id, cfg, &m.opts, m.log, tracing.Transport(m.http), m)
 	}
 	return s
 }
@@ -231,12 +233,14 @@ func (m *Manager) call(ctx context.Context, id, op string, idempotent bool, fn c
 
 // run is call; a health check is never held back by the breaker, and its
 // outcome counts like any call's.
-func (m *Manager) run(ctx context.Context, id, op string, idempotent, healthCheck bool, fn callFunc) error {
+func (m *Manager) run(ctx context.Context, id, op string, idempotent, healthCheck bool, fn callFunc) (err error) {
 	s, err := m.begin(id)
 	if err != nil {
 		return &Error{Server: id, Op: op, Err: err}
 	}
 	defer s.end()
+	ctx, span := startCall(ctx, s, op)
+	defer func() { endCall(span, err) }()
 	probe := false
 	if !healthCheck {
 		if probe, err = s.brk.admit(time.Now(), m.healthView(), id); err != nil {
@@ -264,6 +268,8 @@ func (s *server) acquireSlot(ctx context.Context) error {
 		return nil
 	default:
 	}
+	wait := startStage(ctx, "pool wait")
+	defer wait.End()
 	t := time.NewTimer(s.timeout)
 	defer t.Stop()
 	select {
@@ -371,7 +377,7 @@ func (m *Manager) ListTools(ctx context.Context, id string) ([]mcp.Tool, error) 
 // answer at all.
 func (m *Manager) CallTool(ctx context.Context, id, name string, args map[string]any) (*mcp.CallToolResult, error) {
 	var out *mcp.CallToolResult
-	err := m.call(ctx, id, string(mcp.MethodToolsCall), false, func(ctx context.Context, c *client.Client) error {
+	err := m.call(withTarget(ctx, name), id, string(mcp.MethodToolsCall), false, func(ctx context.Context, c *client.Client) error {
 		req := mcp.CallToolRequest{}
 		req.Params.Name = name
 		if args != nil {
@@ -379,6 +385,7 @@ func (m *Manager) CallTool(ctx context.Context, id, name string, args map[string
 		}
 		defer withProgressToken(ctx, &req)()
 		withLogLevel(ctx, &req.Params.Meta)
+		tracing.UpstreamMeta(ctx, &req.Params.Meta)
 		var res *mcp.CallToolResult
 		var err error
 		if sc := statelessFrom(ctx); sc != nil {

@@ -247,9 +247,12 @@ func (p *stdioPool) acquire(parent context.Context) (*proc, error) {
 		best.lastUsed = time.Now()
 		p.mu.Unlock()
 
+		connect := startConnect(ctx, best.ready)
 		select {
 		case <-best.ready:
+			connect.End()
 		case <-ctx.Done():
+			connect.End()
 			p.release(best, false)
 			if parent.Err() == nil {
 				return nil, p.startTimeout(best)
