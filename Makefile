@@ -35,6 +35,7 @@ vet:
 tidy:
 	$(GO) mod tidy -diff
 	cd internal/browsertest && $(GO) mod tidy -diff
+	cd infra && $(GO) mod tidy -diff
 
 # test-browser: the console in headless Chromium; its own module keeps
 # chromedp out of the gateway's go.mod
