@@ -241,8 +241,11 @@ func (m *Manager) run(ctx context.Context, id, op string, idempotent, healthChec
 	defer s.end()
 	ctx, span := startCall(ctx, s, op)
 	defer func() { endCall(span, err) }()
+	// The breaker holds back tool calls to HTTP upstreams: a stdio server
+	// has its own restart back-off, and list requests (the sync) must find
+	// out for themselves that a server is back.
 	probe := false
-	if !healthCheck {
+	if !healthCheck && op == string(mcp.MethodToolsCall) && s.cfg.Transport != TransportStdio && s.cfg.URL != "" {
 		if probe, err = s.brk.admit(time.Now(), m.healthView(), id); err != nil {
 			return &Error{Server: id, Op: op, Err: err}
 		}

@@ -23,6 +23,9 @@ const (
 	// UpstreamPrefix starts the environment variables every registry
 	// header may read.
 	UpstreamPrefix = "TOOLRAG_UPSTREAM_"
+	// HopPrefix starts the secrets-store names of the bridge hop
+	// credentials (awsrt.HopSecretPrefix).
+	HopPrefix = "TOOLRAG_HOP_"
 	// AllowEnvSetting names the setting that lists further environment
 	// variables registry headers may read (comma- or space-separated).
 	AllowEnvSetting = "TOOL_RAG_UPSTREAM_ENV"
@@ -36,6 +39,12 @@ var reservedPrefixes = []string{"AWS_", "AMAZON_", "LAMBDA_", "ECS_", "_", "TOOL
 func Reserved(name string) error {
 	up := strings.ToUpper(name)
 	if strings.HasPrefix(up, UpstreamPrefix) && len(up) > len(UpstreamPrefix) {
+		return nil
+	}
+	// The hop credentials of the Fargate stdio servers: secrets the stacks
+	// create in the secrets store (never read from the environment, which
+	// EnvAllowed does not allow for them).
+	if strings.HasPrefix(up, HopPrefix) && len(up) > len(HopPrefix) {
 		return nil
 	}
 	for _, p := range reservedPrefixes {
