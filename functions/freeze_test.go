@@ -13,8 +13,8 @@ import (
 
 	"github.com/toolrag/mcp-gateway/internal/testenv"
 	"github.com/toolrag/mcp-gateway/pkg/aws/dynamo"
-	"github.com/toolrag/mcp-gateway/pkg/policy"
 	"github.com/toolrag/mcp-gateway/pkg/aws/samtemplate"
+	"github.com/toolrag/mcp-gateway/pkg/policy"
 )
 
 // freezer is a TCP proxy in front of DynamoDB Local that can stop
