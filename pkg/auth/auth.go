@@ -235,7 +235,7 @@ func Middleware(cfg Config, next http.Handler) http.Handler {
 		failed := func() { guard.failed(client, sum, cfg.FailureLimit, time.Now()) }
 		key, recheck, err := cfg.authenticate(r.Context(), secret)
 		if err != nil {
-			cfg.answerFailure(w, r, ch, err, failed)
+			cfg.answerFailure(w, r, ch, err, signed, failed)
 			return
 		}
 		guard.succeeded(sum, time.Now())
@@ -327,7 +327,7 @@ func (cfg Config) lookupKey(ctx context.Context, hash string) (policy.Key, func(
 
 // answerFailure answers a request whose credential did not authenticate;
 // failed counts it against the client address where it could be a guess.
-func (cfg Config) answerFailure(w http.ResponseWriter, r *http.Request, ch Challenge, err error, failed func()) {
+func (cfg Config) answerFailure(w http.ResponseWriter, r *http.Request, ch Challenge, err error, signed bool, failed func()) {
 	switch {
 	case errors.Is(err, ErrUnknownKey) || errors.Is(err, ErrDisabledKey) || errors.Is(err, ErrExpiredKey) || errors.Is(err, ErrNotAccessToken):
 		cfg.Counters.Failures.Add(1)
@@ -343,7 +343,7 @@ func (cfg Config) answerFailure(w http.ResponseWriter, r *http.Request, ch Chall
 		// signed token (an opaque one, sent to introspection) this still
 		// counts: an outage must not lift the limit on guessing.
 		cfg.Counters.LookupErrors.Add(1)
-		if sc, ok := cfg.Tokens.(SignedTokenChecker); !ok || !sc.SignedToken(bearerOf(r)) {
+		if !signed {
 			failed()
 		}
 		w.Header().Set("Retry-After", "1")
@@ -370,11 +370,6 @@ type unknownWithHint struct{ hint string }
 
 func (e unknownWithHint) Error() string { return ErrUnknownKey.Error() + " (" + e.hint + ")" }
 func (e unknownWithHint) Unwrap() error { return ErrUnknownKey }
-
-func bearerOf(r *http.Request) string {
-	s, _ := bearer(r.Header.Get("Authorization"))
-	return s
-}
 
 func bearer(h string) (string, bool) {
 	scheme, token, ok := strings.Cut(strings.TrimSpace(h), " ")
