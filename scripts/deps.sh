@@ -49,6 +49,9 @@ npm_pkgs=(
   @modelcontextprotocol/sdk@1.32.2
   mcp-remote@0.15.1
   @modelcontextprotocol/inspector@2.12.0
+  # MCP Apps: the test app server (internal/testenv/mcpapp.mjs) and the SDK it runs on.
+  @modelcontextprotocol/ext-apps@2.0.4
+  @modelcontextprotocol/server@2.3.1
 )
 stamp="$tools/npm/.stamp-$(printf '%s\n' "${npm_pkgs[@]}" | sha256sum | cut -c1-16)"
 if [ ! -f "$stamp" ]; then

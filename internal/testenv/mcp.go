@@ -26,6 +26,8 @@ type MCPClient struct {
 	Options   []client.ClientOption
 	// OnNotification, when set, receives the server's notifications.
 	OnNotification func(mcp.JSONRPCNotification)
+	// Capabilities are declared at initialize (e.g. extensions).
+	Capabilities mcp.ClientCapabilities
 }
 
 // Dial opens an initialised MCP session with the server at url. The
@@ -60,6 +62,7 @@ func Dial(url string, o MCPClient) (*client.Client, *mcp.InitializeResult, error
 		name = "test"
 	}
 	init.Params.ClientInfo = mcp.Implementation{Name: name, Version: "1"}
+	init.Params.Capabilities = o.Capabilities
 	res, err := c.Initialize(ctx, init)
 	if err != nil {
 		c.Close()

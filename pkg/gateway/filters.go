@@ -33,6 +33,14 @@ func (g *Server) filterTools(ctx context.Context, tools []mcp.Tool) []mcp.Tool {
 		}
 	}
 	set := g.tools.Load()
+	// App-only tools are listed to hosts that declared MCP Apps (they keep
+	// them from the model), to everyone else never.
+	ui := listing && len(set.appOnly) > 0 && uiClient(ctx)
+	if ui && registered != nil {
+		for id := range set.appOnly {
+			registered[set.name(id)] = true
+		}
+	}
 	out := make([]mcp.Tool, 0, len(tools))
 	for _, t := range tools {
 		if isMeta(t.Name) {
@@ -42,6 +50,9 @@ func (g *Server) filterTools(ctx context.Context, tools []mcp.Tool) []mcp.Tool {
 		id, known := set.resolve(t.Name)
 		rec, ok := set.byID[id]
 		if !known || !ok || !pol.AllowsTool(rec.Server, rec.Name) {
+			continue
+		}
+		if listing && !ui && set.appOnly[id] {
 			continue
 		}
 		if registered != nil && !registered[t.Name] {
@@ -123,10 +134,8 @@ func (g *Server) filterTemplates(ctx context.Context, ts []mcp.ResourceTemplate)
 		if t.Name == catchAllName || t.URITemplate == nil {
 			continue
 		}
-		srv, orig, ok := ParseGatewayURI(t.URITemplate.Raw())
-		if !ok {
-			srv, orig, ok = g.unprefixedTemplate(t.URITemplate.Raw())
-		}
+		o, ok := g.surfNames.Load().exposedTemplates[t.URITemplate.Raw()]
+		srv, orig := o.server, o.name
 		if !ok || !pol.AllowsServer(srv) {
 			continue
 		}

@@ -185,6 +185,7 @@ type toolSet struct {
 	byID    map[string]catalog.Tool
 	byName  map[string]string // exposed name → tool id; tool ids map to themselves
 	exposed map[string]string // tool id → exposed name
+	appOnly map[string]bool   // ids of MCP App tools the model does not see (catalog.AppOnly)
 }
 
 // resolve maps a call_name (the exposed name or the tool id) to the tool id.
@@ -309,6 +310,7 @@ func New(cfg Config) (*Server, error) {
 		server.WithPromptCompletionProvider(completions{g}),
 		server.WithResourceCompletionProvider(completions{g}),
 		server.WithPaginationLimit(1000),
+		server.WithExtensions(appsExtensions()),
 	)
 	g.srv.SetTools(g.metaTools()...)
 	if up, ok := cfg.Upstreams.(Subscriber); ok {
@@ -345,6 +347,7 @@ func (g *Server) ReloadTools(ctx context.Context) error {
 		set.byID[t.ID] = t
 		set.byName[t.ID] = t.ID
 	}
+	set.appOnly = appOnlyIDs(tools)
 	for _, t := range tools {
 		if g.cfg.Unprefixed[t.Server] {
 			// An unprefixed name must not look like another server's
@@ -586,7 +589,7 @@ func (g *Server) reloadSurface(ctx context.Context) {
 				g.log.Warn("resource not exposed: its URI cannot be made canonical", "server", id, "error", err)
 				continue
 			}
-			if _, taken := names.resources[canon]; plain && !taken && !strings.HasPrefix(r.URI, "gateway://") {
+			if _, taken := names.resources[canon]; plain && !taken && !strings.HasPrefix(r.URI, "gateway://") && !claimsServer(r.URI, next) {
 				mr.URI = r.URI
 				names.resources[canon] = origin{id, canon}
 			}
@@ -614,11 +617,13 @@ func (g *Server) reloadSurface(ctx context.Context) {
 	// gateway:// URI, not one prefix per server, so that a URI of an
 	// ungranted server gets the same "resource not found" answer from the
 	// resource handler as a URI of a server that does not exist.
-	if ct := mustTemplate("gateway://{+uri}"); ct != nil {
-		templates = append(templates, server.ServerResourceTemplate{
-			Template: mcp.ResourceTemplate{URITemplate: ct, Name: catchAllName},
-			Handler:  server.ResourceTemplateHandlerFunc(g.resourceHandler()),
-		})
+	for _, raw := range []string{"gateway://{+uri}", uiScheme + "{+uri}"} {
+		if ct := mustTemplate(raw); ct != nil {
+			templates = append(templates, server.ServerResourceTemplate{
+				Template: mcp.ResourceTemplate{URITemplate: ct, Name: catchAllName},
+				Handler:  server.ResourceTemplateHandlerFunc(g.resourceHandler()),
+			})
+		}
 	}
 	g.surfNames.Store(names)
 	g.srv.SetPrompts(prompts...)

@@ -109,6 +109,9 @@ func (g *Server) handleRun(ctx context.Context, req mcp.CallToolRequest) (*mcp.C
 	if isMeta(callName) {
 		return mcp.NewToolResultErrorf("run_tool cannot run the meta-tool %q; call it directly", callName), nil
 	}
+	if g.tools.Load().appOnlyTool(callName) {
+		return appOnlyRefusal(callName), nil
+	}
 	toolArgs, err := objectArg(args, "arguments")
 	if err != nil {
 		return mcp.NewToolResultError(err.Error()), nil
@@ -183,6 +186,10 @@ func (g *Server) handleRunMany(ctx context.Context, req mcp.CallToolRequest) (*m
 		}
 		if c.CallName == "" || isMeta(c.CallName) {
 			results[i].Error = "call_name must name a catalog tool from find_tools"
+			continue
+		}
+		if g.tools.Load().appOnlyTool(c.CallName) {
+			results[i].Error = resultText(appOnlyRefusal(c.CallName))
 			continue
 		}
 		wg.Add(1)
@@ -340,6 +347,9 @@ func (g *Server) handleDescribe(ctx context.Context, req mcp.CallToolRequest) (*
 	t, known := set.byID[id]
 	if !known || !pol.AllowsTool(t.Server, t.Name) {
 		return notFound(callName), nil
+	}
+	if set.appOnly[id] {
+		return appOnlyRefusal(callName), nil
 	}
 	g.registerForSession(ctx, []string{set.name(id)})
 	out := map[string]any{

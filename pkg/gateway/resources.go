@@ -37,7 +37,7 @@ func (g *Server) promptHandler(srv, name string) server.PromptHandlerFunc {
 
 func (g *Server) resourceHandler() server.ResourceHandlerFunc {
 	return func(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
-		srv, orig, ok := g.resolveURI(req.Params.URI)
+		srv, orig, prefixed, ok := g.resolveExposed(req.Params.URI)
 		pol, authed := policy.FromContext(ctx)
 		if !ok || !authed || !pol.AllowsURI(srv, orig) {
 			return nil, fmt.Errorf("%w: %s", server.ErrResourceNotFound, req.Params.URI)
@@ -50,7 +50,7 @@ func (g *Server) resourceHandler() server.ResourceHandlerFunc {
 		if err != nil {
 			return nil, fmt.Errorf("read %s: %w", req.Params.URI, g.callerError(ctx, srv, err))
 		}
-		if !strings.HasPrefix(req.Params.URI, "gateway://") {
+		if !prefixed {
 			return res.Contents, nil // an unprefixed server's URIs are exposed as they are
 		}
 		out := make([]mcp.ResourceContents, 0, len(res.Contents))
@@ -82,54 +82,67 @@ func rewriteContentsURI(srv string, c mcp.ResourceContents) mcp.ResourceContents
 }
 
 // GatewayURI maps an upstream resource URI into the gateway namespace:
-// gateway://<server>/<original URI>. The mapping is lossless because
-// server ids never contain "/".
-func GatewayURI(server, uri string) string { return "gateway://" + server + "/" + uri }
+// gateway://<server>/<original URI>, and an MCP App's ui://<rest> to
+// ui://<server>/<rest> (hosts render only ui:// URIs). The mapping is
+// lossless because server ids never contain "/".
+func GatewayURI(server, uri string) string {
+	if strings.HasPrefix(uri, uiScheme) {
+		return uiURI(server, uri)
+	}
+	return "gateway://" + server + "/" + uri
+}
 
 // resolveURI maps an exposed resource URI to its server and original URI:
-// gateway://server/uri, or a URI of an unprefixed server. The original URI
-// comes back in canonical form (pkg/ident): it is what the policy checks
-// and what the upstream receives. A URI that cannot be made canonical
-// resolves to nothing.
+// gateway://server/uri, ui://server/rest, or a URI of an unprefixed server.
+// The original URI comes back in canonical form (pkg/ident): it is what the
+// policy checks and what the upstream receives. A URI that cannot be made
+// canonical resolves to nothing.
 func (g *Server) resolveURI(u string) (server, uri string, ok bool) {
-	if server, uri, ok = ParseGatewayURI(u); ok {
+	server, uri, _, ok = g.resolveExposed(u)
+	return server, uri, ok
+}
+
+// resolveExposed is resolveURI, and whether u is a URI of the gateway's
+// namespace (prefixed), whose contents are mapped back into it. An
+// unprefixed server's own ui:// URIs are matched before the ui://server/
+// form, its templates after it.
+func (g *Server) resolveExposed(u string) (server, uri string, prefixed, ok bool) {
+	if strings.HasPrefix(u, "gateway://") {
+		if server, uri, ok = ParseGatewayURI(u); !ok {
+			return "", "", false, false
+		}
 		canon, err := ident.CanonicalURI(uri)
 		if err != nil {
-			return "", "", false
+			return "", "", false, false
 		}
-		return server, canon, true
+		return server, canon, true, true
 	}
 	canon, err := ident.CanonicalURI(u)
 	if err != nil {
-		return "", "", false
+		return "", "", false, false
 	}
 	names := g.surfNames.Load()
 	if o, found := names.resources[canon]; found {
-		return o.server, o.name, true
+		return o.server, o.name, false, true
+	}
+	if server, uri, ok = parseUIURI(u); ok {
+		if c, err := ident.CanonicalURI(uri); err == nil {
+			return server, c, true, true
+		}
 	}
 	for _, t := range names.templates {
 		if t.tmpl.Regexp().MatchString(canon) {
-			return t.server, canon, true
+			return t.server, canon, false, true
 		}
 	}
-	return "", "", false
-}
-
-// unprefixedTemplate finds the unprefixed server owning a raw template.
-func (g *Server) unprefixedTemplate(raw string) (server, orig string, ok bool) {
-	for _, t := range g.surfNames.Load().templates {
-		if t.tmpl.Raw() == raw {
-			return t.server, raw, true
-		}
-	}
-	return "", "", false
+	return "", "", false, false
 }
 
 // ParseGatewayURI reverses GatewayURI.
 func ParseGatewayURI(u string) (server, uri string, ok bool) {
 	rest, found := strings.CutPrefix(u, "gateway://")
 	if !found {
-		return "", "", false
+		return parseUIURI(u)
 	}
 	server, uri, found = strings.Cut(rest, "/")
 	if !found || catalog.ValidServerID(server) != nil {

@@ -67,6 +67,13 @@ const testKeys = `keys:
     secret: "k-plain-admin"
     admin: true
     servers: {plain: {}, echo: {}}
+  - id: apps
+    secret: "k-apps"
+    servers: {apps: {}, appshttp: {}}
+  - id: apps-admin
+    secret: "k-apps-admin"
+    admin: true
+    servers: {apps: {}, appshttp: {}}
 `
 
 type env struct {

@@ -35,7 +35,7 @@ func (ix *KeywordIndex) view(allow func(catalog.Tool) bool) *visibleCorpus {
 	s := &visibleCorpus{ix: ix, allowed: make([]bool, len(ix.slots))}
 	var sum [numFields]float64
 	for _, d := range ix.slots {
-		if d == nil || (allow != nil && !allow(d.tool)) {
+		if d == nil || d.appOnly || (allow != nil && !allow(d.tool)) {
 			continue
 		}
 		s.allowed[d.slot] = true

@@ -72,6 +72,7 @@ type kdoc struct {
 	lens    [numFields]float32
 	shape   toolShape // action family and object words of the name
 	removed bool      // taken out of the index (set under the write lock)
+	appOnly bool      // an MCP App's own tool (catalog.AppOnly): never retrieved
 	ix      *KeywordIndex
 }
 
@@ -239,7 +240,7 @@ func (ix *KeywordIndex) SyncPrepared(tools []catalog.Tool, servers []catalog.Ser
 			d.tool.ToolType == t.ToolType && d.tool.PermissionScope == t.PermissionScope {
 			continue
 		}
-		fresh = append(fresh, &kdoc{tool: t, hash: h, srvFP: fp, ix: ix})
+		fresh = append(fresh, &kdoc{tool: t, hash: h, srvFP: fp, appOnly: catalog.AppOnly(t), ix: ix})
 	}
 	ix.mu.RUnlock()
 	var parts []analyzed

@@ -58,7 +58,7 @@ func newStatelessCaller(wire transport.Interface, version string, info mcp.Imple
 	if !mcp.IsModernProtocol(version) {
 		return nil
 	}
-	caps := mcp.ClientCapabilities{Sampling: &mcp.SamplingCapability{}, Elicitation: &mcp.ElicitationCapability{}}
+	caps := mcp.ClientCapabilities{Sampling: &mcp.SamplingCapability{}, Elicitation: &mcp.ElicitationCapability{}, Extensions: Extensions()}
 	members := []struct {
 		key   string
 		value any

@@ -611,6 +611,7 @@ func (b brokenBackend) stop()                                                   
 func initializeRequest() mcp.InitializeRequest {
 	req := mcp.InitializeRequest{}
 	req.Params.ClientInfo = mcp.Implementation{Name: "toolrag-mcp-gateway", Version: "1"}
+	req.Params.Capabilities.Extensions = Extensions()
 	return req
 }
 
