@@ -51,12 +51,18 @@ type env struct {
 // an httptest server.
 func startGateway(t *testing.T, extraRegistry string, vars map[string]string) *env {
 	t.Helper()
+	return startGatewayKeys(t, extraRegistry, keys, vars)
+}
+
+// startGatewayKeys is startGateway with the keys document keyDoc.
+func startGatewayKeys(t *testing.T, extraRegistry, keyDoc string, vars map[string]string) *env {
+	t.Helper()
 	dir := t.TempDir()
 	registry := fmt.Sprintf("servers:\n  echo:\n    transport: stdio\n    command: %q\n%s", testenv.GoBinary(t, "./servers/echo"), extraRegistry)
 	if err := os.WriteFile(filepath.Join(dir, "registry.yaml"), []byte(registry), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, "keys.yaml"), []byte(keys), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "keys.yaml"), []byte(keyDoc), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	vals := map[string]string{
