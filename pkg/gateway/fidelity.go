@@ -1,9 +1,11 @@
 package gateway
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"maps"
+	"net/http"
 	"sort"
 	"strings"
 
@@ -277,4 +279,126 @@ func (g *Server) ListsDegraded() map[string]string {
 		return maps.Clone(*p)
 	}
 	return nil
+}
+
+// Fields of an upstream tool that mcp-go's Tool cannot carry (a field a
+// later MCP revision adds, a vendor's own) still reach clients in
+// tools/list: the gateway adds them to each listed tool of the answer
+// (toolsListWriter). A catalog without such fields costs nothing.
+
+// listedFields are the members of a listed tool mcp-go writes itself.
+var listedFields = map[string]bool{
+	"name": true, "title": true, "description": true, "inputSchema": true, "outputSchema": true,
+	"annotations": true, "_meta": true, "icons": true, "execution": true, "defer_loading": true,
+}
+
+// unknownFields maps the ids of tools whose Extra holds members mcp-go's
+// Tool does not know to those members (nil when no tool has any).
+func unknownFields(tools []catalog.Tool) map[string]map[string]json.RawMessage {
+	var out map[string]map[string]json.RawMessage
+	for _, t := range tools {
+		if len(t.Extra) == 0 {
+			continue
+		}
+		var fields map[string]json.RawMessage
+		if json.Unmarshal(t.Extra, &fields) != nil {
+			continue
+		}
+		for k := range fields {
+			if listedFields[k] {
+				delete(fields, k)
+			}
+		}
+		if len(fields) == 0 {
+			continue
+		}
+		if out == nil {
+			out = map[string]map[string]json.RawMessage{}
+		}
+		out[t.ID] = fields
+	}
+	return out
+}
+
+// toolsListWriter holds back a tools/list answer (JSON or an event
+// stream) and writes it with the unknown fields of its tools added.
+type toolsListWriter struct {
+	http.ResponseWriter
+	set    *toolSet
+	status int
+	buf    bytes.Buffer
+}
+
+func (w *toolsListWriter) WriteHeader(code int)        { w.status = code }
+func (w *toolsListWriter) Write(p []byte) (int, error) { return w.buf.Write(p) }
+func (w *toolsListWriter) Flush()                      {}
+
+// finish writes the answer held back.
+func (w *toolsListWriter) finish() {
+	out := w.buf.Bytes()
+	if strings.HasPrefix(w.Header().Get("Content-Type"), "text/event-stream") {
+		lines := bytes.Split(out, []byte("\n"))
+		for i, l := range lines {
+			if d, ok := bytes.CutPrefix(l, []byte("data: ")); ok {
+				lines[i] = append([]byte("data: "), w.set.withUnknownFields(d)...)
+			}
+		}
+		out = bytes.Join(lines, []byte("\n"))
+	} else {
+		out = w.set.withUnknownFields(out)
+	}
+	w.Header().Del("Content-Length")
+	if w.status != 0 {
+		w.ResponseWriter.WriteHeader(w.status)
+	}
+	_, _ = w.ResponseWriter.Write(out)
+}
+
+// withUnknownFields adds to the tools of msg, a JSON-RPC answer to
+// tools/list, the members of their upstream tools mcp-go left out. Any
+// other message comes back as it is.
+func (s *toolSet) withUnknownFields(msg []byte) []byte {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(msg, &m) != nil || m["result"] == nil {
+		return msg
+	}
+	var res map[string]json.RawMessage
+	if json.Unmarshal(m["result"], &res) != nil || res["tools"] == nil {
+		return msg
+	}
+	var tools []map[string]json.RawMessage
+	if json.Unmarshal(res["tools"], &tools) != nil {
+		return msg
+	}
+	changed := false
+	for _, t := range tools {
+		var name string
+		if json.Unmarshal(t["name"], &name) != nil {
+			continue
+		}
+		id, ok := s.resolve(name)
+		if !ok {
+			continue
+		}
+		for k, v := range s.unknown[id] {
+			if _, taken := t[k]; !taken {
+				t[k], changed = v, true
+			}
+		}
+	}
+	if !changed {
+		return msg
+	}
+	var err error
+	if res["tools"], err = json.Marshal(tools); err != nil {
+		return msg
+	}
+	if m["result"], err = json.Marshal(res); err != nil {
+		return msg
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		return msg
+	}
+	return b
 }

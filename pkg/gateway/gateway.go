@@ -186,6 +186,9 @@ type toolSet struct {
 	byName  map[string]string // exposed name → tool id; tool ids map to themselves
 	exposed map[string]string // tool id → exposed name
 	appOnly map[string]bool   // ids of MCP App tools the model does not see (catalog.AppOnly)
+	// unknown: by tool id, the members of its upstream tool mcp-go's Tool
+	// does not carry, added to tools/list answers (toolsListWriter)
+	unknown map[string]map[string]json.RawMessage
 }
 
 // resolve maps a call_name (the exposed name or the tool id) to the tool id.
@@ -348,6 +351,7 @@ func (g *Server) ReloadTools(ctx context.Context) error {
 		set.byName[t.ID] = t.ID
 	}
 	set.appOnly = appOnlyIDs(tools)
+	set.unknown = unknownFields(tools)
 	for _, t := range tools {
 		if g.cfg.Unprefixed[t.Server] {
 			// An unprefixed name must not look like another server's

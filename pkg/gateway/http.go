@@ -140,6 +140,11 @@ func (g *Server) Handler(o HTTPOptions) http.Handler {
 				w = flushInitWriter{iw}
 			}
 		}
+		if set := g.tools.Load(); head.Method == string(mcp.MethodToolsList) && len(set.unknown) > 0 {
+			tw := &toolsListWriter{ResponseWriter: w, set: set}
+			defer tw.finish()
+			w = tw
+		}
 		mcpHandler.ServeHTTP(w, r.WithContext(withRequestMethod(r.Context(), head.Method)))
 		if o.Observe != nil {
 			m := head.Method
