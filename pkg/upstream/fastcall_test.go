@@ -96,8 +96,16 @@ func TestStatelessCallWire(t *testing.T) {
 		t.Fatalf("protocol %q, %v; this test is about %s", info.ProtocolVersion, err, mcp.LATEST_PROTOCOL_VERSION)
 	}
 
-	lines := wire()
-	discover, calls := byMethod(lines, string(mcp.MethodServerDiscover)), byMethod(lines, string(mcp.MethodToolsCall))
+	// tee writes to the process before it writes to the file: wait for the
+	// file to hold the call the process has already answered.
+	var lines, discover, calls []map[string]any
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		lines = wire()
+		discover, calls = byMethod(lines, string(mcp.MethodServerDiscover)), byMethod(lines, string(mcp.MethodToolsCall))
+		if len(calls) >= 1 || time.Now().After(deadline) {
+			break
+		}
+	}
 	if len(discover) != 1 || len(calls) != 1 {
 		t.Fatalf("want 1 server/discover and 1 tools/call on the wire, got %d and %d: %v", len(discover), len(calls), lines)
 	}
