@@ -22,6 +22,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/toolrag/mcp-gateway/internal/mcpfix"
 	"github.com/toolrag/mcp-gateway/internal/redact"
 	"github.com/toolrag/mcp-gateway/pkg/catalog"
 	"github.com/toolrag/mcp-gateway/pkg/ident"
@@ -169,16 +170,15 @@ type Server struct {
 	streams  map[string]int // session id → open GET streams
 	// streamOpened is closed (and replaced) when a GET stream opens.
 	streamOpened chan struct{}
-	// initializing holds the sessions whose initialize request is still
-	// being handled (session id → channel closed when it is done).
-	initializing sync.Map
-	// live holds the legacy sessions registered with mcp-go on this
-	// instance (session id → *liveSession), notifyGen counts broadcasts,
-	// inflight the calls answered by fastCall (inflightKey → cancel).
-	live      sync.Map
-	notifyGen atomic.Uint64
-	inflight  sync.Map
-	Metrics   Metrics
+	// initGate holds the requests of sessions whose initialize request is
+	// still being handled.
+	initGate mcpfix.InitGate
+	// sessions follows the legacy sessions registered with mcp-go on this
+	// instance, inflight the calls answered by fastCall (inflightKey →
+	// cancel).
+	sessions mcpfix.Sessions
+	inflight sync.Map
+	Metrics  Metrics
 }
 
 type toolSet struct {
@@ -291,8 +291,8 @@ func New(cfg Config) (*Server, error) {
 	hooks.AddAfterListResourceTemplates(func(ctx context.Context, _ any, _ *mcp.ListResourceTemplatesRequest, res *mcp.ListResourceTemplatesResult) {
 		res.ResourceTemplates = g.filterTemplates(ctx, res.ResourceTemplates)
 	})
-	hooks.AddOnRegisterSession(g.sessionRegistered)
-	hooks.AddOnUnregisterSession(g.sessionUnregistered)
+	hooks.AddOnRegisterSession(g.sessions.Register)
+	hooks.AddOnUnregisterSession(g.sessions.Unregister)
 	_, canSubscribe := cfg.Upstreams.(Subscriber)
 	if canSubscribe {
 		hooks.AddOnRequestInitialization(g.subscribeHook)

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -13,6 +12,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/toolrag/mcp-gateway/internal/mcpfix"
 	"github.com/toolrag/mcp-gateway/pkg/auth"
 	"github.com/toolrag/mcp-gateway/pkg/httpserve"
 	"github.com/toolrag/mcp-gateway/pkg/policy"
@@ -60,7 +60,7 @@ func (g *Server) Handler(o HTTPOptions) http.Handler {
 		o.MaxJSONDepth = 64
 	}
 	// relayEvents first, so that an event store in o.Options replaces it.
-	opts := append([]server.StreamableHTTPOption{server.WithEventStore(relayEvents{}), server.WithStreamableHTTPLogger(g.log)}, o.Options...)
+	opts := append([]server.StreamableHTTPOption{server.WithEventStore(mcpfix.RelayEvents{}), server.WithStreamableHTTPLogger(g.log)}, o.Options...)
 	if o.SessionIDs == nil {
 		o.SessionIDs = session.NewIDManager(session.NewMemory(), 0)
 	}
@@ -71,10 +71,10 @@ func (g *Server) Handler(o HTTPOptions) http.Handler {
 		fp = g.newFastPath(mcpHandler, o.SessionIDs)
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !ownSession(w, r, o.SessionIDs) {
+		if !mcpfix.OwnSession(w, r, func() server.SessionIdManager { return o.SessionIDs.For(principalOf(r.Context())) }) {
 			return
 		}
-		if !g.waitInitialized(r) {
+		if !g.initGate.Wait(r) {
 			return // the client went away
 		}
 		if r.Method == http.MethodGet {
@@ -133,12 +133,9 @@ func (g *Server) Handler(o HTTPOptions) http.Handler {
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		r.ContentLength = int64(len(body))
 		if head.Method == string(mcp.MethodInitialize) {
-			iw := &initWriter{ResponseWriter: w, g: g}
-			defer iw.done()
-			w = iw
-			if _, ok := iw.ResponseWriter.(http.Flusher); ok {
-				w = flushInitWriter{iw}
-			}
+			var done func()
+			w, done = g.initGate.Initialize(w)
+			defer done()
 		}
 		if set := g.tools.Load(); head.Method == string(mcp.MethodToolsList) && len(set.unknown) > 0 {
 			tw := &toolsListWriter{ResponseWriter: w, set: set}
@@ -165,124 +162,16 @@ func (s sessionResolver) ResolveSessionIdManager(r *http.Request) server.Session
 	if r == nil {
 		// mcp-go's idle sweeper: it drops this instance's transport state
 		// of a session idle here, which must not end the session itself.
-		return keepSessions{}
+		return mcpfix.KeepSessions{}
 	}
 	return s.ids.For(principalOf(r.Context()))
 }
-
-// keepSessions validates nothing and terminates nothing.
-type keepSessions struct{}
-
-func (keepSessions) Generate() string               { return "" }
-func (keepSessions) Validate(string) (bool, error)  { return false, errors.New("no principal") }
-func (keepSessions) Terminate(string) (bool, error) { return false, nil }
 
 // principalOf is the authenticated principal of a request; requests
 // without one (no auth middleware) share the empty principal.
 func principalOf(ctx context.Context) string {
 	p, _ := auth.PrincipalFrom(ctx)
 	return p
-}
-
-// ownSession answers a GET or DELETE that names a session the caller's
-// principal does not own (or that does not exist) with 404, exactly as
-// mcp-go answers an unknown session on POST, and reports whether the
-// request may go on. mcp-go does not validate the session of a GET (it
-// would open a stream on any id, and receive that session's sampling
-// requests), and answers a failed DELETE with 500. A POST is checked by
-// mcp-go itself through sessionResolver.
-func ownSession(w http.ResponseWriter, r *http.Request, ids SessionIDs) bool {
-	if r.Method != http.MethodGet && r.Method != http.MethodDelete {
-		return true
-	}
-	sid := r.Header.Get(server.HeaderKeySessionID)
-	if sid == "" {
-		return true
-	}
-	if _, err := ids.For(principalOf(r.Context())).Validate(sid); err != nil {
-		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		w.Header().Set("X-Content-Type-Options", "nosniff")
-		w.WriteHeader(http.StatusNotFound)
-		_, _ = io.WriteString(w, "Invalid session ID\n")
-		return false
-	}
-	return true
-}
-
-// waitInitialized holds a request of a session whose initialize is still
-// being handled until it is done, and reports false if the client went
-// away meanwhile. mcp-go registers a session only after it has written the
-// initialize response, so without this the client's next request (or its
-// GET stream) could be served with a stand-in session: one without the
-// client's capabilities, whose sampling requests nothing reads.
-func (g *Server) waitInitialized(r *http.Request) bool {
-	sid := r.Header.Get(server.HeaderKeySessionID)
-	if sid == "" {
-		return true
-	}
-	ch, ok := g.initializing.Load(sid)
-	if !ok {
-		return true
-	}
-	select {
-	case <-ch.(chan struct{}):
-		return true
-	case <-r.Context().Done():
-		return false
-	}
-}
-
-// initWriter wraps the response to an initialize request: the session id
-// it carries is marked initializing before the first byte goes out, until
-// the handler (and with it mcp-go's registration) is done.
-type initWriter struct {
-	http.ResponseWriter
-	g   *Server
-	sid string
-	ch  chan struct{}
-}
-
-func (w *initWriter) mark() {
-	if w.ch != nil {
-		return
-	}
-	w.ch = make(chan struct{})
-	if w.sid = w.Header().Get(server.HeaderKeySessionID); w.sid != "" {
-		w.g.initializing.Store(w.sid, w.ch)
-	}
-}
-
-func (w *initWriter) WriteHeader(code int) {
-	w.mark()
-	w.ResponseWriter.WriteHeader(code)
-}
-
-func (w *initWriter) Write(p []byte) (int, error) {
-	w.mark()
-	return w.ResponseWriter.Write(p)
-}
-
-// Unwrap lets http.ResponseController reach the connection's writer.
-func (w *initWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
-
-func (w *initWriter) done() {
-	if w.ch == nil {
-		return
-	}
-	if w.sid != "" {
-		w.g.initializing.Delete(w.sid)
-	}
-	close(w.ch)
-}
-
-// flushInitWriter is an initWriter over a writer that can stream (mcp-go
-// streams only when the writer is an http.Flusher, so a writer that cannot
-// must not look like one).
-type flushInitWriter struct{ *initWriter }
-
-func (w flushInitWriter) Flush() {
-	w.mark()
-	w.ResponseWriter.(http.Flusher).Flush()
 }
 
 func writeRPCError(w http.ResponseWriter, status, code int, msg string) {
@@ -353,29 +242,6 @@ func sessionID(ctx context.Context) string {
 	}
 	return ""
 }
-
-// relayEvents is an mcp-go EventStore that records nothing. It is there for
-// its effect on the POST path: without an event store, mcp-go's
-// notification forwarder can take a notification off the session channel
-// just as the handler returns, find the request finished and drop it, so a
-// find_tools response would sometimes lack notifications/tools/list_changed
-// (and a relayed progress notification could be lost). With an event
-// store, the request waits for the forwarder and every notification is
-// written before the result. Events get no ids, so nothing is offered for
-// resumption.
-type relayEvents struct{}
-
-var _ server.EventStore = relayEvents{}
-
-func (relayEvents) StoreEvent(context.Context, string, string, json.RawMessage) (string, error) {
-	return "", nil
-}
-
-func (relayEvents) ReplayEventsAfter(context.Context, string, string, func(string, json.RawMessage) error) (string, error) {
-	return "", server.ErrUnknownEventID
-}
-
-func (relayEvents) PurgeSession(context.Context, string) error { return nil }
 
 // needsToolList reports whether mcp-go needs the MCP tool list to answer
 // a request (Config.LazyToolList): a tools/call of a catalog tool by name,

@@ -31,7 +31,7 @@ func BenchmarkEraCall(b *testing.B) {
 	for _, era := range []string{mcp.LATEST_PROTOCOL_VERSION, legacyEra} {
 		for _, mode := range []string{"serial", "parallel"} {
 			// upstream=mcpgo runs servers/echo without its stateless
-			// tools/call fast path (pkg/statelesscall), for comparison.
+			// tools/call fast path (internal/mcpfix), for comparison.
 			for _, up := range []string{"fast", "mcpgo"} {
 				b.Run("transport=stdio/era="+era+"/"+mode+"/upstream="+up, func(b *testing.B) {
 					m, _ := newTestManager(b, Options{IdleTimeout: -1, StdioPoolSize: 1})

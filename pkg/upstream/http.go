@@ -16,6 +16,8 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/toolrag/mcp-gateway/internal/mcpfix"
 )
 
 // httpBackend keeps one initialised mcp-go client per sse or
@@ -217,9 +219,9 @@ func (b *httpBackend) open() (*httpConn, *problem) {
 	}
 	info := serverInfo(res, c)
 	// 2026-07-28: tools/call without mcp-go's per-request re-encoding,
-	// with the headers mcp-go would send (fastcall.go).
-	if sc := newStatelessCaller(wire, c.ProtocolVersion(), initializeRequest().Params.ClientInfo); sc != nil && b.cfg.Transport == TransportStreamableHTTP {
-		sc.headers = true
+	// with the headers mcp-go would send (internal/mcpfix).
+	if sc := mcpfix.NewStatelessCaller(wire, c.ProtocolVersion(), initializeRequest().Params.ClientInfo, statelessCaps()); sc != nil && b.cfg.Transport == TransportStreamableHTTP {
+		sc.SendHeaders()
 		relay.stateless = sc
 	}
 	b.mu.Lock()

@@ -347,7 +347,7 @@ func (m *Manager) ListTools(ctx context.Context, id string) ([]mcp.Tool, error) 
 				return err
 			}
 			if sc := statelessFrom(ctx); sc != nil {
-				sc.noteTools(res.Tools, page == 1)
+				sc.NoteTools(res.Tools, page == 1)
 			}
 			if room := m.opts.MaxListTools - len(out); len(res.Tools) > room {
 				out = append(out, res.Tools[:room]...)
@@ -392,7 +392,7 @@ func (m *Manager) CallTool(ctx context.Context, id, name string, args map[string
 		var res *mcp.CallToolResult
 		var err error
 		if sc := statelessFrom(ctx); sc != nil {
-			res, err = sc.callTool(ctx, c, req)
+			res, err = sc.CallTool(ctx, c, req)
 		} else {
 			res, err = c.CallTool(ctx, req)
 		}

@@ -11,6 +11,8 @@ import (
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/toolrag/mcp-gateway/internal/mcpfix"
 )
 
 // Relay receives what an upstream sends towards the client while one call
@@ -68,7 +70,7 @@ type connRelay struct {
 
 	// stateless sends tools/call on a 2026-07-28 stdio or Streamable HTTP
 	// connection (nil otherwise); set before the connection is used.
-	stateless *statelessCaller
+	stateless *mcpfix.StatelessCaller
 
 	// subs holds the resource subscriptions of a 2026-07-28 connection
 	// (listen.go); its life is set before the connection is used.

@@ -17,6 +17,8 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/toolrag/mcp-gateway/internal/mcpfix"
 )
 
 // stdioPool keeps up to Options.StdioPoolSize long-lived processes of one
@@ -66,7 +68,7 @@ type proc struct {
 	cmd    *exec.Cmd
 	pid    int
 	stdin  *os.File
-	frames *frameReader
+	frames *mcpfix.FrameReader
 	stderr *stderrSink
 
 	// Set before ready is closed.
@@ -178,7 +180,7 @@ func (p *stdioPool) describe(pr *proc, callCtx, parent context.Context, timeout 
 			return f
 		}
 	}
-	if cp := contextProblem(callCtx, parent, timeout, pr.frames.garbageHint()); cp != nil {
+	if cp := contextProblem(callCtx, parent, timeout, garbageHint(pr.frames)); cp != nil {
 		return cp
 	}
 	if pp := describeAnswer(op, err, st, p.opts.MaxResultBytes); pp != nil {
@@ -296,7 +298,7 @@ func (pr *proc) framesHint() string {
 	if pr.frames == nil {
 		return ""
 	}
-	return pr.frames.garbageHint()
+	return garbageHint(pr.frames)
 }
 
 // release ends a call on pr; success resets the failure count.
@@ -442,14 +444,16 @@ func (pr *proc) spawn() error {
 
 	garbageLog := newLogLimiter(5, 0.2)
 	pr.frames = newFrameReader(outR, p.opts.MaxResultBytes)
-	pr.frames.onGarbage = func(line string) {
+	pr.frames.OnGarbage = func(line string) {
 		if ok, held := garbageLog.allow(time.Now()); ok {
 			log.Warn("upstream wrote a line to stdout that is not JSON-RPC (dropped)", "line", truncate(line, 200), "suppressed_lines", held)
 		}
 	}
-	pr.frames.onFatal = func(prob *problem) {
+	pr.frames.TooLarge = func(size, max int64) error {
+		prob := tooLarge(size, max)
 		log.Warn("stopping upstream process", "reason", prob.msg)
 		pr.kill(prob)
+		return prob
 	}
 
 	go func() {
@@ -499,7 +503,7 @@ func (pr *proc) initialize(protocol string) error {
 		_ = c.Close()
 		return pr.initProblem(ctx, err, st)
 	}
-	relay.stateless = newStatelessCaller(wire, c.ProtocolVersion(), initializeRequest().Params.ClientInfo)
+	relay.stateless = mcpfix.NewStatelessCaller(wire, c.ProtocolVersion(), initializeRequest().Params.ClientInfo, statelessCaps())
 	pr.client = c
 	pr.relay = relay
 	info := serverInfo(res, c)
@@ -528,7 +532,7 @@ func (pr *proc) initProblem(ctx context.Context, err error, st *callState) *prob
 	}
 	if ctx.Err() != nil {
 		return newProblem(ErrUnavailable, context.DeadlineExceeded, "the server process did not answer initialize within %s (ConnectTimeout)%s%s",
-			fmtDuration(p.opts.ConnectTimeout), pr.frames.garbageHint(), pr.stderrNote())
+			fmtDuration(p.opts.ConnectTimeout), garbageHint(pr.frames), pr.stderrNote())
 	}
 	if pp := describeAnswer("initialize", err, st, p.opts.MaxResultBytes); pp != nil {
 		return duringInitialize(pp)

@@ -10,7 +10,7 @@
 // Prompt: greeting {name}. Resource: echo://info. Template: echo://items/{id}.
 //
 // ECHO_MCPGO_ONLY=1 serves stdio with mcp-go alone, without the stateless
-// tools/call fast path (pkg/statelesscall); ECHO_CPUPROFILE=path (%p: the
+// tools/call fast path (internal/mcpfix); ECHO_CPUPROFILE=path (%p: the
 // pid) writes a CPU profile of a stdio run. Both are for the benchmarks.
 //
 // The -misbehave flag turns it into a faulty server for the gateway's fault
@@ -52,7 +52,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
-	"github.com/toolrag/mcp-gateway/pkg/statelesscall"
+	"github.com/toolrag/mcp-gateway/internal/mcpfix"
 )
 
 // version is reported in serverInfo.
@@ -165,7 +165,7 @@ func cpuProfile() func() {
 
 // serveFast serves stdio through the stateless tools/call fast path.
 func serveFast(ctx context.Context, s *server.MCPServer, stdio *server.StdioServer, in io.Reader, out io.Writer) error {
-	fast, err := statelesscall.New(statelesscall.Config{Server: s, Recover: true})
+	fast, err := mcpfix.New(mcpfix.Config{Server: s, Recover: true})
 	if err != nil {
 		return err
 	}

@@ -12,7 +12,7 @@ import (
 )
 
 // TestStatelessFastPathSameBytes runs servers/echo with its stateless
-// tools/call fast path (pkg/statelesscall) and with mcp-go alone
+// tools/call fast path (internal/mcpfix) and with mcp-go alone
 // (ECHO_MCPGO_ONLY=1), sends both the same requests over stdio, and
 // compares the response lines byte for byte: results, tool errors,
 // requests that go to mcp-go either way.

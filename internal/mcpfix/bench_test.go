@@ -1,4 +1,4 @@
-package statelesscall
+package mcpfix
 
 import (
 	"context"
@@ -13,7 +13,7 @@ import (
 // request's bytes to the response's, as servers/echo's mcp-go server
 // handles it (WithRecovery):
 //
-//	go test ./pkg/statelesscall -run '^$' -bench ServerCall -benchtime 20000x -count 3
+//	go test ./internal/mcpfix -run '^$' -bench ServerCall -benchtime 20000x -count 3
 //
 // It reports the process's CPU time per call (cpu-ns/op) besides ns/op:
 // on a shared machine the wall clock says more about the other jobs.

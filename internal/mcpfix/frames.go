@@ -1,4 +1,4 @@
-package upstream
+package mcpfix
 
 import (
 	"bufio"
@@ -7,10 +7,12 @@ import (
 	"io"
 	"regexp"
 	"strconv"
-	"strings"
 	"sync"
 )
 
+// The client half: a stdio upstream's output checked before mcp-go's
+// client reads it.
+//
 // mcp-go's stdio client reads the child's stdout with bufio.ReadString: a
 // line without an end grows without bound, lines that are not JSON are
 // skipped silently (a call then waits for its timeout with no hint why), and
@@ -21,42 +23,49 @@ import (
 //   - a line longer than the limit is discarded while it streams in (memory
 //     stays bounded); if its request id can be found at its start or end, an
 //     error response for that id takes its place, so only that call fails
-//     with ErrResultTooLarge; otherwise the process is stopped (fatal);
+//     with a too-large error (GuardTooLarge); otherwise the stream ends
+//     with FrameReader.TooLarge's error (fatal);
 //   - a line that is not a JSON object, or has neither method nor id, is
 //     dropped, counted and logged; the count and the last such line go into
 //     the timeout error of the call that was waiting;
 //   - a response for an id with neither result nor error, or whose error is
 //     not an object with a numeric code, becomes an error response for that
-//     id (ErrInvalidResponse).
+//     id (GuardInvalid).
 
-// guardMarker starts the message of every error response frameReader makes up.
-const guardMarker = "[upstream-guard] "
-
+// GuardMarker starts the message of every error response FrameReader makes
+// up; GuardTooLarge is followed by the frame's size in bytes, GuardInvalid
+// by what is wrong with the response.
 const (
-	guardTooLarge = guardMarker + "too large: "
-	guardInvalid  = guardMarker + "invalid response: "
+	GuardMarker   = "[upstream-guard] "
+	GuardTooLarge = GuardMarker + "too large: "
+	GuardInvalid  = GuardMarker + "invalid response: "
 )
 
-// frameReader is an io.Reader of newline-terminated, well-formed JSON-RPC frames.
-type frameReader struct {
+// FrameReader is an io.Reader of newline-terminated, well-formed JSON-RPC frames.
+type FrameReader struct {
 	br      *bufio.Reader
 	max     int64
 	pending []byte
 	err     error // sticky error to return once pending is drained
 
-	onGarbage func(line string)      // called for each dropped line (may be nil)
-	onFatal   func(problem *problem) // an oversized frame without an id (may be nil)
+	// OnGarbage is called for each dropped line (may be nil).
+	OnGarbage func(line string)
+	// TooLarge is the error that ends the stream at an oversized frame
+	// without an id (size bytes, over the limit max).
+	TooLarge func(size, max int64) error
 
 	mu          sync.Mutex
 	garbage     int
 	lastGarbage string
 }
 
-func newFrameReader(r io.Reader, max int64) *frameReader {
-	return &frameReader{br: bufio.NewReaderSize(r, 64<<10), max: max}
+// NewFrameReader reads the frames of r, max bytes at most each; set
+// TooLarge before the first Read.
+func NewFrameReader(r io.Reader, max int64) *FrameReader {
+	return &FrameReader{br: bufio.NewReaderSize(r, 64<<10), max: max}
 }
 
-func (f *frameReader) Read(p []byte) (int, error) {
+func (f *FrameReader) Read(p []byte) (int, error) {
 	for len(f.pending) == 0 {
 		if f.err != nil {
 			return 0, f.err
@@ -68,35 +77,22 @@ func (f *frameReader) Read(p []byte) (int, error) {
 	return n, nil
 }
 
-// garbageHint describes the dropped lines for an error message ("" if none).
-func (f *frameReader) garbageHint() string {
+// Garbage returns how many lines were dropped, and the last of them.
+func (f *FrameReader) Garbage() (n int, last string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.garbage == 0 {
-		return ""
-	}
-	noun := "lines"
-	if f.garbage == 1 {
-		noun = "line"
-	}
-	return " (the server wrote " + strconv.Itoa(f.garbage) + " " + noun +
-		" to stdout that are not JSON-RPC, last: " + quoteHead(f.lastGarbage, 120) +
-		"; a stdio server must write only JSON-RPC to stdout and log to stderr)"
+	return f.garbage, f.lastGarbage
 }
 
 // next returns the next frame to pass on, or an error that ends the stream.
-func (f *frameReader) next() ([]byte, error) {
+func (f *FrameReader) next() ([]byte, error) {
 	for {
 		line, size, head, tail, err := f.readLine()
 		if size > f.max {
 			if id := findID(head, tail); id != nil {
-				return errorFrame(id, guardTooLarge+strconv.FormatInt(size, 10)), err
+				return errorFrame(id, GuardTooLarge+strconv.FormatInt(size, 10)), err
 			}
-			p := tooLarge(size, f.max)
-			if f.onFatal != nil {
-				f.onFatal(p)
-			}
-			return nil, p
+			return nil, f.TooLarge(size, f.max)
 		}
 		if out := f.check(line); out != nil {
 			return out, err
@@ -110,7 +106,7 @@ func (f *frameReader) next() ([]byte, error) {
 // readLine reads one line. A line up to the limit is returned whole (size
 // excludes the line end); a longer one is discarded as it streams in and
 // only its first and last bytes are kept.
-func (f *frameReader) readLine() (line []byte, size int64, head, tail []byte, err error) {
+func (f *FrameReader) readLine() (line []byte, size int64, head, tail []byte, err error) {
 	const keep = 512
 	var buf []byte
 	discarding := false
@@ -156,7 +152,7 @@ type envelope struct {
 }
 
 // check returns the frame to pass on for line (nil to drop it).
-func (f *frameReader) check(line []byte) []byte {
+func (f *FrameReader) check(line []byte) []byte {
 	line = bytes.TrimSpace(line)
 	if len(line) == 0 {
 		return nil
@@ -180,27 +176,27 @@ func (f *frameReader) check(line []byte) []byte {
 			Message any    `json:"message"`
 		}
 		if json.Unmarshal(env.Error, &e) != nil || e.Code == nil {
-			return errorFrame(env.ID, guardInvalid+"its error is not a JSON-RPC error object: "+truncate(string(env.Error), 200))
+			return errorFrame(env.ID, GuardInvalid+"its error is not a JSON-RPC error object: "+truncate(string(env.Error), 200))
 		}
 		if _, ok := e.Message.(string); !ok && e.Message != nil {
-			return errorFrame(env.ID, guardInvalid+"its error message is not a string: "+truncate(string(env.Error), 200))
+			return errorFrame(env.ID, GuardInvalid+"its error message is not a string: "+truncate(string(env.Error), 200))
 		}
 		return withNewline(line)
 	}
 	if len(env.Result) == 0 {
-		return errorFrame(env.ID, guardInvalid+"the response has neither result nor error: "+truncate(string(line), 200))
+		return errorFrame(env.ID, GuardInvalid+"the response has neither result nor error: "+truncate(string(line), 200))
 	}
 	return withNewline(line)
 }
 
-func (f *frameReader) dropGarbage(line []byte) {
+func (f *FrameReader) dropGarbage(line []byte) {
 	s := string(line[:min(len(line), 512)])
 	f.mu.Lock()
 	f.garbage++
 	f.lastGarbage = s
 	f.mu.Unlock()
-	if f.onGarbage != nil {
-		f.onGarbage(s)
+	if f.OnGarbage != nil {
+		f.OnGarbage(s)
 	}
 }
 
@@ -257,24 +253,6 @@ func findID(head, tail []byte) json.RawMessage {
 		return append(json.RawMessage(nil), m[1]...)
 	}
 	return nil
-}
-
-// guardError recognises an error response made up by frameReader and words
-// it; ok is false for any other message.
-func guardError(message string, limit int64) (p *problem, ok bool) {
-	i := strings.Index(message, guardMarker)
-	if i < 0 {
-		return nil, false
-	}
-	rest := message[i:]
-	switch {
-	case strings.HasPrefix(rest, guardTooLarge):
-		n, _ := strconv.ParseInt(strings.TrimSpace(rest[len(guardTooLarge):]), 10, 64)
-		return tooLarge(n, limit), true
-	case strings.HasPrefix(rest, guardInvalid):
-		return newProblem(ErrInvalidResponse, nil, "the server sent an invalid JSON-RPC response: %s", rest[len(guardInvalid):]), true
-	}
-	return nil, false
 }
 
 func truncate(s string, n int) string {

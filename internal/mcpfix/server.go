@@ -1,17 +1,17 @@
-// Package statelesscall answers tools/call requests of the stateless MCP
-// protocol (2026-07-28 and later) for an mcp-go server without mcp-go's
-// per-request re-decoding, and hands every other message to mcp-go.
+// The server half: stateless (2026-07-28) tools/call requests answered
+// without mcp-go's per-request re-decoding, for servers/echo (stdio) and,
+// through the same pieces (MetaDecoder, NewCallToolRequest, FastTool,
+// Respond), for the gateway's own Streamable HTTP path.
 //
-// It is a contained workaround for mcp-go v1.2.1, whose server decodes the
-// _meta of each 2026-07-28 request three times into map[string]any and
-// re-encodes and decodes the client's identity and capabilities out of it
-// again (extractRequestProtocolInfo, the trace propagation, the method's own
-// params): about twice the CPU per call of the 2025-11-25 protocol. See
-// docs/mcp-go-stateless-cost.md for the upstream report. Here the message is
-// decoded once, into typed values, and the tool's handler runs with the same
-// request, context values and response decoration as mcp-go gives it; the
-// response is encoded by the same types, so it is byte for byte what mcp-go
-// writes (a test compares the two for a table of requests, errors included).
+// mcp-go v1.2.1's server decodes the _meta of each 2026-07-28 request three
+// times into map[string]any and re-encodes and decodes the client's
+// identity and capabilities out of it again (extractRequestProtocolInfo, the
+// trace propagation, the method's own params): about twice the CPU per call
+// of the 2025-11-25 protocol (docs/mcp-go-stateless-cost.md). Here the
+// message is decoded once, into typed values, and the tool's handler runs
+// with the same request, context values and response decoration as mcp-go
+// gives it; the response is encoded by the same types, so it is byte for
+// byte what mcp-go writes (TestSameResponses).
 //
 // Only the common case takes this path: a well-formed tools/call carrying
 // nothing but _meta (with the protocol version, client identity and
@@ -23,10 +23,11 @@
 //
 // mcp-go's server options that cannot be seen from outside it (tool handler
 // middleware other than WithRecovery, tool filters, input and output schema
-// validation, tracing, request logging) are not reproduced: use this package
+// validation, tracing, request logging) are not reproduced: use Server
 // only with servers built without them. Config.Recover mirrors
 // server.WithRecovery.
-package statelesscall
+
+package mcpfix
 
 import (
 	"bytes"
@@ -104,7 +105,7 @@ const captureMethod = "notifications/toolrag/statelesscall-context"
 // on them.
 func New(cfg Config) (*Server, error) {
 	if cfg.Server == nil {
-		return nil, errors.New("statelesscall: no server")
+		return nil, errors.New("mcpfix: no server")
 	}
 	s := &Server{srv: cfg.Server, recover: cfg.Recover}
 	info, err := ServerInfo(cfg.Server)
@@ -133,7 +134,7 @@ func ServerInfo(srv *server.MCPServer) (mcp.Implementation, error) {
 		mcp.MetaKeyClientCapabilities + `":{}}}}`
 	out, err := json.Marshal(srv.HandleMessage(context.Background(), json.RawMessage(probe)))
 	if err != nil {
-		return info, fmt.Errorf("statelesscall: asking the server who it is: %w", err)
+		return info, fmt.Errorf("mcpfix: asking the server who it is: %w", err)
 	}
 	var resp struct {
 		Result struct {
@@ -141,14 +142,14 @@ func ServerInfo(srv *server.MCPServer) (mcp.Implementation, error) {
 		} `json:"result"`
 	}
 	if err := json.Unmarshal(out, &resp); err != nil {
-		return info, fmt.Errorf("statelesscall: reading the server's discover result: %w", err)
+		return info, fmt.Errorf("mcpfix: reading the server's discover result: %w", err)
 	}
 	raw, ok := resp.Result.Meta[mcp.MetaKeyServerInfo]
 	if !ok {
-		return info, fmt.Errorf("statelesscall: the server's discover result has no serverInfo: %s", out)
+		return info, fmt.Errorf("mcpfix: the server's discover result has no serverInfo: %s", out)
 	}
 	if err := json.Unmarshal(raw, &info); err != nil {
-		return info, fmt.Errorf("statelesscall: reading the server's serverInfo: %w", err)
+		return info, fmt.Errorf("mcpfix: reading the server's serverInfo: %w", err)
 	}
 	return info, nil
 }
@@ -242,24 +243,16 @@ func (s *Server) Prepare(ctx context.Context, msg []byte, header http.Header) *C
 			}
 		}
 	}
-	tool := s.srv.GetTool(w.Params.Name)
-	if tool == nil || tool.Handler == nil || tool.Tool.Execution != nil {
+	tool := FastTool(s.srv, w.Params.Name)
+	if tool == nil {
 		return nil
 	}
 	c.handler = tool.Handler
 	if header == nil {
 		header = make(http.Header)
 	}
-	c.req = mcp.CallToolRequest{
-		Request: mcp.Request{Method: w.Method},
-		Header:  header,
-		Params:  mcp.CallToolParams{Name: w.Params.Name, Meta: meta},
-	}
-	if len(w.Params.Arguments) > 0 {
-		c.req.Params.RawArguments = w.Params.Arguments
-		if json.Unmarshal(w.Params.Arguments, &c.req.Params.Arguments) != nil {
-			return nil
-		}
+	if c.req, ok = NewCallToolRequest(w.Params.Name, w.Params.Arguments, meta, header); !ok {
+		return nil
 	}
 	return c
 }
@@ -337,7 +330,7 @@ func (s *Server) Run(ctx context.Context, c *Call) []byte {
 	}
 	out, err := json.Marshal(s.respond(ctx, c))
 	if err != nil {
-		out, _ = json.Marshal(errorResponse(c.id, mcp.INTERNAL_ERROR, err.Error()))
+		out, _ = json.Marshal(ErrorResponse(c.id, mcp.INTERNAL_ERROR, err.Error()))
 	}
 	return out
 }
@@ -349,42 +342,18 @@ func (s *Server) respond(ctx context.Context, c *Call) (resp mcp.JSONRPCMessage)
 		// mcp-go's stdio worker recovers what the handler's own
 		// recovery (WithRecovery) did not.
 		if r := recover(); r != nil {
-			resp = errorResponse(c.id, mcp.INTERNAL_ERROR, fmt.Sprintf("internal panic: %v", r))
+			resp = ErrorResponse(c.id, mcp.INTERNAL_ERROR, fmt.Sprintf("internal panic: %v", r))
 		}
 	}()
-	result, err := s.call(ctx, c)
-	if err != nil {
-		return errorResponse(c.id, mcp.INTERNAL_ERROR, err.Error())
-	}
-	if result == nil {
-		return errorResponse(c.id, mcp.INTERNAL_ERROR, fmt.Sprintf("tool '%s' handler returned no result", c.req.Params.Name))
-	}
-	// The 2026-07-28 decoration (mcp-go's decorateResponse).
-	if result.GetResultType() == "" {
-		result.SetResultType(mcp.ResultTypeComplete)
-	}
-	if meta := result.EnsureResultMeta(); meta != nil && meta.ServerInfo() == nil {
-		meta.SetServerInfo(s.info)
-	}
-	return mcp.NewJSONRPCResultResponse(mcp.NewRequestId(c.id), result)
-}
-
-// call runs the handler with the recovery server.WithRecovery adds.
-func (s *Server) call(ctx context.Context, c *Call) (result *mcp.CallToolResult, err error) {
+	var result *mcp.CallToolResult
+	var err error
 	if s.recover {
-		defer func() {
-			if r := recover(); r != nil {
-				err = fmt.Errorf("panic recovered in %s tool handler: %v", c.req.Params.Name, r)
-			}
-		}()
+		result, err = CallRecovered(ctx, c.handler, c.req)
+	} else {
+		result, err = c.handler(ctx, c.req)
 	}
-	return c.handler(ctx, c.req)
-}
-
-func errorResponse(id any, code int, message string) mcp.JSONRPCMessage {
-	return mcp.JSONRPCError{
-		JSONRPC: mcp.JSONRPC_VERSION,
-		ID:      mcp.NewRequestId(id),
-		Error:   mcp.NewJSONRPCErrorDetails(code, message, nil),
+	if err != nil {
+		return ErrorResponse(c.id, mcp.INTERNAL_ERROR, err.Error())
 	}
+	return ResultResponse(c.id, c.req.Params.Name, result, true, s.info)
 }

@@ -1,4 +1,4 @@
-package statelesscall
+package mcpfix
 
 import (
 	"bufio"

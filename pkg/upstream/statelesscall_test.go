@@ -73,7 +73,7 @@ func metaOf(t *testing.T, req map[string]any) map[string]any {
 }
 
 // The gateway writes tools/call on a 2026-07-28 stdio connection itself
-// (statelessCaller): the request must declare what mcp-go declares on the
+// (mcpfix.StatelessCaller): the request must declare what mcp-go declares on the
 // same connection (its server/discover request), keep the call's own _meta
 // (progress token, log level) and reach the tool with its arguments.
 func TestStatelessCallWire(t *testing.T) {
@@ -153,27 +153,6 @@ func TestStatelessCallCancel(t *testing.T) {
 	n := byMethod(lines, string(mcp.MethodNotificationCancelled))[0]
 	if id := n["params"].(map[string]any)["requestId"]; id == nil || id != call["id"] {
 		t.Errorf("cancelled %v, the call's id is %v", id, call["id"])
-	}
-}
-
-// parseCallToolResult decodes what mcp.ParseCallToolResult decodes, and
-// fails where it fails.
-func TestParseCallToolResult(t *testing.T) {
-	for _, raw := range []string{
-		`{"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"echo","version":"1"}},"content":[{"type":"text","text":"hi"}],"resultType":"complete"}`,
-		`{"content":[{"type":"text","text":"x"},{"type":"image","data":"AA==","mimeType":"image/png"}],"structuredContent":{"n":1},"isError":true}`,
-		`{"content":[]}`,
-		`{"resultType":"input_required","inputRequests":{},"requestState":"s"}`,
-		`{"isError":true}`,
-		`{"content":[{"type":"nope"}]}`,
-		`[1]`,
-	} {
-		rm := json.RawMessage(raw)
-		want, wantErr := mcp.ParseCallToolResult(&rm)
-		got, err := parseCallToolResult(json.RawMessage(raw))
-		if (err != nil) != (wantErr != nil) || !reflect.DeepEqual(got, want) {
-			t.Errorf("%s:\n got %#v, %v\nwant %#v, %v", raw, got, err, want, wantErr)
-		}
 	}
 }
 

@@ -1,4 +1,4 @@
-package upstream
+package mcpfix
 
 import (
 	"bytes"
@@ -17,7 +17,10 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 )
 
-// statelessCaller sends tools/call on a stdio or Streamable HTTP connection
+// The client half: tools/call sent without mcp-go's per-request
+// re-encoding.
+
+// StatelessCaller sends tools/call on a stdio or Streamable HTTP connection
 // that speaks the 2026-07-28 protocol without mcp-go's per-request
 // re-encoding.
 //
@@ -36,7 +39,7 @@ import (
 // compares the two on the wire). A result that asks for input (a
 // 2026-07-28 multi round-trip) is handed to mcp-go's CallTool, which runs
 // the exchange from the start.
-type statelessCaller struct {
+type StatelessCaller struct {
 	wire    transport.Interface
 	meta    []byte // `"key":value,...` of the well-known _meta members, no braces
 	ids     atomic.Int64
@@ -51,14 +54,13 @@ type statelessCaller struct {
 	paramTools sync.Map
 }
 
-// newStatelessCaller returns the caller for a connection on protocol
-// version (nil when it is not a 2026-07-28 or later one). The capabilities
-// are those the relay's handlers make the mcp-go client declare.
-func newStatelessCaller(wire transport.Interface, version string, info mcp.Implementation) *statelessCaller {
+// NewStatelessCaller returns the caller for a connection on protocol
+// version (nil when it is not a 2026-07-28 or later one), declaring the
+// client info and capabilities the mcp-go client declares on it.
+func NewStatelessCaller(wire transport.Interface, version string, info mcp.Implementation, caps mcp.ClientCapabilities) *StatelessCaller {
 	if !mcp.IsModernProtocol(version) {
 		return nil
 	}
-	caps := mcp.ClientCapabilities{Sampling: &mcp.SamplingCapability{}, Elicitation: &mcp.ElicitationCapability{}, Extensions: Extensions()}
 	members := []struct {
 		key   string
 		value any
@@ -81,13 +83,17 @@ func newStatelessCaller(wire transport.Interface, version string, info mcp.Imple
 		b.WriteByte(':')
 		b.Write(v)
 	}
-	return &statelessCaller{wire: wire, meta: b.Bytes(), version: version}
+	return &StatelessCaller{wire: wire, meta: b.Bytes(), version: version}
 }
 
-// noteTools records the tools of a tools/list page whose parameters go
+// SendHeaders makes the caller send the HTTP headers of a 2026-07-28
+// request (Streamable HTTP); call it before the first request.
+func (s *StatelessCaller) SendHeaders() { s.headers = true }
+
+// NoteTools records the tools of a tools/list page whose parameters go
 // into headers (first page: a new listing replaces the old one), as mcp-go's
 // client caches the tools it lists.
-func (s *statelessCaller) noteTools(tools []mcp.Tool, first bool) {
+func (s *StatelessCaller) NoteTools(tools []mcp.Tool, first bool) {
 	if !s.headers {
 		return
 	}
@@ -104,7 +110,7 @@ func (s *statelessCaller) noteTools(tools []mcp.Tool, first bool) {
 
 // header returns the HTTP headers of a tools/call with params (nil when the
 // transport sends none).
-func (s *statelessCaller) header(name string, params json.RawMessage) http.Header {
+func (s *StatelessCaller) header(name string, params json.RawMessage) http.Header {
 	if !s.headers {
 		return nil
 	}
@@ -124,7 +130,7 @@ func (s *statelessCaller) header(name string, params json.RawMessage) http.Heade
 // params encodes tools/call params: _meta (the connection's members plus
 // the request's own, such as a progress token or log level), name and
 // arguments.
-func (s *statelessCaller) params(p mcp.CallToolParams) (json.RawMessage, error) {
+func (s *StatelessCaller) params(p mcp.CallToolParams) (json.RawMessage, error) {
 	buf := make([]byte, 0, 64+len(s.meta)+len(p.Name))
 	buf = append(buf, `{"_meta":{`...)
 	buf = append(buf, s.meta...)
@@ -156,8 +162,8 @@ func (s *statelessCaller) params(p mcp.CallToolParams) (json.RawMessage, error) 
 	return buf, nil
 }
 
-// callTool sends req and returns its result, as client.CallTool does.
-func (s *statelessCaller) callTool(ctx context.Context, c *client.Client, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+// CallTool sends req and returns its result, as client.CallTool does.
+func (s *StatelessCaller) CallTool(ctx context.Context, c *client.Client, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	params, err := s.params(req.Params)
 	if err != nil {
 		return nil, err
@@ -212,7 +218,7 @@ func parseCallToolResult(raw json.RawMessage) (*mcp.CallToolResult, error) {
 
 // cancel tells the server that the request id is abandoned, as mcp-go's
 // client does over stdio (the protocol's only way to cancel there).
-func (s *statelessCaller) cancel(ctx context.Context, id mcp.RequestId) {
+func (s *StatelessCaller) cancel(ctx context.Context, id mcp.RequestId) {
 	n := mcp.JSONRPCNotification{
 		JSONRPC: mcp.JSONRPC_VERSION,
 		Notification: mcp.Notification{
@@ -230,12 +236,3 @@ func (s *statelessCaller) cancel(ctx context.Context, id mcp.RequestId) {
 
 // cancelNotificationTimeout bounds the sending of notifications/cancelled.
 const cancelNotificationTimeout = 5 * time.Second
-
-// statelessFrom returns the stateless caller of the connection the call of
-// ctx runs on (nil when there is none).
-func statelessFrom(ctx context.Context) *statelessCaller {
-	if in, ok := ctx.Value(inflightKey{}).(*inflight); ok {
-		return in.hub.stateless
-	}
-	return nil
-}

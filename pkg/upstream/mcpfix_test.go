@@ -5,9 +5,11 @@ import (
 	"io"
 	"strings"
 	"testing"
+
+	"github.com/toolrag/mcp-gateway/internal/mcpfix"
 )
 
-func readAllFrames(t *testing.T, f *frameReader) (string, error) {
+func readAllFrames(t *testing.T, f *mcpfix.FrameReader) (string, error) {
 	t.Helper()
 	var b strings.Builder
 	buf := make([]byte, 7) // small reads exercise the pending buffer
@@ -102,12 +104,12 @@ func TestFrameReader(t *testing.T) {
 				max = 1 << 20
 			}
 			f := newFrameReader(strings.NewReader(c.in), max)
-			var fatal *problem
-			f.onFatal = func(p *problem) { fatal = p }
+			var fatal error
+			f.TooLarge = func(size, max int64) error { fatal = tooLarge(size, max); return fatal }
 			got, err := readAllFrames(t, f)
 			if c.fatal {
 				if fatal == nil || !errors.Is(err, ErrResultTooLarge) {
-					t.Fatalf("want a fatal too-large error, got %v (onFatal %v)", err, fatal)
+					t.Fatalf("want a fatal too-large error, got %v (TooLarge %v)", err, fatal)
 				}
 				return
 			}
@@ -117,8 +119,8 @@ func TestFrameReader(t *testing.T) {
 			if got != c.want {
 				t.Errorf("frames:\n got %q\nwant %q", got, c.want)
 			}
-			if f.garbage != c.garbage {
-				t.Errorf("garbage = %d, want %d", f.garbage, c.garbage)
+			if n, _ := f.Garbage(); n != c.garbage {
+				t.Errorf("garbage = %d, want %d", n, c.garbage)
 			}
 		})
 	}
@@ -140,11 +142,11 @@ func TestGuardError(t *testing.T) {
 
 func TestGarbageHint(t *testing.T) {
 	f := newFrameReader(strings.NewReader("banner\n"), 100)
-	if f.garbageHint() != "" {
+	if garbageHint(f) != "" {
 		t.Error("hint before any garbage")
 	}
 	readAllFrames(t, f)
-	if h := f.garbageHint(); !strings.Contains(h, `wrote 1 line to stdout that are not JSON-RPC, last: "banner"`) {
+	if h := garbageHint(f); !strings.Contains(h, `wrote 1 line to stdout that are not JSON-RPC, last: "banner"`) {
 		t.Errorf("hint = %q", h)
 	}
 }
