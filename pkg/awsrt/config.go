@@ -30,11 +30,13 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/toolrag/mcp-gateway/pkg/aws/dynamo"
+	"github.com/toolrag/mcp-gateway/pkg/aws/kmsseal"
 	"github.com/toolrag/mcp-gateway/pkg/aws/secrets"
 	"github.com/toolrag/mcp-gateway/pkg/config"
 	"github.com/toolrag/mcp-gateway/pkg/embed"
 	"github.com/toolrag/mcp-gateway/pkg/oauth"
 	"github.com/toolrag/mcp-gateway/pkg/rerank"
+	"github.com/toolrag/mcp-gateway/pkg/upconnect"
 )
 
 // Config configures the AWS runtime. ConfigFromEnv fills it from the
@@ -117,6 +119,18 @@ type Config struct {
 	SSMEndpoint      string // TOOL_RAG_SSM_ENDPOINT, AWS_ENDPOINT_URL_SSM, AWS_ENDPOINT_URL
 	// TOOL_RAG_SECRETSMANAGER_ENDPOINT, AWS_ENDPOINT_URL_SECRETS_MANAGER, AWS_ENDPOINT_URL
 	SecretsManagerEndpoint string
+	KMSEndpoint            string // TOOL_RAG_KMS_ENDPOINT, AWS_ENDPOINT_URL_KMS, AWS_ENDPOINT_URL
+
+	// VaultKMSKey is the KMS key (id, ARN or alias) that seals the token
+	// vault's per-principal upstream grants in the vault table
+	// (TOOL_RAG_VAULT_KMS_KEY; the stacks set it). Unset, a call to a
+	// server whose auth is per principal fails with an error saying so.
+	VaultKMSKey string
+	// ConnectLinkTTL bounds a connect link's life
+	// (TOOL_RAG_CONNECT_LINK_TTL seconds, default 600).
+	ConnectLinkTTL time.Duration
+	// KMS, when set, is used instead of a client built from KMSEndpoint.
+	KMS kmsseal.KMS
 
 	// Clients, when set, are used instead of clients built from the
 	// endpoints.
@@ -216,6 +230,9 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 		LambdaEndpoint:         firstSet(getenv, "TOOL_RAG_LAMBDA_ENDPOINT", "AWS_ENDPOINT_URL_LAMBDA", "AWS_ENDPOINT_URL"),
 		SSMEndpoint:            firstSet(getenv, "TOOL_RAG_SSM_ENDPOINT", "AWS_ENDPOINT_URL_SSM", "AWS_ENDPOINT_URL"),
 		SecretsManagerEndpoint: firstSet(getenv, "TOOL_RAG_SECRETSMANAGER_ENDPOINT", "AWS_ENDPOINT_URL_SECRETS_MANAGER", "AWS_ENDPOINT_URL"),
+		KMSEndpoint:            firstSet(getenv, "TOOL_RAG_KMS_ENDPOINT", "AWS_ENDPOINT_URL_KMS", "AWS_ENDPOINT_URL"),
+		VaultKMSKey:            v.Str("TOOL_RAG_VAULT_KMS_KEY", ""),
+		ConnectLinkTTL:         v.Seconds("TOOL_RAG_CONNECT_LINK_TTL", upconnect.DefaultLinkTTL),
 	}
 	if cfg.Embed, err = embed.ConfigFromEnv(getenv); err != nil {
 		v.Fail("%s", err)
@@ -229,7 +246,7 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	if cfg.OAuth, err = oauth.FromEnv(getenv); err != nil {
 		v.Fail("%s", err)
 	}
-	for _, ep := range []struct{ name, v string }{{"S3", cfg.S3Endpoint}, {"Lambda", cfg.LambdaEndpoint}, {"DynamoDB", cfg.DynamoDBEndpoint}, {"SSM", cfg.SSMEndpoint}, {"Secrets Manager", cfg.SecretsManagerEndpoint}} {
+	for _, ep := range []struct{ name, v string }{{"S3", cfg.S3Endpoint}, {"Lambda", cfg.LambdaEndpoint}, {"DynamoDB", cfg.DynamoDBEndpoint}, {"SSM", cfg.SSMEndpoint}, {"Secrets Manager", cfg.SecretsManagerEndpoint}, {"KMS", cfg.KMSEndpoint}} {
 		if u, err := url.Parse(ep.v); ep.v != "" && (err != nil || u.Scheme == "" || u.Host == "") {
 			v.Fail("%s endpoint %q is not a URL like http://127.0.0.1:4566", ep.name, ep.v)
 		}

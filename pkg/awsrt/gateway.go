@@ -51,6 +51,9 @@ type GatewayFunction struct {
 	Sessions      *dynamo.SessionStore
 	Upstreams     *upstream.Manager
 	DynamoMetrics *dynamo.Metrics
+	// Vault holds the sealed per-principal upstream grants
+	// (docs/upstream-auth.md).
+	Vault *dynamo.VaultRows
 
 	cfg    Config
 	log    *slog.Logger
@@ -130,6 +133,10 @@ func NewGatewayFunction(ctx context.Context, cfg Config) (*GatewayFunction, erro
 		g.exact = ratelimit.NewExact(ratelimit.ExactConfig{Counter: dynamo.NewRateCounter(cfg.DynamoDB, cfg.Tables.Sessions), Window: cfg.RateLimitWindow, Log: log})
 		keys, exact = g.exact.Learn(keys), g.exact.Middleware
 	}
+	identity, err := g.openIdentity(ctx)
+	if err != nil {
+		return nil, err
+	}
 	front := cfg.frontTimeout
 	if front == 0 {
 		front = lambdahttp.FrontTimeout
@@ -144,7 +151,8 @@ func NewGatewayFunction(ctx context.Context, cfg Config) (*GatewayFunction, erro
 		Upstreams: g.Upstreams, Health: g.health, Embedder: emb, Reranker: rr,
 		Reindexer: reindexer{g}, Details: g.details, Metrics: g.registerMetrics, KeyList: g.Keys.List, CallSeq: callSeqStore(cfg), CallSeqAsync: true,
 		// "Sync now" invokes the sync function, as /tool-rag/reindex does.
-		Sync: func(ctx context.Context) (any, error) { return reindexer{g}.Reindex(ctx, "incremental") },
+		Sync:     func(ctx context.Context) (any, error) { return reindexer{g}.Reindex(ctx, "incremental") },
+		Identity: identity,
 	}, app.Options{
 		Env: cfg.Env, UpstreamListTimeout: cfg.UpstreamListTimeout, WhileLoading: app.RejectWhileLoading, Logger: log,
 		// Agents see the meta-tools: the MCP list of every catalog tool

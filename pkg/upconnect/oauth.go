@@ -398,7 +398,7 @@ func (s *Service) ServeCallback(w http.ResponseWriter, r *http.Request) {
 		s.render(w, http.StatusForbidden, pageData{Server: t.Server, Error: "this authorization was started in another browser; open your own connect link"})
 		return
 	}
-	if err := s.claim(t, t.Principal); err != nil {
+	if err := s.claim(ctx, t, t.Principal); err != nil {
 		s.render(w, http.StatusGone, pageData{Server: t.Server, Error: err.Error()})
 		return
 	}

@@ -92,7 +92,7 @@ func (s *Service) CompleteLink(w http.ResponseWriter, r *http.Request) {
 		s.render(w, http.StatusBadRequest, pageData{Server: t.Server, Form: true, Secret: true, Error: "enter the token (one line, at most 8 KiB)"})
 		return
 	}
-	if err := s.claim(t, principal); err != nil {
+	if err := s.claim(ctx, t, principal); err != nil {
 		status := http.StatusGone
 		if errors.Is(err, errNotYours) {
 			status = http.StatusForbidden

@@ -40,6 +40,44 @@ type Sealer interface {
 	Open(ctx context.Context, sealed []byte, keyID string, aad []byte) ([]byte, error)
 }
 
+// Nonces remembers the nonces of used connect links and OAuth states
+// until they expire, so each is used once: in memory for one process
+// (MemoryNonces), in a shared store where instances come and go (the
+// DynamoDB vault table on AWS).
+type Nonces interface {
+	// Claim records nonce as used until until; false when it already was.
+	Claim(ctx context.Context, nonce string, until time.Time) (bool, error)
+}
+
+// MemoryNonces is Nonces in this process's memory.
+type MemoryNonces struct {
+	mu   sync.Mutex
+	used map[string]time.Time
+	now  func() time.Time
+}
+
+// NewMemoryNonces returns an empty MemoryNonces.
+func NewMemoryNonces() *MemoryNonces {
+	return &MemoryNonces{used: map[string]time.Time{}, now: time.Now}
+}
+
+// Claim implements Nonces.
+func (m *MemoryNonces) Claim(_ context.Context, nonce string, until time.Time) (bool, error) {
+	now := m.now()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for n, u := range m.used {
+		if now.After(u) {
+			delete(m.used, n)
+		}
+	}
+	if _, dup := m.used[nonce]; dup {
+		return false, nil
+	}
+	m.used[nonce] = until
+	return true, nil
+}
+
 // Server is what the service needs of one registry entry.
 type Server struct {
 	URL  string
@@ -67,15 +105,14 @@ type Config struct {
 	// OnConnected is told when a principal connected a server (e.g. to
 	// sync the tools of a server that has no catalog credential).
 	OnConnected func(server string)
+	// Nonces keeps links and states single use (default: in memory).
+	Nonces Nonces
 }
 
 // Service is the per-principal identity service.
 type Service struct {
 	cfg Config
 	log *slog.Logger
-
-	mu   sync.Mutex
-	used map[string]time.Time // link and state nonces already used, until they expire
 }
 
 // DefaultLinkTTL is a connect link's default life.
@@ -95,7 +132,10 @@ func New(cfg Config) *Service {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	return &Service{cfg: cfg, log: cfg.Logger, used: map[string]time.Time{}}
+	if cfg.Nonces == nil {
+		cfg.Nonces = NewMemoryNonces()
+	}
+	return &Service{cfg: cfg, log: cfg.Logger}
 }
 
 // NeedsConnection is the error of a call to a per-principal server the
@@ -127,10 +167,12 @@ func WithBaseURL(ctx context.Context, base string) context.Context {
 	return context.WithValue(ctx, baseURLKey{}, base)
 }
 
-// BaseURLOf is the base URL of r (scheme and host).
+// BaseURLOf is the base URL of r (scheme and host); https when r came
+// over TLS or through a proxy that says so (X-Forwarded-Proto, as API
+// Gateway and function URLs set it).
 func BaseURLOf(r *http.Request) string {
 	scheme := "http"
-	if r.TLS != nil {
+	if r.TLS != nil || strings.EqualFold(r.Header.Get("X-Forwarded-Proto"), "https") {
 		scheme = "https"
 	}
 	return scheme + "://" + r.Host
@@ -325,6 +367,7 @@ var (
 	errExpired  = errors.New("this link has expired; call the tool again to get a new one")
 	errUsed     = errors.New("this link was already used; call the tool again to get a new one")
 	errNotYours = errors.New("this link was issued to someone else; open the link your own agent gave you")
+	errNoStore  = errors.New("the gateway could not check this link right now; try again in a minute")
 )
 
 // open checks a token: well-formed, sealed by this gateway for aad, not
@@ -354,22 +397,18 @@ func (s *Service) open(ctx context.Context, aad []byte, tok string) (ticket, err
 
 // claim checks that t belongs to principal and consumes its nonce (single
 // use). Nothing is consumed when it is refused.
-func (s *Service) claim(t ticket, principal string) error {
+func (s *Service) claim(ctx context.Context, t ticket, principal string) error {
 	if subtle.ConstantTimeCompare([]byte(t.Principal), []byte(principal)) != 1 {
 		return errNotYours
 	}
-	now := s.cfg.Now()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for n, until := range s.used {
-		if now.After(until) {
-			delete(s.used, n)
-		}
+	fresh, err := s.cfg.Nonces.Claim(ctx, t.Nonce, time.Unix(t.Exp, 0).Add(time.Minute))
+	if err != nil {
+		s.log.ErrorContext(ctx, "could not record a used connect link", "error", err)
+		return errNoStore
 	}
-	if _, dup := s.used[t.Nonce]; dup {
+	if !fresh {
 		return errUsed
 	}
-	s.used[t.Nonce] = time.Unix(t.Exp, 0).Add(time.Minute)
 	return nil
 }
 

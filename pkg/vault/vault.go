@@ -18,6 +18,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 )
@@ -31,9 +32,26 @@ type Key struct {
 	Server    string // upstream server id
 }
 
+// aadPrefix starts the additional data of a grant.
+const aadPrefix = "toolrag-vault-v1"
+
 // aad is what binds a sealed value to its key.
 func (k Key) aad() []byte {
-	return []byte("toolrag-vault-v1\x00" + k.Principal + "\x00" + k.Server)
+	return []byte(aadPrefix + "\x00" + k.Principal + "\x00" + k.Server)
+}
+
+// EncryptionContext is the KMS encryption context of additional data aad:
+// for a grant {"purpose": "toolrag-vault-v1", "principal": …, "server": …}
+// (so a KMS key policy can name them, and CloudTrail records whose grant
+// was opened); for anything else (connect links, OAuth states)
+// {"purpose": aad}.
+func EncryptionContext(aad []byte) map[string]string {
+	if rest, ok := strings.CutPrefix(string(aad), aadPrefix+"\x00"); ok {
+		if p, s, ok := strings.Cut(rest, "\x00"); ok {
+			return map[string]string{"purpose": aadPrefix, "principal": p, "server": s}
+		}
+	}
+	return map[string]string{"purpose": string(aad)}
 }
 
 // Grant kinds.

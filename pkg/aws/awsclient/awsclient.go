@@ -1,5 +1,5 @@
 // Package awsclient builds the AWS SDK clients of the gateway's functions
-// (S3, Lambda, SSM Parameter Store, Secrets Manager; DynamoDB's is
+// (S3, Lambda, SSM Parameter Store, Secrets Manager, KMS; DynamoDB's is
 // dynamo.NewClient, with this package's configuration and bounds) from an
 // optional endpoint override. The region
 // defaults to us-east-1, an emulator on a loopback endpoint gets dummy
@@ -21,6 +21,7 @@ import (
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/kms"
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
@@ -164,6 +165,26 @@ func SecretsManager(ctx context.Context, endpoint string, t Timeouts) (*secretsm
 	return secretsmanager.NewFromConfig(ac, func(o *secretsmanager.Options) {
 		o.HTTPClient = AttemptClient(min(Connect, t.Attempt), t.Attempt)
 		o.APIOptions = append(o.APIOptions, OperationDeadline("Secrets Manager", t.Operation))
+		if endpoint != "" {
+			o.BaseEndpoint = aws.String(endpoint)
+		}
+	}), nil
+}
+
+// KMSTimeouts bound the KMS client of the token vault: KMS answers a
+// GenerateDataKey or Decrypt in milliseconds.
+var KMSTimeouts = Timeouts{Attempt: 3 * time.Second, Operation: 8 * time.Second}
+
+// KMS returns a KMS client bounded by KMSTimeouts.
+func KMS(ctx context.Context, endpoint string) (*kms.Client, error) {
+	ac, err := Load(ctx, endpoint)
+	if err != nil {
+		return nil, err
+	}
+	t := KMSTimeouts
+	return kms.NewFromConfig(ac, func(o *kms.Options) {
+		o.HTTPClient = AttemptClient(min(Connect, t.Attempt), t.Attempt)
+		o.APIOptions = append(o.APIOptions, OperationDeadline("KMS", t.Operation))
 		if endpoint != "" {
 			o.BaseEndpoint = aws.String(endpoint)
 		}

@@ -177,6 +177,9 @@ type Tables struct {
 	// (TOOL_RAG_CALLSEQ_TABLE); it is read and written only when
 	// TOOL_RAG_CALL_SEQUENCES is on.
 	CallSeq string
+	// Vault holds the sealed per-principal upstream grants and used
+	// connect-link nonces (TOOL_RAG_VAULT_TABLE, docs/upstream-auth.md).
+	Vault string
 }
 
 // Default table names, used when the environment names none.
@@ -186,11 +189,12 @@ const (
 	DefaultRegistryTable = "toolrag-registry"
 	DefaultSessionsTable = "toolrag-sessions"
 	DefaultCallSeqTable  = "toolrag-callseq"
+	DefaultVaultTable    = "toolrag-vault"
 )
 
 // TablesFromEnv reads the table names from TOOL_RAG_TOOLS_TABLE,
 // TOOL_RAG_KEYS_TABLE, TOOL_RAG_REGISTRY_TABLE, TOOL_RAG_SESSIONS_TABLE and
-// TOOL_RAG_CALLSEQ_TABLE,
+// TOOL_RAG_CALLSEQ_TABLE and TOOL_RAG_VAULT_TABLE,
 // falling back to the Default*Table names.
 func TablesFromEnv(getenv func(string) string) Tables {
 	get := func(k, def string) string {
@@ -205,6 +209,7 @@ func TablesFromEnv(getenv func(string) string) Tables {
 		Registry: get("TOOL_RAG_REGISTRY_TABLE", DefaultRegistryTable),
 		Sessions: get("TOOL_RAG_SESSIONS_TABLE", DefaultSessionsTable),
 		CallSeq:  get("TOOL_RAG_CALLSEQ_TABLE", DefaultCallSeqTable),
+		Vault:    get("TOOL_RAG_VAULT_TABLE", DefaultVaultTable),
 	}
 }
 

@@ -314,7 +314,7 @@ func TestCreateTablesIdempotent(t *testing.T) {
 func TestTablesFromEnv(t *testing.T) {
 	env := map[string]string{"TOOL_RAG_TOOLS_TABLE": "prod-tools", "TOOL_RAG_SESSIONS_TABLE": "prod-sessions"}
 	got := TablesFromEnv(func(k string) string { return env[k] })
-	want := Tables{Tools: "prod-tools", Keys: DefaultKeysTable, Registry: DefaultRegistryTable, Sessions: "prod-sessions", CallSeq: DefaultCallSeqTable}
+	want := Tables{Tools: "prod-tools", Keys: DefaultKeysTable, Registry: DefaultRegistryTable, Sessions: "prod-sessions", CallSeq: DefaultCallSeqTable, Vault: DefaultVaultTable}
 	if got != want {
 		t.Fatalf("TablesFromEnv = %+v, want %+v", got, want)
 	}

@@ -80,6 +80,14 @@ func specs(names Tables) []tableSpec {
 			attrs: []types.AttributeDefinition{strAttr(attrFromTool), strAttr(attrToTool)},
 		})
 	}
+	if names.Vault != "" {
+		out = append(out, tableSpec{
+			name:  names.Vault,
+			keys:  []types.KeySchemaElement{hashKey(attrVaultPrincipal), rangeKey(attrVaultServer)},
+			attrs: []types.AttributeDefinition{strAttr(attrVaultPrincipal), strAttr(attrVaultServer)},
+			ttl:   attrExpiresAt,
+		})
+	}
 	if names.Sessions != "" {
 		out = append(out, tableSpec{
 			name:  names.Sessions,
@@ -93,7 +101,7 @@ func specs(names Tables) []tableSpec {
 
 // CreateTables creates the tables named in names (empty names are skipped)
 // with on-demand billing, waits until each is ACTIVE and enables TTL on the
-// sessions table. Tables that already exist are fine when their key schema
+// sessions and vault tables. Tables that already exist are fine when their key schema
 // matches; a mismatch is an error. Emulators without UpdateTimeToLive
 // (dynalite) are tolerated: sessions are filtered by expires_at on read.
 func CreateTables(ctx context.Context, client *dynamodb.Client, names Tables) error {

@@ -1,0 +1,131 @@
+package testenv
+
+import (
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// KMS returns the endpoint URL ("http://127.0.0.1:<port>") of a local-kms
+// (github.com/nsmithuk/local-kms, built by scripts/deps.sh into
+// .tools/bin) shared by the whole test binary, started on first use with
+// its key database in a temporary folder and stopped like DynamoDB Local
+// (Main, or the kernel when the test binary exits). Each test creates its
+// own keys. local-kms listens on every interface of the port; tests reach
+// it on 127.0.0.1.
+//
+// When TOOLRAG_KMS_ENDPOINT is set that endpoint is used and nothing is
+// started.
+func KMS(t testing.TB) string {
+	t.Helper()
+	if ep := os.Getenv("TOOLRAG_KMS_ENDPOINT"); ep != "" {
+		return ep
+	}
+	bin := filepath.Join(ToolsDir(t), "bin", "local-kms")
+	if _, err := os.Stat(bin); err != nil {
+		Missing(t, "local-kms ("+bin+")")
+	}
+	kmsOnce.Do(func() {
+		for attempt := 0; attempt < 3; attempt++ {
+			kmsEndpoint, kmsErr = startLocalKMS(bin)
+			if kmsErr == nil {
+				return
+			}
+		}
+	})
+	if kmsErr != nil {
+		t.Fatalf("testenv: local-kms did not start: %v", kmsErr)
+	}
+	return kmsEndpoint
+}
+
+var (
+	kmsOnce     sync.Once
+	kmsEndpoint string
+	kmsErr      error
+)
+
+func startLocalKMS(bin string) (string, error) {
+	port, err := freePort()
+	if err != nil {
+		return "", err
+	}
+	dir, err := os.MkdirTemp("", "toolrag-kms-")
+	if err != nil {
+		return "", err
+	}
+	cmd := exec.Command(bin)
+	cmd.Env = append(os.Environ(), "PORT="+strconv.Itoa(port), "KMS_DATA_PATH="+dir,
+		"KMS_SEED_PATH="+filepath.Join(dir, "none.yaml"), "KMS_REGION=us-east-1", "KMS_ACCOUNT_ID=111122223333")
+	out := &Buffer{Max: 64 << 10}
+	cmd.Stdout, cmd.Stderr = out, out
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	started := make(chan error, 1)
+	exited := make(chan struct{})
+	go func() {
+		// As for DynamoDB Local: Pdeathsig follows the starting thread.
+		runtime.LockOSThread()
+		if err := cmd.Start(); err != nil {
+			started <- err
+			close(exited)
+			return
+		}
+		started <- nil
+		_ = cmd.Wait()
+		close(exited)
+	}()
+	if err := <-started; err != nil {
+		os.RemoveAll(dir)
+		return "", fmt.Errorf("start %s: %w", bin, err)
+	}
+	stop := func() {
+		_ = cmd.Process.Kill()
+		<-exited
+		os.RemoveAll(dir)
+	}
+	ep := "http://127.0.0.1:" + strconv.Itoa(port)
+	client := &http.Client{Timeout: 2 * time.Second}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		select {
+		case <-exited:
+			os.RemoveAll(dir)
+			return "", fmt.Errorf("local-kms exited before answering on %s: %s", ep, out.String())
+		default:
+		}
+		if answersKMS(client, ep) {
+			registerAtExit(stop)
+			return ep, nil
+		}
+		if time.Now().After(deadline) {
+			stop()
+			return "", fmt.Errorf("local-kms did not answer on %s within 30s: %s", ep, out.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// answersKMS reports whether ep answers a ListKeys request as KMS does.
+func answersKMS(client *http.Client, ep string) bool {
+	req, err := http.NewRequest(http.MethodPost, ep, strings.NewReader(`{}`))
+	if err != nil {
+		return false
+	}
+	req.Header.Set("Content-Type", "application/x-amz-json-1.1")
+	req.Header.Set("X-Amz-Target", "TrentService.ListKeys")
+	resp, err := client.Do(req)
+	if err != nil {
+		return false
+	}
+	defer resp.Body.Close()
+	return resp.StatusCode == http.StatusOK && resp.Header.Get("Content-Type") != "" && strings.Contains(resp.Header.Get("Content-Type"), "json")
+}
