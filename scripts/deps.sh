@@ -83,6 +83,16 @@ if [ ! -x "$tools/bin/aws-lambda-rie" ] || [ "$(cat "$tools/bin/.aws-lambda-rie.
   echo "$rie_version" > "$tools/bin/.aws-lambda-rie.version"
   done_step
 fi
+# local-kms (a Go module): the KMS emulator of the AWS token vault tests
+# (internal/testenv.KMS; pkg/aws/kmsseal, functions/identity_rie_test.go).
+localkms_version=v0.0.0-20260228092603-2a5e92d09ab6
+if [ ! -x "$tools/bin/local-kms" ] || [ "$(cat "$tools/bin/.local-kms.version" 2>/dev/null)" != "$localkms_version" ]; then
+  step "building local-kms (KMS emulator) into .tools/bin" "about a minute"
+  mkdir -p "$tools/bin"
+  GOBIN="$tools/bin" go install "github.com/nsmithuk/local-kms@$localkms_version"
+  echo "$localkms_version" > "$tools/bin/.local-kms.version"
+  done_step
+fi
 if [ $did = 0 ]; then
   echo "deps: everything already installed in $tools (checked in $((SECONDS - start)) s)"
 else

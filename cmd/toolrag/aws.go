@@ -171,7 +171,8 @@ Example:
 	case "revoke":
 		describe(fs, stderr, "toolrag keys revoke --id ID", `
 Marks the key revoked in the keys table (TOOL_RAG_KEYS_TABLE); gateways stop accepting it
-within TOOL_RAG_KEY_CACHE_TTL (default 30 s). The entry stays, for the record.
+within TOOL_RAG_KEY_CACHE_TTL (default 30 s). The entry stays, for the record. The key's
+upstream connections (TOOL_RAG_VAULT_TABLE) are deleted.
 
 Example:
   toolrag keys revoke --id ci-agent
@@ -191,7 +192,12 @@ Example:
 		if err := dynamo.NewKeyStore(c, tables.Keys).Revoke(ctx, *id); err != nil {
 			return err
 		}
-		fmt.Fprintf(stdout, "revoked key %q; gateways stop accepting it within TOOL_RAG_KEY_CACHE_TTL (default 30s)\n", *id)
+		// The key's upstream connections end with it (the token vault).
+		n, err := dynamo.NewVaultRows(c, tables.Vault).DeleteKey(ctx, *id)
+		if err != nil {
+			return fmt.Errorf("revoked key %q, but its upstream connections could not be removed (run it again): %w", *id, err)
+		}
+		fmt.Fprintf(stdout, "revoked key %q (and its %d upstream connections); gateways stop accepting it within TOOL_RAG_KEY_CACHE_TTL (default 30s)\n", *id, n)
 		return nil
 	}
 	return fmt.Errorf("unknown subcommand %q; usage: %s", sub, usage)

@@ -180,10 +180,14 @@ func sortRows(rows []vault.Row) {
 
 // DeleteKey removes every row stored by API key (or OAuth subject) id
 // keyID and returns how many (`toolrag keys revoke` ends a key's upstream
-// connections with it).
+// connections with it). A deployment without the vault table has none.
 func (v *VaultRows) DeleteKey(ctx context.Context, keyID string) (int, error) {
 	items, err := scanAll(ctx, v.client, &dynamodb.ScanInput{TableName: aws.String(v.table), ConsistentRead: aws.Bool(true),
 		FilterExpression: aws.String("key_id = :k"), ExpressionAttributeValues: item{":k": avS(keyID)}})
+	var notFound *types.ResourceNotFoundException
+	if errors.As(err, &notFound) {
+		return 0, nil
+	}
 	if err != nil {
 		return 0, err
 	}

@@ -1,0 +1,479 @@
+package functions_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/aws-sdk-go-v2/service/kms"
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/toolrag/mcp-gateway/internal/testenv"
+	"github.com/toolrag/mcp-gateway/pkg/auth"
+	"github.com/toolrag/mcp-gateway/pkg/aws/awsclient"
+	"github.com/toolrag/mcp-gateway/pkg/aws/dynamo"
+	"github.com/toolrag/mcp-gateway/pkg/aws/kmsseal"
+	"github.com/toolrag/mcp-gateway/pkg/awsrt"
+	"github.com/toolrag/mcp-gateway/pkg/config"
+	"github.com/toolrag/mcp-gateway/pkg/policy"
+	"github.com/toolrag/mcp-gateway/pkg/upauth"
+	"github.com/toolrag/mcp-gateway/pkg/upstream"
+	"github.com/toolrag/mcp-gateway/pkg/vault"
+)
+
+// whoServer is a real mcp-go Streamable HTTP server that authenticates
+// every request by its bearer token (401 with a challenge otherwise) and
+// whose whoami tool answers with the caller's subject.
+type whoServer struct {
+	URL    string
+	mu     sync.Mutex
+	tokens map[string]string // bearer → subject
+	seen   map[string]string // subject → last bearer it came with
+}
+
+type whoKey struct{}
+
+func newWhoServer(t *testing.T, tokens map[string]string) *whoServer {
+	t.Helper()
+	u := &whoServer{tokens: tokens, seen: map[string]string{}}
+	s := server.NewMCPServer("who", "1")
+	s.AddTool(mcp.NewTool("whoami", mcp.WithDescription("who am i: tell the identity of the caller at this server")),
+		func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			sub, _ := ctx.Value(whoKey{}).(string)
+			return mcp.NewToolResultText("sub=" + sub), nil
+		})
+	h := server.NewStreamableHTTPServer(s, server.WithHTTPContextFunc(func(ctx context.Context, r *http.Request) context.Context {
+		sub, _ := u.subject(r)
+		return context.WithValue(ctx, whoKey{}, sub)
+	}))
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if _, ok := u.subject(r); !ok {
+			w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token"`)
+			http.Error(w, "unauthorized", http.StatusUnauthorized)
+			return
+		}
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	u.URL = srv.URL
+	return u
+}
+
+func (u *whoServer) subject(r *http.Request) (string, bool) {
+	tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	if !ok {
+		return "", false
+	}
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	sub, ok := u.tokens[tok]
+	if ok {
+		u.seen[sub] = tok
+	}
+	return sub, ok
+}
+
+func (u *whoServer) set(tok, sub string) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if sub == "" {
+		delete(u.tokens, tok)
+	} else {
+		u.tokens[tok] = sub
+	}
+}
+
+// mcpSession speaks JSON-RPC to the gateway byte for byte.
+type mcpSession struct {
+	t        *testing.T
+	url, key string
+	sid      string
+	id       int
+}
+
+func openSession(t *testing.T, base, key string, caps map[string]any) *mcpSession {
+	t.Helper()
+	s := &mcpSession{t: t, url: base + "/mcp", key: key}
+	msg := s.request("initialize", map[string]any{"protocolVersion": "2025-11-25", "capabilities": caps,
+		"clientInfo": map[string]any{"name": "raw", "version": "1"}})
+	if msg["error"] != nil {
+		t.Fatalf("initialize: %v", msg["error"])
+	}
+	s.post(map[string]any{"jsonrpc": "2.0", "method": "notifications/initialized"})
+	return s
+}
+
+func (s *mcpSession) post(body any) (*http.Response, []byte) {
+	s.t.Helper()
+	b, _ := json.Marshal(body)
+	req, _ := http.NewRequest(http.MethodPost, s.url, bytes.NewReader(b))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Authorization", "Bearer "+s.key)
+	req.Header.Set("MCP-Protocol-Version", "2025-11-25")
+	if s.sid != "" {
+		req.Header.Set("Mcp-Session-Id", s.sid)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	out, _ := io.ReadAll(resp.Body)
+	if sid := resp.Header.Get("Mcp-Session-Id"); sid != "" {
+		s.sid = sid
+	}
+	return resp, out
+}
+
+func (s *mcpSession) request(method string, params any) map[string]any {
+	s.t.Helper()
+	s.id++
+	resp, body := s.post(map[string]any{"jsonrpc": "2.0", "id": s.id, "method": method, "params": params})
+	frames := [][]byte{body}
+	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		frames = nil
+		sc := bufio.NewScanner(bytes.NewReader(body))
+		sc.Buffer(nil, 16<<20)
+		for sc.Scan() {
+			if d, ok := strings.CutPrefix(sc.Text(), "data:"); ok {
+				frames = append(frames, []byte(strings.TrimSpace(d)))
+			}
+		}
+	}
+	for _, f := range frames {
+		var m map[string]any
+		if json.Unmarshal(f, &m) == nil && fmt.Sprint(m["id"]) == fmt.Sprint(s.id) {
+			return m
+		}
+	}
+	s.t.Fatalf("%s: no response in %d %q", method, resp.StatusCode, body)
+	return nil
+}
+
+func (s *mcpSession) whoami() map[string]any {
+	s.t.Helper()
+	return s.request("tools/call", map[string]any{"name": "who__whoami", "arguments": map[string]any{}})
+}
+
+// resultText returns the text of a tools/call response's result.
+func resultText(msg map[string]any) (string, bool) {
+	res, _ := msg["result"].(map[string]any)
+	if res == nil {
+		return fmt.Sprint(msg["error"]), true
+	}
+	var parts []string
+	content, _ := res["content"].([]any)
+	for _, c := range content {
+		if m, ok := c.(map[string]any); ok {
+			if s, ok := m["text"].(string); ok {
+				parts = append(parts, s)
+			}
+		}
+	}
+	return strings.Join(parts, "\n"), res["isError"] == true
+}
+
+// linkOf returns the URL of a -32042 URL elicitation ("" if msg is not one).
+func linkOf(msg map[string]any) string {
+	e, _ := msg["error"].(map[string]any)
+	if e == nil || e["code"] != float64(-32042) {
+		return ""
+	}
+	data, _ := e["data"].(map[string]any)
+	els, _ := data["elicitations"].([]any)
+	if len(els) != 1 {
+		return ""
+	}
+	el, _ := els[0].(map[string]any)
+	u, _ := el["url"].(string)
+	if el["mode"] != "url" || el["elicitationId"] == "" {
+		return ""
+	}
+	return u
+}
+
+func postLink(t *testing.T, link string, form url.Values) (int, string) {
+	t.Helper()
+	c := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := c.PostForm(link, form)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+var urlElicitation = map[string]any{"elicitation": map[string]any{"url": map[string]any{}}}
+
+// identityDeployment is a deployment with the token vault: its table in
+// DynamoDB Local, its key in local-kms, the who server (auth user_secret,
+// a catalog credential for the sync) and keys alice and bob.
+type identityDeployment struct {
+	*deployment
+	who    *whoServer
+	kms    *kms.Client
+	keyARN string
+	vault  string
+}
+
+func newIdentityDeployment(t *testing.T) *identityDeployment {
+	t.Helper()
+	ctx := context.Background()
+	d := &identityDeployment{deployment: newDeployment(t)}
+	d.vault = testenv.UniqueName(t, "rie-vault-")
+	if err := dynamo.CreateTables(ctx, d.ddb, dynamo.Tables{Vault: d.vault}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.ddb.DeleteTable(context.Background(), &dynamodb.DeleteTableInput{TableName: aws.String(d.vault)}) })
+	kmsURL := testenv.KMS(t)
+	var err error
+	if d.kms, err = awsclient.KMS(ctx, kmsURL); err != nil {
+		t.Fatal(err)
+	}
+	key, err := d.kms.CreateKey(ctx, &kms.CreateKeyInput{Description: aws.String("toolrag vault " + t.Name())})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.keyARN = aws.ToString(key.KeyMetadata.Arn)
+	d.who = newWhoServer(t, map[string]string{"catalog-token": "catalog"})
+	doc, err := config.EncodeServerConfig(upstream.ServerConfig{Transport: upstream.TransportStreamableHTTP, URL: d.who.URL + "/mcp",
+		Headers: map[string]string{"Authorization": "Bearer catalog-token"}, Auth: &upauth.Config{Mode: upauth.ModeUserSecret}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := dynamo.NewRegistryStore(d.ddb, d.tables.Registry).PutServer(ctx, "who", doc); err != nil {
+		t.Fatal(err)
+	}
+	keys := dynamo.NewKeyStore(d.ddb, d.tables.Keys)
+	for _, id := range []string{"alice", "bob"} {
+		if err := keys.Create(ctx, policy.Key{ID: id, SecretHash: policy.HashSecret("k-" + id),
+			Servers: map[string]policy.Rule{"who": {ToolPrefixes: []string{"*"}}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	d.env["TOOL_RAG_VAULT_TABLE"] = d.vault
+	d.env["TOOL_RAG_VAULT_KMS_KEY"] = d.keyARN
+	d.env["TOOL_RAG_KMS_ENDPOINT"] = kmsURL
+	d.env["TOOL_RAG_KEY_CACHE_TTL"] = "0.001"
+	return d
+}
+
+// syncAndStart runs the sync function once (the catalog) and starts the
+// gateway function behind an HTTP API front.
+func (d *identityDeployment) syncAndStart(t *testing.T) (gw *function, front string) {
+	t.Helper()
+	rie := filepath.Join(testenv.ToolsDir(t), "bin", "aws-lambda-rie")
+	if _, err := os.Stat(rie); err != nil {
+		testenv.Missing(t, "aws-lambda-rie")
+	}
+	syncFn := startFunction(t, rie, "toolrag-sync", testenv.GoBinary(t, "./functions/sync"), 900, d.env)
+	var rep awsrt.SyncReport
+	if err := json.Unmarshal(syncFn.invoke(t, sample(t, "schedule-sync.json")), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if rep.Sync.Synced != 2 || rep.IndexErr != "" {
+		t.Fatalf("sync report: %+v", rep)
+	}
+	gw = startFunction(t, rie, "toolrag-gateway", testenv.GoBinary(t, "./functions/gateway"), 29, d.env)
+	return gw, apiGateway(t, gw).URL
+}
+
+func principalOf(id string) string {
+	return auth.KeyPrincipal(policy.Key{ID: id, SecretHash: policy.HashSecret("k-" + id)})
+}
+
+// Per-user secrets on the Lambda path: the gateway function under
+// aws-lambda-rie with the vault in DynamoDB Local sealed by local-kms.
+// Two principals each reach the upstream as themselves; an unconnected
+// one gets -32042 with a link (or a tool error with it), completes it,
+// and the retried call succeeds; a link opened by another principal or
+// replayed is refused and nothing is stored; the raw rows hold no token
+// bytes and a row copied to another principal does not open; an upstream
+// 401 asks again; revoke and key removal end the grant.
+func TestUpstreamIdentityLambdaUserSecret(t *testing.T) {
+	ctx := context.Background()
+	d := newIdentityDeployment(t)
+	gw, front := d.syncAndStart(t)
+
+	alice := openSession(t, front, "k-alice", urlElicitation)
+	link := linkOf(alice.whoami())
+	if !strings.HasPrefix(link, front+"/connect/") {
+		t.Fatalf("alice's first call: no connect link (%q)", link)
+	}
+	rows := func() []map[string]types.AttributeValue {
+		out, err := d.ddb.Scan(ctx, &dynamodb.ScanInput{TableName: aws.String(d.vault), ConsistentRead: aws.Bool(true)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var grants []map[string]types.AttributeValue
+		for _, it := range out.Items {
+			if p, _ := it["principal"].(*types.AttributeValueMemberS); p != nil && p.Value != "#used" {
+				grants = append(grants, it)
+			}
+		}
+		return grants
+	}
+
+	// Bob cannot complete alice's link; nothing is stored, and the link
+	// stays good for alice.
+	if code, page := postLink(t, link, url.Values{"key": {"k-bob"}, "secret": {"tok-bob"}}); code != http.StatusForbidden || !strings.Contains(page, "someone else") {
+		t.Fatalf("bob on alice's link: %d %s", code, page)
+	}
+	if n := len(rows()); n != 0 {
+		t.Fatalf("%d rows stored after a refused link", n)
+	}
+	resp, err := http.Get(link)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET the link: %d", resp.StatusCode)
+	}
+	d.who.set("tok-alice", "alice")
+	if code, page := postLink(t, link, url.Values{"key": {"k-alice"}, "secret": {"tok-alice"}}); code != http.StatusOK || !strings.Contains(page, "Stored") {
+		t.Fatalf("alice completes her link: %d %s", code, page)
+	}
+	// Replayed (single use through the vault table, not instance memory:
+	// a second instance refuses it too).
+	gw2 := startFunction(t, filepath.Join(testenv.ToolsDir(t), "bin", "aws-lambda-rie"), "toolrag-gateway", testenv.GoBinary(t, "./functions/gateway"), 29, d.env)
+	front2 := apiGateway(t, gw2).URL
+	replay := front2 + strings.TrimPrefix(link, front)
+	if code, page := postLink(t, replay, url.Values{"key": {"k-alice"}, "secret": {"tok-evil"}}); code != http.StatusGone || !strings.Contains(page, "already used") {
+		t.Fatalf("replayed link on another instance: %d %s", code, page)
+	}
+	if text, isErr := resultText(alice.whoami()); isErr || text != "sub=alice" {
+		t.Fatalf("alice's retried call: %v %q", isErr, text)
+	}
+
+	// Bob's client does not declare URL elicitation: a tool error with
+	// the link.
+	bob := openSession(t, front, "k-bob", nil)
+	text, isErr := resultText(bob.whoami())
+	i := strings.Index(text, front+"/connect/")
+	if !isErr || i < 0 {
+		t.Fatalf("bob's first call: %v %q", isErr, text)
+	}
+	bobLink := strings.Fields(text[i:])[0]
+	d.who.set("tok-bob", "bob")
+	if code, page := postLink(t, bobLink, url.Values{"key": {"k-bob"}, "secret": {"tok-bob"}}); code != http.StatusOK {
+		t.Fatalf("bob completes his link: %d %s", code, page)
+	}
+	// Each as themselves, on both instances (the second one opens the
+	// grants from DynamoDB with KMS).
+	for _, c := range []struct {
+		s    *mcpSession
+		want string
+	}{{alice, "sub=alice"}, {bob, "sub=bob"}, {openSession(t, front2, "k-alice", nil), "sub=alice"}, {openSession(t, front2, "k-bob", nil), "sub=bob"}} {
+		if text, isErr := resultText(c.s.whoami()); isErr || text != c.want {
+			t.Fatalf("%s: %v %q, want %q", c.s.key, isErr, text, c.want)
+		}
+	}
+	d.who.mu.Lock()
+	seen := map[string]string{"alice": d.who.seen["alice"], "bob": d.who.seen["bob"]}
+	d.who.mu.Unlock()
+	if seen["alice"] != "tok-alice" || seen["bob"] != "tok-bob" {
+		t.Fatalf("tokens the upstream saw: %v", seen)
+	}
+
+	// The raw rows: no token bytes; alice's row copied to bob's key does
+	// not open (KMS refuses the encryption context).
+	grants := rows()
+	if len(grants) != 2 {
+		t.Fatalf("%d grant rows, want 2", len(grants))
+	}
+	for _, it := range grants {
+		for name, av := range it {
+			var b []byte
+			switch v := av.(type) {
+			case *types.AttributeValueMemberS:
+				b = []byte(v.Value)
+			case *types.AttributeValueMemberB:
+				b = v.Value
+			}
+			if bytes.Contains(b, []byte("tok-alice")) || bytes.Contains(b, []byte("tok-bob")) {
+				t.Fatalf("vault attribute %s holds a token", name)
+			}
+		}
+	}
+	vr := dynamo.NewVaultRows(d.ddb, d.vault)
+	sealer := kmsseal.New(d.kms, d.keyARN)
+	aliceKey := vault.Key{Principal: principalOf("alice"), Server: "who"}
+	row, err := vr.GetRow(ctx, aliceKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g, err := vault.New(vr, sealer, 0).Get(ctx, aliceKey); err != nil || g.Secret != "tok-alice" {
+		t.Fatalf("alice's row under her own context: %v", err)
+	}
+	row.Principal = principalOf("carol")
+	if err := vr.PutRow(ctx, row); err != nil {
+		t.Fatal(err)
+	}
+	if g, err := vault.New(vr, sealer, 0).Get(ctx, vault.Key{Principal: row.Principal, Server: "who"}); err == nil || !strings.Contains(err.Error(), "KMS Decrypt") {
+		t.Fatalf("alice's row copied to carol opened: %v %v", g, err)
+	}
+	_ = vr.DeleteRow(ctx, vault.Key{Principal: row.Principal, Server: "who"})
+
+	// The upstream stops accepting alice's token: HTTP 401 drops the
+	// grant and asks again; she stores a new one.
+	d.who.set("tok-alice", "")
+	if link := linkOf(alice.whoami()); !strings.HasPrefix(link, front+"/connect/") {
+		t.Fatalf("after the upstream's 401: no new link")
+	}
+	if _, err := vr.GetRow(ctx, aliceKey); err == nil {
+		t.Fatal("the refused grant is still stored")
+	}
+
+	// Revoke through REST: the grant ends on the instance that revokes.
+	req, _ := http.NewRequest(http.MethodDelete, front+"/tool-rag/connections/who", nil)
+	req.Header.Set("Authorization", "Bearer k-bob")
+	resp, err = http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), `"revoked":true`) {
+		t.Fatalf("DELETE /tool-rag/connections/who: %d %s", resp.StatusCode, body)
+	}
+	if link := linkOf(openSession(t, front, "k-bob", urlElicitation).whoami()); link == "" {
+		t.Fatal("bob's call after revoking: no connect link")
+	}
+
+	// Key removal (`toolrag keys revoke`: the key disabled, its
+	// connections deleted): bob connects again, then his key is revoked.
+	bobLink = linkOf(openSession(t, front, "k-bob", urlElicitation).whoami())
+	if code, page := postLink(t, bobLink, url.Values{"key": {"k-bob"}, "secret": {"tok-bob"}}); code != http.StatusOK {
+		t.Fatalf("bob reconnects: %d %s", code, page)
+	}
+	if err := dynamo.NewKeyStore(d.ddb, d.tables.Keys).Revoke(ctx, "bob"); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := vr.DeleteKey(ctx, "bob"); err != nil || n != 1 {
+		t.Fatalf("delete bob's connections: %d %v", n, err)
+	}
+	if n := len(rows()); n != 0 {
+		t.Fatalf("%d grant rows left after the key's removal", n)
+	}
+	if logs := gw.logs.String() + gw2.logs.String(); strings.Contains(logs, "tok-alice") || strings.Contains(logs, "tok-bob") {
+		t.Fatal("a token reached the function logs")
+	}
+}
