@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/cookiejar"
 	"net/http/httptest"
 	"net/url"
 	"os"
@@ -20,6 +21,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/kms"
+	"github.com/coreos/go-oidc/v3/oidc"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
@@ -44,6 +46,10 @@ type whoServer struct {
 	mu     sync.Mutex
 	tokens map[string]string // bearer → subject
 	seen   map[string]string // subject → last bearer it came with
+	// check, when set, verifies a token instead of tokens; issuer, when
+	// set, is named in RFC 9728 protected-resource metadata.
+	check  func(tok string) (string, bool)
+	issuer string
 }
 
 type whoKey struct{}
@@ -62,8 +68,13 @@ func newWhoServer(t *testing.T, tokens map[string]string) *whoServer {
 		return context.WithValue(ctx, whoKey{}, sub)
 	}))
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasPrefix(r.URL.Path, "/.well-known/oauth-protected-resource") && u.issuer != "" {
+			w.Header().Set("Content-Type", "application/json")
+			json.NewEncoder(w).Encode(map[string]any{"resource": u.URL + "/mcp", "authorization_servers": []string{u.issuer}})
+			return
+		}
 		if _, ok := u.subject(r); !ok {
-			w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token"`)
+			w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token", resource_metadata="`+u.URL+`/.well-known/oauth-protected-resource"`)
 			http.Error(w, "unauthorized", http.StatusUnauthorized)
 			return
 		}
@@ -78,6 +89,15 @@ func (u *whoServer) subject(r *http.Request) (string, bool) {
 	tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 	if !ok {
 		return "", false
+	}
+	if u.check != nil {
+		sub, ok := u.check(tok)
+		if ok {
+			u.mu.Lock()
+			u.seen[sub] = tok
+			u.mu.Unlock()
+		}
+		return sub, ok
 	}
 	u.mu.Lock()
 	defer u.mu.Unlock()
@@ -233,15 +253,17 @@ type identityDeployment struct {
 	vault  string
 }
 
-func newIdentityDeployment(t *testing.T) *identityDeployment {
+func newIdentityDeployment(t *testing.T, who *whoServer, a *upauth.Config, catalogToken string) *identityDeployment {
 	t.Helper()
 	ctx := context.Background()
-	d := &identityDeployment{deployment: newDeployment(t)}
+	d := &identityDeployment{deployment: newDeployment(t), who: who}
 	d.vault = testenv.UniqueName(t, "rie-vault-")
 	if err := dynamo.CreateTables(ctx, d.ddb, dynamo.Tables{Vault: d.vault}); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { d.ddb.DeleteTable(context.Background(), &dynamodb.DeleteTableInput{TableName: aws.String(d.vault)}) })
+	t.Cleanup(func() {
+		d.ddb.DeleteTable(context.Background(), &dynamodb.DeleteTableInput{TableName: aws.String(d.vault)})
+	})
 	kmsURL := testenv.KMS(t)
 	var err error
 	if d.kms, err = awsclient.KMS(ctx, kmsURL); err != nil {
@@ -252,9 +274,8 @@ func newIdentityDeployment(t *testing.T) *identityDeployment {
 		t.Fatal(err)
 	}
 	d.keyARN = aws.ToString(key.KeyMetadata.Arn)
-	d.who = newWhoServer(t, map[string]string{"catalog-token": "catalog"})
 	doc, err := config.EncodeServerConfig(upstream.ServerConfig{Transport: upstream.TransportStreamableHTTP, URL: d.who.URL + "/mcp",
-		Headers: map[string]string{"Authorization": "Bearer catalog-token"}, Auth: &upauth.Config{Mode: upauth.ModeUserSecret}})
+		Headers: map[string]string{"Authorization": "Bearer " + catalogToken}, Auth: a})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -309,7 +330,7 @@ func principalOf(id string) string {
 // 401 asks again; revoke and key removal end the grant.
 func TestUpstreamIdentityLambdaUserSecret(t *testing.T) {
 	ctx := context.Background()
-	d := newIdentityDeployment(t)
+	d := newIdentityDeployment(t, newWhoServer(t, map[string]string{"catalog-token": "catalog"}), &upauth.Config{Mode: upauth.ModeUserSecret}, "catalog-token")
 	gw, front := d.syncAndStart(t)
 
 	alice := openSession(t, front, "k-alice", urlElicitation)
@@ -475,5 +496,176 @@ func TestUpstreamIdentityLambdaUserSecret(t *testing.T) {
 	}
 	if logs := gw.logs.String() + gw2.logs.String(); strings.Contains(logs, "tok-alice") || strings.Contains(logs, "tok-bob") {
 		t.Fatal("a token reached the function logs")
+	}
+}
+
+// browser is a user's browser: a cookie jar, redirects followed by hand.
+type browser struct {
+	t *testing.T
+	c *http.Client
+}
+
+func newBrowser(t *testing.T) *browser {
+	jar, _ := cookiejar.New(nil)
+	return &browser{t: t, c: &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
+}
+
+func (b *browser) do(req *http.Request) (int, string, string) {
+	b.t.Helper()
+	resp, err := b.c.Do(req)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, resp.Header.Get("Location"), string(body)
+}
+
+// connect signs in on a connect link with key and returns the
+// authorization URL the gateway redirects to.
+func (b *browser) connect(link, key string) string {
+	b.t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, link, strings.NewReader(url.Values{"key": {key}}.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	code, loc, body := b.do(req)
+	if code != http.StatusSeeOther {
+		b.t.Fatalf("connect link: %d %s", code, body)
+	}
+	return loc
+}
+
+// approve approves at the authorization server as user and follows the
+// redirect to the gateway's callback.
+func (b *browser) approve(authorize, user string) (int, string) {
+	b.t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, authorize+"&x_user="+url.QueryEscape(user), nil)
+	code, loc, body := b.do(req)
+	if code != http.StatusFound && code != http.StatusSeeOther {
+		b.t.Fatalf("authorization server: %d %s", code, body)
+	}
+	req, _ = http.NewRequest(http.MethodGet, loc, nil)
+	code, _, body = b.do(req)
+	return code, body
+}
+
+// OAuth per principal on the Lambda path: the gateway function under
+// aws-lambda-rie is the OAuth client of a real authorization server (npm
+// oauth2-mock-server: authorization code + PKCE, refresh, revocation) for
+// a real upstream that verifies each token's signature, issuer, audience
+// and expiry. The link, its sign-in and the callback are served by the
+// function (any instance: state and nonces live in DynamoDB, sealed by
+// KMS); a flow finished in another browser or replayed is refused; a
+// short-lived token is refreshed; an upstream 401 asks again; revoking
+// revokes at the server.
+func TestUpstreamIdentityLambdaOAuth(t *testing.T) {
+	as := testenv.StartAuthServer(t)
+	who := newWhoServer(t, nil)
+	who.issuer = as.Issuer
+	var (
+		verifier *oidc.IDTokenVerifier
+		once     sync.Once
+		denyMu   sync.Mutex
+		deny     = map[string]bool{}
+	)
+	who.check = func(tok string) (string, bool) {
+		once.Do(func() {
+			verifier = oidc.NewVerifier(as.Issuer, oidc.NewRemoteKeySet(context.Background(), as.Issuer+"/jwks"), &oidc.Config{ClientID: who.URL + "/mcp"})
+		})
+		idt, err := verifier.Verify(context.Background(), tok)
+		if err != nil {
+			return "", false
+		}
+		denyMu.Lock()
+		defer denyMu.Unlock()
+		return idt.Subject, !deny[idt.Subject]
+	}
+	catalog := as.Token(t, "catalog", url.Values{"resource": {who.URL + "/mcp"}})
+	d := newIdentityDeployment(t, who, &upauth.Config{Mode: upauth.ModeOAuth, ClientID: "gateway-client"}, catalog)
+	gw, front := d.syncAndStart(t)
+	gw2 := startFunction(t, filepath.Join(testenv.ToolsDir(t), "bin", "aws-lambda-rie"), "toolrag-gateway", testenv.GoBinary(t, "./functions/gateway"), 29, d.env)
+	front2 := apiGateway(t, gw2).URL
+
+	alice := openSession(t, front, "k-alice", urlElicitation)
+	link := linkOf(alice.whoami())
+	if !strings.HasPrefix(link, front+"/connect/") {
+		t.Fatalf("alice's first call: no connect link (%q)", link)
+	}
+	ab := newBrowser(t)
+	authorize := ab.connect(link, "k-alice")
+	au, _ := url.Parse(authorize)
+	q := au.Query()
+	if !strings.HasPrefix(authorize, as.Issuer+"/authorize?") || q.Get("code_challenge_method") != "S256" || q.Get("code_challenge") == "" ||
+		q.Get("resource") != who.URL+"/mcp" || q.Get("redirect_uri") != front+"/connect-callback" || q.Get("state") == "" {
+		t.Fatalf("authorization request: %s", authorize)
+	}
+	// Finished in another browser: refused, nothing stored.
+	if code, body := newBrowser(t).approve(authorize, "bob"); code != http.StatusForbidden || !strings.Contains(body, "another browser") {
+		t.Fatalf("alice's flow finished in another browser: %d %s", code, body)
+	}
+	if code, body := ab.approve(authorize, "alice"); code != http.StatusOK || !strings.Contains(body, "Connected") {
+		t.Fatalf("alice's callback: %d %s", code, body)
+	}
+	if code, body := ab.approve(authorize, "alice"); code == http.StatusOK {
+		t.Fatalf("a replayed state was accepted: %s", body)
+	}
+	// Her retried call, on this instance and on another one.
+	for _, s := range []*mcpSession{alice, openSession(t, front2, "k-alice", nil)} {
+		if text, isErr := resultText(s.whoami()); isErr || text != "sub=alice" {
+			t.Fatalf("alice after connecting: %v %q", isErr, text)
+		}
+	}
+
+	// Bob connects through the second instance with short-lived tokens:
+	// his next calls refresh first.
+	as.SetTTL(t, 30)
+	bob := openSession(t, front2, "k-bob", urlElicitation)
+	bobLink := linkOf(bob.whoami())
+	bb := newBrowser(t)
+	if code, body := bb.approve(bb.connect(bobLink, "k-bob"), "bob"); code != http.StatusOK {
+		t.Fatalf("bob's callback: %d %s", code, body)
+	}
+	as.SetTTL(t, 3600)
+	before := as.Stats(t).Grants["refresh_token"]
+	for range 2 {
+		if text, _ := resultText(bob.whoami()); text != "sub=bob" {
+			t.Fatalf("bob: %q", text)
+		}
+		if text, _ := resultText(alice.whoami()); text != "sub=alice" {
+			t.Fatalf("alice: %q", text)
+		}
+	}
+	if n := as.Stats(t).Grants["refresh_token"] - before; n < 1 {
+		t.Errorf("bob's 30 s token was not refreshed (%d refresh grants)", n)
+	}
+
+	// The upstream refuses alice (HTTP 401): asked again.
+	denyMu.Lock()
+	deny["alice"] = true
+	denyMu.Unlock()
+	if linkOf(alice.whoami()) == "" {
+		t.Error("alice after a 401 was not asked to connect again")
+	}
+
+	// Revoking bob's connection revokes his tokens at the server (RFC 7009).
+	rev := as.Stats(t).Revocations
+	req, _ := http.NewRequest(http.MethodDelete, front2+"/tool-rag/connections/who", nil)
+	req.Header.Set("Authorization", "Bearer k-bob")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), `"revoked":true`) {
+		t.Fatalf("revoke: %d %s", resp.StatusCode, body)
+	}
+	if n := as.Stats(t).Revocations - rev; n < 1 {
+		t.Errorf("revocation requests: %d", n)
+	}
+	if linkOf(bob.whoami()) == "" {
+		t.Error("bob after revoking was not asked to connect again")
+	}
+	if logs := gw.logs.String() + gw2.logs.String(); strings.Contains(logs, catalog) {
+		t.Error("a token reached the function logs")
 	}
 }

@@ -69,7 +69,9 @@ func TestVaultKMSDynamoDB(t *testing.T) {
 	if err := dynamo.CreateTables(ctx, ddb, dynamo.Tables{Vault: table}); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { ddb.DeleteTable(context.Background(), &dynamodb.DeleteTableInput{TableName: aws.String(table)}) })
+	t.Cleanup(func() {
+		ddb.DeleteTable(context.Background(), &dynamodb.DeleteTableInput{TableName: aws.String(table)})
+	})
 	rows := dynamo.NewVaultRows(ddb, table)
 	sealer := kmsseal.New(ck, keyID)
 	v := vault.New(rows, sealer, time.Minute)
