@@ -30,6 +30,7 @@ var contractEnv = map[string]bool{
 	"TOOLRAG_OAUTH_ISSUER": true, "TOOLRAG_OAUTH_JWKS_URL": true, "TOOLRAG_OAUTH_AUDIENCE": true,
 	"TOOLRAG_OAUTH_SCOPES": true, "TOOLRAG_OAUTH_SCOPE_PREFIX": true, "TOOLRAG_OAUTH_GRANTS": true,
 	"TOOL_RAG_CALLSEQ_TABLE": true, "TOOL_RAG_CALL_SEQUENCES": true,
+	"TOOL_RAG_VAULT_TABLE": true, "TOOL_RAG_VAULT_KMS_KEY": true,
 }
 
 var wantFunctions = []string{"gateway", "health", "sync"}
@@ -142,7 +143,7 @@ func TestRoutesAndSchedules(t *testing.T) {
 		}
 	}
 	sort.Strings(routes)
-	if got := strings.Join(routes, ","); got != "ANY /tool-rag/{proxy+},DELETE /mcp,GET /.well-known/oauth-protected-resource,GET /.well-known/oauth-protected-resource/mcp,GET /console,GET /console/{proxy+},GET /health,GET /mcp,POST /mcp,POST /register" {
+	if got := strings.Join(routes, ","); got != "ANY /tool-rag/{proxy+},DELETE /mcp,GET /.well-known/oauth-protected-resource,GET /.well-known/oauth-protected-resource/mcp,GET /connect-callback,GET /connect-client.json,GET /connect/{token},GET /console,GET /console/{proxy+},GET /health,GET /mcp,POST /connect/{token},POST /mcp,POST /register" {
 		t.Errorf("routes %s", got)
 	}
 	for _, name := range []string{"sync", "health"} {
@@ -174,6 +175,7 @@ func TestTables(t *testing.T) {
 		{"TOOL_RAG_REGISTRY_TABLE", "server_id:HASH:S", "", ""},
 		{"TOOL_RAG_SESSIONS_TABLE", "session_id:HASH:S", "", "expires_at"},
 		{"TOOL_RAG_CALLSEQ_TABLE", "from_tool:HASH:S,to_tool:RANGE:S", "", ""},
+		{"TOOL_RAG_VAULT_TABLE", "principal:HASH:S,server:RANGE:S", "", "expires_at"},
 	}
 	for _, c := range cases {
 		ref, _ := gw.Env[c.env].(map[string]any)
