@@ -42,6 +42,7 @@ type toolLine struct {
 	Title             string          `json:"title"`
 	Description       string          `json:"description"`
 	InputSchema       json.RawMessage `json:"input_schema"`
+	OutputSchema      json.RawMessage `json:"output_schema"`
 	ServerTitle       string          `json:"server_title"`
 	ServerDescription string          `json:"server_description"`
 	Category          string          `json:"category"`
@@ -73,6 +74,9 @@ func LoadDataset(dir string) (*Dataset, error) {
 		}
 		if string(t.InputSchema) == "null" {
 			t.InputSchema = nil
+		}
+		if len(tl.OutputSchema) > 0 && string(tl.OutputSchema) != "null" {
+			t.Extra, _ = json.Marshal(map[string]json.RawMessage{"outputSchema": tl.OutputSchema})
 		}
 		if t.ID == "" {
 			t.ID = catalog.ToolID(t.Server, t.Name)

@@ -53,11 +53,12 @@ func WriteMCPAgentDevPhrased(srcDir, outDir string, phrase func(q string, i int)
 	ids := map[string]string{} // mcpagent id -> server__name
 	err = readJSONL(filepath.Join(srcDir, "tools.jsonl"), func(line int, raw []byte) error {
 		var t struct {
-			ID          string          `json:"id"`
-			Server      string          `json:"server"`
-			Name        string          `json:"name"`
-			Description string          `json:"description"`
-			InputSchema json.RawMessage `json:"input_schema,omitempty"`
+			ID           string          `json:"id"`
+			Server       string          `json:"server"`
+			Name         string          `json:"name"`
+			Description  string          `json:"description"`
+			InputSchema  json.RawMessage `json:"input_schema,omitempty"`
+			OutputSchema json.RawMessage `json:"output_schema,omitempty"`
 		}
 		if err := json.Unmarshal(raw, &t); err != nil {
 			return err
@@ -66,7 +67,11 @@ func WriteMCPAgentDevPhrased(srcDir, outDir string, phrase func(q string, i int)
 			return fmt.Errorf("tool %q has no server or name", t.ID)
 		}
 		ids[t.ID] = t.Server + "__" + t.Name
-		return enc.Encode(map[string]any{"server": t.Server, "name": t.Name, "description": t.Description, "input_schema": t.InputSchema})
+		out := map[string]any{"server": t.Server, "name": t.Name, "description": t.Description, "input_schema": t.InputSchema}
+		if len(t.OutputSchema) > 0 {
+			out["output_schema"] = t.OutputSchema
+		}
+		return enc.Encode(out)
 	})
 	if err != nil {
 		return err

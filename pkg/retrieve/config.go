@@ -137,6 +137,11 @@ type Experimental struct {
 	Synonyms      bool
 	SynonymWeight float64
 
+	// OutputSchemaText indexes the property names and descriptions of a
+	// tool's outputSchema with its parameters (keyword side). Off: see
+	// docs/retrieval.md for the measurement.
+	OutputSchemaText bool
+
 	// Compounds matches a query's split and joined words against the
 	// catalog ("roll back" → "rollback", "screenshot" → "screen shot"),
 	// decided against the visible vocabulary. Off by default: neutral on

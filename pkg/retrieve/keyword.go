@@ -1,7 +1,9 @@
 package retrieve
 
 import (
+	"bytes"
 	"cmp"
+	"encoding/json"
 	"iter"
 	"math"
 	"runtime"
@@ -99,6 +101,9 @@ type posting struct {
 // pointer per tool and term.
 type KeywordIndex struct {
 	weights FieldWeights
+	// outputSchema indexes the output schema's properties with the
+	// parameters (Experimental.OutputSchemaText).
+	outputSchema bool
 
 	mu       sync.RWMutex
 	byID     map[string]*kdoc
@@ -393,6 +398,12 @@ func (a *analyzer) analyze(d *kdoc, serverTerms []string) {
 			params = append(params, c.terms(e)...)
 		}
 	}
+	if d.ix != nil && d.ix.outputSchema {
+		for _, p := range indexer.SchemaParams(outputSchema(t)) {
+			params = append(params, c.terms(p.Name)...)
+			params = append(params, c.terms(p.Description)...)
+		}
+	}
 	fields[FieldParams] = params
 	fields[FieldServer] = serverTerms
 	fields[FieldTags] = c.terms(strings.Join(t.Tags, " "))
@@ -571,4 +582,18 @@ func (ix *KeywordIndex) Server(id string) (catalog.Server, bool) {
 	defer ix.mu.RUnlock()
 	s, ok := ix.servers[id]
 	return s, ok
+}
+
+// outputSchema is the outputSchema the upstream gave t (nil when none).
+func outputSchema(t catalog.Tool) json.RawMessage {
+	if !bytes.Contains(t.Extra, []byte(`"outputSchema"`)) {
+		return nil
+	}
+	var x struct {
+		OutputSchema json.RawMessage `json:"outputSchema"`
+	}
+	if json.Unmarshal(t.Extra, &x) != nil {
+		return nil
+	}
+	return x.OutputSchema
 }

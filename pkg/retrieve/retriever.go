@@ -120,7 +120,9 @@ func New(cfg Config) (*Retriever, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Retriever{cfg: cfg, kw: NewKeywordIndex(cfg.FieldWeights), log: log}, nil
+	kw := NewKeywordIndex(cfg.FieldWeights)
+	kw.outputSchema = cfg.OutputSchemaText
+	return &Retriever{cfg: cfg, kw: kw, log: log}, nil
 }
 
 // Sync re-reads the catalog and updates the in-memory keyword index
