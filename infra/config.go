@@ -137,9 +137,13 @@ func defaultRouteThrottles(mcpPath string) map[string]RouteThrottle {
 		"POST /register": low,
 		"GET /.well-known/oauth-protected-resource":           low,
 		"GET /.well-known/oauth-protected-resource" + mcpPath: low,
-		"GET /console":          low,
-		"GET /console/{proxy+}": low,
-		"GET /health":           low,
+		"GET /console":             low,
+		"GET /console/{proxy+}":    low,
+		"GET /health":              low,
+		"GET /connect/{token}":     low,
+		"POST /connect/{token}":    low,
+		"GET /connect-callback":    low,
+		"GET /connect-client.json": low,
 	}
 }
 

@@ -92,6 +92,13 @@ func addHTTPFrontDoor(stack awscdk.Stack, cfg Config, gateway awslambda.Function
 		{"/.well-known/oauth-protected-resource", awsapigatewayv2.HttpMethod_GET},
 		{"/.well-known/oauth-protected-resource" + cfg.McpPath, awsapigatewayv2.HttpMethod_GET},
 		{"/register", awsapigatewayv2.HttpMethod_POST},
+		// Per-principal upstream identity (docs/upstream-auth.md): the
+		// connect link, its sign-in, the authorization servers' redirect
+		// and the gateway's client metadata document.
+		{"/connect/{token}", awsapigatewayv2.HttpMethod_GET},
+		{"/connect/{token}", awsapigatewayv2.HttpMethod_POST},
+		{"/connect-callback", awsapigatewayv2.HttpMethod_GET},
+		{"/connect-client.json", awsapigatewayv2.HttpMethod_GET},
 	} {
 		api.AddRoutes(&awsapigatewayv2.AddRoutesOptions{
 			Path: jsii.String(r.path), Methods: &[]awsapigatewayv2.HttpMethod{r.method}, Integration: integration,

@@ -142,7 +142,8 @@ func checkHTTPThrottling(t *testing.T, r synthResult) {
 			t.Errorf("stage throttling %s, want 50/s burst 100", js(st["DefaultRouteSettings"]))
 		}
 		rs, _ := st["RouteSettings"].(map[string]any)
-		for _, route := range []string{"POST /register", "GET /.well-known/oauth-protected-resource", "GET /health", "GET /console/{proxy+}"} {
+		for _, route := range []string{"POST /register", "GET /.well-known/oauth-protected-resource", "GET /health", "GET /console/{proxy+}",
+			"GET /connect/{token}", "POST /connect/{token}", "GET /connect-callback"} {
 			if js(rs[route]) != `{"ThrottlingBurstLimit":20,"ThrottlingRateLimit":10}` {
 				t.Errorf("route %s throttling %s, want 10/s burst 20", route, js(rs[route]))
 			}

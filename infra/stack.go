@@ -92,6 +92,8 @@ func NewGatewayStack(scope constructs.Construct, id string, props *StackProps) (
 					return &awsdynamodb.Attribute{Name: jsii.String("sk"), Type: awsdynamodb.AttributeType_STRING}
 				case "callseq":
 					return &awsdynamodb.Attribute{Name: jsii.String("to_tool"), Type: awsdynamodb.AttributeType_STRING}
+				case "vault":
+					return &awsdynamodb.Attribute{Name: jsii.String("server"), Type: awsdynamodb.AttributeType_STRING}
 				}
 				return nil
 			}(),
@@ -110,6 +112,9 @@ func NewGatewayStack(scope constructs.Construct, id string, props *StackProps) (
 	sessions := table("sessions", "session_id", "expires_at")
 	// The opt-in call-sequence counts: one item per tool pair.
 	callseq := table("callseq", "from_tool", "")
+	// The token vault: one sealed grant per (principal, server), the used
+	// nonces of connect links; expired grants leave by TTL.
+	vaultTable := table("vault", "principal", "expires_at")
 
 	// Index bucket.
 	bucket := awss3.NewBucket(stack, jsii.String("IndexBucket"), &awss3.BucketProps{
@@ -236,6 +241,7 @@ func NewGatewayStack(scope constructs.Construct, id string, props *StackProps) (
 		"TOOL_RAG_REGISTRY_TABLE": registry.TableName(),
 		"TOOL_RAG_SESSIONS_TABLE": sessions.TableName(),
 		"TOOL_RAG_CALLSEQ_TABLE":  callseq.TableName(),
+		"TOOL_RAG_VAULT_TABLE":    vaultTable.TableName(),
 		"TOOL_RAG_CALL_SEQUENCES": jsii.String(strconv.FormatBool(cfg.CallSequences)),
 		"TOOL_RAG_INDEX_BUCKET":   bucket.BucketName(),
 		"TOOL_RAG_INDEX_PREFIX":   jsii.String(cfg.IndexPrefix),
@@ -315,6 +321,7 @@ func NewGatewayStack(scope constructs.Construct, id string, props *StackProps) (
 		gateway.AddEnvironment(jsii.String(k), jsii.String(v), nil)
 	}
 	addOAuth(stack, cfg, gateway)
+	addVault(stack, cfg, gateway, vaultTable)
 
 	// Permissions: each function gets only the actions it uses.
 	tools.GrantReadData(gateway)
@@ -476,6 +483,7 @@ func NewGatewayStack(scope constructs.Construct, id string, props *StackProps) (
 	out("RegistryTableName", registry.TableName(), "TOOL_RAG_REGISTRY_TABLE")
 	out("SessionsTableName", sessions.TableName(), "TOOL_RAG_SESSIONS_TABLE")
 	out("CallSeqTableName", callseq.TableName(), "TOOL_RAG_CALLSEQ_TABLE")
+	out("VaultTableName", vaultTable.TableName(), "TOOL_RAG_VAULT_TABLE")
 	out("IndexBucketName", bucket.BucketName(), "TOOL_RAG_INDEX_BUCKET")
 	out("SyncFunctionName", syncFn.FunctionName(), "TOOL_RAG_SYNC_FUNCTION")
 	dropRoleDependsOn(stack)

@@ -154,7 +154,7 @@ func loadFixtureServers(t *testing.T) []Server {
 // contract env vars every function gets.
 var commonEnv = []string{
 	"TOOL_RAG_TOOLS_TABLE", "TOOL_RAG_KEYS_TABLE", "TOOL_RAG_REGISTRY_TABLE", "TOOL_RAG_SESSIONS_TABLE",
-	"TOOL_RAG_CALLSEQ_TABLE", "TOOL_RAG_CALL_SEQUENCES", "TOOL_RAG_INDEX_BUCKET", "TOOL_RAG_INDEX_PREFIX", "TOOL_RAG_INDEX_REFRESH", "TOOL_RAG_EMBEDDER",
+	"TOOL_RAG_CALLSEQ_TABLE", "TOOL_RAG_VAULT_TABLE", "TOOL_RAG_CALL_SEQUENCES", "TOOL_RAG_INDEX_BUCKET", "TOOL_RAG_INDEX_PREFIX", "TOOL_RAG_INDEX_REFRESH", "TOOL_RAG_EMBEDDER",
 	"TOOL_RAG_RERANKER", "MCP_GATEWAY_MCP_PATH", "TOOL_RAG_SECRETS_PREFIX", "TOOL_RAG_SECRETS_STORE",
 }
 
@@ -169,6 +169,7 @@ var contractEnv = map[string]bool{
 	"MCP_GATEWAY_MCP_PATH": true, "TOOL_RAG_SECRETS_PREFIX": true, "TOOL_RAG_SECRETS_STORE": true,
 	"MCP_GATEWAY_UPSTREAM_TIMEOUT": true, "MCP_GATEWAY_MAX_RESULT_BYTES": true,
 	"TOOL_RAG_CALLSEQ_TABLE": true, "TOOL_RAG_CALL_SEQUENCES": true,
+	"TOOL_RAG_VAULT_TABLE": true, "TOOL_RAG_VAULT_KMS_KEY": true,
 }
 
 // TestDefaultStack synthesizes config.example.json with no servers.
@@ -182,12 +183,13 @@ func TestDefaultStack(t *testing.T) {
 
 	for typ, n := range map[string]int{
 		"AWS::Lambda::Function":          3,
-		"AWS::DynamoDB::Table":           5, // tools, keys, registry, sessions, callseq
+		"AWS::DynamoDB::Table":           6, // tools, keys, registry, sessions, callseq, vault
+		"AWS::KMS::Key":                  1, // the vault's
 		"AWS::S3::Bucket":                1,
 		"AWS::S3::BucketPolicy":          1,
 		"AWS::Events::Rule":              2,
 		"AWS::ApiGatewayV2::Api":         1,
-		"AWS::ApiGatewayV2::Route":       10,
+		"AWS::ApiGatewayV2::Route":       14,
 		"AWS::ApiGatewayV2::Stage":       1,
 		"AWS::Logs::LogGroup":            4, // three functions, the API's access log
 		"AWS::ECS::Service":              0,
@@ -241,7 +243,7 @@ func TestDefaultStack(t *testing.T) {
 		routes = append(routes, p["RouteKey"].(string))
 	}
 	sort.Strings(routes)
-	if got, want := strings.Join(routes, ","), "ANY /tool-rag/{proxy+},DELETE /mcp,GET /.well-known/oauth-protected-resource,GET /.well-known/oauth-protected-resource/mcp,GET /console,GET /console/{proxy+},GET /health,GET /mcp,POST /mcp,POST /register"; got != want {
+	if got, want := strings.Join(routes, ","), "ANY /tool-rag/{proxy+},DELETE /mcp,GET /.well-known/oauth-protected-resource,GET /.well-known/oauth-protected-resource/mcp,GET /connect-callback,GET /connect-client.json,GET /connect/{token},GET /console,GET /console/{proxy+},GET /health,GET /mcp,POST /connect/{token},POST /mcp,POST /register"; got != want {
 		t.Errorf("routes = %s, want %s", got, want)
 	}
 	r.tmpl.HasResourceProperties(jsii.String("AWS::ApiGatewayV2::Integration"), &map[string]any{
@@ -318,6 +320,7 @@ func checkTables(t *testing.T, r synthResult, prod bool) {
 		"RegistryTable": `[{"AttributeName":"server_id","KeyType":"HASH"}]`,
 		"SessionsTable": `[{"AttributeName":"session_id","KeyType":"HASH"}]`,
 		"CallseqTable":  `[{"AttributeName":"from_tool","KeyType":"HASH"},{"AttributeName":"to_tool","KeyType":"RANGE"}]`,
+		"VaultTable":    `[{"AttributeName":"principal","KeyType":"HASH"},{"AttributeName":"server","KeyType":"RANGE"}]`,
 	}
 	tables := r.resources("AWS::DynamoDB::Table")
 	for prefix, ks := range want {
@@ -339,7 +342,7 @@ func checkTables(t *testing.T, r synthResult, prod bool) {
 			t.Errorf("%s deletion protection = %v, want %v", prefix, dp, prod)
 		}
 		ttl := js(p["TimeToLiveSpecification"])
-		if (prefix == "SessionsTable") != (ttl == `{"AttributeName":"expires_at","Enabled":true}`) {
+		if (prefix == "SessionsTable" || prefix == "VaultTable") != (ttl == `{"AttributeName":"expires_at","Enabled":true}`) {
 			t.Errorf("%s TTL = %s", prefix, ttl)
 		}
 	}
