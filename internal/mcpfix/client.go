@@ -40,8 +40,11 @@ import (
 // 2026-07-28 multi round-trip) is handed to mcp-go's CallTool, which runs
 // the exchange from the start.
 type StatelessCaller struct {
-	wire    transport.Interface
-	meta    []byte // `"key":value,...` of the well-known _meta members, no braces
+	wire transport.Interface
+	meta []byte // `"key":value,...` of the well-known _meta members, no braces
+	// rest is meta without the client capabilities, for a request that
+	// declares other capabilities (CallTool's caps).
+	rest    []byte
 	ids     atomic.Int64
 	version string
 
@@ -70,6 +73,7 @@ func NewStatelessCaller(wire transport.Interface, version string, info mcp.Imple
 		{mcp.MetaKeyProtocolVersion, version},
 	}
 	var b bytes.Buffer
+	rest := 0
 	for i, m := range members {
 		k, _ := json.Marshal(m.key)
 		v, err := json.Marshal(m.value)
@@ -79,11 +83,14 @@ func NewStatelessCaller(wire transport.Interface, version string, info mcp.Imple
 		if i > 0 {
 			b.WriteByte(',')
 		}
+		if i == 1 {
+			rest = b.Len()
+		}
 		b.Write(k)
 		b.WriteByte(':')
 		b.Write(v)
 	}
-	return &StatelessCaller{wire: wire, meta: b.Bytes(), version: version}
+	return &StatelessCaller{wire: wire, meta: b.Bytes(), rest: b.Bytes()[rest:], version: version}
 }
 
 // SendHeaders makes the caller send the HTTP headers of a 2026-07-28
@@ -128,12 +135,26 @@ func (s *StatelessCaller) header(name string, params json.RawMessage) http.Heade
 }
 
 // params encodes tools/call params: _meta (the connection's members plus
-// the request's own, such as a progress token or log level), name and
-// arguments.
-func (s *StatelessCaller) params(p mcp.CallToolParams) (json.RawMessage, error) {
+// the request's own, such as a progress token or log level), name,
+// arguments, and the answers and state of a multi round-trip retry. caps,
+// when set, replaces the connection's client capabilities.
+func (s *StatelessCaller) params(p mcp.CallToolParams, caps *mcp.ClientCapabilities) (json.RawMessage, error) {
 	buf := make([]byte, 0, 64+len(s.meta)+len(p.Name))
 	buf = append(buf, `{"_meta":{`...)
-	buf = append(buf, s.meta...)
+	if caps != nil {
+		c, err := json.Marshal(caps)
+		if err != nil {
+			return nil, err
+		}
+		k, _ := json.Marshal(mcp.MetaKeyClientCapabilities)
+		buf = append(buf, k...)
+		buf = append(buf, ':')
+		buf = append(buf, c...)
+		buf = append(buf, ',')
+		buf = append(buf, s.rest...)
+	} else {
+		buf = append(buf, s.meta...)
+	}
 	if p.Meta != nil {
 		own, err := json.Marshal(p.Meta)
 		if err != nil {
@@ -158,13 +179,28 @@ func (s *StatelessCaller) params(p mcp.CallToolParams) (json.RawMessage, error) 
 		buf = append(buf, `,"arguments":`...)
 		buf = append(buf, args...)
 	}
+	if len(p.InputResponses) > 0 || p.RequestState != "" {
+		mrtr, err := json.Marshal(p.MultiRoundTripParams)
+		if err != nil {
+			return nil, err
+		}
+		if len(mrtr) > 2 { // not {}
+			buf = append(buf, ',')
+			buf = append(buf, mrtr[1:len(mrtr)-1]...)
+		}
+	}
 	buf = append(buf, '}')
 	return buf, nil
 }
 
 // CallTool sends req and returns its result, as client.CallTool does.
-func (s *StatelessCaller) CallTool(ctx context.Context, c *client.Client, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	params, err := s.params(req.Params)
+// caps, when set, are the client capabilities the request declares instead
+// of the connection's. A result asking for input (a multi round-trip) is
+// returned as it is when passInput is set (the caller hands it on to its
+// own client), else mcp-go's CallTool runs the exchange from the start,
+// answering with the client's handlers.
+func (s *StatelessCaller) CallTool(ctx context.Context, c *client.Client, req mcp.CallToolRequest, caps *mcp.ClientCapabilities, passInput bool) (*mcp.CallToolResult, error) {
+	params, err := s.params(req.Params, caps)
 	if err != nil {
 		return nil, err
 	}
@@ -194,10 +230,49 @@ func (s *StatelessCaller) CallTool(ctx context.Context, c *client.Client, req mc
 	if err != nil {
 		return nil, err
 	}
-	if res.NeedsInput() {
+	if res.NeedsInput() && !passInput {
 		return c.CallTool(ctx, req)
 	}
 	return res, nil
+}
+
+// Request sends any other request on the connection, with the
+// connection's _meta members and the 2026-07-28 headers, and returns its
+// raw result (or the JSON-RPC error as an error).
+func (s *StatelessCaller) Request(ctx context.Context, method mcp.MCPMethod, params map[string]any) (json.RawMessage, *mcp.JSONRPCErrorDetails, error) {
+	body, err := json.Marshal(params)
+	if err != nil {
+		return nil, nil, err
+	}
+	buf := make([]byte, 0, len(body)+len(s.meta)+12)
+	buf = append(buf, `{"_meta":{`...)
+	buf = append(buf, s.meta...)
+	buf = append(buf, '}')
+	if len(body) > 2 {
+		buf = append(buf, ',')
+		buf = append(buf, body[1:]...)
+	} else {
+		buf = append(buf, '}')
+	}
+	req := transport.JSONRPCRequest{JSONRPC: mcp.JSONRPC_VERSION, Method: string(method), Params: json.RawMessage(buf),
+		ID: mcp.NewRequestId("toolrag-" + strconv.FormatInt(s.ids.Add(1), 10))}
+	if s.headers {
+		req.Header = http.Header{}
+		for k, v := range mcp.StandardHeaders(s.version, method, buf) {
+			req.Header.Set(k, v)
+		}
+	}
+	resp, err := s.wire.SendRequest(ctx, req)
+	if err != nil {
+		return nil, nil, transport.NewError(err)
+	}
+	if resp == nil {
+		return nil, nil, transport.NewError(io.ErrUnexpectedEOF)
+	}
+	if resp.Error != nil {
+		return nil, resp.Error, nil
+	}
+	return resp.Result, nil, nil
 }
 
 // parseCallToolResult decodes a tools/call result as mcp.ParseCallToolResult

@@ -107,6 +107,12 @@ type Backend struct {
 	// themselves and serves the connect links and /tool-rag/connections
 	// (pkg/upconnect).
 	Identity *upconnect.Service
+	// StateKey seals the gateway's input_required state: every instance
+	// that may get a client's retry holds the same (nil: a random key, this
+	// instance only). NoClientStreams: the runtime keeps no stream to a
+	// client between requests (Lambda), see gateway.Config.
+	StateKey        []byte
+	NoClientStreams bool
 }
 
 // Options tunes the assembly.
@@ -238,6 +244,7 @@ func New(b Backend, o Options) (*App, error) {
 		ShortlistDescChars: env.ShortlistDescChars, Unprefixed: o.Unprefixed,
 		UpstreamListTimeout: o.UpstreamListTimeout, MaxListItems: env.MaxTools, Logger: a.log, OnCall: a.Usage.ToolCall,
 		LazyToolList: o.LazyToolList, Sequences: seq, Identity: identityOf(b),
+		StateKey: b.StateKey, NoClientStreams: b.NoClientStreams,
 	})
 	if err != nil {
 		return nil, err

@@ -162,6 +162,12 @@ type Config struct {
 	RateLimit       string
 	RateLimitWindow time.Duration
 
+	// StateKey seals the requestState of the gateway's input_required
+	// answers to 2026-07-28 clients, so that any instance accepts the
+	// client's retry (the secret TOOL_RAG_STATE_KEY, read like the
+	// registry's ${VAR} secrets; nil: each instance its own random key).
+	StateKey []byte
+
 	// metricsOut receives the EMF lines (nil: stdout); tests set it.
 	metricsOut io.Writer
 

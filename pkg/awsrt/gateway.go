@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"os"
 	"sync/atomic"
 	"time"
 
@@ -86,6 +87,26 @@ type ColdStart = app.ColdStart
 // admin.
 var ErrWithoutAuthOnLambda = errors.New("TOOL_RAG_WITHOUT_AUTH=1 is refused on AWS Lambda: the function is reachable from the internet and every caller would be an anonymous admin; create an API key (toolrag keys create) or configure OAuth instead")
 
+// StateKeySecret names the secret that seals the gateway's input_required
+// state (Config.StateKey).
+const StateKeySecret = "TOOL_RAG_STATE_KEY"
+
+// stateKey reads StateKeySecret: from the environment, then the secrets
+// store. Without it each instance seals with a key of its own, and a
+// 2026-07-28 client's retry after input_required is accepted only by the
+// instance that asked: that is logged.
+func stateKey(ctx context.Context, cfg Config, log *slog.Logger) []byte {
+	v := os.Getenv(StateKeySecret)
+	if v == "" && cfg.secret != nil {
+		v, _ = cfg.secret(ctx, StateKeySecret)
+	}
+	if v == "" {
+		log.Warn("no " + StateKeySecret + " secret: a 2026-07-28 client's retry after an input_required answer is accepted only by the instance that answered; set the secret (32 random bytes or more) for every instance")
+		return nil
+	}
+	return []byte(v)
+}
+
 // NewGatewayFunction builds the gateway and loads its state: the registry, the
 // catalog and the published index (a missing or unreadable index is
 // logged once and find_tools answers with the keyword fallback over the
@@ -137,6 +158,9 @@ func NewGatewayFunction(ctx context.Context, cfg Config) (*GatewayFunction, erro
 	if err != nil {
 		return nil, err
 	}
+	if cfg.StateKey == nil {
+		cfg.StateKey = stateKey(ctx, cfg, log)
+	}
 	front := cfg.frontTimeout
 	if front == 0 {
 		front = lambdahttp.FrontTimeout
@@ -153,6 +177,7 @@ func NewGatewayFunction(ctx context.Context, cfg Config) (*GatewayFunction, erro
 		// "Sync now" invokes the sync function, as /tool-rag/reindex does.
 		Sync:     func(ctx context.Context) (any, error) { return reindexer{g}.Reindex(ctx, "incremental") },
 		Identity: identity,
+		StateKey: cfg.StateKey, NoClientStreams: true,
 	}, app.Options{
 		Env: cfg.Env, UpstreamListTimeout: cfg.UpstreamListTimeout, WhileLoading: app.RejectWhileLoading, Logger: log,
 		// Agents see the meta-tools: the MCP list of every catalog tool

@@ -210,6 +210,7 @@ type request struct {
 	body    string // "" keeps the sample's
 	method  string // HTTP method override (2.0 events)
 	path    string
+	headers map[string]string // set after the others
 }
 
 // event returns the sample event with r applied, as the raw JSON Lambda
@@ -248,6 +249,9 @@ func event(t testing.TB, name string, r request) json.RawMessage {
 	}
 	if r.body != "" {
 		ev["body"] = r.body
+	}
+	for k, v := range r.headers {
+		set(k, v)
 	}
 	if r.method != "" || r.path != "" {
 		rc := ev["requestContext"].(map[string]any)

@@ -20,6 +20,7 @@ import (
 
 func (g *Server) directCallHandler(id string) server.ToolHandlerFunc {
 	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		ctx = withRetry(ctx, req.Params.MultiRoundTripParams)
 		res, f := g.call(tracing.WithClientMeta(g.relayProgress(g.withRelay(ctx), req), req.Params.Meta), id, req.GetArguments())
 		return answer(ctx, res, f)
 	}
@@ -92,8 +93,14 @@ func (g *Server) call(ctx context.Context, callName string, args map[string]any)
 		g.logCall(ctx, pol.KeyID, id, "invalid_arguments", start, err)
 		return mcp.NewToolResultErrorf("invalid arguments for %s: %v", callName, err), nil
 	}
+	rctx, err := g.roundTrip(ctx, srv, id, pol.KeyID, args)
+	if err != nil {
+		g.Metrics.CallsRejected.Add(1)
+		g.logCall(ctx, pol.KeyID, id, "invalid_state", start, nil)
+		return mcp.NewToolResultErrorf("%s: %v", callName, err), nil
+	}
 	g.Metrics.Calls.Add(1)
-	ictx, err := g.withIdentity(ctx, srv)
+	ictx, err := g.withIdentity(rctx, srv)
 	if err != nil {
 		g.logCall(ctx, pol.KeyID, id, "needs_connection", start, nil)
 		if f := linkFailure(err); f != nil {
@@ -121,6 +128,16 @@ func (g *Server) call(ctx context.Context, callName string, args map[string]any)
 	if res == nil {
 		g.logCall(ctx, pol.KeyID, id, "upstream_error", start, errors.New("the upstream returned no result"))
 		return mcp.NewToolResultErrorf("%s failed: the upstream returned no result", callName), nil
+	}
+	if res.NeedsInput() {
+		out, err := g.inputRequired(ctx, res, srv, id, pol.KeyID, args)
+		if err != nil {
+			g.Metrics.CallErrors.Add(1)
+			g.logCall(ctx, pol.KeyID, id, "upstream_error", start, err)
+			return mcp.NewToolResultErrorf("%s failed: %v", callName, err), nil
+		}
+		g.logCall(ctx, pol.KeyID, id, "input_required", start, nil)
+		return out, nil
 	}
 	g.gatewayLinks(srv, res)
 	outcome := "ok"

@@ -358,9 +358,15 @@ func TestMCPEntryHarness(t *testing.T) {
 // manager, the catalog and a retriever over it.
 func syncedCatalog(tb testing.TB, s *server.MCPServer, callTimeout time.Duration) (*upstream.Manager, *sqlite.Store, *retrieve.Retriever) {
 	tb.Helper()
+	return syncedCatalogOf(tb, server.NewStreamableHTTPServer(s), callTimeout)
+}
+
+// syncedCatalogOf is syncedCatalog for an upstream's HTTP handler.
+func syncedCatalogOf(tb testing.TB, h http.Handler, callTimeout time.Duration) (*upstream.Manager, *sqlite.Store, *retrieve.Retriever) {
+	tb.Helper()
 	ctx := context.Background()
 	log := slog.New(slog.DiscardHandler)
-	up := httptest.NewServer(server.NewStreamableHTTPServer(s))
+	up := httptest.NewServer(h)
 	tb.Cleanup(up.Close)
 	mgr := upstream.NewManager(upstream.Options{CallTimeout: callTimeout, Logger: log})
 	tb.Cleanup(func() { mgr.Close() })

@@ -28,6 +28,8 @@ import (
 	"github.com/toolrag/mcp-gateway/pkg/ident"
 	"github.com/toolrag/mcp-gateway/pkg/policy"
 	"github.com/toolrag/mcp-gateway/pkg/retrieve"
+	"github.com/toolrag/mcp-gateway/pkg/sealed"
+	"github.com/toolrag/mcp-gateway/pkg/session"
 )
 
 // Upstreams reaches the upstream servers (pkg/upstream.Manager).
@@ -112,6 +114,27 @@ type Config struct {
 	// client opens it after initialize, and its first tool call can
 	// overtake it). Default 2s.
 	StreamGrace time.Duration
+	// StateKey seals the requestState of the input_required results the
+	// gateway answers 2026-07-28 clients with (roundtrip.go): every
+	// instance that may receive a client's retry must hold the same key.
+	// Nil: a random key, so a retry is accepted by this instance only.
+	StateKey []byte
+	// InputTTL is how long a client has to answer an input_required
+	// result (the sealed state's expiry). Default 10 minutes.
+	InputTTL time.Duration
+	// NoClientStreams says that the runtime keeps no stream to a client
+	// between requests (AWS Lambda): a 2025-era client cannot be asked
+	// for sampling or elicitation, and is told so at once.
+	NoClientStreams bool
+	// Tasks, when set, keeps the records of the tasks clients start with a
+	// task-augmented tools/call (tasks.go; the session store). Nil: the
+	// gateway serves no tasks.
+	Tasks session.TaskStore
+	// TaskRunner runs the calls the gateway runs as its own tasks (nil:
+	// in this process). TaskResults, when set, keeps their results
+	// outside the task records (a TaskResultStore).
+	TaskRunner  TaskRunner
+	TaskResults TaskResultStore
 	Logger      *slog.Logger
 	// OnCall, when set, is told of every tool call after its audit line
 	// (key id, call name, outcome, duration): usage statistics. It must
@@ -178,7 +201,12 @@ type Server struct {
 	// cancel).
 	sessions mcpfix.Sessions
 	inflight sync.Map
-	Metrics  Metrics
+	// box seals the state of input_required results (Config.StateKey).
+	box *sealed.Box
+	// taskCancels cancels the gateway-run tasks running in this process
+	// (task id → context.CancelFunc).
+	taskCancels sync.Map
+	Metrics     Metrics
 }
 
 type toolSet struct {
@@ -269,13 +297,23 @@ func New(cfg Config) (*Server, error) {
 	if cfg.UpstreamListTimeout <= 0 {
 		cfg.UpstreamListTimeout = 10 * time.Second
 	}
+	if cfg.InputTTL <= 0 {
+		cfg.InputTTL = 10 * time.Minute
+	}
+	box := sealed.Random()
+	if cfg.StateKey != nil {
+		var err error
+		if box, err = sealed.New(cfg.StateKey); err != nil {
+			return nil, fmt.Errorf("gateway: the state key: %w", err)
+		}
+	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
 	// No log line of the gateway (or of mcp-go, which logs through it)
 	// carries a session id or a credential in a URL.
 	cfg.Logger = slog.New(redact.Handler(cfg.Logger.Handler()))
-	g := &Server{cfg: cfg, log: cfg.Logger, surface: map[string]serverSurface{}}
+	g := &Server{cfg: cfg, log: cfg.Logger, surface: map[string]serverSurface{}, box: box}
 	g.tools.Store(&toolSet{byID: map[string]catalog.Tool{}, byName: map[string]string{}, exposed: map[string]string{}})
 	g.surfNames.Store(&surfaceNames{prompts: map[string]origin{}, resources: map[string]origin{}, exposedTemplates: map[string]origin{}})
 
@@ -298,7 +336,7 @@ func New(cfg Config) (*Server, error) {
 		hooks.AddOnRequestInitialization(g.subscribeHook)
 		hooks.AddOnUnregisterSession(g.endSession)
 	}
-	g.srv = server.NewMCPServer(cfg.Name, cfg.Version,
+	opts := []server.ServerOption{
 		server.WithToolCapabilities(true),
 		server.WithPromptCapabilities(true),
 		server.WithResourceCapabilities(canSubscribe, true),
@@ -314,7 +352,13 @@ func New(cfg Config) (*Server, error) {
 		server.WithResourceCompletionProvider(completions{g}),
 		server.WithPaginationLimit(1000),
 		server.WithExtensions(appsExtensions()),
-	)
+	}
+	if cfg.Tasks != nil {
+		// tools/call with a task, tasks/get, tasks/result, tasks/cancel
+		// and tasks/list are answered by the gateway (tasks.go).
+		opts = append(opts, server.WithTaskCapabilities(true, true, true))
+	}
+	g.srv = server.NewMCPServer(cfg.Name, cfg.Version, opts...)
 	g.srv.SetTools(g.metaTools()...)
 	if up, ok := cfg.Upstreams.(Subscriber); ok {
 		up.OnResourceUpdated(g.resourceUpdated)

@@ -118,6 +118,13 @@ func (g *Server) Handler(o HTTPOptions) http.Handler {
 			r = r.WithContext(ctx)
 		}
 		start := time.Now()
+		if decoded && g.isTaskRequest(&head) {
+			g.serveTask(w, r, &head, body)
+			if o.Observe != nil {
+				o.Observe("tasks", time.Since(start))
+			}
+			return
+		}
 		if decoded && fp != nil && g.fastCall(w, r, body, &head, fp) {
 			if o.Observe != nil {
 				o.Observe(head.Method, time.Since(start))

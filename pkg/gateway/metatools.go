@@ -116,6 +116,7 @@ func (g *Server) handleRun(ctx context.Context, req mcp.CallToolRequest) (*mcp.C
 	if err != nil {
 		return mcp.NewToolResultError(err.Error()), nil
 	}
+	ctx = withRetry(ctx, req.Params.MultiRoundTripParams)
 	res, f := g.call(tracing.WithClientMeta(g.relayProgress(g.withRelay(ctx), req), req.Params.Meta), callName, toolArgs)
 	return answer(ctx, res, f)
 }

@@ -10,5 +10,6 @@ type Metrics struct {
 	Finds         atomic.Int64 // find_tools requests
 	Rejected      atomic.Int64 // HTTP requests rejected by size or depth limits
 	Relayed       atomic.Int64 // upstream sampling/elicitation requests put to a client
+	RoundTrips    atomic.Int64 // 2026-07-28 tool calls that retried with inputResponses or requestState
 	FastCalls     atomic.Int64 // tools/call requests answered by the gateway's own path (fastcall.go), not mcp-go's
 }

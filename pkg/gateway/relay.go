@@ -26,7 +26,7 @@ func (g *Server) withRelay(ctx context.Context) context.Context {
 			}
 		},
 		Sample: func(uctx context.Context, req mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
-			if err := canAsk(known, caps.Sampling != nil, modern, "sampling"); err != nil {
+			if err := g.canAsk(known, caps.Sampling != nil, modern, "sampling"); err != nil {
 				return nil, err
 			}
 			if err := g.canReach(ctx, "sampling"); err != nil {
@@ -38,7 +38,7 @@ func (g *Server) withRelay(ctx context.Context) context.Context {
 			return g.requestSampling(rctx, req)
 		},
 		Elicit: func(uctx context.Context, req mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
-			if err := canAsk(known, caps.Elicitation != nil, modern, "elicitation"); err != nil {
+			if err := g.canAsk(known, caps.Elicitation != nil, modern, "elicitation"); err != nil {
 				return nil, err
 			}
 			if err := g.canReach(ctx, "elicitation"); err != nil {
@@ -53,11 +53,16 @@ func (g *Server) withRelay(ctx context.Context) context.Context {
 	return upstream.WithRelay(ctx, r)
 }
 
-// canAsk says why the gateway cannot put a feature's request to its client.
-func canAsk(known, declared, modern bool, feature string) error {
+// canAsk says why the gateway cannot put a feature's request, made by an
+// upstream during a call, to its client. A 2026-07-28 client is asked with
+// an input_required result instead (roundtrip.go), which only an upstream
+// on that protocol makes.
+func (g *Server) canAsk(known, declared, modern bool, feature string) error {
 	switch {
 	case modern:
-		return fmt.Errorf("the gateway's client uses MCP protocol 2026-07-28, which has no server-initiated requests; the gateway cannot forward %s to it", feature)
+		return fmt.Errorf("the gateway's client uses MCP protocol 2026-07-28, which has no server-initiated requests: the gateway passes %s to it as an input_required result only from a server on that protocol, on a direct tool call or run_tool (not run_tools)", feature)
+	case g.cfg.NoClientStreams:
+		return fmt.Errorf("the gateway runs on AWS Lambda, which keeps no stream to a client between requests, so it cannot forward %s to a client on an MCP protocol before 2026-07-28; use a client on protocol 2026-07-28 (asked with an input_required result) or the gateway's local runtime", feature)
 	case !known || !declared:
 		return fmt.Errorf("the gateway's client does not support %s (it did not declare the %s capability)", feature, feature)
 	}

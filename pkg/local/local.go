@@ -132,6 +132,11 @@ func New(ctx context.Context, o Options) (*Runtime, error) {
 			return keyList, nil
 		},
 		Sync: func(ctx context.Context) (any, error) { return g.Sync(ctx, indexer.ModeIncremental) }}
+	// Several gateways behind one address accept each other's
+	// input_required state when they share TOOL_RAG_STATE_KEY.
+	if k := o.Getenv("TOOL_RAG_STATE_KEY"); k != "" {
+		b.StateKey = []byte(k)
+	}
 	if g.identity, err = g.openIdentity(ctx, servers); err != nil {
 		g.Store.Close()
 		return nil, err

@@ -75,6 +75,7 @@ type Memory struct {
 
 	mu       sync.Mutex
 	sessions map[string]*memSession
+	tasks    map[string]Task
 }
 
 type memSession struct {

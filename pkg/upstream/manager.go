@@ -391,8 +391,12 @@ func (m *Manager) CallTool(ctx context.Context, id, name string, args map[string
 		tracing.UpstreamMeta(ctx, &req.Params.Meta)
 		var res *mcp.CallToolResult
 		var err error
+		rt := roundTripFrom(ctx)
 		if sc := statelessFrom(ctx); sc != nil {
-			res, err = sc.CallTool(ctx, c, req)
+			if rt != nil {
+				req.Params.MultiRoundTripParams = mcp.MultiRoundTripParams{InputResponses: rt.Responses, RequestState: rt.State}
+			}
+			res, err = sc.CallTool(ctx, c, req, rt.caps(), rt != nil)
 		} else {
 			res, err = c.CallTool(ctx, req)
 		}
