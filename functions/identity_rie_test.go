@@ -360,6 +360,17 @@ func TestUpstreamIdentityLambdaUserSecret(t *testing.T) {
 	if n := len(rows()); n != 0 {
 		t.Fatalf("%d rows stored after a refused link", n)
 	}
+	// Altered: refused, nothing stored.
+	altered := link[:len(link)-3] + "AAA"
+	if altered == link {
+		altered = link[:len(link)-3] + "BBB"
+	}
+	if code, page := postLink(t, altered, url.Values{"key": {"k-alice"}, "secret": {"tok-alice"}}); code != http.StatusGone || !strings.Contains(page, "not valid") {
+		t.Fatalf("altered link: %d %s", code, page)
+	}
+	if n := len(rows()); n != 0 {
+		t.Fatalf("%d rows stored after an altered link", n)
+	}
 	resp, err := http.Get(link)
 	if err != nil {
 		t.Fatal(err)
@@ -493,6 +504,10 @@ func TestUpstreamIdentityLambdaUserSecret(t *testing.T) {
 	}
 	if n := len(rows()); n != 0 {
 		t.Fatalf("%d grant rows left after the key's removal", n)
+	}
+	resp, _ = bob.post(map[string]any{"jsonrpc": "2.0", "id": 99, "method": "tools/call", "params": map[string]any{"name": "who__whoami", "arguments": map[string]any{}}})
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("bob's call with the revoked key: HTTP %d", resp.StatusCode)
 	}
 	if logs := gw.logs.String() + gw2.logs.String(); strings.Contains(logs, "tok-alice") || strings.Contains(logs, "tok-bob") {
 		t.Fatal("a token reached the function logs")
