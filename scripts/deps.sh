@@ -93,6 +93,23 @@ if [ ! -x "$tools/bin/local-kms" ] || [ "$(cat "$tools/bin/.local-kms.version" 2
   echo "$localkms_version" > "$tools/bin/.local-kms.version"
   done_step
 fi
+# Jaeger (a Go program from the module proxy): the OTLP receiver and trace
+# store of the tracing tests (TestTracing...). Its go.mod has replace
+# directives, so `go install pkg@version` refuses it: the module is
+# downloaded, copied somewhere writable and built there, once per version.
+jaeger_version=v1.76.0
+if [ ! -x "$tools/bin/jaeger-all-in-one" ] || [ "$(cat "$tools/bin/.jaeger.version" 2>/dev/null)" != "$jaeger_version" ]; then
+  step "building Jaeger $jaeger_version (all-in-one) into .tools/bin" "5-10 minutes, once"
+  mkdir -p "$tools/bin"
+  src=$(go mod download -json "github.com/jaegertracing/jaeger@$jaeger_version" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
+  [ -n "$src" ] || { echo "deps: could not download github.com/jaegertracing/jaeger@$jaeger_version" >&2; exit 1; }
+  tmp=$(mktemp -d)
+  cp -r "$src" "$tmp/jaeger" && chmod -R u+w "$tmp/jaeger"
+  (cd "$tmp/jaeger" && GOFLAGS=-p=1 nice -n 10 go build -trimpath -o "$tools/bin/jaeger-all-in-one" ./cmd/all-in-one)
+  rm -rf "$tmp"
+  echo "$jaeger_version" > "$tools/bin/.jaeger.version"
+  done_step
+fi
 if [ $did = 0 ]; then
   echo "deps: everything already installed in $tools (checked in $((SECONDS - start)) s)"
 else

@@ -242,7 +242,7 @@ func New(b Backend, o Options) (*App, error) {
 		Version: Version, Catalog: a.Catalog, Upstreams: calls, Retriever: retrieval{a, usage.FindTools}, Surfaces: b.Surfaces,
 		Sessions: b.Sessions, Planner: b.Planner, MaxParallel: env.MaxParallel,
 		ShortlistDescChars: env.ShortlistDescChars, Unprefixed: o.Unprefixed,
-		UpstreamListTimeout: o.UpstreamListTimeout, MaxListItems: env.MaxTools, Logger: a.log, OnCall: a.Usage.ToolCall,
+		UpstreamListTimeout: o.UpstreamListTimeout, MaxListItems: env.MaxTools, Logger: a.log, OnCall: a.recordCall,
 		LazyToolList: o.LazyToolList, Sequences: seq, Identity: identityOf(b),
 		StateKey: b.StateKey, NoClientStreams: b.NoClientStreams,
 	})
@@ -477,4 +477,10 @@ func (a *App) serversUp() map[string]bool {
 		out[id] = a.b.Health.Up(id)
 	}
 	return out
+}
+
+// recordCall counts a tool call in the usage statistics, with its trace
+// id when it was traced (the console links to it).
+func (a *App) recordCall(ctx context.Context, keyID, tool, outcome string, d time.Duration) {
+	a.Usage.TracedToolCall(keyID, tool, outcome, tracing.SampledTraceID(ctx), d)
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/toolrag/mcp-gateway/pkg/catalog"
 	"github.com/toolrag/mcp-gateway/pkg/console"
 	"github.com/toolrag/mcp-gateway/pkg/policy"
+	"github.com/toolrag/mcp-gateway/pkg/tracing"
 )
 
 // newConsole builds the operator console (nil when Env.ConsolePath is
@@ -24,6 +25,8 @@ func (a *App) newConsole() (*console.Console, error) {
 		Usage:      a.Usage,
 		Sync:       a.b.Sync,
 		Poll:       a.o.ConsolePoll,
+		TraceURL:   tracing.TraceURL(),
+		Tracing:    tracing.Enabled(),
 	})
 }
 

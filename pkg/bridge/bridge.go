@@ -38,6 +38,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/toolrag/mcp-gateway/pkg/httpserve"
+	"github.com/toolrag/mcp-gateway/pkg/tracing"
 	"github.com/toolrag/mcp-gateway/pkg/upstream"
 )
 
@@ -268,9 +269,9 @@ func newMarker() string {
 // /health.
 func (b *Bridge) Handler() http.Handler {
 	if b.cfg.Token != "" {
-		return hopAuth(sha256.Sum256([]byte(b.cfg.Token)), b.mux)
+		return tracing.Middleware(hopAuth(sha256.Sum256([]byte(b.cfg.Token)), b.mux))
 	}
-	return b.mux
+	return tracing.Middleware(b.mux)
 }
 
 // PIDs returns the process ids of the server processes alive now, sorted.

@@ -10,6 +10,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/toolrag/mcp-gateway/pkg/tracing"
 	"github.com/toolrag/mcp-gateway/pkg/upstream"
 )
 
@@ -199,7 +200,13 @@ func (b *Bridge) setTemplates(templates []mcp.ResourceTemplate) {
 // (signal: killed) during the call`; a tool that ran and failed is a
 // result with isError, as the child sent it.
 
-func (b *Bridge) callTool(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+// Each handler continues the caller's trace (the traceparent of the
+// request's _meta or HTTP headers) into the child: the pool's request
+// carries it in _meta, with the caller's other _meta members.
+
+func (b *Bridge) callTool(ctx context.Context, req mcp.CallToolRequest) (_ *mcp.CallToolResult, err error) {
+	ctx, span := tracing.StartServe(ctx, string(mcp.MethodToolsCall), req.Params.Name, req.Params.Meta)
+	defer func() { tracing.End(span, err) }()
 	res, err := b.m.CallTool(ctx, b.id, req.Params.Name, req.GetArguments())
 	if err != nil {
 		return nil, b.failed(err)
@@ -207,7 +214,9 @@ func (b *Bridge) callTool(ctx context.Context, req mcp.CallToolRequest) (*mcp.Ca
 	return res, nil
 }
 
-func (b *Bridge) getPrompt(ctx context.Context, req mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+func (b *Bridge) getPrompt(ctx context.Context, req mcp.GetPromptRequest) (_ *mcp.GetPromptResult, err error) {
+	ctx, span := tracing.StartServe(ctx, string(mcp.MethodPromptsGet), req.Params.Name, req.Params.Meta)
+	defer func() { tracing.End(span, err) }()
 	res, err := b.m.GetPrompt(ctx, b.id, req.Params.Name, req.Params.Arguments)
 	if err != nil {
 		return nil, b.failed(err)
@@ -215,7 +224,9 @@ func (b *Bridge) getPrompt(ctx context.Context, req mcp.GetPromptRequest) (*mcp.
 	return res, nil
 }
 
-func (b *Bridge) readResource(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
+func (b *Bridge) readResource(ctx context.Context, req mcp.ReadResourceRequest) (_ []mcp.ResourceContents, err error) {
+	ctx, span := tracing.StartServe(ctx, string(mcp.MethodResourcesRead), "", req.Params.Meta)
+	defer func() { tracing.End(span, err) }()
 	res, err := b.m.ReadResource(ctx, b.id, req.Params.URI)
 	if err != nil {
 		return nil, b.failed(err)

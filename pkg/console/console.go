@@ -100,6 +100,11 @@ type Config struct {
 	Poll time.Duration
 	// MaxTopK bounds a playground query's top_k (default 50).
 	MaxTopK int
+	// Tracing says the gateway records traces: call rows show their
+	// trace id. TraceURL, when set, makes it a link: the address of a
+	// trace in the trace viewer with {trace_id} in it.
+	Tracing  bool
+	TraceURL string
 }
 
 // NamedRetriever is one ranking the playground can use.
@@ -183,6 +188,7 @@ func (c *Console) App() http.Handler {
 			writeJSON(w, http.StatusOK, map[string]any{
 				"admin_prefix": c.cfg.AdminPrefix, "poll_ms": c.cfg.Poll.Milliseconds(),
 				"sync": c.cfg.Sync != nil, "variants": c.variantNames(),
+				"tracing": c.cfg.Tracing, "trace_url": c.cfg.TraceURL,
 			})
 			return
 		case "/":
@@ -512,10 +518,17 @@ func (c *Console) usage(w http.ResponseWriter, r *http.Request) {
 	buckets, p50, p99 := c.cfg.Usage.Latency()
 	writeJSON(w, http.StatusOK, map[string]any{
 		"since": c.cfg.Usage.Started(), "keys": nonNil(c.cfg.Usage.Keys()),
-		"latency":    map[string]any{"buckets": nonNil(buckets), "p50_ms": p50, "p99_ms": p99},
-		"timeline":   c.cfg.Usage.Timeline(),
-		"retrievals": c.cfg.Usage.Retrievals(),
+		"latency":      map[string]any{"buckets": nonNil(buckets), "p50_ms": p50, "p99_ms": p99},
+		"timeline":     c.cfg.Usage.Timeline(),
+		"retrievals":   c.cfg.Usage.Retrievals(),
+		"recent_calls": nonNil(recentCalls(c.cfg.Usage)),
 	})
+}
+
+// recentCalls are the latest tool calls, newest first.
+func recentCalls(u *usage.Recorder) []usage.Call {
+	calls, _ := u.Recent()
+	return calls
 }
 
 // recentServerErrors is how many servers with a reason the overview lists.

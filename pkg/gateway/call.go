@@ -161,7 +161,7 @@ func (g *Server) logCall(ctx context.Context, keyID, tool, outcome string, start
 		slog.Float64("duration_ms", float64(d.Microseconds())/1000),
 	}
 	if g.cfg.OnCall != nil {
-		defer g.cfg.OnCall(keyID, tool, outcome, d)
+		defer g.cfg.OnCall(ctx, keyID, tool, outcome, d)
 	}
 	if err != nil {
 		attrs = append(attrs, slog.String("error", err.Error()))

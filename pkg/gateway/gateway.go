@@ -137,9 +137,9 @@ type Config struct {
 	TaskResults TaskResultStore
 	Logger      *slog.Logger
 	// OnCall, when set, is told of every tool call after its audit line
-	// (key id, call name, outcome, duration): usage statistics. It must
-	// not block.
-	OnCall func(keyID, tool, outcome string, d time.Duration)
+	// (key id, call name, outcome, duration; ctx carries the call's span):
+	// usage statistics. It must not block.
+	OnCall func(ctx context.Context, keyID, tool, outcome string, d time.Duration)
 	// Sequences, when set, is told of every successful catalog tool call
 	// with the caller's key and session (the opt-in call-sequence counts,
 	// pkg/callseq.Recorder). It must not block.

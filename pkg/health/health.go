@@ -9,6 +9,10 @@ import (
 	"sort"
 	"sync"
 	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+
+	"github.com/toolrag/mcp-gateway/pkg/tracing"
 )
 
 // Prober pings upstreams (upstream.Manager).
@@ -30,12 +34,25 @@ type Status struct {
 
 // ProbeAll pings every server concurrently (at most parallel at once), each
 // within timeout.
-func ProbeAll(ctx context.Context, p Prober, timeout time.Duration, parallel int) map[string]Status {
+func ProbeAll(ctx context.Context, p Prober, timeout time.Duration, parallel int) (out map[string]Status) {
+	ctx, span := tracing.Start(ctx, "health probes")
+	defer func() {
+		if span.IsRecording() {
+			down := 0
+			for _, st := range out {
+				if !st.Up {
+					down++
+				}
+			}
+			span.SetAttributes(attribute.Int("toolrag.health.servers", len(out)), attribute.Int("toolrag.health.down", down))
+		}
+		span.End()
+	}()
 	if parallel <= 0 {
 		parallel = 16
 	}
 	servers := p.Servers()
-	out := make(map[string]Status, len(servers))
+	out = make(map[string]Status, len(servers))
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, parallel)

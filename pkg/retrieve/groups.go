@@ -140,15 +140,26 @@ func (r *Retriever) SearchGroups(ctx context.Context, req Request, queries []str
 			queries[i] = q[:maxQueryBytes]
 		}
 	}
+	ctx, span, clk := startRetrieve(ctx, len(queries), topK)
 	r.kw.mu.RLock()
 	defer r.kw.mu.RUnlock()
+	clk.mark(stageCandidates, 0)
 	snap := r.visible(req)
+	clk.visibleTools(snap)
 	dense := r.denseIndex()
 	out := GroupResponse{FallbackUsed: dense == nil}
-	lists, err := r.rankAll(ctx, snap, dense, queries, req, min(MaxTopK, topK*len(queries)))
+	lists, err := r.rankAll(ctx, clk, snap, dense, queries, req, min(MaxTopK, topK*len(queries)))
 	if err != nil {
+		endRetrieve(span, clk, nil, dense != nil, err)
 		return GroupResponse{}, err
 	}
+	defer func() {
+		var first []Result
+		if len(out.Groups) > 0 {
+			first = out.Groups[0].Results
+		}
+		endRetrieve(span, clk, first, dense != nil, nil)
+	}()
 	seen := map[string]bool{}
 	withRelated := max(2, MaxRelatedResults/len(queries))
 	for i, q := range queries {
@@ -183,7 +194,7 @@ func (r *Retriever) visible(req Request) *visibleCorpus {
 // rankAll ranks each query (with its decomposition when Experimental.Decompose
 // is on, merged to at least want results), embedding and scanning the
 // vector index for all of them in one pass.
-func (r *Retriever) rankAll(ctx context.Context, snap *visibleCorpus, dense *denseState, queries []string, req Request, want int) ([][]*candidate, error) {
+func (r *Retriever) rankAll(ctx context.Context, clk *stageClock, snap *visibleCorpus, dense *denseState, queries []string, req Request, want int) ([][]*candidate, error) {
 	var flat []string
 	spans := make([][2]int, len(queries))
 	for i, q := range queries {
@@ -210,14 +221,24 @@ func (r *Retriever) rankAll(ctx context.Context, snap *visibleCorpus, dense *den
 	var pre []*denseQuery
 	var denseErr error
 	if workers <= 1 {
+		clk.mark(stageDense, 0)
 		pre, denseErr = r.denseQueries(ctx, dense, snap, flat)
+		clk.mark(stageDense, 1)
+		clk.mark(stageKeyword, 0)
 		for j := range flat {
 			kps[j] = r.keywordPhase(snap, flat[j])
 		}
+		clk.mark(stageKeyword, 1)
 	} else {
 		var wg sync.WaitGroup
-		wg.Go(func() { pre, denseErr = r.denseQueries(ctx, dense, snap, flat) })
+		wg.Go(func() {
+			clk.mark(stageDense, 0)
+			pre, denseErr = r.denseQueries(ctx, dense, snap, flat)
+			clk.mark(stageDense, 1)
+		})
+		clk.mark(stageKeyword, 0)
 		parallel(workers, len(flat), func(j int) { kps[j] = r.keywordPhase(snap, flat[j]) })
+		clk.mark(stageKeyword, 1)
 		wg.Wait()
 	}
 	if denseErr != nil {
@@ -225,9 +246,11 @@ func (r *Retriever) rankAll(ctx context.Context, snap *visibleCorpus, dense *den
 	}
 	ranked := make([][]*candidate, len(flat))
 	errs := make([]error, len(flat))
+	clk.mark(stageFusion, 0)
 	parallel(workers, len(flat), func(j int) {
 		ranked[j], errs[j] = r.rank(ctx, snap, dense, pre[j], kps[j], flat[j], req, want)
 	})
+	clk.mark(stageFusion, 1)
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}

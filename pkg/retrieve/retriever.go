@@ -220,13 +220,17 @@ func (r *Retriever) Retrieve(ctx context.Context, req Request) (Response, error)
 		return Response{}, errors.New("retrieve: the query is empty")
 	}
 
+	ctx, span, clk := startRetrieve(ctx, 1, topK)
 	r.kw.mu.RLock()
 	defer r.kw.mu.RUnlock()
+	clk.mark(stageCandidates, 0)
 	snap := r.visible(req)
+	clk.visibleTools(snap)
 	dense := r.denseIndex()
 	resp := Response{FallbackUsed: dense == nil}
-	lists, err := r.rankAll(ctx, snap, dense, []string{req.Query}, req, topK)
+	lists, err := r.rankAll(ctx, clk, snap, dense, []string{req.Query}, req, topK)
 	if err != nil {
+		endRetrieve(span, clk, nil, dense != nil, err)
 		return Response{}, err
 	}
 	final := lists[0]
@@ -236,6 +240,7 @@ func (r *Retriever) Retrieve(ctx context.Context, req Request) (Response, error)
 	for i, c := range final {
 		resp.Results = append(resp.Results, r.result(snap, c, i < MaxRelatedResults))
 	}
+	endRetrieve(span, clk, resp.Results, dense != nil, nil)
 	return resp, nil
 }
 

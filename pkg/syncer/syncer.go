@@ -19,10 +19,11 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
-
 	"github.com/toolrag/mcp-gateway/pkg/catalog"
 	"github.com/toolrag/mcp-gateway/pkg/ident"
+	"github.com/toolrag/mcp-gateway/pkg/tracing"
 	"github.com/toolrag/mcp-gateway/pkg/upstream"
+	"go.opentelemetry.io/otel/attribute"
 )
 
 // Upstreams lists what the registered servers offer (upstream.Manager).
@@ -71,7 +72,20 @@ type Report struct {
 
 // Run syncs every registered server once. It fails only when the store
 // fails; unreachable upstreams are reported in Report.Stale.
-func Run(ctx context.Context, cfg Config) (Report, error) {
+func Run(ctx context.Context, cfg Config) (rep Report, err error) {
+	ctx, span := tracing.Start(ctx, "sync")
+	defer func() {
+		if span.IsRecording() {
+			span.SetAttributes(attribute.Int("toolrag.sync.servers", rep.Servers), attribute.Int("toolrag.sync.synced", rep.Synced),
+				attribute.Int("toolrag.sync.stale", len(rep.Stale)), attribute.Int("toolrag.sync.changed", rep.Changed),
+				attribute.Int("toolrag.sync.deleted", rep.Deleted))
+		}
+		tracing.End(span, err)
+	}()
+	return run(ctx, cfg)
+}
+
+func run(ctx context.Context, cfg Config) (Report, error) {
 	if cfg.Parallel <= 0 {
 		cfg.Parallel = 16
 	}
@@ -308,7 +322,14 @@ func checkTools(server string, tools []catalog.Tool, claims *idClaims) ([]catalo
 	return kept, msg
 }
 
-func fetch(ctx context.Context, cfg Config, id string) (catalog.Server, []catalog.Tool, error) {
+func fetch(ctx context.Context, cfg Config, id string) (_ catalog.Server, tools []catalog.Tool, err error) {
+	ctx, span := tracing.Start(ctx, "sync server")
+	defer func() {
+		if span.IsRecording() {
+			span.SetAttributes(attribute.String("toolrag.upstream.server", id), attribute.Int("toolrag.sync.tools", len(tools)))
+		}
+		tracing.End(span, err)
+	}()
 	ctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
 	defer cancel()
 	now := cfg.Now().UTC()
@@ -329,7 +350,7 @@ func fetch(ctx context.Context, cfg Config, id string) (catalog.Server, []catalo
 	if err != nil && !errors.Is(err, upstream.ErrListTruncated) {
 		return srv, nil, err
 	}
-	tools := make([]catalog.Tool, 0, len(list))
+	tools = make([]catalog.Tool, 0, len(list))
 	seen := map[string]bool{}
 	for _, t := range list {
 		if t.Name == "" || seen[t.Name] {

@@ -168,3 +168,30 @@ func ContextFromMeta(ctx context.Context, meta map[string]any) context.Context {
 	}
 	return propagation.TraceContext{}.Extract(ctx, c)
 }
+
+// StartServe starts the server span of one MCP request a process serves
+// from the mcp-go handler of method (toolrag bridge): the trace context of
+// the request's _meta is its parent when there is one, else ctx's span
+// (the HTTP request's). The client's other _meta members are kept for the
+// upstream (WithClientMeta).
+func StartServe(ctx context.Context, method, target string, meta *mcp.Meta) (context.Context, trace.Span) {
+	ctx = WithClientMeta(ctx, meta)
+	if !on.Load() {
+		return ctx, noSpan
+	}
+	if meta != nil {
+		ctx = ContextFromMeta(ctx, meta.AdditionalFields)
+	}
+	name := method
+	if target != "" {
+		name += " " + target
+	}
+	attrs := []attribute.KeyValue{attribute.String("mcp.method.name", method)}
+	if target != "" && method == string(mcp.MethodToolsCall) {
+		attrs = append(attrs, attribute.String("gen_ai.tool.name", target), attribute.String("gen_ai.operation.name", "execute_tool"))
+	}
+	if id := RequestID(ctx); id != "" {
+		attrs = append(attrs, attribute.String("toolrag.request_id", id))
+	}
+	return tracer.Start(ctx, name, trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(attrs...))
+}

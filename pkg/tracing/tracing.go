@@ -98,6 +98,9 @@ func Setup(ctx context.Context, c Config) (shutdown func(context.Context) error,
 		opts = append(opts, sdktrace.WithIDGenerator(xray.NewIDGenerator()))
 		props = append(props, xray.Propagator{})
 	}
+	if u := strings.TrimSpace(getenv("TOOL_RAG_TRACE_URL")); strings.Contains(u, "{trace_id}") {
+		traceURL.Store(u)
+	}
 	tp := sdktrace.NewTracerProvider(opts...)
 	otel.SetTracerProvider(tp)
 	prop = propagation.NewCompositeTextMapPropagator(props...)
@@ -191,6 +194,34 @@ func TraceID(ctx context.Context) string {
 	}
 	return sc.TraceID().String()
 }
+
+// SampledTraceID is the trace id of ctx's span when tracing is on and the
+// span is sampled (exported), else "".
+func SampledTraceID(ctx context.Context) string {
+	if !on.Load() {
+		return ""
+	}
+	sc := trace.SpanContextFromContext(ctx)
+	if !sc.IsSampled() {
+		return ""
+	}
+	return sc.TraceID().String()
+}
+
+// TraceURL is the link to a trace in the operator's trace viewer, from
+// TOOL_RAG_TRACE_URL with {trace_id} in it (e.g.
+// http://localhost:16686/trace/{trace_id} for Jaeger); "" when unset or
+// when tracing is off.
+func TraceURL() string {
+	if !on.Load() {
+		return ""
+	}
+	return traceURL.Load().(string)
+}
+
+var traceURL atomic.Value
+
+func init() { traceURL.Store("") }
 
 // Init is Setup for a command's main: a configuration error is logged and
 // tracing stays off. The returned func flushes and stops the exporter

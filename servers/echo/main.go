@@ -69,6 +69,7 @@ func main() {
 	httpAddr := flag.String("http", "", "serve Streamable HTTP at this address (path /mcp) instead of stdio")
 	stderrLine := flag.String("stderr-line", "", "test-only: write this line to stderr at start (e.g. a connection string, to check that the gateway never shows it to callers)")
 	growFile := flag.String("grow-file", "", "test-only: when this file appears, offer a tool named by its first line and send notifications/tools/list_changed (stdio)")
+	traceTool := flag.Bool("trace-tool", false, "test-only: also offer the tool trace_context, which answers with the traceparent header and the _meta its call arrived with (the tracing tests)")
 	flag.Parse()
 	if *stderrLine != "" {
 		fmt.Fprintln(os.Stderr, *stderrLine)
@@ -85,6 +86,9 @@ func main() {
 	}
 
 	s := newServer()
+	if *traceTool {
+		addTraceTool(s)
+	}
 	if *alias != "" {
 		s.AddTool(mcp.NewTool(*alias,
 			mcp.WithDescription("Return the given text unchanged (an alias of echo)."),
@@ -109,7 +113,7 @@ func main() {
 		}
 		fmt.Fprintf(os.Stderr, "echo: serving Streamable HTTP on http://%s/mcp\n", l.Addr())
 		mux := http.NewServeMux()
-		mux.Handle("/mcp", server.NewStreamableHTTPServer(s))
+		mux.Handle("/mcp", server.NewStreamableHTTPServer(s, server.WithHTTPContextFunc(withTraceHeader)))
 		if err := http.Serve(l, mux); err != nil && !errors.Is(err, context.Canceled) {
 			fmt.Fprintln(os.Stderr, "echo:", err)
 			os.Exit(1)
@@ -425,4 +429,36 @@ func floodTools(id json.RawMessage, cursor string, n int, loop bool) string {
 	}
 	fmt.Fprintf(&b, `],"nextCursor":"page-%d"}}`+"\n", next)
 	return b.String()
+}
+
+type traceHeaderKey struct{}
+
+// withTraceHeader keeps the traceparent header of an HTTP request for the
+// trace_context tool.
+func withTraceHeader(ctx context.Context, r *http.Request) context.Context {
+	return context.WithValue(ctx, traceHeaderKey{}, r.Header.Get("traceparent"))
+}
+
+// addTraceTool offers trace_context: it answers with the traceparent
+// header (HTTP) and the _meta members its call arrived with, as JSON.
+func addTraceTool(s *server.MCPServer) {
+	s.AddTool(mcp.NewTool("trace_context",
+		mcp.WithDescription("Report the trace context this call arrived with (test tool)."),
+	), func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		out := struct {
+			Header string         `json:"traceparent_header"`
+			Meta   map[string]any `json:"meta"`
+		}{Meta: map[string]any{}}
+		out.Header, _ = ctx.Value(traceHeaderKey{}).(string)
+		if req.Params.Meta != nil {
+			for k, v := range req.Params.Meta.AdditionalFields {
+				out.Meta[k] = v
+			}
+		}
+		b, err := json.Marshal(out)
+		if err != nil {
+			return nil, err
+		}
+		return mcp.NewToolResultText(string(b)), nil
+	})
 }

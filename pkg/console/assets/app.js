@@ -43,6 +43,15 @@
     parts.forEach((p, i) => { if (i) kids.push(h("wbr")); kids.push(p); });
     return h(tag, Object.assign({ class: "tid" }, attrs || {}), ...kids);
   }
+  // traceCell shows a call's trace id, linked to the trace viewer when the
+  // gateway has a trace_url (TOOL_RAG_TRACE_URL), for the call rows.
+  function traceCell(k) {
+    if (!k.trace_id) return h("td", { class: "muted", text: "–" });
+    const short = k.trace_id.slice(0, 8) + "…";
+    if (!cfg.trace_url) return h("td", {}, h("code", { class: "trace", title: k.trace_id, "data-trace": k.trace_id, text: short }));
+    return h("td", {}, h("a", { class: "trace", href: cfg.trace_url.replace("{trace_id}", encodeURIComponent(k.trace_id)),
+      target: "_blank", rel: "noopener noreferrer", title: "trace " + k.trace_id, "data-trace": k.trace_id, text: short }));
+  }
   const pct = (x) => (100 * x).toFixed(x > 0 && x < 0.1 ? 1 : 0) + " %";
 
   async function api(method, path, body) {
@@ -240,6 +249,13 @@
     $("lat-chart").replaceChildren(chart(lat.buckets, width("lat-chart")));
     $("timeline-chart").replaceChildren(timeline(data.timeline || [], width("timeline-chart")));
     $("usage-retrievals").replaceChildren(...retrievals(data.retrievals));
+    const calls = (data.recent_calls || []).slice(0, 20);
+    $("usage-calls").tBodies[0].replaceChildren(...calls.map((k) => h("tr", { "data-outcome": k.outcome, "data-call": k.tool },
+      h("td", { text: fmtTime(k.at) }), tid("td", k.key_id), tid("td", k.tool || "?"),
+      h("td", {}, h("span", { class: k.outcome === "ok" ? "" : "warn", text: k.outcome })), h("td", { class: "num", text: fmtMs(k.ms) }),
+      cfg.tracing ? traceCell(k) : null)));
+    $("usage-calls").tHead.rows[0].cells[5].hidden = !cfg.tracing;
+    $("usage-calls").hidden = !calls.length;
   }
 
   // describe words a result object without a summary: "a 1, b 2".

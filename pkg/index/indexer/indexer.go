@@ -20,10 +20,13 @@ import (
 	"sync/atomic"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
+
 	"github.com/toolrag/mcp-gateway/pkg/catalog"
 	"github.com/toolrag/mcp-gateway/pkg/embed"
 	"github.com/toolrag/mcp-gateway/pkg/index/indexpub"
 	"github.com/toolrag/mcp-gateway/pkg/index/vindex"
+	"github.com/toolrag/mcp-gateway/pkg/tracing"
 )
 
 // Mode selects how Build treats the existing index.
@@ -224,7 +227,16 @@ type BuildResult struct {
 // current. ModeOff only loads the persisted index (when the indexer has
 // none yet) and rebuilds in full if that index was built with another
 // model. On failure the previous index stays current.
-func (x *Indexer) Build(ctx context.Context, mode Mode) (BuildResult, error) {
+func (x *Indexer) Build(ctx context.Context, mode Mode) (res BuildResult, err error) {
+	ctx, span := tracing.Start(ctx, "index build")
+	defer func() {
+		if span.IsRecording() {
+			span.SetAttributes(attribute.String("toolrag.index.mode", string(res.Mode)),
+				attribute.Int("toolrag.index.tools", res.Tools), attribute.Int("toolrag.index.embedded", res.Embedded),
+				attribute.Int("toolrag.index.reused", res.Reused), attribute.Int("toolrag.index.removed", res.Removed))
+		}
+		tracing.End(span, err)
+	}()
 	if _, err := ParseMode(string(mode)); err != nil {
 		return BuildResult{}, fmt.Errorf("indexer: %w", err)
 	}
@@ -449,7 +461,12 @@ func sameBuild(a, b vindex.Meta) bool {
 // publish publishes ix through indexpub and returns its meta as published
 // (with IndexSHA256, Dim and Count filled in).
 func (x *Indexer) publish(ctx context.Context, ix *vindex.Index, meta vindex.Meta) (vindex.Meta, error) {
+	ctx, span := tracing.Start(ctx, "index publish")
 	ptr, err := x.pub.Publish(ctx, ix, meta)
+	if span.IsRecording() {
+		span.SetAttributes(attribute.Int("toolrag.index.tools", ix.Len()), attribute.Bool("toolrag.index.stale", errors.Is(err, indexpub.ErrStale)))
+	}
+	tracing.End(span, err)
 	if err != nil {
 		return meta, err
 	}

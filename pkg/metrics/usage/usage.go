@@ -147,6 +147,8 @@ type Call struct {
 	Tool    string    `json:"tool"`
 	Outcome string    `json:"outcome"`
 	Ms      float64   `json:"ms"`
+	// TraceID is the call's trace when tracing is on and it was sampled.
+	TraceID string `json:"trace_id,omitempty"`
 }
 
 type ring struct {
@@ -221,17 +223,17 @@ func entry(m map[string]*Stats, id string) *Stats {
 // Call records one tool call of key on server with its outcome and
 // duration. server may be "" when the tool was unknown.
 func (r *Recorder) Call(keyID, server, outcome string, d time.Duration) {
-	r.call(keyID, server, "", outcome, d)
+	r.call(keyID, server, "", outcome, "", d)
 }
 
-func (r *Recorder) call(keyID, server, tool, outcome string, d time.Duration) {
+func (r *Recorder) call(keyID, server, tool, outcome, traceID string, d time.Duration) {
 	if r == nil {
 		return
 	}
 	now := r.now().UTC()
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	c := Call{At: now, KeyID: keyID, Tool: tool, Outcome: outcome, Ms: ms(d)}
+	c := Call{At: now, KeyID: keyID, Tool: tool, Outcome: outcome, Ms: ms(d), TraceID: traceID}
 	r.recent.add(c)
 	if outcome != OK {
 		r.errs.add(c)
@@ -285,11 +287,17 @@ func (r *Recorder) serverEntry(server string) *Stats {
 // ToolCall records one tool call by its call name (server__tool; the
 // server of an unprefixed name is not known here and is not counted).
 func (r *Recorder) ToolCall(keyID, callName, outcome string, d time.Duration) {
+	r.TracedToolCall(keyID, callName, outcome, "", d)
+}
+
+// TracedToolCall is ToolCall for a call traced as traceID ("" when not
+// traced): the console's call rows link to it.
+func (r *Recorder) TracedToolCall(keyID, callName, outcome, traceID string, d time.Duration) {
 	server, _, ok := catalog.SplitToolID(callName)
 	if !ok {
 		server = ""
 	}
-	r.call(keyID, server, callName, outcome, d)
+	r.call(keyID, server, callName, outcome, traceID, d)
 }
 
 // Retrieval records one retrieval of key (find_tools or a REST

@@ -1,0 +1,283 @@
+package testenv
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// Jaeger is a Jaeger all-in-one (in-memory storage) listening on
+// 127.0.0.1: the OTLP receiver and trace store of the tracing tests.
+type Jaeger struct {
+	// OTLP is the OTLP/HTTP endpoint (http://127.0.0.1:<port>), the value
+	// of OTEL_EXPORTER_OTLP_ENDPOINT.
+	OTLP string
+	// Query is the query service and UI (http://127.0.0.1:<port>):
+	// GET /api/traces/<trace id> reads a trace back.
+	Query string
+}
+
+var (
+	jaegerOnce sync.Once
+	jaeger     *Jaeger
+	jaegerErr  error
+)
+
+// JaegerBinary returns .tools/bin/jaeger-all-in-one (built by
+// scripts/deps.sh), or fails or skips the test when it is missing.
+func JaegerBinary(t testing.TB) string {
+	t.Helper()
+	bin := filepath.Join(ToolsDir(t), "bin", "jaeger-all-in-one")
+	if _, err := os.Stat(bin); err != nil {
+		Missing(t, "Jaeger ("+bin+")")
+	}
+	return bin
+}
+
+// StartJaeger returns a Jaeger shared by the whole test binary, starting it
+// on first use; it is stopped when testenv.Main returns. Each test tells
+// its traces apart by their trace ids or service names.
+func StartJaeger(t testing.TB) *Jaeger {
+	t.Helper()
+	bin := JaegerBinary(t)
+	jaegerOnce.Do(func() {
+		for attempt := 0; attempt < 3; attempt++ {
+			var stop func()
+			jaeger, stop, jaegerErr = startJaeger(bin)
+			if jaegerErr == nil {
+				registerAtExit(stop)
+				return
+			}
+		}
+	})
+	if jaegerErr != nil {
+		t.Fatalf("testenv: Jaeger did not start: %v", jaegerErr)
+	}
+	return jaeger
+}
+
+func startJaeger(bin string) (*Jaeger, func(), error) {
+	ports := make([]int, 7)
+	for i := range ports {
+		p, err := freePort()
+		if err != nil {
+			return nil, nil, err
+		}
+		ports[i] = p
+	}
+	addr := func(i int) string { return fmt.Sprintf("127.0.0.1:%d", ports[i]) }
+	cmd := exec.Command(bin,
+		"--collector.otlp.enabled=true",
+		"--collector.otlp.http.host-port="+addr(0),
+		"--collector.otlp.grpc.host-port="+addr(1),
+		"--query.http-server.host-port="+addr(2),
+		"--query.grpc-server.host-port="+addr(3),
+		"--admin.http.host-port="+addr(4),
+		"--collector.http-server.host-port="+addr(5),
+		"--collector.grpc-server.host-port="+addr(6),
+	)
+	cmd.Env = append(os.Environ(), "SPAN_STORAGE_TYPE=memory", "METRICS_STORAGE_TYPE=")
+	var out Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		return nil, nil, fmt.Errorf("start %s: %w", bin, err)
+	}
+	exited := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(exited) }()
+	stop := func() {
+		_ = cmd.Process.Kill()
+		<-exited
+	}
+	j := &Jaeger{OTLP: "http://" + addr(0), Query: "http://" + addr(2)}
+	client := &http.Client{Timeout: 2 * time.Second}
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) {
+		select {
+		case <-exited:
+			return nil, nil, fmt.Errorf("jaeger exited at start: %s", tail(out.String()))
+		default:
+		}
+		// Ready when the query API answers and the OTLP receiver accepts
+		// an (empty) export.
+		if get(client, j.Query+"/api/services") && postEmpty(client, j.OTLP+"/v1/traces") {
+			return j, stop, nil
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	stop()
+	return nil, nil, fmt.Errorf("jaeger did not answer within 60 s: %s", tail(out.String()))
+}
+
+func get(c *http.Client, url string) bool {
+	resp, err := c.Get(url)
+	if err != nil {
+		return false
+	}
+	resp.Body.Close()
+	return resp.StatusCode == http.StatusOK
+}
+
+func postEmpty(c *http.Client, url string) bool {
+	resp, err := c.Post(url, "application/json", strings.NewReader("{}"))
+	if err != nil {
+		return false
+	}
+	resp.Body.Close()
+	return resp.StatusCode == http.StatusOK
+}
+
+func tail(s string) string {
+	if len(s) > 2000 {
+		return "..." + s[len(s)-2000:]
+	}
+	return s
+}
+
+// JaegerSpan is one span as Jaeger's query API returns it, simplified.
+type JaegerSpan struct {
+	TraceID  string
+	SpanID   string
+	ParentID string // "" for a root span
+	Name     string
+	Service  string
+	Start    time.Time
+	Duration time.Duration
+	Tags     map[string]any
+}
+
+// Tag returns tag k as a string ("" when absent).
+func (s JaegerSpan) Tag(k string) string {
+	v, ok := s.Tags[k]
+	if !ok {
+		return ""
+	}
+	if str, ok := v.(string); ok {
+		return str
+	}
+	return fmt.Sprint(v)
+}
+
+// Trace reads trace id back from Jaeger, waiting (up to timeout) until
+// done says it is complete (spans arrive in batches); it returns the last
+// read when done never agrees.
+func (j *Jaeger) Trace(t testing.TB, id string, timeout time.Duration, done func([]JaegerSpan) bool) []JaegerSpan {
+	t.Helper()
+	var spans []JaegerSpan
+	deadline := time.Now().Add(timeout)
+	for {
+		var err error
+		spans, err = j.readTrace(id)
+		if err == nil && done(spans) {
+			return spans
+		}
+		if time.Now().After(deadline) {
+			if err != nil {
+				t.Logf("jaeger: trace %s: %v", id, err)
+			}
+			return spans
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+}
+
+func (j *Jaeger) readTrace(id string) ([]JaegerSpan, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, j.Query+"/api/traces/"+id, nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode == http.StatusNotFound {
+		return nil, nil
+	}
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("GET /api/traces/%s: %s", id, resp.Status)
+	}
+	var body struct {
+		Data []struct {
+			Spans []struct {
+				TraceID       string `json:"traceID"`
+				SpanID        string `json:"spanID"`
+				OperationName string `json:"operationName"`
+				References    []struct {
+					RefType string `json:"refType"`
+					TraceID string `json:"traceID"`
+					SpanID  string `json:"spanID"`
+				} `json:"references"`
+				StartTime int64 `json:"startTime"` // µs
+				Duration  int64 `json:"duration"`  // µs
+				Tags      []struct {
+					Key   string `json:"key"`
+					Value any    `json:"value"`
+				} `json:"tags"`
+				ProcessID string `json:"processID"`
+			} `json:"spans"`
+			Processes map[string]struct {
+				ServiceName string `json:"serviceName"`
+			} `json:"processes"`
+		} `json:"data"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
+		return nil, fmt.Errorf("GET /api/traces/%s: %w", id, err)
+	}
+	var out []JaegerSpan
+	for _, d := range body.Data {
+		for _, s := range d.Spans {
+			js := JaegerSpan{TraceID: s.TraceID, SpanID: s.SpanID, Name: s.OperationName,
+				Service: d.Processes[s.ProcessID].ServiceName, Tags: map[string]any{},
+				Start: time.UnixMicro(s.StartTime), Duration: time.Duration(s.Duration) * time.Microsecond}
+			for _, r := range s.References {
+				if r.RefType == "CHILD_OF" {
+					js.ParentID = r.SpanID
+				}
+			}
+			for _, tg := range s.Tags {
+				js.Tags[tg.Key] = tg.Value
+			}
+			out = append(out, js)
+		}
+	}
+	return out, nil
+}
+
+// SpanNamed returns the first span of spans named name.
+func SpanNamed(spans []JaegerSpan, name string) (JaegerSpan, bool) {
+	for _, s := range spans {
+		if s.Name == name {
+			return s, true
+		}
+	}
+	return JaegerSpan{}, false
+}
+
+// Ancestors returns the names of s's ancestors in spans, nearest first.
+func Ancestors(spans []JaegerSpan, s JaegerSpan) []string {
+	byID := make(map[string]JaegerSpan, len(spans))
+	for _, x := range spans {
+		byID[x.SpanID] = x
+	}
+	var out []string
+	for p := s.ParentID; p != ""; {
+		x, ok := byID[p]
+		if !ok {
+			out = append(out, "(remote "+p+")")
+			break
+		}
+		out = append(out, x.Name)
+		p = x.ParentID
+	}
+	return out
+}
