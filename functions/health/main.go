@@ -9,6 +9,7 @@ import (
 	"github.com/aws/aws-lambda-go/lambda"
 
 	"github.com/toolrag/mcp-gateway/pkg/awsrt"
+	"github.com/toolrag/mcp-gateway/pkg/tracing"
 )
 
 func main() {
@@ -17,6 +18,6 @@ func main() {
 		if err != nil {
 			return nil, err
 		}
-		return func() { lambda.Start(p.Handle) }, nil
+		return func() { lambda.Start(tracing.Invocation("health", "timer", p.Handle)) }, nil
 	})
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-lambda-go/lambda"
 
 	"github.com/toolrag/mcp-gateway/pkg/awsrt"
+	"github.com/toolrag/mcp-gateway/pkg/tracing"
 )
 
 func main() {
@@ -18,6 +19,6 @@ func main() {
 		if err != nil {
 			return nil, err
 		}
-		return func() { lambda.Start(s.Handle) }, nil
+		return func() { lambda.Start(tracing.Invocation("sync", "timer", s.Handle)) }, nil
 	})
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -188,10 +189,35 @@ func (j *Jaeger) Trace(t testing.TB, id string, timeout time.Duration, done func
 	}
 }
 
-func (j *Jaeger) readTrace(id string) ([]JaegerSpan, error) {
+// Service reads back the traces of service (the last hour, at most 100),
+// waiting (up to timeout) until done says they are complete; it returns
+// the last read, every span of every trace.
+func (j *Jaeger) Service(t testing.TB, service string, timeout time.Duration, done func([]JaegerSpan) bool) []JaegerSpan {
+	t.Helper()
+	var spans []JaegerSpan
+	deadline := time.Now().Add(timeout)
+	for {
+		var err error
+		spans, err = j.read("/api/traces?limit=100&lookback=1h&service=" + url.QueryEscape(service))
+		if err == nil && done(spans) {
+			return spans
+		}
+		if time.Now().After(deadline) {
+			if err != nil {
+				t.Logf("jaeger: service %s: %v", service, err)
+			}
+			return spans
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+}
+
+func (j *Jaeger) readTrace(id string) ([]JaegerSpan, error) { return j.read("/api/traces/" + id) }
+
+func (j *Jaeger) read(path string) ([]JaegerSpan, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, j.Query+"/api/traces/"+id, nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, j.Query+path, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -204,7 +230,7 @@ func (j *Jaeger) readTrace(id string) ([]JaegerSpan, error) {
 		return nil, nil
 	}
 	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("GET /api/traces/%s: %s", id, resp.Status)
+		return nil, fmt.Errorf("GET %s: %s", path, resp.Status)
 	}
 	var body struct {
 		Data []struct {
@@ -231,7 +257,7 @@ func (j *Jaeger) readTrace(id string) ([]JaegerSpan, error) {
 		} `json:"data"`
 	}
 	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
-		return nil, fmt.Errorf("GET /api/traces/%s: %w", id, err)
+		return nil, fmt.Errorf("GET %s: %w", path, err)
 	}
 	var out []JaegerSpan
 	for _, d := range body.Data {

@@ -36,6 +36,7 @@ import (
 	"github.com/toolrag/mcp-gateway/pkg/embed"
 	"github.com/toolrag/mcp-gateway/pkg/oauth"
 	"github.com/toolrag/mcp-gateway/pkg/rerank"
+	"github.com/toolrag/mcp-gateway/pkg/tracing"
 	"github.com/toolrag/mcp-gateway/pkg/upconnect"
 )
 
@@ -454,9 +455,17 @@ func Main(name string, build func(ctx context.Context, cfg Config) (start func()
 		slog.Error(name+": configuration", "error", err)
 		os.Exit(1)
 	}
-	start, err := build(context.Background(), cfg)
+	// Tracing (OTEL_* settings): the cold start is a span, each invocation
+	// another (the functions wrap their handlers in tracing.Invocation).
+	ctx := context.Background()
+	stop := tracing.Init(ctx, "toolrag-"+name)
+	cctx, span := tracing.StartColdStart(ctx, name)
+	start, err := build(cctx, cfg)
+	tracing.End(span, err)
+	tracing.Flush(ctx)
 	if err != nil {
 		slog.Error(name+": cold start failed", "error", err)
+		stop()
 		os.Exit(1)
 	}
 	start()

@@ -80,8 +80,14 @@ func (h logHandler) Enabled(ctx context.Context, l slog.Level) bool { return h.n
 
 func (h logHandler) Handle(ctx context.Context, r slog.Record) error {
 	if ctx != nil {
-		if id := RequestID(ctx); id != "" {
+		id := RequestID(ctx)
+		if id != "" {
 			r.AddAttrs(slog.String("request_id", id))
+		}
+		// On Lambda behind API Gateway the request id is API Gateway's
+		// (its access log has it); the invocation's is kept too.
+		if lc, ok := lambdacontext.FromContext(ctx); ok && lc.AwsRequestID != "" && lc.AwsRequestID != id {
+			r.AddAttrs(slog.String("lambda_request_id", lc.AwsRequestID))
 		}
 		if on.Load() {
 			if sc := trace.SpanContextFromContext(ctx); sc.IsValid() && sc.IsSampled() {

@@ -22,6 +22,8 @@ import (
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-lambda-go/lambdaurl"
 	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
+
+	"github.com/toolrag/mcp-gateway/pkg/tracing"
 )
 
 // HTTPAPIHandler adapts h to API Gateway HTTP API (payload format 2.0)
@@ -68,7 +70,7 @@ func OptionsFromEnv(getenv func(string) string) Options {
 // Start serves h as the Lambda function's handler, for whichever front end
 // invokes it (see Dispatch). It does not return.
 func Start(h http.Handler) {
-	lambda.Start(Dispatch(h, OptionsFromEnv(os.Getenv)))
+	lambda.Start(tracing.Invocation("gateway", "http", Dispatch(h, OptionsFromEnv(os.Getenv))))
 }
 
 // Dispatch returns a handler for raw Lambda events that tells the front
