@@ -95,6 +95,31 @@ type Config struct {
 	// BuildDir is where the image build folders of stdio servers are
 	// staged; empty means a temporary folder removed after synth.
 	BuildDir string `json:"buildDir,omitempty"`
+
+	// Tracing configures OpenTelemetry traces (docs/observability.md).
+	Tracing TracingConfig `json:"tracing"`
+}
+
+// TracingConfig configures the functions' traces. Lambda active tracing
+// (X-Ray) is always on: API Gateway and Lambda segments cost nothing to
+// keep and a 503 can be followed into the function.
+type TracingConfig struct {
+	// CollectorLayerArn, when set, adds this AWS Distro for OpenTelemetry
+	// (ADOT) collector layer to the three functions and turns on their
+	// OTLP export to it (OTEL_TRACES_EXPORTER=otlp, localhost:4318); the
+	// layer's default configuration forwards the spans to X-Ray. Use the
+	// arm64 layer of the stack's region, e.g.
+	// arn:aws:lambda:us-east-1:901920570463:layer:aws-otel-collector-arm64-ver-0-117-0:1.
+	CollectorLayerArn string `json:"collectorLayerArn,omitempty"`
+	// CollectorConfig, when set with the layer, is the collector
+	// configuration the layer reads (OPENTELEMETRY_COLLECTOR_CONFIG_URI),
+	// e.g. /var/task/collector.yaml or an s3:// URI: how to send the
+	// spans to Tempo or Honeycomb instead of X-Ray.
+	CollectorConfig string `json:"collectorConfig,omitempty"`
+	// SampleRatio is the share of requests traced (OTEL_TRACES_SAMPLER
+	// parentbased_traceidratio); 0 means the default, every request whose
+	// caller did not decide otherwise.
+	SampleRatio float64 `json:"sampleRatio,omitempty"`
 }
 
 // EmbedderConfig selects how tool and query text is embedded.
@@ -340,6 +365,15 @@ func (c *Config) Validate() error {
 	if c.OAuth != nil {
 		c.OAuth.defaults()
 		errs = append(errs, c.OAuth.validate()...)
+	}
+	if c.Tracing.CollectorLayerArn != "" && !strings.HasPrefix(c.Tracing.CollectorLayerArn, "arn:aws") {
+		bad("tracing.collectorLayerArn %q is not a layer version ARN (arn:aws:lambda:<region>:<account>:layer:<name>:<version>)", c.Tracing.CollectorLayerArn)
+	}
+	if c.Tracing.CollectorConfig != "" && c.Tracing.CollectorLayerArn == "" {
+		bad("tracing.collectorConfig is set but tracing.collectorLayerArn is not: the configuration is for the collector layer")
+	}
+	if c.Tracing.SampleRatio < 0 || c.Tracing.SampleRatio > 1 {
+		bad("tracing.sampleRatio %v must be between 0 and 1", c.Tracing.SampleRatio)
 	}
 	if !stagePattern.MatchString(c.Stage) {
 		bad("stage %q must be 1-20 letters, digits or dashes, starting with a letter", c.Stage)

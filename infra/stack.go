@@ -293,6 +293,13 @@ func NewGatewayStack(scope constructs.Construct, id string, props *StackProps) (
 			// JSON lines (the functions log with slog's JSON handler when
 			// Lambda says so): queryable by field in Logs Insights.
 			LoggingFormat: awslambda.LoggingFormat_JSON,
+			// X-Ray active tracing: the invocation's segment, which the
+			// functions' own spans continue (docs/observability.md).
+			Tracing: awslambda.Tracing_ACTIVE,
+		}
+		tracingEnv(cfg.Tracing, fnEnv)
+		if arn := cfg.Tracing.CollectorLayerArn; arn != "" {
+			fp.Layers = &[]awslambda.ILayerVersion{awslambda.LayerVersion_FromLayerVersionArn(stack, jsii.String(title(name)+"CollectorLayer"), jsii.String(arn))}
 		}
 		if vpc != nil {
 			fp.Vpc, fp.VpcSubnets, fp.SecurityGroups = vpc, subnets, &[]awsec2.ISecurityGroup{fnSG}
@@ -811,4 +818,22 @@ func hasStdio(servers []Server) bool {
 		}
 	}
 	return false
+}
+
+// tracingEnv sets the functions' OpenTelemetry settings: OTLP export to
+// the collector layer when there is one, and the sample ratio.
+func tracingEnv(t TracingConfig, env map[string]*string) {
+	if t.CollectorLayerArn == "" {
+		return
+	}
+	env["OTEL_TRACES_EXPORTER"] = jsii.String("otlp")
+	env["OTEL_EXPORTER_OTLP_ENDPOINT"] = jsii.String("http://localhost:4318")
+	env["OTEL_EXPORTER_OTLP_PROTOCOL"] = jsii.String("http/protobuf")
+	if t.CollectorConfig != "" {
+		env["OPENTELEMETRY_COLLECTOR_CONFIG_URI"] = jsii.String(t.CollectorConfig)
+	}
+	if t.SampleRatio > 0 {
+		env["OTEL_TRACES_SAMPLER"] = jsii.String("parentbased_traceidratio")
+		env["OTEL_TRACES_SAMPLER_ARG"] = jsii.String(strconv.FormatFloat(t.SampleRatio, 'f', -1, 64))
+	}
 }
