@@ -15,6 +15,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -83,7 +84,9 @@ type Backend struct {
 	Health   *health.Tracker
 	Embedder embed.Embedder
 	Reranker retrieve.Reranker // optional
-	Planner  gateway.Planner   // optional: enables the plan meta-tool
+	// Planner enables the plan meta-tool (nil: the one TOOL_RAG_PLANNER_*
+	// configures through Options.Getenv, if any).
+	Planner gateway.Planner
 	// Reindexer serves POST /tool-rag/reindex.
 	Reindexer ragapi.Reindexer
 	// KeyList lists the API keys for the operator console (nil: none).
@@ -119,8 +122,9 @@ type Backend struct {
 type Options struct {
 	// Env holds the process settings shared by the runtimes.
 	Env config.Env
-	// Unprefixed lists the servers exposed under their original names.
-	Unprefixed map[string]bool
+	// Getenv reads the settings the App derives itself for every runtime
+	// (the plan meta-tool's TOOL_RAG_PLANNER_*); default os.Getenv.
+	Getenv func(string) string
 	// UpstreamListTimeout bounds listing one upstream's prompts and
 	// resources (0: the gateway's default).
 	UpstreamListTimeout time.Duration
@@ -145,9 +149,6 @@ type Options struct {
 	// metrics in the App's registry).
 	Limit   func(http.Handler) http.Handler
 	WrapMCP func(*metrics.Registry, http.Handler) http.Handler
-	// TrustForwardedFor takes the client address of the failed-auth limit
-	// from X-Forwarded-For (behind a trusted proxy only).
-	TrustForwardedFor bool
 	// SessionTimeout bounds one session-store call (0: the default).
 	SessionTimeout time.Duration
 	// MCPOptions are extra mcp-go transport options.
@@ -219,6 +220,19 @@ func New(b Backend, o Options) (*App, error) {
 	if o.StartupWait <= 0 {
 		o.StartupWait = DefaultStartupWait
 	}
+	if o.Getenv == nil {
+		o.Getenv = os.Getenv
+	}
+	// The App derives its own inputs, the same on every runtime: the
+	// planner from the environment, the unprefixed servers from the
+	// upstreams' configs (again at each Apply: a runtime may learn them
+	// with the registry), the proxy trust from Env.
+	if b.Planner == nil {
+		var err error
+		if b.Planner, err = PlannerFromEnv(o.Getenv); err != nil {
+			return nil, err
+		}
+	}
 	a := &App{b: b, o: o, log: o.Logger, started: time.Now().UTC(), loaded: make(chan struct{}),
 		Catalog: catalog.NewCopy(b.Catalog), Metrics: metrics.New(), Usage: usage.New()}
 	var err error
@@ -241,7 +255,7 @@ func New(b Backend, o Options) (*App, error) {
 	a.MCP, err = gateway.New(gateway.Config{
 		Version: Version, Catalog: a.Catalog, Upstreams: calls, Retriever: retrieval{a, usage.FindTools}, Surfaces: b.Surfaces,
 		Sessions: b.Sessions, Planner: b.Planner, MaxParallel: env.MaxParallel,
-		ShortlistDescChars: env.ShortlistDescChars, Unprefixed: o.Unprefixed,
+		ShortlistDescChars: env.ShortlistDescChars, Unprefixed: b.Upstreams.Unprefixed(),
 		UpstreamListTimeout: o.UpstreamListTimeout, MaxListItems: env.MaxTools, Logger: a.log, OnCall: a.recordCall,
 		LazyToolList: o.LazyToolList, Sequences: seq, Identity: identityOf(b),
 		StateKey: b.StateKey, NoClientStreams: b.NoClientStreams,
@@ -290,7 +304,7 @@ func (a *App) routes(con *console.Console) http.Handler {
 		res = &oauth.Resource{MCPPath: env.MCPPath}
 	}
 	authCfg := auth.Config{Keys: a.b.Keys, Disabled: env.WithoutAuth, Counters: &a.authC, OnRateLimited: a.Usage.RateLimitedRequest,
-		Tokens: res.Tokens(), Challenger: res, FailureLimit: env.AuthFailureLimit(), TrustForwardedFor: a.o.TrustForwardedFor,
+		Tokens: res.Tokens(), Challenger: res, FailureLimit: env.AuthFailureLimit(), TrustForwardedFor: env.TrustForwardedFor,
 		Live: &a.Live}
 	ids := session.NewIDManager(a.b.Sessions, env.SessionTTL)
 	if a.o.SessionTimeout > 0 {
@@ -412,6 +426,7 @@ func (a *App) Apply(ctx context.Context, c Change) (Applied, error) {
 		}
 		out.Read = time.Since(t0)
 	}
+	a.MCP.SetUnprefixed(a.b.Upstreams.Unprefixed())
 	if c.Stored {
 		t0 := time.Now()
 		err := a.MCP.ReloadTools(ctx)

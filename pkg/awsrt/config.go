@@ -169,6 +169,10 @@ type Config struct {
 	// registry's ${VAR} secrets; nil: each instance its own random key).
 	StateKey []byte
 
+	// Getenv reads the settings pkg/app derives itself (the planner's
+	// TOOL_RAG_PLANNER_*); ConfigFromEnv sets it (nil: os.Getenv).
+	Getenv func(string) string
+
 	// metricsOut receives the EMF lines (nil: stdout); tests set it.
 	metricsOut io.Writer
 
@@ -213,6 +217,7 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	v := config.NewVars(getenv)
 	cfg := Config{
 		Env:                    env,
+		Getenv:                 getenv,
 		Tables:                 dynamo.TablesFromEnv(getenv),
 		Bucket:                 v.Str("TOOL_RAG_INDEX_BUCKET", ""),
 		Prefix:                 v.Str("TOOL_RAG_INDEX_PREFIX", DefaultPrefix),

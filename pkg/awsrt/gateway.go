@@ -179,7 +179,7 @@ func NewGatewayFunction(ctx context.Context, cfg Config) (*GatewayFunction, erro
 		Identity: identity,
 		StateKey: cfg.StateKey, NoClientStreams: true,
 	}, app.Options{
-		Env: cfg.Env, UpstreamListTimeout: cfg.UpstreamListTimeout, WhileLoading: app.RejectWhileLoading, Logger: log,
+		Env: cfg.Env, Getenv: cfg.Getenv, UpstreamListTimeout: cfg.UpstreamListTimeout, WhileLoading: app.RejectWhileLoading, Logger: log,
 		// Agents see the meta-tools: the MCP list of every catalog tool
 		// is built by the first admin listing or call by name only.
 		LazyToolList: true,

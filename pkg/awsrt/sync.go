@@ -140,37 +140,49 @@ func (s *Syncer) Run(ctx context.Context, mode indexer.Mode) (SyncReport, error)
 	defer s.mu.Unlock()
 	start := time.Now()
 	var rep SyncReport
-	servers, err := loadServers(ctx, s.Registry, s.cfg.secret, s.log)
-	if err != nil {
-		return rep, fmt.Errorf("sync: read the upstream registry: %w", err)
-	}
-	s.Upstreams.SetServers(servers)
-	rep.Sync, err = syncer.Run(ctx, syncer.Config{
+	out, err := syncer.Sync(ctx, syncer.Config{
 		Upstreams: s.Upstreams, Store: s.Tools, Parallel: s.cfg.Env.SyncParallel,
 		Timeout: s.cfg.Env.SyncTimeout, Logger: s.log, MaxTools: s.cfg.Env.MaxTools,
+	}, syncer.Hooks{
+		Registry: func(ctx context.Context) (map[string]upstream.ServerConfig, error) {
+			servers, err := loadServers(ctx, s.Registry, s.cfg.secret, s.log)
+			if err != nil {
+				return nil, fmt.Errorf("sync: read the upstream registry: %w", err)
+			}
+			s.Upstreams.SetServers(servers)
+			return servers, nil
+		},
+		// Prompts and resources, stored for the gateways.
+		Surfaces: func(ctx context.Context, listable map[string]upstream.ServerConfig) map[string]string {
+			return surfaces.Sync(ctx, s.Upstreams, s.Registry, listable, s.cfg.Env.SyncParallel, s.cfg.UpstreamListTimeout, s.log)
+		},
+		Publish: func(ctx context.Context, _ syncer.Report) error { return s.publish(ctx, mode, &rep) },
 	})
+	rep.Sync, rep.SurfaceErrors = out.Sync, out.SurfaceErrors
 	if err != nil {
 		rep.Duration = time.Since(start)
 		return rep, err
 	}
-	// Prompts and resources, stored for the gateways (servers that just
-	// failed to list their tools are not waited on twice).
-	listable := make(map[string]upstream.ServerConfig, len(servers))
-	for id, c := range servers {
-		if _, stale := rep.Sync.Stale[id]; !stale {
-			listable[id] = c
-		}
-	}
-	rep.SurfaceErrors = surfaces.Sync(ctx, s.Upstreams, s.Registry, listable, s.cfg.Env.SyncParallel, s.cfg.UpstreamListTimeout, s.log)
+	rep.Duration = time.Since(start)
+	s.log.Info("sync done", "servers", rep.Sync.Servers, "synced", rep.Sync.Synced, "stale", len(rep.Sync.Stale),
+		"degraded", len(rep.Sync.Degraded), "refused", len(rep.Sync.Refused), "changed", rep.Sync.Changed, "index_mode", string(rep.Index.Mode), "tools", rep.Index.Tools,
+		"embedded", rep.Index.Embedded, "reused", rep.Index.Reused, "took", rep.Duration.Round(time.Millisecond))
+	return rep, nil
+}
+
+// publish reads the catalog the sync stored once, for the index build and
+// the catalog copy, and publishes the index (a failed build or publish is
+// reported in rep.IndexErr; the previous index stays published).
+func (s *Syncer) publish(ctx context.Context, mode indexer.Mode, rep *SyncReport) error {
 	if err := s.catalog.Load(ctx); err != nil {
-		rep.Duration = time.Since(start)
-		return rep, fmt.Errorf("sync: %w", err)
+		return fmt.Errorf("sync: %w", err)
 	}
 	// Not kept between runs: a warm function would hold a second catalog
 	// while the next run reads the table.
 	defer s.catalog.Release()
 	s.pruneCallSequences(ctx, s.catalog)
 	s.copies.Reset()
+	var err error
 	rep.Index, err = s.Indexer.Build(ctx, mode)
 	// A build that was published wrote the catalog copy before its
 	// pointer switched; otherwise the table may still have changed, and
@@ -181,14 +193,8 @@ func (s *Syncer) Run(ctx context.Context, mode indexer.Mode) (SyncReport, error)
 	}
 	if err != nil {
 		rep.IndexErr = err.Error()
-		rep.Duration = time.Since(start)
-		return rep, err
 	}
-	rep.Duration = time.Since(start)
-	s.log.Info("sync done", "servers", rep.Sync.Servers, "synced", rep.Sync.Synced, "stale", len(rep.Sync.Stale),
-		"degraded", len(rep.Sync.Degraded), "refused", len(rep.Sync.Refused), "changed", rep.Sync.Changed, "index_mode", string(rep.Index.Mode), "tools", rep.Index.Tools,
-		"embedded", rep.Index.Embedded, "reused", rep.Index.Reused, "took", rep.Duration.Round(time.Millisecond))
-	return rep, nil
+	return err
 }
 
 // HealthReport is what one probe round found.

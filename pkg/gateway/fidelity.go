@@ -71,7 +71,7 @@ func (g *Server) upstreamTool(t catalog.Tool, name string) json.RawMessage {
 		fields["description"] = str(t.Description)
 	}
 	fields["inputSchema"] = schemaOrEmpty(t.InputSchema)
-	if raw, ok := fields["_meta"]; ok && !g.cfg.Unprefixed[t.Server] {
+	if raw, ok := fields["_meta"]; ok && !g.isUnprefixed(t.Server) {
 		var m map[string]any
 		if json.Unmarshal(raw, &m) == nil && m != nil {
 			if b, err := json.Marshal(gatewayMetaURIs(t.Server, m)); err == nil {
@@ -89,7 +89,7 @@ func (g *Server) upstreamTool(t catalog.Tool, name string) json.RawMessage {
 // gatewayToolMeta maps the resource references of a listed tool's _meta
 // (an MCP App's ui.resourceUri) into the gateway's namespace.
 func (g *Server) gatewayToolMeta(mt *mcp.Tool, srv string) {
-	if mt.Meta == nil || g.cfg.Unprefixed[srv] {
+	if mt.Meta == nil || g.isUnprefixed(srv) {
 		return
 	}
 	mt.Meta = &mcp.Meta{ProgressToken: mt.Meta.ProgressToken, AdditionalFields: gatewayMetaURIs(srv, mt.Meta.AdditionalFields)}
@@ -121,7 +121,7 @@ func outputSchemaOf(t catalog.Tool) json.RawMessage {
 // gatewayLinks rewrites the resource URIs of res, a result of server srv,
 // in place.
 func (g *Server) gatewayLinks(srv string, res *mcp.CallToolResult) {
-	if res == nil || g.cfg.Unprefixed[srv] {
+	if res == nil || g.isUnprefixed(srv) {
 		return
 	}
 	for i, c := range res.Content {
@@ -190,7 +190,7 @@ func copyMap(m map[string]any) map[string]any {
 // (a link the client got from a result and sends back) to the upstream's
 // own URIs. Only whole string values that are such URIs change.
 func (g *Server) upstreamArgs(srv string, args map[string]any) map[string]any {
-	if g.cfg.Unprefixed[srv] {
+	if g.isUnprefixed(srv) {
 		return args
 	}
 	prefix := GatewayURI(srv, "")

@@ -196,6 +196,8 @@ type Server struct {
 	// initGate holds the requests of sessions whose initialize request is
 	// still being handled.
 	initGate mcpfix.InitGate
+	// unprefixed is Config.Unprefixed, replaced by SetUnprefixed.
+	unprefixed atomic.Pointer[map[string]bool]
 	// sessions follows the legacy sessions registered with mcp-go on this
 	// instance, inflight the calls answered by fastCall (inflightKey →
 	// cancel).
@@ -315,6 +317,7 @@ func New(cfg Config) (*Server, error) {
 	cfg.Logger = slog.New(redact.Handler(cfg.Logger.Handler()))
 	g := &Server{cfg: cfg, log: cfg.Logger, surface: map[string]serverSurface{}, box: box}
 	g.tools.Store(&toolSet{byID: map[string]catalog.Tool{}, byName: map[string]string{}, exposed: map[string]string{}})
+	g.SetUnprefixed(cfg.Unprefixed)
 	g.surfNames.Store(&surfaceNames{prompts: map[string]origin{}, resources: map[string]origin{}, exposedTemplates: map[string]origin{}})
 
 	hooks := &server.Hooks{}
@@ -397,7 +400,7 @@ func (g *Server) ReloadTools(ctx context.Context) error {
 	set.appOnly = appOnlyIDs(tools)
 	set.unknown = unknownFields(tools)
 	for _, t := range tools {
-		if g.cfg.Unprefixed[t.Server] {
+		if g.isUnprefixed(t.Server) {
 			// An unprefixed name must not look like another server's
 			// (server__tool) nor take a name already exposed.
 			if _, taken := set.byName[t.Name]; !taken && !isMeta(t.Name) && !strings.Contains(t.Name, catalog.Separator) {
@@ -513,6 +516,17 @@ func (g *Server) register(all []server.ServerTool, fps map[string]string) {
 	g.registered = fps
 }
 
+// SetUnprefixed replaces Config.Unprefixed: the servers exposed under
+// their original names from the next Reload or ReloadTools on (the runtime
+// learns them with the registry).
+func (g *Server) SetUnprefixed(servers map[string]bool) {
+	g.unprefixed.Store(&servers)
+}
+
+// isUnprefixed reports whether server id is exposed under its original
+// names.
+func (g *Server) isUnprefixed(id string) bool { return (*g.unprefixed.Load())[id] }
+
 // mayHaveHeaderAnnotations reports whether a raw input schema can carry an
 // x-mcp-header annotation: its name must appear in the text, or hide behind
 // a JSON escape. Validating every schema (a full re-decode) took most of a
@@ -619,7 +633,7 @@ func (g *Server) reloadSurface(ctx context.Context) {
 	}
 	for _, id := range ids {
 		s := next[id]
-		plain := g.cfg.Unprefixed[id]
+		plain := g.isUnprefixed(id)
 		for _, p := range s.prompts {
 			mp := p
 			mp.Name = catalog.ToolID(id, p.Name)

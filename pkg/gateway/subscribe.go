@@ -180,7 +180,7 @@ func (g *Server) resolveSubscription(uri string) (srv, orig string, ok bool) {
 	}
 	var only string
 	for _, id := range g.cfg.Upstreams.Servers() {
-		if g.cfg.Unprefixed[id] {
+		if g.isUnprefixed(id) {
 			if only != "" {
 				return "", "", false
 			}

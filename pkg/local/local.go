@@ -160,17 +160,8 @@ func New(ctx context.Context, o Options) (*Runtime, error) {
 	if b.Reranker, err = rerank.New(ctx, rcfg); err != nil {
 		return nil, err
 	}
-	if b.Planner, err = app.PlannerFromEnv(o.Getenv); err != nil {
-		return nil, err
-	}
-	unprefixed := map[string]bool{}
-	for id, s := range servers {
-		if s.Unprefixed {
-			unprefixed[id] = true
-		}
-	}
-	g.App, err = app.New(b, app.Options{Env: env, Unprefixed: unprefixed, WhileLoading: app.ServeWhileLoading,
-		StartupWait: o.StartupWait, TrustForwardedFor: env.TrustForwardedFor, ConsolePoll: min(max(env.HealthInterval, 2*time.Second), 30*time.Second), Logger: log})
+	g.App, err = app.New(b, app.Options{Env: env, Getenv: o.Getenv, WhileLoading: app.ServeWhileLoading,
+		StartupWait: o.StartupWait, ConsolePoll: min(max(env.HealthInterval, 2*time.Second), 30*time.Second), Logger: log})
 	if err != nil {
 		g.Store.Close()
 		return nil, err
@@ -184,19 +175,22 @@ func New(ctx context.Context, o Options) (*Runtime, error) {
 func (g *Runtime) Sync(ctx context.Context, mode indexer.Mode) (syncer.Report, error) {
 	g.syncMu.Lock()
 	defer g.syncMu.Unlock()
-	rep, err := syncer.Run(ctx, syncer.Config{
+	out, err := syncer.Sync(ctx, syncer.Config{
 		Upstreams: g.Upstreams, Store: g.Store, Parallel: g.Env.SyncParallel,
 		Timeout: g.Env.SyncTimeout, Logger: g.log, MaxTools: g.Env.MaxTools,
+	}, syncer.Hooks{
+		// The servers are the registry files' (WatchConfig reloads them);
+		// their prompts and resources are listed by Apply.
+		Publish: func(ctx context.Context, rep syncer.Report) error {
+			g.lastSync.Store(&rep)
+			res, err := g.Apply(ctx, app.Change{Index: mode})
+			if res.IndexErr != nil {
+				g.log.Error("index build failed; retrieval falls back to keyword search", "error", res.IndexErr)
+			}
+			return err
+		},
 	})
-	if err != nil {
-		return rep, err
-	}
-	g.lastSync.Store(&rep)
-	res, err := g.Apply(ctx, app.Change{Index: mode})
-	if res.IndexErr != nil {
-		g.log.Error("index build failed; retrieval falls back to keyword search", "error", res.IndexErr)
-	}
-	return rep, err
+	return out.Sync, err
 }
 
 // Reindex rebuilds the index from the store only (no upstream calls).

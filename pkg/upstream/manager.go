@@ -289,6 +289,20 @@ func (s *server) acquireSlot(ctx context.Context) error {
 	}
 }
 
+// Unprefixed returns the configured servers whose config says
+// unprefixed: true (a gateway option this package only carries).
+func (m *Manager) Unprefixed() map[string]bool {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	out := map[string]bool{}
+	for id, s := range m.servers {
+		if s.cfg.Unprefixed {
+			out[id] = true
+		}
+	}
+	return out
+}
+
 // Servers returns the configured server ids, sorted.
 func (m *Manager) Servers() []string {
 	m.mu.RLock()
