@@ -39,7 +39,9 @@ func BenchmarkUpstreamIdentityVaultAWS(b *testing.B) {
 	if err := dynamo.CreateTables(ctx, ddb, dynamo.Tables{Vault: table}); err != nil {
 		b.Fatal(err)
 	}
-	b.Cleanup(func() { ddb.DeleteTable(context.Background(), &dynamodb.DeleteTableInput{TableName: aws.String(table)}) })
+	b.Cleanup(func() {
+		ddb.DeleteTable(context.Background(), &dynamodb.DeleteTableInput{TableName: aws.String(table)})
+	})
 	rows := dynamo.NewVaultRows(ddb, table)
 	sealer := kmsseal.New(kc, aws.ToString(key.KeyMetadata.Arn))
 	k := vault.Key{Principal: "key:alice", Server: "github"}
