@@ -20,6 +20,7 @@ import (
 type Template struct {
 	Globals    map[string]any
 	Parameters map[string]any
+	Conditions map[string]any
 	Resources  map[string]Resource
 	Outputs    map[string]any
 }
@@ -52,6 +53,7 @@ func Parse(data []byte) (*Template, error) {
 	t.Globals, _ = root["Globals"].(map[string]any)
 	t.Parameters, _ = root["Parameters"].(map[string]any)
 	t.Outputs, _ = root["Outputs"].(map[string]any)
+	t.Conditions, _ = root["Conditions"].(map[string]any)
 	res, _ := root["Resources"].(map[string]any)
 	for id, r := range res {
 		m, ok := r.(map[string]any)

@@ -20,6 +20,7 @@ const root = "../../.."
 // contractEnv is the environment contract of the three functions
 // (docs/deploy.md); TOOL_RAG_RERANKER_URL is the url reranker's endpoint.
 var contractEnv = map[string]bool{
+	"OTEL_TRACES_EXPORTER": true, "OTEL_EXPORTER_OTLP_ENDPOINT": true,
 	"TOOL_RAG_TOOLS_TABLE": true, "TOOL_RAG_KEYS_TABLE": true, "TOOL_RAG_REGISTRY_TABLE": true,
 	"TOOL_RAG_SESSIONS_TABLE": true, "TOOL_RAG_INDEX_BUCKET": true, "TOOL_RAG_INDEX_PREFIX": true,
 	"TOOL_RAG_SYNC_FUNCTION": true, "TOOL_RAG_INDEX_REFRESH": true, "TOOL_RAG_EMBEDDER": true,
