@@ -116,6 +116,12 @@ type Backend struct {
 	// client between requests (Lambda), see gateway.Config.
 	StateKey        []byte
 	NoClientStreams bool
+	// Tasks keeps the records of MCP tasks (nil: the gateway serves no
+	// tasks); TaskRunner runs the gateway's own tasks (nil: in process)
+	// and TaskResults keeps their results outside the records (optional).
+	Tasks       session.TaskStore
+	TaskRunner  gateway.TaskRunner
+	TaskResults gateway.TaskResultStore
 }
 
 // Options tunes the assembly.
@@ -259,6 +265,7 @@ func New(b Backend, o Options) (*App, error) {
 		UpstreamListTimeout: o.UpstreamListTimeout, MaxListItems: env.MaxTools, Logger: a.log, OnCall: a.recordCall,
 		LazyToolList: o.LazyToolList, Sequences: seq, Identity: identityOf(b),
 		StateKey: b.StateKey, NoClientStreams: b.NoClientStreams,
+		Tasks: b.Tasks, TaskRunner: b.TaskRunner, TaskResults: b.TaskResults,
 	})
 	if err != nil {
 		return nil, err

@@ -168,6 +168,11 @@ type Config struct {
 	// client's retry (the secret TOOL_RAG_STATE_KEY, read like the
 	// registry's ${VAR} secrets; nil: each instance its own random key).
 	StateKey []byte
+	// SelfFunction is the gateway function's own name, which runs the
+	// gateway's own MCP tasks in asynchronous invocations of itself
+	// (TOOL_RAG_GATEWAY_FUNCTION, else AWS_LAMBDA_FUNCTION_NAME, which
+	// Lambda sets).
+	SelfFunction string
 
 	// Getenv reads the settings pkg/app derives itself (the planner's
 	// TOOL_RAG_PLANNER_*); ConfigFromEnv sets it (nil: os.Getenv).
@@ -222,6 +227,7 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 		Bucket:                 v.Str("TOOL_RAG_INDEX_BUCKET", ""),
 		Prefix:                 v.Str("TOOL_RAG_INDEX_PREFIX", DefaultPrefix),
 		SyncFunction:           v.Str("TOOL_RAG_SYNC_FUNCTION", ""),
+		SelfFunction:           firstSet(getenv, "TOOL_RAG_GATEWAY_FUNCTION", "AWS_LAMBDA_FUNCTION_NAME"),
 		ReindexInPlace:         v.Bool("TOOL_RAG_REINDEX_INPLACE", false),
 		IndexRefresh:           v.Seconds("TOOL_RAG_INDEX_REFRESH", DefaultIndexRefresh),
 		KeyCacheTTL:            v.Seconds("TOOL_RAG_KEY_CACHE_TTL", DefaultKeyCacheTTL),

@@ -18,6 +18,7 @@ import (
 
 	"github.com/toolrag/mcp-gateway/pkg/app"
 	"github.com/toolrag/mcp-gateway/pkg/auth"
+	"github.com/toolrag/mcp-gateway/pkg/aws/awsclient"
 	"github.com/toolrag/mcp-gateway/pkg/aws/dynamo"
 	"github.com/toolrag/mcp-gateway/pkg/aws/lambdahttp"
 	"github.com/toolrag/mcp-gateway/pkg/aws/s3bucket"
@@ -161,6 +162,12 @@ func NewGatewayFunction(ctx context.Context, cfg Config) (*GatewayFunction, erro
 	if cfg.StateKey == nil {
 		cfg.StateKey = stateKey(ctx, cfg, log)
 	}
+	runner := lambdaRunner{client: cfg.Lambda, function: cfg.SelfFunction}
+	if runner.client == nil && runner.function != "" {
+		if runner.client, err = awsclient.Lambda(ctx, cfg.LambdaEndpoint); err != nil {
+			return nil, err
+		}
+	}
 	front := cfg.frontTimeout
 	if front == 0 {
 		front = lambdahttp.FrontTimeout
@@ -178,6 +185,7 @@ func NewGatewayFunction(ctx context.Context, cfg Config) (*GatewayFunction, erro
 		Sync:     func(ctx context.Context) (any, error) { return reindexer{g}.Reindex(ctx, "incremental") },
 		Identity: identity,
 		StateKey: cfg.StateKey, NoClientStreams: true,
+		Tasks: g.Sessions, TaskRunner: runner, TaskResults: taskResults{s3bucket.New(cfg.S3, cfg.Bucket)},
 	}, app.Options{
 		Env: cfg.Env, Getenv: cfg.Getenv, UpstreamListTimeout: cfg.UpstreamListTimeout, WhileLoading: app.RejectWhileLoading, Logger: log,
 		// Agents see the meta-tools: the MCP list of every catalog tool

@@ -122,7 +122,8 @@ func New(ctx context.Context, o Options) (*Runtime, error) {
 	if g.Store, err = sqlite.Open(ctx, env.DBPath); err != nil {
 		return nil, err
 	}
-	b := app.Backend{Runtime: "local", Catalog: g.Store, Keys: keys, OAuth: resource, Sessions: session.NewMemory(),
+	sessions := session.NewMemory() // also the task records
+	b := app.Backend{Runtime: "local", Catalog: g.Store, Keys: keys, OAuth: resource, Sessions: sessions, Tasks: sessions,
 		Index: indexpub.NewDirBucket(env.IndexDir), Upstreams: g.Upstreams, Health: g.Health,
 		Embedder: o.Embedder, Reindexer: reindexer{g}, Details: g.details, CallSeq: g.Store, PruneCallSeq: true,
 		KeyList: func(context.Context) ([]policy.Key, error) {

@@ -57,6 +57,10 @@ type Options struct {
 	// Otherwise a 2.0 event is a Function URL request when its
 	// requestContext.domainName contains ".lambda-url.".
 	AllFunctionURL bool
+	// Task, when set, receives the events that carry "toolrag_task": the
+	// gateway's own MCP tasks, run in an asynchronous invocation of the
+	// function (pkg/awsrt). Start sets it when the handler has HandleTask.
+	Task func(ctx context.Context, raw json.RawMessage) (any, error)
 }
 
 // OptionsFromEnv reads Options through getenv.
@@ -70,7 +74,13 @@ func OptionsFromEnv(getenv func(string) string) Options {
 // Start serves h as the Lambda function's handler, for whichever front end
 // invokes it (see Dispatch). It does not return.
 func Start(h http.Handler) {
-	lambda.Start(tracing.Invocation("gateway", "http", Dispatch(h, OptionsFromEnv(os.Getenv))))
+	o := OptionsFromEnv(os.Getenv)
+	if t, ok := h.(interface {
+		HandleTask(context.Context, json.RawMessage) (any, error)
+	}); ok {
+		o.Task = t.HandleTask
+	}
+	lambda.Start(tracing.Invocation("gateway", "http", Dispatch(h, o)))
 }
 
 // Dispatch returns a handler for raw Lambda events that tells the front
@@ -84,8 +94,9 @@ func Dispatch(h http.Handler, o Options) func(context.Context, json.RawMessage) 
 	url := FunctionURLHandler(h)
 	return func(ctx context.Context, raw json.RawMessage) (any, error) {
 		var probe struct {
-			Version        string `json:"version"`
-			HTTPMethod     string `json:"httpMethod"`
+			Version        string          `json:"version"`
+			HTTPMethod     string          `json:"httpMethod"`
+			Task           json.RawMessage `json:"toolrag_task"`
 			RequestContext struct {
 				DomainName string           `json:"domainName"`
 				HTTP       *json.RawMessage `json:"http"`
@@ -95,6 +106,8 @@ func Dispatch(h http.Handler, o Options) func(context.Context, json.RawMessage) 
 			return nil, fmt.Errorf("the event is not a JSON object: %w", err)
 		}
 		switch {
+		case len(probe.Task) > 0 && o.Task != nil:
+			return o.Task(ctx, raw)
 		case probe.Version == "2.0" && probe.RequestContext.HTTP != nil:
 			isURL := o.AllFunctionURL || strings.Contains(probe.RequestContext.DomainName, ".lambda-url.")
 			if isURL && !o.FunctionURLBuffered {
