@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 )
@@ -168,5 +169,21 @@ func BenchmarkAllowsURI(b *testing.B) {
 				p.AllowsURI("ev", uri)
 			}
 		})
+	}
+}
+
+// A policy survives JSON (a task's asynchronous invocation carries it).
+func TestPolicyJSON(t *testing.T) {
+	p := For(Key{ID: "k", Servers: map[string]Rule{"fs": {ToolPrefixes: []string{"read"}}}})
+	raw, err := json.Marshal(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var q Policy
+	if err := json.Unmarshal(raw, &q); err != nil {
+		t.Fatal(err)
+	}
+	if q.KeyID != "k" || !q.AllowsTool("fs", "read") || q.AllowsTool("fs", "write_x") || q.AllowsTool("other", "read") {
+		t.Fatalf("after JSON: %+v from %s", q, raw)
 	}
 }

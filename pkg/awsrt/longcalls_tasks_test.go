@@ -1,0 +1,181 @@
+package awsrt
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/toolrag/mcp-gateway/pkg/aws/lambdahttp"
+	"github.com/toolrag/mcp-gateway/pkg/aws/s3bucket"
+)
+
+// lambdaAPI is a small Lambda API endpoint: Invoke with InvocationType
+// Event answers 202 at once and hands the payload, as Lambda would, to
+// another instance of the function (its Lambda handler, entered through
+// lambdahttp.Dispatch), in the background.
+type lambdaAPI struct {
+	srv   *httptest.Server
+	mu    sync.Mutex
+	calls []string // "<path> <invocation type>"
+	wg    sync.WaitGroup
+}
+
+func newLambdaAPI(t *testing.T, handler func(context.Context, json.RawMessage) (any, error)) *lambdaAPI {
+	l := &lambdaAPI{}
+	l.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		typ := r.Header.Get("X-Amz-Invocation-Type")
+		l.mu.Lock()
+		l.calls = append(l.calls, r.URL.Path+" "+typ)
+		l.mu.Unlock()
+		if typ != "Event" {
+			http.Error(w, "only asynchronous invocations here", http.StatusBadRequest)
+			return
+		}
+		w.WriteHeader(http.StatusAccepted)
+		l.wg.Add(1)
+		go func() {
+			defer l.wg.Done()
+			ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute) // the function's limit
+			defer cancel()
+			if _, err := handler(ctx, body); err != nil {
+				t.Errorf("asynchronous invocation: %v", err)
+			}
+		}()
+	}))
+	t.Cleanup(func() { l.wg.Wait(); l.srv.Close() })
+	return l
+}
+
+// lambdaRPC sends one 2026-07-28 request through an HTTP API event.
+func lambdaRPC(t *testing.T, h func(context.Context, json.RawMessage) (any, error), secret, method, name string, params map[string]any) (json.RawMessage, *rpcMessage) {
+	t.Helper()
+	params["_meta"] = map[string]any{mcp.MetaKeyProtocolVersion: mcp.LATEST_PROTOCOL_VERSION,
+		mcp.MetaKeyClientInfo: map[string]any{"name": "raw-2026", "version": "1"}, mcp.MetaKeyClientCapabilities: map[string]any{}}
+	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 9, "method": method, "params": params})
+	hdr := map[string]string{mcp.HeaderProtocolVersion: mcp.LATEST_PROTOCOL_VERSION, mcp.HeaderMethod: method}
+	if name != "" {
+		hdr[mcp.HeaderName] = name
+	}
+	r := invoke(t, h, event(t, "http-api-run-tool.json", request{auth: secret, body: string(body), headers: hdr}))
+	for _, m := range messages(t, r) {
+		if string(m.ID) == "9" {
+			if m.Error != nil {
+				return nil, &m
+			}
+			return m.Result, nil
+		}
+	}
+	t.Fatalf("%s: no answer in %d %s", method, r.status, r.body)
+	return nil, nil
+}
+
+// TestLongCallsTasksLambda: on the Lambda runtime, a task-augmented call
+// of a tool whose upstream runs no tasks (a test-scaled "10-minute" tool:
+// 3 s here) is answered with the task's handle at once; the call runs in
+// an asynchronous invocation of the gateway function made through the
+// Lambda API (InvocationType Event), which stores the result in the bucket
+// and the outcome in the DynamoDB task record; another instance serves
+// tasks/get and tasks/result from there. Another principal's task id is
+// answered like an unknown one; a cancelled task stays cancelled when its
+// invocation ends.
+func TestLongCallsTasksLambda(t *testing.T) {
+	e := newTestEnv(t)
+	up := server.NewMCPServer("slow", "1.0.0", server.WithToolCapabilities(false))
+	up.AddTool(mcp.NewTool("slow", mcp.WithDescription("Work for a long time (test-scaled)."), mcp.WithNumber("ms", mcp.Required())),
+		func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			select {
+			case <-time.After(time.Duration(req.GetFloat("ms", 0)) * time.Millisecond):
+				return mcp.NewToolResultText(fmt.Sprintf("worked %vms", req.GetFloat("ms", 0))), nil
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+		})
+	upSrv := httptest.NewServer(server.NewStreamableHTTPServer(up))
+	t.Cleanup(upSrv.Close)
+	e.register(t, "echo", upSrv.URL+"/mcp")
+	if rep := e.sync(t, string(event(t, "schedule-sync.json", request{}))); rep.Sync.Synced != 1 {
+		t.Fatalf("sync: %+v", rep)
+	}
+	worker := e.gateway(t)
+	api := newLambdaAPI(t, lambdahttp.Dispatch(worker, lambdahttp.Options{Task: worker.HandleTask}))
+	front := lambdahttp.Dispatch(e.gateway(t, func(c *Config) {
+		c.SelfFunction, c.LambdaEndpoint = "toolrag-gateway", api.srv.URL
+	}), lambdahttp.Options{})
+	other := lambdahttp.Dispatch(e.gateway(t), lambdahttp.Options{})
+
+	start := time.Now()
+	res, rerr := lambdaRPC(t, front, agentSecret, "tools/call", "echo__slow",
+		map[string]any{"name": "echo__slow", "arguments": map[string]any{"ms": 3000}, "task": map[string]any{"ttl": 600000}})
+	var created struct {
+		Task struct{ TaskID, Status string }
+	}
+	if rerr != nil || json.Unmarshal(res, &created) != nil || created.Task.Status != "working" || !strings.HasPrefix(created.Task.TaskID, "task-") {
+		t.Fatalf("task-augmented call: %s %+v", res, rerr)
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("the task's handle took %v: the call did not leave the request", d)
+	}
+	id := created.Task.TaskID
+	api.mu.Lock()
+	calls := strings.Join(api.calls, ";")
+	api.mu.Unlock()
+	if calls != "/2015-03-31/functions/toolrag-gateway/invocations Event" {
+		t.Fatalf("Lambda API calls: %q", calls)
+	}
+
+	status := func(h func(context.Context, json.RawMessage) (any, error), secret string) (string, *rpcMessage) {
+		res, rerr := lambdaRPC(t, h, secret, "tasks/get", "", map[string]any{"taskId": id})
+		var st struct{ Status string }
+		_ = json.Unmarshal(res, &st)
+		return st.Status, rerr
+	}
+	if st, _ := status(other, agentSecret); st != "working" {
+		t.Errorf("while it runs, from another instance: %q", st)
+	}
+	_, theirs := status(other, devSecret)
+	_, unknown := lambdaRPC(t, other, devSecret, "tasks/get", "", map[string]any{"taskId": "task-00000000000000000000000000000000"})
+	if theirs == nil || unknown == nil || theirs.Error.Message != unknown.Error.Message || theirs.Error.Code != unknown.Error.Code {
+		t.Errorf("another principal's task: %+v; an unknown one: %+v", theirs, unknown)
+	}
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		st, rerr := status(other, agentSecret)
+		if st == "completed" {
+			break
+		}
+		if rerr != nil || time.Now().After(deadline) {
+			t.Fatalf("task never completed: %q %+v", st, rerr)
+		}
+	}
+	res, rerr = lambdaRPC(t, other, agentSecret, "tasks/result", "", map[string]any{"taskId": id})
+	text, isErr := toolText(t, res)
+	if rerr != nil || isErr || text != "worked 3000ms" {
+		t.Fatalf("tasks/result from another instance: %q %v %+v", text, isErr, rerr)
+	}
+	if _, _, err := s3bucket.New(e.s3.Client, testBucket).Get(context.Background(), "tasks/"+id+".json", ""); err != nil {
+		t.Errorf("the result is not in the bucket: %v", err)
+	}
+
+	// Cancelled while its invocation runs: the record stays cancelled.
+	res, _ = lambdaRPC(t, front, agentSecret, "tools/call", "echo__slow",
+		map[string]any{"name": "echo__slow", "arguments": map[string]any{"ms": 1000}, "task": map[string]any{}})
+	_ = json.Unmarshal(res, &created)
+	id = created.Task.TaskID
+	if _, rerr := lambdaRPC(t, other, agentSecret, "tasks/cancel", "", map[string]any{"taskId": id}); rerr != nil {
+		t.Fatalf("tasks/cancel: %+v", rerr)
+	}
+	api.wg.Wait()
+	if st, _ := status(front, agentSecret); st != "cancelled" {
+		t.Errorf("a cancelled task after its invocation ended: %q", st)
+	}
+}
