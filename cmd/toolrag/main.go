@@ -15,7 +15,6 @@ import (
 	"syscall"
 
 	"github.com/toolrag/mcp-gateway/pkg/config"
-	"github.com/toolrag/mcp-gateway/pkg/logwriter"
 	"github.com/toolrag/mcp-gateway/pkg/tracing"
 )
 
@@ -34,7 +33,7 @@ func main() {
 	// Log lines (a request's audit line among them) and the commands'
 	// messages go to stderr through one buffered writer, in order, off the
 	// request's path; it is flushed before the process exits.
-	stderr := logwriter.New(logwriter.Config{Out: os.Stderr})
+	stderr := config.NewLogWriter(config.LogWriterConfig{Out: os.Stderr})
 	slog.SetDefault(config.NewLogger(os.Getenv, stderr))
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

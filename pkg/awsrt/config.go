@@ -157,7 +157,7 @@ type Config struct {
 	MetricsInterval  time.Duration
 	// RateLimit is where keys' rate limits are enforced: "instance" (each
 	// instance's memory, the default) or "exact" (also across instances,
-	// counted in DynamoDB; see pkg/ratelimit) (TOOL_RAG_RATE_LIMIT).
+	// counted in DynamoDB; see auth.Exact) (TOOL_RAG_RATE_LIMIT).
 	// RateLimitWindow is the exact limit's window
 	// (TOOL_RAG_RATE_LIMIT_WINDOW seconds, default 60).
 	RateLimit       string

@@ -27,10 +27,9 @@ import (
 	"github.com/toolrag/mcp-gateway/pkg/index/indexpub"
 	"github.com/toolrag/mcp-gateway/pkg/metrics"
 	"github.com/toolrag/mcp-gateway/pkg/oauth"
-	"github.com/toolrag/mcp-gateway/pkg/ratelimit"
 	"github.com/toolrag/mcp-gateway/pkg/rerank"
 	"github.com/toolrag/mcp-gateway/pkg/retrieve"
-	"github.com/toolrag/mcp-gateway/pkg/surfaces"
+	"github.com/toolrag/mcp-gateway/pkg/syncer"
 	"github.com/toolrag/mcp-gateway/pkg/upstream"
 )
 
@@ -65,9 +64,9 @@ type GatewayFunction struct {
 	// surfaces are the upstream prompts/resources stored by the sync
 	// function; emit writes CloudWatch EMF lines (nil: off); exact is
 	// TOOL_RAG_RATE_LIMIT=exact (nil otherwise).
-	surfaces *surfaces.Stored
+	surfaces *syncer.StoredSurfaces
 	emit     *metrics.Emitter
-	exact    *ratelimit.Exact
+	exact    *auth.Exact
 	// follow keeps the app on the index the sync function publishes;
 	// served is the app's handler behind it.
 	follow *app.Follower
@@ -128,7 +127,7 @@ func NewGatewayFunction(ctx context.Context, cfg Config) (*GatewayFunction, erro
 	}
 	log := cfg.Logger
 	g := &GatewayFunction{cfg: cfg, log: log, DynamoMetrics: dm, health: health.NewTracker(),
-		surfaces: &surfaces.Stored{}}
+		surfaces: &syncer.StoredSurfaces{}}
 	g.Tools = dynamo.NewToolStore(cfg.DynamoDB, cfg.Tables.Tools)
 	g.Tools.Metrics = dm
 	g.Keys = dynamo.NewKeyStore(cfg.DynamoDB, cfg.Tables.Keys)
@@ -152,7 +151,7 @@ func NewGatewayFunction(ctx context.Context, cfg Config) (*GatewayFunction, erro
 	})
 	var exact func(http.Handler) http.Handler // nil: per-instance limits only
 	if cfg.RateLimit == RateLimitExact {
-		g.exact = ratelimit.NewExact(ratelimit.ExactConfig{Counter: dynamo.NewRateCounter(cfg.DynamoDB, cfg.Tables.Sessions), Window: cfg.RateLimitWindow, Log: log})
+		g.exact = auth.NewExact(auth.ExactConfig{Counter: dynamo.NewRateCounter(cfg.DynamoDB, cfg.Tables.Sessions), Window: cfg.RateLimitWindow, Log: log})
 		keys, exact = g.exact.Learn(keys), g.exact.Middleware
 	}
 	identity, err := g.openIdentity(ctx)

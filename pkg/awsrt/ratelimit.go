@@ -4,7 +4,7 @@ import "time"
 
 // Rate limit modes (TOOL_RAG_RATE_LIMIT): "instance", each gateway
 // instance's token buckets (pkg/auth); "exact", also across all instances
-// (ratelimit.Exact counting in the sessions table, dynamo.RateCounter)
+// (auth.Exact counting in the sessions table, dynamo.RateCounter)
 // in fixed windows of RateLimitWindow (TOOL_RAG_RATE_LIMIT_WINDOW
 // seconds, default 60).
 const (

@@ -16,7 +16,6 @@ import (
 	"github.com/toolrag/mcp-gateway/pkg/index/indexer"
 	"github.com/toolrag/mcp-gateway/pkg/index/indexpub"
 	"github.com/toolrag/mcp-gateway/pkg/retrieve"
-	"github.com/toolrag/mcp-gateway/pkg/surfaces"
 	"github.com/toolrag/mcp-gateway/pkg/syncer"
 	"github.com/toolrag/mcp-gateway/pkg/upstream"
 )
@@ -154,7 +153,7 @@ func (s *Syncer) Run(ctx context.Context, mode indexer.Mode) (SyncReport, error)
 		},
 		// Prompts and resources, stored for the gateways.
 		Surfaces: func(ctx context.Context, listable map[string]upstream.ServerConfig) map[string]string {
-			return surfaces.Sync(ctx, s.Upstreams, s.Registry, listable, s.cfg.Env.SyncParallel, s.cfg.UpstreamListTimeout, s.log)
+			return syncer.SyncSurfaces(ctx, s.Upstreams, s.Registry, listable, s.cfg.Env.SyncParallel, s.cfg.UpstreamListTimeout, s.log)
 		},
 		Publish: func(ctx context.Context, _ syncer.Report) error { return s.publish(ctx, mode, &rep) },
 	})

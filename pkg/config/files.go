@@ -12,7 +12,6 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/toolrag/mcp-gateway/pkg/catalog"
-	"github.com/toolrag/mcp-gateway/pkg/ident"
 	"github.com/toolrag/mcp-gateway/pkg/policy"
 	"github.com/toolrag/mcp-gateway/pkg/upstream"
 )
@@ -206,7 +205,7 @@ func ParseKeys(name string, data []byte) ([]policy.Key, error) {
 				return nil, fmt.Errorf("%s: servers: %w", where, err)
 			}
 			for i, p := range rule.URIPrefixes {
-				c, err := ident.CanonicalURIPrefix(p)
+				c, err := policy.CanonicalURIPrefix(p)
 				if err != nil {
 					return nil, fmt.Errorf("%s: server %q: uri_prefixes: %w", where, sid, err)
 				}

@@ -12,7 +12,6 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
-	"github.com/toolrag/mcp-gateway/pkg/ident"
 	"github.com/toolrag/mcp-gateway/pkg/policy"
 	"github.com/toolrag/mcp-gateway/pkg/tracing"
 	"github.com/toolrag/mcp-gateway/pkg/upstream"
@@ -60,7 +59,7 @@ func (g *Server) call(ctx context.Context, callName string, args map[string]any)
 	start := time.Now()
 	ctx = startCall(ctx, callName)
 	pol, ok := policy.FromContext(ctx)
-	if err := ident.CheckName("tool", callName); err != nil {
+	if err := policy.CheckName("tool", callName); err != nil {
 		g.Metrics.CallsRejected.Add(1)
 		g.logCall(ctx, pol.KeyID, "(invalid name)", "invalid_name", start, nil)
 		return mcp.NewToolResultErrorf("invalid call_name: %v", err), nil

@@ -25,7 +25,6 @@ import (
 	"github.com/toolrag/mcp-gateway/internal/mcpfix"
 	"github.com/toolrag/mcp-gateway/internal/redact"
 	"github.com/toolrag/mcp-gateway/pkg/catalog"
-	"github.com/toolrag/mcp-gateway/pkg/ident"
 	"github.com/toolrag/mcp-gateway/pkg/policy"
 	"github.com/toolrag/mcp-gateway/pkg/retrieve"
 	"github.com/toolrag/mcp-gateway/pkg/sealed"
@@ -646,7 +645,7 @@ func (g *Server) reloadSurface(ctx context.Context) {
 		for _, r := range s.resources {
 			mr := r
 			mr.URI = GatewayURI(id, r.URI)
-			canon, err := ident.CanonicalURI(r.URI)
+			canon, err := policy.CanonicalURI(r.URI)
 			if err != nil {
 				g.log.Warn("resource not exposed: its URI cannot be made canonical", "server", id, "error", err)
 				continue

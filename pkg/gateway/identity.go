@@ -8,7 +8,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
-	"github.com/toolrag/mcp-gateway/pkg/ident"
+	"github.com/toolrag/mcp-gateway/pkg/policy"
 )
 
 // invalidIdentity checks the identity a request names (a resource URI, a
@@ -39,18 +39,18 @@ func invalidIdentity(head *requestHead, decoded bool) (id json.RawMessage, why s
 		}
 	case mcp.MethodPromptsGet:
 		if p.Name != nil {
-			err = ident.CheckName("prompt", *p.Name)
+			err = policy.CheckName("prompt", *p.Name)
 		}
 	case mcp.MethodToolsCall:
 		if p.Name != nil {
-			err = ident.CheckName("tool", *p.Name)
+			err = policy.CheckName("tool", *p.Name)
 		}
 	case mcp.MethodCompletionComplete:
 		switch {
 		case p.Ref.Type == "ref/resource" && p.Ref.URI != nil && !strings.Contains(*p.Ref.URI, "{"):
 			err = checkExposedURI(*p.Ref.URI)
 		case p.Ref.Type == "ref/prompt" && p.Ref.Name != nil:
-			err = ident.CheckName("prompt", *p.Ref.Name)
+			err = policy.CheckName("prompt", *p.Ref.Name)
 		}
 	}
 	if err != nil {
@@ -101,7 +101,7 @@ func checkExposedURI(u string) error {
 			u = orig
 		}
 	}
-	if _, err := ident.CanonicalURI(u); err != nil {
+	if _, err := policy.CanonicalURI(u); err != nil {
 		return fmt.Errorf("resource URI: %w", err)
 	}
 	return nil

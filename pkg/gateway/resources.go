@@ -13,7 +13,6 @@ import (
 	"github.com/yosida95/uritemplate/v3"
 
 	"github.com/toolrag/mcp-gateway/pkg/catalog"
-	"github.com/toolrag/mcp-gateway/pkg/ident"
 	"github.com/toolrag/mcp-gateway/pkg/policy"
 )
 
@@ -94,7 +93,7 @@ func GatewayURI(server, uri string) string {
 
 // resolveURI maps an exposed resource URI to its server and original URI:
 // gateway://server/uri, ui://server/rest, or a URI of an unprefixed server.
-// The original URI comes back in canonical form (pkg/ident): it is what the
+// The original URI comes back in canonical form (policy.CanonicalURI): it is what the
 // policy checks and what the upstream receives. A URI that cannot be made
 // canonical resolves to nothing.
 func (g *Server) resolveURI(u string) (server, uri string, ok bool) {
@@ -111,13 +110,13 @@ func (g *Server) resolveExposed(u string) (server, uri string, prefixed, ok bool
 		if server, uri, ok = ParseGatewayURI(u); !ok {
 			return "", "", false, false
 		}
-		canon, err := ident.CanonicalURI(uri)
+		canon, err := policy.CanonicalURI(uri)
 		if err != nil {
 			return "", "", false, false
 		}
 		return server, canon, true, true
 	}
-	canon, err := ident.CanonicalURI(u)
+	canon, err := policy.CanonicalURI(u)
 	if err != nil {
 		return "", "", false, false
 	}
@@ -126,7 +125,7 @@ func (g *Server) resolveExposed(u string) (server, uri string, prefixed, ok bool
 		return o.server, o.name, false, true
 	}
 	if server, uri, ok = parseUIURI(u); ok {
-		if c, err := ident.CanonicalURI(uri); err == nil {
+		if c, err := policy.CanonicalURI(uri); err == nil {
 			return server, c, true, true
 		}
 	}

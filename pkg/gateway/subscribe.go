@@ -10,7 +10,6 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
-	"github.com/toolrag/mcp-gateway/pkg/ident"
 	"github.com/toolrag/mcp-gateway/pkg/policy"
 	"github.com/toolrag/mcp-gateway/pkg/session"
 	"github.com/toolrag/mcp-gateway/pkg/upstream"
@@ -149,7 +148,7 @@ func (g *Server) endSession(_ context.Context, s server.ClientSession) {
 // resourceUpdated relays an upstream's notifications/resources/updated to
 // the sessions subscribed to that resource, each under its own URI.
 func (g *Server) resourceUpdated(srv, uri string) {
-	if canon, err := ident.CanonicalURI(uri); err == nil {
+	if canon, err := policy.CanonicalURI(uri); err == nil {
 		uri = canon // subscriptions are kept under canonical URIs
 	}
 	g.subs.mu.Lock()
@@ -187,7 +186,7 @@ func (g *Server) resolveSubscription(uri string) (srv, orig string, ok bool) {
 			only = id
 		}
 	}
-	canon, err := ident.CanonicalURI(uri)
+	canon, err := policy.CanonicalURI(uri)
 	if err != nil {
 		return "", "", false
 	}

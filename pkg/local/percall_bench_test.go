@@ -18,8 +18,8 @@ import (
 
 	"github.com/toolrag/mcp-gateway/internal/testenv"
 	"github.com/toolrag/mcp-gateway/pkg/bridge"
+	"github.com/toolrag/mcp-gateway/pkg/config"
 	"github.com/toolrag/mcp-gateway/pkg/index/indexer"
-	"github.com/toolrag/mcp-gateway/pkg/logwriter"
 	"github.com/toolrag/mcp-gateway/pkg/upstream"
 )
 
@@ -85,7 +85,7 @@ func infoLogger() *slog.Logger {
 }
 
 // pipeLog returns the write end of a pipe drained by a goroutine, directly
-// or through a logwriter.Writer.
+// or through a config.LogWriter.
 func pipeLog(b *testing.B, async bool) io.Writer {
 	r, w, err := os.Pipe()
 	if err != nil {
@@ -96,7 +96,7 @@ func pipeLog(b *testing.B, async bool) io.Writer {
 		b.Cleanup(func() { w.Close() })
 		return w
 	}
-	lw := logwriter.New(logwriter.Config{Out: w})
+	lw := config.NewLogWriter(config.LogWriterConfig{Out: w})
 	b.Cleanup(func() { lw.Close(); w.Close() })
 	return lw
 }

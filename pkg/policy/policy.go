@@ -13,8 +13,6 @@ import (
 	"sort"
 	"strings"
 	"time"
-
-	"github.com/toolrag/mcp-gateway/pkg/ident"
 )
 
 // Rule narrows a key's grant on one server. A rule that names no list
@@ -23,7 +21,7 @@ import (
 // not name, or an empty list, grants nothing of that kind, and "*" in a
 // list grants everything of that kind. Tool and prompt prefixes match the
 // start of the original name; URI prefixes match canonical URIs on segment
-// boundaries (see pkg/ident).
+// boundaries (see uri.go).
 //
 // The lists are stored without omitempty so that "not named" (nil) and
 // "explicitly empty" survive JSON and DynamoDB.
@@ -104,14 +102,14 @@ type Policy struct {
 }
 
 // For returns the policy a key grants. URI prefixes are made canonical
-// (pkg/ident); a prefix that cannot be is dropped, so it grants nothing.
+// (CanonicalURIPrefix); a prefix that cannot be is dropped, so it grants nothing.
 func For(k Key) Policy {
 	servers := make(map[string]Rule, len(k.Servers))
 	for id, r := range k.Servers {
 		if r.URIPrefixes != nil {
 			canon := make([]string, 0, len(r.URIPrefixes))
 			for _, p := range r.URIPrefixes {
-				if c, err := ident.CanonicalURIPrefix(p); err == nil {
+				if c, err := CanonicalURIPrefix(p); err == nil {
 					canon = append(canon, c)
 				}
 			}
@@ -163,12 +161,12 @@ func (p Policy) AllowsTool(server, tool string) bool {
 // AllowsURI reports whether the original resource URI on server is
 // granted. The URI is made canonical first; one that cannot be is refused.
 func (p Policy) AllowsURI(server, uri string) bool {
-	canon, err := ident.CanonicalURI(uri)
+	canon, err := CanonicalURI(uri)
 	if err != nil {
 		return false
 	}
 	return p.allows(server, canon, func(r Rule) []string { return r.URIPrefixes }, func(uri, prefix string) bool {
-		return ident.MatchURIPrefix(prefix, uri)
+		return MatchURIPrefix(prefix, uri)
 	})
 }
 
@@ -192,12 +190,12 @@ func (p Policy) MayAllowURIPrefix(server, prefix string) bool {
 	if rule.Whole() || slices.Contains(rule.URIPrefixes, Wildcard) {
 		return true
 	}
-	canon, err := ident.CanonicalURIPrefix(prefix)
+	canon, err := CanonicalURIPrefix(prefix)
 	if err != nil {
 		return false
 	}
 	for _, g := range rule.URIPrefixes {
-		if ident.MatchURIPrefix(g, canon) || strings.HasPrefix(g, canon) {
+		if MatchURIPrefix(g, canon) || strings.HasPrefix(g, canon) {
 			return true
 		}
 	}

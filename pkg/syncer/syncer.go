@@ -20,7 +20,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/toolrag/mcp-gateway/pkg/catalog"
-	"github.com/toolrag/mcp-gateway/pkg/ident"
+	"github.com/toolrag/mcp-gateway/pkg/policy"
 	"github.com/toolrag/mcp-gateway/pkg/tracing"
 	"github.com/toolrag/mcp-gateway/pkg/upstream"
 	"go.opentelemetry.io/otel/attribute"
@@ -293,7 +293,7 @@ func checkTools(server string, tools []catalog.Tool, claims *idClaims) ([]catalo
 	claims.mu.Lock()
 	defer claims.mu.Unlock()
 	for _, t := range tools {
-		if err := ident.CheckName("tool", t.Name); err != nil {
+		if err := policy.CheckName("tool", t.Name); err != nil {
 			refused = append(refused, err.Error())
 			continue
 		}

@@ -1,6 +1,6 @@
-// Package ratelimit enforces keys' rate limits exactly across gateway
+// Exact rate limits: keys' rate limits enforced exactly across gateway
 // instances. A key's rate_limit is a token bucket kept in each gateway
-// instance's memory (pkg/auth): with N warm instances a key can make up
+// instance's memory (Middleware): with N warm instances a key can make up
 // to N times its rate. Exact also enforces the limit across all
 // instances: fixed windows of at most ceil(rate × window) requests per
 // key, counted by a shared Counter (on Lambda dynamo.RateCounter: one
@@ -10,7 +10,8 @@
 // a few milliseconds of latency. When the counter does not answer, the
 // request is let through (the per-instance limit still applies), logged
 // and counted in StoreErrors.
-package ratelimit
+
+package auth
 
 import (
 	"context"
@@ -60,11 +61,6 @@ func NewExact(cfg ExactConfig) *Exact {
 		log = slog.Default()
 	}
 	return &Exact{counter: cfg.Counter, window: cfg.Window, log: log}
-}
-
-// KeyLookup finds the key of a secret's hash (auth.KeyLookup).
-type KeyLookup interface {
-	LookupKey(ctx context.Context, secretHash string) (policy.Key, error)
 }
 
 // Learn wraps the gateway's key lookup: each key it finds tells the

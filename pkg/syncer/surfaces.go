@@ -1,8 +1,10 @@
-// Package surfaces carries the upstreams' prompts, resources and resource
-// templates from the sync step to the gateways through a store (on AWS,
-// the registry table): Sync lists them from the upstreams and stores
-// them; Stored reads them back as the gateway's gateway.SurfaceSource.
-package surfaces
+// Surfaces: the upstreams' prompts, resources and resource templates
+// carried from the sync step to the gateways through a store (on AWS, the
+// registry table): SyncSurfaces lists them from the upstreams and stores
+// them; StoredSurfaces reads them back as the gateway's
+// gateway.SurfaceSource.
+
+package syncer
 
 import (
 	"bytes"
@@ -29,14 +31,14 @@ import (
 // catalog reload inside a user's request waits on a server that does not
 // answer.
 
-// Writer stores a server's surface document (dynamo.RegistryStore).
-type Writer interface {
+// SurfaceWriter stores a server's surface document (dynamo.RegistryStore).
+type SurfaceWriter interface {
 	SetSurface(ctx context.Context, id string, doc json.RawMessage) error
 }
 
-// Reader returns every stored surface document by server id
+// SurfaceReader returns every stored surface document by server id
 // (dynamo.RegistryStore).
-type Reader interface {
+type SurfaceReader interface {
 	Surfaces(ctx context.Context) (map[string]json.RawMessage, error)
 }
 
@@ -46,12 +48,12 @@ type surfaceDoc struct {
 	ListedAt time.Time `json:"listed_at"`
 }
 
-// Sync lists the prompts, resources and resource templates of
+// SyncSurfaces lists the prompts, resources and resource templates of
 // every server (misconfigured ones excepted), at most parallel at once,
 // each bounded by timeout, and stores them. A server that cannot be listed
 // keeps what was stored before. It returns the servers that failed, with
 // why.
-func Sync(ctx context.Context, up *upstream.Manager, reg Writer, servers map[string]upstream.ServerConfig,
+func SyncSurfaces(ctx context.Context, up *upstream.Manager, reg SurfaceWriter, servers map[string]upstream.ServerConfig,
 	parallel int, timeout time.Duration, log *slog.Logger) map[string]string {
 	if parallel <= 0 {
 		parallel = 8
@@ -88,7 +90,7 @@ func Sync(ctx context.Context, up *upstream.Manager, reg Writer, servers map[str
 	return failed
 }
 
-func syncSurface(ctx context.Context, up *upstream.Manager, reg Writer, id string, timeout time.Duration) error {
+func syncSurface(ctx context.Context, up *upstream.Manager, reg SurfaceWriter, id string, timeout time.Duration) error {
 	lctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	var doc surfaceDoc
@@ -124,11 +126,11 @@ func unsupported(err error) bool {
 	return strings.Contains(s, "method not found") || strings.Contains(s, "not supported") || strings.Contains(s, "does not support")
 }
 
-// Stored is the gateway's gateway.SurfaceSource: the registry's
+// StoredSurfaces is the gateway's gateway.SurfaceSource: the registry's
 // stored surfaces, read with the registry on each catalog reload. Servers
 // the health function marked down show no prompts or resources, as their
 // tools are withheld from find_tools (retrieve.Config.ServerUp).
-type Stored struct {
+type StoredSurfaces struct {
 	mu   sync.RWMutex
 	docs map[string]gateway.Surface
 	raw  map[string]json.RawMessage
@@ -141,7 +143,7 @@ type Stored struct {
 // SetDown records the servers marked down (ids sorted) and reports whether
 // the set changed; the next Load then reports a change, so that the MCP
 // surface is rebuilt without them (or with them again).
-func (s *Stored) SetDown(ids []string) bool {
+func (s *StoredSurfaces) SetDown(ids []string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if len(ids) == len(s.down) {
@@ -166,7 +168,7 @@ func (s *Stored) SetDown(ids []string) bool {
 
 // Load re-reads the stored surfaces and reports whether they changed; a
 // damaged document is logged and that server shows none.
-func (s *Stored) Load(ctx context.Context, reg Reader, log *slog.Logger) (changed bool, err error) {
+func (s *StoredSurfaces) Load(ctx context.Context, reg SurfaceReader, log *slog.Logger) (changed bool, err error) {
 	raw, err := reg.Surfaces(ctx)
 	if err != nil {
 		return false, fmt.Errorf("read the stored prompts and resources: %w", err)
@@ -204,7 +206,7 @@ func (s *Stored) Load(ctx context.Context, reg Reader, log *slog.Logger) (change
 }
 
 // Surface implements gateway.SurfaceSource.
-func (s *Stored) Surface(_ context.Context, server string) (gateway.Surface, bool, error) {
+func (s *StoredSurfaces) Surface(_ context.Context, server string) (gateway.Surface, bool, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if s.down[server] {

@@ -1,11 +1,12 @@
-// Package ident makes the identities a request names canonical before any
+// Canonical identities: what a request names is made canonical before any
 // policy decision: resource URIs (RFC 3986 §6.2.2 syntax-based
 // normalisation), URI prefix matching on segment boundaries, and the names
 // of tools and prompts. Every surface of the gateway (resources/read,
 // subscribe, unsubscribe, completion refs, templates, prompts/get, tool
-// calls) and pkg/policy use it, so that what is checked is exactly what is
-// forwarded upstream.
-package ident
+// calls) and the policy itself use them, so that what is checked is exactly
+// what is forwarded upstream.
+
+package policy
 
 import (
 	"errors"

@@ -1,4 +1,4 @@
-package logwriter
+package config
 
 import (
 	"context"
@@ -31,9 +31,9 @@ func BenchmarkAuditLine(b *testing.B) {
 				drained := make(chan struct{})
 				go func() { _, _ = io.Copy(io.Discard, r); close(drained) }()
 				var dst io.Writer = w
-				var lw *Writer
+				var lw *LogWriter
 				if out == "logwriter" {
-					lw = New(Config{Out: w})
+					lw = NewLogWriter(LogWriterConfig{Out: w})
 					dst = lw
 				}
 				log := slog.New(redact.Handler(slog.NewTextHandler(dst, &slog.HandlerOptions{Level: slog.LevelInfo})))

@@ -1,5 +1,4 @@
-// Package logwriter provides the process's log output: a buffered writer
-// that takes log lines off the caller's path and writes them to the
+// LogWriter is the process's log output: a buffered writer that takes log lines off the caller's path and writes them to the
 // underlying writer (stderr) from one goroutine, in order, batched.
 //
 // A request used to pay a write system call for its audit line while it
@@ -10,7 +9,8 @@
 // whatever is pending; after it, writes go straight through. What a crash
 // that ends the process at once (SIGKILL, a fatal runtime error) can lose
 // is the lines of the last FlushDelay.
-package logwriter
+
+package config
 
 import (
 	"errors"
@@ -19,8 +19,8 @@ import (
 	"time"
 )
 
-// Config configures a Writer.
-type Config struct {
+// LogWriterConfig configures a LogWriter.
+type LogWriterConfig struct {
 	// Out receives the lines (typically os.Stderr).
 	Out io.Writer
 	// FlushDelay is the least time between two writes of the flusher: a
@@ -33,9 +33,9 @@ type Config struct {
 	MaxPending int
 }
 
-// Writer is an asynchronous buffered io.Writer. Each Write is copied whole
+// LogWriter is an asynchronous buffered io.Writer. Each Write is copied whole
 // into the buffer, so the lines of concurrent writers never interleave.
-type Writer struct {
+type LogWriter struct {
 	out   io.Writer
 	delay time.Duration
 	max   int
@@ -54,9 +54,9 @@ type Writer struct {
 	done    chan struct{}
 }
 
-// New starts a Writer's flusher; Close stops it.
-func New(cfg Config) *Writer {
-	w := &Writer{out: cfg.Out, delay: cfg.FlushDelay, max: cfg.MaxPending,
+// NewLogWriter starts a Writer's flusher; Close stops it.
+func NewLogWriter(cfg LogWriterConfig) *LogWriter {
+	w := &LogWriter{out: cfg.Out, delay: cfg.FlushDelay, max: cfg.MaxPending,
 		wake: make(chan struct{}, 1), closing: make(chan struct{}), done: make(chan struct{})}
 	if w.delay == 0 {
 		w.delay = 5 * time.Millisecond
@@ -69,13 +69,13 @@ func New(cfg Config) *Writer {
 	return w
 }
 
-// ErrClosed is not returned by Write: after Close, lines are written
+// ErrLogWriterClosed is not returned by Write: after Close, lines are written
 // synchronously. It is what a second Close returns.
-var ErrClosed = errors.New("logwriter: already closed")
+var ErrLogWriterClosed = errors.New("logwriter: already closed")
 
 // Write queues a copy of p. It returns an error only when an earlier write
 // of the underlying writer failed (then p is not queued).
-func (w *Writer) Write(p []byte) (int, error) {
+func (w *LogWriter) Write(p []byte) (int, error) {
 	w.mu.Lock()
 	for !w.closed && w.err == nil && len(w.pending) > 0 && len(w.pending)+len(p) > w.max {
 		w.kick()
@@ -101,7 +101,7 @@ func (w *Writer) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-func (w *Writer) kick() {
+func (w *LogWriter) kick() {
 	select {
 	case w.wake <- struct{}{}:
 	default:
@@ -109,7 +109,7 @@ func (w *Writer) kick() {
 }
 
 // flusher writes the pending lines, a batch at a time, until Close.
-func (w *Writer) flusher() {
+func (w *LogWriter) flusher() {
 	defer close(w.done)
 	var timer *time.Timer
 	var last time.Time // when the last batch was written
@@ -140,7 +140,7 @@ func (w *Writer) flusher() {
 
 // Flush writes what is pending now and returns the underlying writer's
 // error, if any.
-func (w *Writer) Flush() error {
+func (w *LogWriter) Flush() error {
 	w.writeMu.Lock()
 	defer w.writeMu.Unlock()
 	w.mu.Lock()
@@ -166,11 +166,11 @@ func (w *Writer) Flush() error {
 // Close writes what is pending and stops the flusher; later writes go
 // straight to the underlying writer. It returns the first error the
 // underlying writer returned, if any.
-func (w *Writer) Close() error {
+func (w *LogWriter) Close() error {
 	w.mu.Lock()
 	if w.closed {
 		w.mu.Unlock()
-		return ErrClosed
+		return ErrLogWriterClosed
 	}
 	w.closed = true
 	w.space.Broadcast()

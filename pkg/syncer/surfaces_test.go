@@ -1,4 +1,4 @@
-package surfaces
+package syncer
 
 import (
 	"context"
@@ -18,7 +18,7 @@ func TestStoredLoad(t *testing.T) {
 	ctx := context.Background()
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	echo := json.RawMessage(`{"prompts":[{"name":"greet"}],"listed_at":"2026-01-01T00:00:00Z"}`)
-	var s Stored
+	var s StoredSurfaces
 	steps := []struct {
 		name        string
 		store       docs
@@ -49,7 +49,7 @@ func TestStoredSetDown(t *testing.T) {
 	ctx := context.Background()
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	store := docs{"echo": json.RawMessage(`{"prompts":[{"name":"greet"}]}`)}
-	var s Stored
+	var s StoredSurfaces
 	if _, err := s.Load(ctx, store, log); err != nil {
 		t.Fatal(err)
 	}

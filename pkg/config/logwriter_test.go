@@ -1,4 +1,4 @@
-package logwriter
+package config
 
 import (
 	"bytes"
@@ -39,7 +39,7 @@ func TestOrderAndNoLoss(t *testing.T) {
 	for _, delay := range []time.Duration{-1, time.Millisecond} {
 		t.Run(fmt.Sprint("delay=", delay), func(t *testing.T) {
 			var out lockedBuffer
-			w := New(Config{Out: &out, FlushDelay: delay, MaxPending: 200})
+			w := NewLogWriter(LogWriterConfig{Out: &out, FlushDelay: delay, MaxPending: 200})
 			const writers, lines = 8, 500
 			var wg sync.WaitGroup
 			for g := range writers {
@@ -91,7 +91,7 @@ func (g *gatedWriter) Write(p []byte) (int, error) {
 // writer is stuck, and that Close writes what was pending, batched.
 func TestOffTheCallersPath(t *testing.T) {
 	g := &gatedWriter{gate: make(chan struct{})}
-	w := New(Config{Out: g, FlushDelay: time.Hour})
+	w := NewLogWriter(LogWriterConfig{Out: g, FlushDelay: time.Hour})
 	for i := range 3 {
 		if _, err := fmt.Fprintf(w, "line %d\n", i); err != nil {
 			t.Fatal(err)
@@ -117,8 +117,8 @@ func TestOffTheCallersPath(t *testing.T) {
 	if got := g.out.String(); !strings.HasSuffix(got, "late\n") {
 		t.Errorf("a line written after Close is missing: %q", got)
 	}
-	if err := w.Close(); !errors.Is(err, ErrClosed) {
-		t.Errorf("second Close: %v, want ErrClosed", err)
+	if err := w.Close(); !errors.Is(err, ErrLogWriterClosed) {
+		t.Errorf("second Close: %v, want ErrLogWriterClosed", err)
 	}
 }
 
@@ -130,7 +130,7 @@ func (failingWriter) Write(p []byte) (int, error) { return 0, errors.New("stderr
 // TestErrorIsReported checks that a failure of the underlying writer is not
 // silent: Flush, the following Writes and Close return it.
 func TestErrorIsReported(t *testing.T) {
-	w := New(Config{Out: failingWriter{}, FlushDelay: time.Hour})
+	w := NewLogWriter(LogWriterConfig{Out: failingWriter{}, FlushDelay: time.Hour})
 	if _, err := fmt.Fprintln(w, "first"); err != nil {
 		t.Fatalf("the first line is queued: %v", err)
 	}
