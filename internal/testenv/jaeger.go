@@ -85,7 +85,7 @@ func startJaeger(bin string) (*Jaeger, func(), error) {
 		"--collector.http-server.host-port="+addr(5),
 		"--collector.grpc-server.host-port="+addr(6),
 	)
-	cmd.Env = append(os.Environ(), "SPAN_STORAGE_TYPE=memory", "METRICS_STORAGE_TYPE=")
+	cmd.Env = append(os.Environ(), "SPAN_STORAGE_TYPE=memory")
 	var out Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {
