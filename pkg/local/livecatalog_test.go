@@ -2,14 +2,10 @@ package local
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -65,47 +61,6 @@ func TestFidelityLiveCatalog(t *testing.T) {
 		case <-time.After(5 * time.Second):
 			t.Fatal("the connected client got no notifications/tools/list_changed")
 		}
-	}
-}
-
-// TestFidelityLiveCatalogDamping: a server that announces changes in a
-// loop is synced at most max times per window, then ignored and reported.
-func TestFidelityLiveCatalogDamping(t *testing.T) {
-	var syncs atomic.Int32
-	done := make(chan struct{}, 100)
-	l := newLiveCatalog(slog.New(slog.NewTextHandler(io.Discard, nil)), func(ctx context.Context, server string) error {
-		syncs.Add(1)
-		done <- struct{}{}
-		return nil
-	})
-	l.debounce, l.max, l.window = time.Millisecond, 3, time.Hour
-	ctx := context.Background()
-	for i := 0; i < 3; i++ {
-		l.announce(ctx, "loopy", "notifications/tools/list_changed")
-		select {
-		case <-done:
-		case <-time.After(5 * time.Second):
-			t.Fatalf("announcement %d was not synced", i+1)
-		}
-	}
-	for i := 0; i < 10; i++ {
-		l.announce(ctx, "loopy", "notifications/tools/list_changed")
-	}
-	time.Sleep(50 * time.Millisecond)
-	if n := syncs.Load(); n != 3 {
-		t.Errorf("a server announcing in a loop was synced %d times, want 3", n)
-	}
-	rep := l.report()
-	if !strings.Contains(rep["loopy"], "ignored") {
-		b, _ := json.Marshal(rep)
-		t.Errorf("damped server not reported: %s", b)
-	}
-	// Another server is not affected.
-	l.announce(ctx, "calm", "notifications/prompts/list_changed")
-	select {
-	case <-done:
-	case <-time.After(5 * time.Second):
-		t.Error("another server's announcement was not synced")
 	}
 }
 

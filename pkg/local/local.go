@@ -50,7 +50,7 @@ type Runtime struct {
 
 	syncMu   sync.Mutex
 	lastSync atomic.Pointer[syncer.Report]
-	live     atomic.Pointer[liveCatalog] // set by Background (livecatalog.go)
+	live     atomic.Pointer[syncer.Live] // set by Background (livecatalog.go)
 	// configuration reloads (reload.go)
 	keySet       *auth.KeySet
 	oauth        *oauth.Resource              // its `oauth:` section is reloaded with the keys
@@ -222,7 +222,7 @@ func (g *Runtime) details(context.Context) map[string]any {
 		out["last_sync"] = rep
 	}
 	if l := g.live.Load(); l != nil {
-		if d := l.report(); len(d) > 0 {
+		if d := l.Report(); len(d) > 0 {
 			out["list_changes_damped"] = d
 		}
 	}
