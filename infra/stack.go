@@ -458,6 +458,16 @@ func NewGatewayStack(scope constructs.Construct, id string, props *StackProps) (
 				}
 				g.HopSecrets[s.ID] = hop
 			}
+			if s.Kind == "stdio" {
+				// The bridge holds the stdio server's connection: when the
+				// server announces a change of its lists, it invokes the
+				// sync function for that server (toolrag bridge
+				// -sync-function, damped for a server that loops).
+				syncFn.GrantInvoke(svc.TaskDefinition().TaskRole())
+				c := svc.TaskDefinition().DefaultContainer()
+				c.AddEnvironment(jsii.String("TOOL_RAG_SYNC_FUNCTION"), syncFn.FunctionName())
+				c.AddEnvironment(jsii.String("TOOL_RAG_SYNC_SERVER"), jsii.String(s.ID))
+			}
 			g.Services[s.ID] = svc
 			g.ServerURLs[s.ID] = url
 		}

@@ -514,7 +514,10 @@ func checkGatewayInvokesOnlySync(t *testing.T, r synthResult) {
 				continue
 			}
 			owner := st["_owner"].(string)
-			if !strings.HasPrefix(owner, "GatewayFunction") {
+			// The gateway (reindex) and a stdio server's bridge (its list
+			// changes) invoke the sync function; nothing else invokes.
+			bridge := strings.HasPrefix(owner, "Server") && strings.Contains(owner, "TaskRole")
+			if !strings.HasPrefix(owner, "GatewayFunction") && !bridge {
 				t.Errorf("%s may invoke functions", owner)
 			}
 			for _, res := range asList(st["Resource"]) {
@@ -637,6 +640,20 @@ func TestServersBedrockProd(t *testing.T) {
 	}
 	if strings.Contains(tds, "${WEATHER_KEY}") {
 		t.Error("a ${VAR} reference ended up as a literal env value")
+	}
+	// The stdio bridge triggers the sync function for its server on a
+	// list change: its name and server id in the env, invoke granted.
+	if n := strings.Count(tds, `"Name":"TOOL_RAG_SYNC_FUNCTION"`); n != 1 || !strings.Contains(tds, `"Name":"TOOL_RAG_SYNC_SERVER","Value":"local-echo"`) {
+		t.Errorf("%d task definitions name the sync function (want 1, the stdio server's, with TOOL_RAG_SYNC_SERVER=local-echo)", n)
+	}
+	invokes := 0
+	for _, p := range r.resources("AWS::IAM::Policy") {
+		if b := js(p); strings.Contains(b, "lambda:InvokeFunction") && strings.Contains(b, "TaskRole") {
+			invokes++
+		}
+	}
+	if invokes != 1 {
+		t.Errorf("%d task role policies grant lambda:InvokeFunction, want 1 (the stdio bridge's, on the sync function)", invokes)
 	}
 
 	// Bedrock env and grants for the configured models only.

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/toolrag/mcp-gateway/pkg/aws/awsclient"
+	"github.com/toolrag/mcp-gateway/pkg/aws/syncinvoke"
 	"github.com/toolrag/mcp-gateway/pkg/bridge"
 )
 
@@ -39,6 +41,8 @@ func runBridge(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	name := fs.String("name", "", "name of the server in errors and logs (default: the command's base name)")
 	cwd := fs.String("cwd", "", "working directory of the server (default: the bridge's)")
 	probe := fs.Bool("probe", false, "check the bridge listening on -addr (GET /health, then an MCP initialize, ping and tools/list at -path, with the hop credential of "+bridge.TokenEnv+") and exit 0 if it is healthy, 1 otherwise: a container health check that needs no curl in the image")
+	syncFunction := fs.String("sync-function", os.Getenv("TOOL_RAG_SYNC_FUNCTION"), "on AWS: the sync function to invoke (asynchronously, for -sync-server alone) when the server announces a change of its lists; damped for a server that announces changes in a loop (default $TOOL_RAG_SYNC_FUNCTION)")
+	syncServer := fs.String("sync-server", os.Getenv("TOOL_RAG_SYNC_SERVER"), "with -sync-function: the server's id in the gateway's registry (default $TOOL_RAG_SYNC_SERVER)")
 	requireToken := fs.Bool("require-token", false, "refuse to start unless "+bridge.TokenEnv+" holds the hop credential (the Fargate images set it, so a missing secret never opens the hop)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -61,11 +65,22 @@ func runBridge(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			inherit = append(inherit, k)
 		}
 	}
+	var trigger func(context.Context) error
+	if *syncFunction != "" {
+		if *syncServer == "" {
+			return errors.New("bridge: -sync-function needs -sync-server, the server's id in the gateway's registry")
+		}
+		lc, err := awsclient.Lambda(ctx, firstEnv("TOOL_RAG_LAMBDA_ENDPOINT", "AWS_ENDPOINT_URL_LAMBDA", "AWS_ENDPOINT_URL"))
+		if err != nil {
+			return fmt.Errorf("bridge: the Lambda client for -sync-function: %w", err)
+		}
+		trigger = syncinvoke.Trigger(lc, *syncFunction, *syncServer)
+	}
 	b, err := bridge.New(ctx, bridge.Config{
 		Command: cmd[0], Args: cmd[1:], Cwd: *cwd, Name: *name, InheritEnv: inherit,
 		PoolSize: *pool, MaxConcurrent: *maxConc, CallTimeout: *callTimeout, ConnectTimeout: *connectTimeout,
 		RefreshInterval: *refresh, HealthTimeout: *healthTimeout, Path: *path, Token: token,
-		Logger: slog.Default(),
+		Logger: slog.Default(), SyncTrigger: trigger,
 	})
 	if err != nil {
 		return err
@@ -96,4 +111,14 @@ func probeBridge(ctx context.Context, addr, path, token string, timeout time.Dur
 	}
 	fmt.Fprintln(stdout, summary)
 	return nil
+}
+
+// firstEnv is the first of the named environment variables that is set.
+func firstEnv(names ...string) string {
+	for _, n := range names {
+		if v := os.Getenv(n); v != "" {
+			return v
+		}
+	}
+	return ""
 }

@@ -27,6 +27,10 @@ type SyncEvent struct {
 	Mode       string `json:"mode,omitempty"` // full | incremental (default)
 	Source     string `json:"source,omitempty"`
 	DetailType string `json:"detail-type,omitempty"`
+	// Servers, when set, syncs only these registered servers (ones that
+	// announced a change of their lists: the stdio bridge sends
+	// {"servers":["id"],"source":"toolrag-bridge/list_changed"}).
+	Servers []string `json:"servers,omitempty"`
 }
 
 // ParseSyncEvent reads an invocation payload; an empty payload means an
@@ -121,7 +125,7 @@ func (s *Syncer) Handle(ctx context.Context, payload json.RawMessage) (SyncRepor
 	if err != nil {
 		return SyncReport{}, err
 	}
-	rep, err := s.Run(ctx, mode)
+	rep, err := s.RunServers(ctx, mode, ev.Servers)
 	emitSyncMetrics(s.cfg, rep, err)
 	rep.Trigger = ev.Source
 	if ev.DetailType != "" {
@@ -135,13 +139,19 @@ func (s *Syncer) Handle(ctx context.Context, payload json.RawMessage) (SyncRepor
 // the catalog is updated either way, and the previous index stays
 // published.
 func (s *Syncer) Run(ctx context.Context, mode indexer.Mode) (SyncReport, error) {
+	return s.RunServers(ctx, mode, nil)
+}
+
+// RunServers is Run for the given servers alone (nil: every server); no
+// server is purged.
+func (s *Syncer) RunServers(ctx context.Context, mode indexer.Mode, only []string) (SyncReport, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	start := time.Now()
 	var rep SyncReport
 	out, err := syncer.Sync(ctx, syncer.Config{
 		Upstreams: s.Upstreams, Store: s.Tools, Parallel: s.cfg.Env.SyncParallel,
-		Timeout: s.cfg.Env.SyncTimeout, Logger: s.log, MaxTools: s.cfg.Env.MaxTools,
+		Timeout: s.cfg.Env.SyncTimeout, Logger: s.log, MaxTools: s.cfg.Env.MaxTools, Servers: only,
 	}, syncer.Hooks{
 		Registry: func(ctx context.Context) (map[string]upstream.ServerConfig, error) {
 			servers, err := loadServers(ctx, s.Registry, s.cfg.secret, s.log)

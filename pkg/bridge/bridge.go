@@ -38,6 +38,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/toolrag/mcp-gateway/pkg/httpserve"
+	"github.com/toolrag/mcp-gateway/pkg/syncer"
 	"github.com/toolrag/mcp-gateway/pkg/tracing"
 	"github.com/toolrag/mcp-gateway/pkg/upstream"
 )
@@ -95,6 +96,14 @@ type Config struct {
 	// Logger receives the bridge's events and the server's stderr
 	// (default slog.Default()).
 	Logger *slog.Logger
+
+	// SyncTrigger, when set, is called when the server announces a change
+	// of its tools, prompts or resources (notifications/*/list_changed),
+	// after the bridge re-read its lists: on AWS it invokes the sync
+	// function for this server (toolrag bridge -sync-function). A server
+	// that announces changes in a loop is damped (syncer.Live) and
+	// reported in GET /health.
+	SyncTrigger func(ctx context.Context) error
 }
 
 // Defaults.
@@ -174,6 +183,7 @@ type Bridge struct {
 	marker string // value of markerVar in the children's environment
 	log    *slog.Logger
 	m      *upstream.Manager
+	live   *syncer.Live // the child's list changes (Config.SyncTrigger)
 	info   upstream.ServerInfo
 	srv    *server.MCPServer
 	mcp    *server.StreamableHTTPServer
@@ -252,6 +262,18 @@ func New(ctx context.Context, cfg Config) (*Bridge, error) {
 	b.mux.HandleFunc("/health", b.serveHealth)
 
 	b.ctx, b.cancel = context.WithCancel(context.Background())
+	// The child's own list_changed: read the lists again now, and ask
+	// for a sync of this server (Config.SyncTrigger).
+	b.live = syncer.NewLive(b.log, func(ctx context.Context, _ string) error {
+		if err := b.Refresh(ctx); err != nil {
+			b.log.Warn("re-reading the lists after a list change failed", "error", err)
+		}
+		if cfg.SyncTrigger == nil {
+			return nil
+		}
+		return cfg.SyncTrigger(ctx)
+	})
+	b.m.OnListChanged(func(_, method string) { b.live.Announce(b.ctx, b.id, method) })
 	go b.loop()
 	b.log.Info("bridge ready", "child", info.Name, "version", info.Version, "protocol", info.ProtocolVersion,
 		"tools", b.mirror.tools.n, "prompts", b.mirror.prompts.n, "resources", b.mirror.resources.n, "templates", b.mirror.templates.n)

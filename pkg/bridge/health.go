@@ -34,6 +34,9 @@ type Health struct {
 	UptimeSeconds int64 `json:"uptime_seconds"`
 	// Error says why Status is not "ok".
 	Error string `json:"error,omitempty"`
+	// ListChangesDamped says why the server's list changes no longer
+	// trigger syncs for a while (it announced them in a loop).
+	ListChangesDamped string `json:"list_changes_damped,omitempty"`
 }
 
 // Health pings the server through the pool (starting a process if none is
@@ -55,6 +58,7 @@ func (b *Bridge) Health(ctx context.Context) Health {
 			b.failed(err)
 		}
 	}
+	h.ListChangesDamped = b.live.Report()[b.id]
 	h.PIDs = b.PIDs()
 	h.Processes = len(h.PIDs)
 	if !procAvailable {

@@ -2,6 +2,7 @@ package syncer
 
 import (
 	"context"
+	"slices"
 
 	"github.com/toolrag/mcp-gateway/pkg/upstream"
 )
@@ -54,7 +55,9 @@ func Sync(ctx context.Context, cfg Config, h Hooks) (Outcome, error) {
 	if h.Surfaces != nil && servers != nil {
 		listable := make(map[string]upstream.ServerConfig, len(servers))
 		for id, c := range servers {
-			if _, stale := out.Sync.Stale[id]; !stale {
+			// Servers a one-server sync (cfg.Servers) did not name keep
+			// their stored prompts and resources.
+			if _, stale := out.Sync.Stale[id]; !stale && (cfg.Servers == nil || slices.Contains(cfg.Servers, id)) {
 				listable[id] = c
 			}
 		}
