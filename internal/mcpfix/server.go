@@ -181,10 +181,6 @@ type Call struct {
 	handler server.ToolHandlerFunc
 }
 
-// ID is the request's JSON-RPC id as mcp-go decodes it (float64 or string),
-// for matching notifications/cancelled.
-func (c *Call) ID() any { return c.id }
-
 // wireRequest is a tools/call request with every member mcp-go reads:
 // those the fast path does not handle (result, task, the multi round-trip
 // retry's) send the message to mcp-go; others mcp-go ignores as well.
