@@ -1,0 +1,54 @@
+package main
+
+import (
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awss3"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awssecretsmanager"
+	"github.com/aws/jsii-runtime-go"
+)
+
+// taskResultPrefix is where the gateway keeps the results of the tasks it
+// runs itself (pkg/awsrt taskResults); a task lives 24 hours at most.
+const taskResultPrefix = "tasks/"
+
+// stateKeySecret names the secret sealing the gateway's input_required
+// requestState (awsrt.StateKeySecret), read under the secrets prefix.
+const stateKeySecret = "TOOL_RAG_STATE_KEY"
+
+// addTasks lets the gateway run a long call as its own task
+// (docs/upstreams.md, MCP tasks): it invokes itself asynchronously and
+// keeps the result under tasks/ in the bucket, removed by a lifecycle rule
+// two days later. The invoke grant is a policy of its own: on the role's
+// default policy it would make the function depend on its own ARN.
+//
+// With secrets in Secrets Manager it also creates the input_required
+// state key every instance shares; with SSM the operator puts it
+// (a SecureString CloudFormation cannot create; docs/aws-runtime.md).
+func addTasks(stack awscdk.Stack, cfg Config, gateway awslambda.Function, bucket awss3.Bucket) {
+	awsiam.NewPolicy(stack, jsii.String("GatewaySelfInvoke"), &awsiam.PolicyProps{
+		Roles: &[]awsiam.IRole{gateway.Role()},
+		Statements: &[]awsiam.PolicyStatement{awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+			Actions: jsii.Strings("lambda:InvokeFunction"), Resources: &[]*string{gateway.FunctionArn()},
+		})},
+	})
+	gateway.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+		Actions:   jsii.Strings("s3:GetObject", "s3:PutObject"),
+		Resources: &[]*string{bucket.ArnForObjects(jsii.String(taskResultPrefix + "*"))},
+	}))
+	bucket.AddLifecycleRule(&awss3.LifecycleRule{
+		Id: jsii.String("task-results"), Prefix: jsii.String(taskResultPrefix),
+		Expiration: awscdk.Duration_Days(jsii.Number(2)),
+	})
+	if cfg.SecretsStore == "secretsmanager" {
+		awssecretsmanager.NewSecret(stack, jsii.String("StateKey"), &awssecretsmanager.SecretProps{
+			SecretName:  jsii.String(cfg.SecretsPrefix + stateKeySecret),
+			Description: jsii.String("toolrag " + cfg.Stage + ": seals the gateway's input_required state (shared by every instance)"),
+			GenerateSecretString: &awssecretsmanager.SecretStringGenerator{
+				PasswordLength: jsii.Number(64), ExcludePunctuation: jsii.Bool(true), IncludeSpace: jsii.Bool(false),
+			},
+			RemovalPolicy: awscdk.RemovalPolicy_DESTROY,
+		})
+	}
+}
