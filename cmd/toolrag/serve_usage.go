@@ -24,7 +24,15 @@ Environment variables (all optional; defaults in brackets):
   MCP_GATEWAY_STDIO_POOL_SIZE, MCP_GATEWAY_STDIO_IDLE_TIMEOUT
                                          stdio processes per server; idle stop, seconds [2, 300]
   MCP_GATEWAY_MAX_BODY_BYTES             request body limit of /mcp and /tool-rag/*, HTTP 413 above [4194304]
-  MCP_GATEWAY_MAX_RESULT_BYTES           upstream result limit [8388608]
+  MCP_GATEWAY_MAX_RESULT_BYTES           inline result limit: a larger result is stored and answered as a
+                                         preview and a resource_link [8388608]
+  MCP_GATEWAY_MAX_SPILL_BYTES            largest upstream result taken and stored; 0 = refuse results over
+                                         MCP_GATEWAY_MAX_RESULT_BYTES [134217728]
+  MCP_GATEWAY_RESULTS_DIR                where stored results are kept [next to TOOL_RAG_DB]
+  MCP_GATEWAY_RESULT_TTL, MCP_GATEWAY_RESULT_URL_TTL
+                                         seconds a stored result stays readable; a signed download URL is
+                                         valid [3600, 900]
+  MCP_GATEWAY_RESULT_PREVIEW_BYTES       text of a stored result kept inline as its preview [2048]
   MCP_GATEWAY_SESSION_TTL                MCP session lifetime, seconds [86400]
   MCP_GATEWAY_CONFIG_POLL                seconds between checks of keys.yaml and the registry for changes,
                                          0 = only on SIGHUP [2]

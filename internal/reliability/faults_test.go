@@ -44,6 +44,9 @@ func faultGateway(t *testing.T) (g *gateway, webMarker, web2Marker string) {
 		fmt.Sprintf("  web2:\n    transport: streamable_http\n    url: %s\n", web2URL)
 	return startGateway(t, gwOpts{Registry: reg, Keys: faultKeys, Env: map[string]string{
 		"MCP_GATEWAY_MAX_RESULT_BYTES": "65536",
+		// Results over the limit are refused, not stored: the upstream's
+		// frame limit is what these faults exercise.
+		"MCP_GATEWAY_MAX_SPILL_BYTES":  "0",
 		"MCP_GATEWAY_UPSTREAM_TIMEOUT": "2",
 		"MCP_GATEWAY_STDIO_POOL_SIZE":  "2",
 	}}), webMarker, web2Marker

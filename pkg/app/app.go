@@ -38,6 +38,7 @@ import (
 	"github.com/toolrag/mcp-gateway/pkg/oauth"
 	"github.com/toolrag/mcp-gateway/pkg/policy"
 	"github.com/toolrag/mcp-gateway/pkg/ragapi"
+	"github.com/toolrag/mcp-gateway/pkg/resultstore"
 	"github.com/toolrag/mcp-gateway/pkg/retrieve"
 	"github.com/toolrag/mcp-gateway/pkg/session"
 	"github.com/toolrag/mcp-gateway/pkg/tracing"
@@ -122,6 +123,11 @@ type Backend struct {
 	Tasks       session.TaskStore
 	TaskRunner  gateway.TaskRunner
 	TaskResults gateway.TaskResultStore
+	// Results, when set, keeps tool results over Env.MaxResultBytes (up to
+	// Env.MaxSpillBytes), answered as a preview and a resource_link. A
+	// store that is also an http.Handler serves its signed download URLs
+	// under resultstore.DownloadPath.
+	Results resultstore.Store
 }
 
 // Options tunes the assembly.
@@ -159,7 +165,10 @@ type Options struct {
 	SessionTimeout time.Duration
 	// MCPOptions are extra mcp-go transport options.
 	MCPOptions []server.StreamableHTTPOption
-	Logger     *slog.Logger
+	// ResultReadBytes bounds the body of a resources/read of a stored
+	// result (0: none); a larger one is downloaded from its signed URL.
+	ResultReadBytes int64
+	Logger          *slog.Logger
 }
 
 // App is the assembled gateway.
@@ -266,6 +275,8 @@ func New(b Backend, o Options) (*App, error) {
 		LazyToolList: o.LazyToolList, Sequences: seq, Identity: identityOf(b),
 		StateKey: b.StateKey, NoClientStreams: b.NoClientStreams,
 		Tasks: b.Tasks, TaskRunner: b.TaskRunner, TaskResults: b.TaskResults,
+		Results: resultsOf(b, env), BigResults: gateway.BigResults{InlineBytes: env.MaxResultBytes, PreviewBytes: env.ResultPreviewBytes,
+			TTL: env.ResultTTL, URLTTL: env.ResultURLTTL, ReadBytes: o.ResultReadBytes},
 	})
 	if err != nil {
 		return nil, err
@@ -279,6 +290,22 @@ func New(b Backend, o Options) (*App, error) {
 	a.Live.OnRevoked = a.endSessions
 	a.Handler = a.routes(con)
 	return a, nil
+}
+
+// withResultBase tells a result store that signs gateway URLs the base
+// URL the request reached (when no public URL is configured).
+func withResultBase(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.ServeHTTP(w, r.WithContext(resultstore.WithBaseURL(r.Context(), upconnect.BaseURLOf(r))))
+	})
+}
+
+// resultsOf is the result store, when results are stored at all.
+func resultsOf(b Backend, env config.Env) resultstore.Store {
+	if b.Results == nil || env.MaxSpillBytes <= env.MaxResultBytes {
+		return nil
+	}
+	return b.Results
 }
 
 // endSessions deletes the sessions of a principal whose credential was
@@ -342,6 +369,11 @@ func (a *App) routes(con *console.Console) http.Handler {
 	}
 	if a.b.Identity != nil {
 		mcp = withSubjectToken(mcp)
+	}
+	if h, ok := a.b.Results.(http.Handler); ok && resultsOf(a.b, env) != nil {
+		// Signed download URLs: the signature is the credential.
+		mux.Handle("GET "+resultstore.DownloadPath+"{id}", h)
+		mcp = withResultBase(mcp)
 	}
 	authn := func(h http.Handler) http.Handler { return auth.Middleware(authCfg, h) }
 	mux.Handle(env.MCPPath, tracing.Around("authenticate", authn, limit(a.gate(mcp)), principalAttrs))

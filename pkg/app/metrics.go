@@ -32,6 +32,9 @@ func (a *App) registerMetrics() {
 	m.CounterFunc("mcp_tool_calls_total", a.MCP.Metrics.Calls.Load)
 	m.CounterFunc("mcp_tool_call_errors_total", a.MCP.Metrics.CallErrors.Load)
 	m.CounterFunc("mcp_calls_rejected_total", a.MCP.Metrics.CallsRejected.Load)
+	m.CounterFunc("mcp_results_stored_total", a.MCP.Metrics.ResultsStored.Load)
+	m.CounterFunc("mcp_result_bytes_stored_total", a.MCP.Metrics.ResultBytesStored.Load)
+	m.CounterFunc("mcp_results_read_total", a.MCP.Metrics.ResultsRead.Load)
 	m.CounterFunc("mcp_find_tools_total", a.MCP.Metrics.Finds.Load)
 	m.CounterFunc("http_rejected_total", a.MCP.Metrics.Rejected.Load)
 	if a.b.Metrics != nil {

@@ -52,6 +52,11 @@ type Config struct {
 	Tables dynamo.Tables // TOOL_RAG_{TOOLS,KEYS,REGISTRY,SESSIONS}_TABLE
 	Bucket string        // TOOL_RAG_INDEX_BUCKET (required)
 	Prefix string        // TOOL_RAG_INDEX_PREFIX, default "index/"
+	// ResultsBucket and ResultsPrefix (TOOL_RAG_RESULTS_BUCKET, default
+	// Bucket; TOOL_RAG_RESULTS_PREFIX, default "results/") are where
+	// results over MCP_GATEWAY_MAX_RESULT_BYTES are stored (the stacks
+	// expire the prefix with a lifecycle rule).
+	ResultsBucket, ResultsPrefix string
 
 	// SyncFunction is the sync function's name or ARN; POST
 	// /tool-rag/reindex invokes it asynchronously (TOOL_RAG_SYNC_FUNCTION).
@@ -202,6 +207,7 @@ type Config struct {
 // Defaults.
 const (
 	DefaultPrefix              = "index/"
+	DefaultResultsPrefix       = "results/"
 	DefaultIndexRefresh        = 30 * time.Second
 	DefaultKeyCacheTTL         = 30 * time.Second
 	DefaultHealthCacheTTL      = 30 * time.Second
@@ -226,6 +232,8 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 		Tables:                 dynamo.TablesFromEnv(getenv),
 		Bucket:                 v.Str("TOOL_RAG_INDEX_BUCKET", ""),
 		Prefix:                 v.Str("TOOL_RAG_INDEX_PREFIX", DefaultPrefix),
+		ResultsBucket:          v.Str("TOOL_RAG_RESULTS_BUCKET", ""),
+		ResultsPrefix:          v.Str("TOOL_RAG_RESULTS_PREFIX", DefaultResultsPrefix),
 		SyncFunction:           v.Str("TOOL_RAG_SYNC_FUNCTION", ""),
 		SelfFunction:           firstSet(getenv, "TOOL_RAG_GATEWAY_FUNCTION", "AWS_LAMBDA_FUNCTION_NAME"),
 		ReindexInPlace:         v.Bool("TOOL_RAG_REINDEX_INPLACE", false),
@@ -299,6 +307,12 @@ func firstSet(getenv func(string) string, names ...string) string {
 func (c Config) withDefaults() (Config, error) {
 	if c.Bucket == "" {
 		return c, fmt.Errorf("TOOL_RAG_INDEX_BUCKET is not set: name the S3 bucket that holds the published index")
+	}
+	if c.ResultsBucket == "" {
+		c.ResultsBucket = c.Bucket
+	}
+	if c.ResultsPrefix == "" {
+		c.ResultsPrefix = DefaultResultsPrefix
 	}
 	if c.Prefix == "" {
 		c.Prefix = DefaultPrefix

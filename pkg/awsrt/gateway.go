@@ -22,12 +22,14 @@ import (
 	"github.com/toolrag/mcp-gateway/pkg/aws/dynamo"
 	"github.com/toolrag/mcp-gateway/pkg/aws/lambdahttp"
 	"github.com/toolrag/mcp-gateway/pkg/aws/s3bucket"
+	"github.com/toolrag/mcp-gateway/pkg/aws/s3results"
 	"github.com/toolrag/mcp-gateway/pkg/health"
 	"github.com/toolrag/mcp-gateway/pkg/index/indexer"
 	"github.com/toolrag/mcp-gateway/pkg/index/indexpub"
 	"github.com/toolrag/mcp-gateway/pkg/metrics"
 	"github.com/toolrag/mcp-gateway/pkg/oauth"
 	"github.com/toolrag/mcp-gateway/pkg/rerank"
+	"github.com/toolrag/mcp-gateway/pkg/resultstore"
 	"github.com/toolrag/mcp-gateway/pkg/retrieve"
 	"github.com/toolrag/mcp-gateway/pkg/syncer"
 	"github.com/toolrag/mcp-gateway/pkg/upstream"
@@ -167,6 +169,15 @@ func NewGatewayFunction(ctx context.Context, cfg Config) (*GatewayFunction, erro
 			return nil, err
 		}
 	}
+	// A stored result is linked, and read back within one Lambda
+	// response (6 MB with the JSON escaping of the Lambda payload) or
+	// from its presigned S3 URL.
+	env := cfg.Env
+	env.MaxResultBytes = min(env.MaxResultBytes, LambdaInlineResultBytes)
+	var results resultstore.Store
+	if env.MaxSpillBytes > env.MaxResultBytes {
+		results = s3results.New(cfg.S3, cfg.ResultsBucket, cfg.ResultsPrefix)
+	}
 	front := cfg.frontTimeout
 	if front == 0 {
 		front = lambdahttp.FrontTimeout
@@ -185,8 +196,9 @@ func NewGatewayFunction(ctx context.Context, cfg Config) (*GatewayFunction, erro
 		Identity: identity,
 		StateKey: cfg.StateKey, NoClientStreams: true,
 		Tasks: g.Sessions, TaskRunner: runner, TaskResults: taskResults{s3bucket.New(cfg.S3, cfg.Bucket)},
+		Results: results,
 	}, app.Options{
-		Env: cfg.Env, Getenv: cfg.Getenv, UpstreamListTimeout: cfg.UpstreamListTimeout, WhileLoading: app.RejectWhileLoading, Logger: log,
+		Env: env, Getenv: cfg.Getenv, ResultReadBytes: env.MaxResultBytes, UpstreamListTimeout: cfg.UpstreamListTimeout, WhileLoading: app.RejectWhileLoading, Logger: log,
 		// Agents see the meta-tools: the MCP list of every catalog tool
 		// is built by the first admin listing or call by name only.
 		LazyToolList: true,
@@ -228,6 +240,12 @@ func NewGatewayFunction(ctx context.Context, cfg Config) (*GatewayFunction, erro
 	}()
 	return g, nil
 }
+
+// LambdaInlineResultBytes caps MCP_GATEWAY_MAX_RESULT_BYTES on Lambda: a
+// result's JSON up to it fits Lambda's 6 MB response payload even when
+// the payload's own JSON escaping doubles it; a larger one is stored in
+// S3 and linked.
+const LambdaInlineResultBytes = 2 << 20
 
 // sessionStateIdle is how long mcp-go keeps the per-session transport state
 // of an idle legacy session in one instance (the session itself lives in

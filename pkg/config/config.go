@@ -40,13 +40,28 @@ type Env struct {
 	ConnectTimeout time.Duration // MCP_GATEWAY_UPSTREAM_CONNECT_TIMEOUT (seconds), default 20
 	IdleTimeout    time.Duration // MCP_GATEWAY_STDIO_IDLE_TIMEOUT (seconds), default 300
 	StdioPoolSize  int           // MCP_GATEWAY_STDIO_POOL_SIZE, default 2
-	MaxResultBytes int64         // MCP_GATEWAY_MAX_RESULT_BYTES, default 8 MiB
-	MaxBodyBytes   int64         // MCP_GATEWAY_MAX_BODY_BYTES, default 4 MiB
-	SessionTTL     time.Duration // MCP_GATEWAY_SESSION_TTL (seconds), default 86400
-	SyncParallel   int           // TOOL_RAG_SYNC_PARALLEL, default 16
-	SyncTimeout    time.Duration // TOOL_RAG_SYNC_TIMEOUT (seconds per server), default 30
-	MaxTools       int           // TOOL_RAG_MAX_TOOLS_PER_SERVER, default 2000
-	MaxToolPages   int           // TOOL_RAG_MAX_TOOL_PAGES (tools/list pages per server), default 100
+	MaxResultBytes int64         // MCP_GATEWAY_MAX_RESULT_BYTES, default 8 MiB: larger results are stored and linked
+	// Large results (pkg/gateway bigresult.go): MaxSpillBytes
+	// (MCP_GATEWAY_MAX_SPILL_BYTES, default 128 MiB; 0 = results over
+	// MaxResultBytes are refused) is the largest result taken from an
+	// upstream and stored; ResultTTL (MCP_GATEWAY_RESULT_TTL, default
+	// 3600 s) how long it stays readable; ResultURLTTL
+	// (MCP_GATEWAY_RESULT_URL_TTL, default 900 s) how long a signed
+	// download URL is valid; ResultPreviewBytes
+	// (MCP_GATEWAY_RESULT_PREVIEW_BYTES, default 2048) the text kept
+	// inline; ResultsDir (MCP_GATEWAY_RESULTS_DIR, default next to the DB)
+	// where the local runtime stores them.
+	MaxSpillBytes      int64
+	ResultTTL          time.Duration
+	ResultURLTTL       time.Duration
+	ResultPreviewBytes int
+	ResultsDir         string
+	MaxBodyBytes       int64         // MCP_GATEWAY_MAX_BODY_BYTES, default 4 MiB
+	SessionTTL         time.Duration // MCP_GATEWAY_SESSION_TTL (seconds), default 86400
+	SyncParallel       int           // TOOL_RAG_SYNC_PARALLEL, default 16
+	SyncTimeout        time.Duration // TOOL_RAG_SYNC_TIMEOUT (seconds per server), default 30
+	MaxTools           int           // TOOL_RAG_MAX_TOOLS_PER_SERVER, default 2000
+	MaxToolPages       int           // TOOL_RAG_MAX_TOOL_PAGES (tools/list pages per server), default 100
 
 	AuthFailureRate   float64       // MCP_GATEWAY_AUTH_FAILURE_RATE (failed authentications per second and client address, after the burst), default 0.5
 	AuthFailureBurst  int           // MCP_GATEWAY_AUTH_FAILURE_BURST, default 30; 0 turns the limit off
@@ -85,6 +100,10 @@ func FromEnv(getenv func(string) string) (Env, error) {
 		StdioPoolSize:          p.int("MCP_GATEWAY_STDIO_POOL_SIZE", 2, 1, 64),
 		MaxResultBytes:         int64(p.int("MCP_GATEWAY_MAX_RESULT_BYTES", 8<<20, 1024, 1<<30)),
 		MaxBodyBytes:           int64(p.int("MCP_GATEWAY_MAX_BODY_BYTES", 4<<20, 1024, 1<<30)),
+		MaxSpillBytes:          int64(p.int("MCP_GATEWAY_MAX_SPILL_BYTES", 128<<20, 0, 4<<30)),
+		ResultTTL:              p.seconds("MCP_GATEWAY_RESULT_TTL", 3600),
+		ResultURLTTL:           p.seconds("MCP_GATEWAY_RESULT_URL_TTL", 900),
+		ResultPreviewBytes:     p.int("MCP_GATEWAY_RESULT_PREVIEW_BYTES", 2048, 0, 1<<20),
 		SessionTTL:             p.seconds("MCP_GATEWAY_SESSION_TTL", 86400),
 		SyncParallel:           p.int("TOOL_RAG_SYNC_PARALLEL", 16, 1, 1024),
 		SyncTimeout:            p.seconds("TOOL_RAG_SYNC_TIMEOUT", 30),
@@ -103,6 +122,10 @@ func FromEnv(getenv func(string) string) (Env, error) {
 	e.GeneratedPath = p.path("MCP_GATEWAY_REGISTRY_GENERATED", filepath.Join(e.ConfigDir, "registry.generated.yaml"))
 	e.KeysPath = p.path("MCP_GATEWAY_KEYS", filepath.Join(e.ConfigDir, "keys.yaml"))
 	e.IndexDir = p.str("TOOL_RAG_INDEX_DIR", strings.TrimSuffix(e.DBPath, filepath.Ext(e.DBPath))+"_index")
+	e.ResultsDir = p.str("MCP_GATEWAY_RESULTS_DIR", strings.TrimSuffix(e.DBPath, filepath.Ext(e.DBPath))+"_results")
+	if e.ResultTTL <= 0 || e.ResultURLTTL <= 0 {
+		p.errs = append(p.errs, "MCP_GATEWAY_RESULT_TTL and MCP_GATEWAY_RESULT_URL_TTL must be positive")
+	}
 	if u, err := url.Parse(e.PublicURL); e.PublicURL != "" && (err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || (u.Path != "" && u.Path != "/")) {
 		p.errs = append(p.errs, fmt.Sprintf("MCP_GATEWAY_PUBLIC_URL=%q must be the gateway's base URL, scheme://host[:port] (e.g. https://gateway.example.com)", e.PublicURL))
 	}

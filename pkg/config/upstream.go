@@ -7,11 +7,12 @@ import (
 )
 
 // UpstreamOptions are the upstream manager's settings from the
-// environment (timeouts, stdio pool, result size).
+// environment (timeouts, stdio pool, result size: a result up to
+// MaxSpillBytes is taken, and stored when it is over MaxResultBytes).
 func (e Env) UpstreamOptions(log *slog.Logger) upstream.Options {
 	return upstream.Options{
 		CallTimeout: e.CallTimeout, ConnectTimeout: e.ConnectTimeout, IdleTimeout: e.IdleTimeout,
-		StdioPoolSize: e.StdioPoolSize, MaxResultBytes: e.MaxResultBytes, Logger: log,
+		StdioPoolSize: e.StdioPoolSize, MaxResultBytes: max(e.MaxResultBytes, e.MaxSpillBytes), Logger: log,
 		MaxListTools: e.MaxTools, MaxListPages: e.MaxToolPages,
 	}
 }

@@ -139,6 +139,11 @@ func (g *Server) call(ctx context.Context, callName string, args map[string]any)
 		return out, nil
 	}
 	g.gatewayLinks(srv, res)
+	if res, err = g.spill(ctx, pol, srv, name, res); err != nil {
+		g.Metrics.CallErrors.Add(1)
+		g.logCall(ctx, pol.KeyID, id, "upstream_error", start, err)
+		return mcp.NewToolResultErrorf("%s failed: %v", callName, err), nil
+	}
 	outcome := "ok"
 	if res.IsError {
 		outcome = "tool_error" // the tool ran and reported a failure

@@ -26,6 +26,7 @@ import (
 	"github.com/toolrag/mcp-gateway/internal/redact"
 	"github.com/toolrag/mcp-gateway/pkg/catalog"
 	"github.com/toolrag/mcp-gateway/pkg/policy"
+	"github.com/toolrag/mcp-gateway/pkg/resultstore"
 	"github.com/toolrag/mcp-gateway/pkg/retrieve"
 	"github.com/toolrag/mcp-gateway/pkg/sealed"
 	"github.com/toolrag/mcp-gateway/pkg/session"
@@ -157,6 +158,10 @@ type Config struct {
 	// Identity, when set, gives calls to per-principal servers the
 	// caller's own credential (identity_hop.go).
 	Identity Identity
+	// Results, when set, keeps results over BigResults.InlineBytes, which
+	// are then answered as a preview and a resource_link (bigresult.go).
+	Results    resultstore.Store
+	BigResults BigResults
 }
 
 // Server is the merged MCP server: meta-tools, passthrough tools, prompts

@@ -96,6 +96,9 @@ func readHead(body []byte) (head requestHead, decoded bool) {
 // checkExposedURI makes a URI as the gateway exposes it canonical: the
 // upstream URI inside gateway://server/..., or the URI itself.
 func checkExposedURI(u string) error {
+	if _, ok := resultID(u); ok {
+		return nil // a stored result: its id is checked when it is read
+	}
 	if rest, ok := strings.CutPrefix(u, "gateway://"); ok {
 		if _, orig, found := strings.Cut(rest, "/"); found {
 			u = orig

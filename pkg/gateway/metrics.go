@@ -12,4 +12,8 @@ type Metrics struct {
 	Relayed       atomic.Int64 // upstream sampling/elicitation requests put to a client
 	RoundTrips    atomic.Int64 // 2026-07-28 tool calls that retried with inputResponses or requestState
 	FastCalls     atomic.Int64 // tools/call requests answered by the gateway's own path (fastcall.go), not mcp-go's
+
+	ResultsStored     atomic.Int64 // result blocks over the inline limit stored and linked (bigresult.go)
+	ResultBytesStored atomic.Int64 // their bytes
+	ResultsRead       atomic.Int64 // resources/read of a stored result
 }

@@ -36,6 +36,9 @@ func (g *Server) promptHandler(srv, name string) server.PromptHandlerFunc {
 
 func (g *Server) resourceHandler() server.ResourceHandlerFunc {
 	return func(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
+		if id, ok := resultID(req.Params.URI); ok {
+			return g.readResult(ctx, req.Params.URI, id)
+		}
 		srv, orig, prefixed, ok := g.resolveExposed(req.Params.URI)
 		pol, authed := policy.FromContext(ctx)
 		if !ok || !authed || !pol.AllowsURI(srv, orig) {

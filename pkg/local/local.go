@@ -32,6 +32,7 @@ import (
 	"github.com/toolrag/mcp-gateway/pkg/oauth"
 	"github.com/toolrag/mcp-gateway/pkg/policy"
 	"github.com/toolrag/mcp-gateway/pkg/rerank"
+	"github.com/toolrag/mcp-gateway/pkg/resultstore"
 	"github.com/toolrag/mcp-gateway/pkg/session"
 	"github.com/toolrag/mcp-gateway/pkg/syncer"
 	"github.com/toolrag/mcp-gateway/pkg/upstream"
@@ -137,6 +138,12 @@ func New(ctx context.Context, o Options) (*Runtime, error) {
 	// input_required state when they share TOOL_RAG_STATE_KEY.
 	if k := o.Getenv("TOOL_RAG_STATE_KEY"); k != "" {
 		b.StateKey = []byte(k)
+	}
+	if env.MaxSpillBytes > env.MaxResultBytes {
+		if b.Results, err = resultstore.NewDir(env.ResultsDir, env.PublicURL); err != nil {
+			g.Store.Close()
+			return nil, err
+		}
 	}
 	if g.identity, err = g.openIdentity(ctx, servers); err != nil {
 		g.Store.Close()

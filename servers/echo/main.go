@@ -68,6 +68,7 @@ func main() {
 	alias := flag.String("alias", "", "also offer the echo tool and a prompt under this name (tests of hostile names)")
 	httpAddr := flag.String("http", "", "serve Streamable HTTP at this address (path /mcp) instead of stdio")
 	stderrLine := flag.String("stderr-line", "", "test-only: write this line to stderr at start (e.g. a connection string, to check that the gateway never shows it to callers)")
+	big := flag.Bool("big", false, "test-only: also offer the big tool, which answers a text (or structured content) of the given size (large-result tests)")
 	growFile := flag.String("grow-file", "", "test-only: when this file appears, offer a tool named by its first line and send notifications/tools/list_changed (stdio)")
 	traceTool := flag.Bool("trace-tool", false, "test-only: also offer the tool trace_context, which answers with the traceparent header and the _meta its call arrived with (the tracing tests)")
 	flag.Parse()
@@ -102,6 +103,9 @@ func main() {
 					mcp.NewPromptMessage(mcp.RoleUser, mcp.NewTextContent("alias "+*alias)),
 				}), nil
 			})
+	}
+	if *big {
+		addBig(s)
 	}
 	if *httpAddr != "" {
 		// Listen first, then say where: with port 0 the line names the
@@ -461,4 +465,37 @@ func addTraceTool(s *server.MCPServer) {
 		}
 		return mcp.NewToolResultText(string(b)), nil
 	})
+}
+
+// addBig offers the big tool: a text of the given size made of numbered
+// lines ("%08d\n", cut at size), so that a reader can check every byte
+// came back in order (BigText). With structured, the text is in
+// structuredContent {"data": ...} and the text content is one short line.
+func addBig(s *server.MCPServer) {
+	s.AddTool(mcp.NewTool("big",
+		mcp.WithDescription("Return a text of the given number of bytes (numbered lines)."),
+		mcp.WithNumber("bytes", mcp.Required(), mcp.Description("Size of the text, at most 512 MiB.")),
+		mcp.WithBoolean("structured", mcp.Description("Return it as structuredContent.data instead.")),
+	), func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		n, err := req.RequireFloat("bytes")
+		if err != nil || n < 0 || n > 512<<20 {
+			return mcp.NewToolResultError("bytes must be between 0 and 536870912"), nil
+		}
+		text := BigText(int(n))
+		if req.GetBool("structured", false) {
+			return mcp.NewToolResultStructured(map[string]any{"data": text}, fmt.Sprintf("%d bytes in structuredContent.data", len(text))), nil
+		}
+		return mcp.NewToolResultText(text), nil
+	})
+}
+
+// BigText is the big tool's text of n bytes (the same function is in
+// internal/testenv for the tests that check it).
+func BigText(n int) string {
+	var b strings.Builder
+	b.Grow(n + 9)
+	for i := 0; b.Len() < n; i++ {
+		fmt.Fprintf(&b, "%08d\n", i)
+	}
+	return b.String()[:n]
 }

@@ -1,0 +1,164 @@
+package local
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/toolrag/mcp-gateway/internal/testenv"
+	"github.com/toolrag/mcp-gateway/pkg/gateway"
+)
+
+const bigKeys = `keys:
+  - id: owner
+    secret: "k-owner"
+    servers: {big: {}}
+  - id: other
+    secret: "k-other"
+    servers: {big: {}}
+`
+
+// TestLongCallsLargeResultLocal: a 50 MB result, over the default 8 MiB
+// MCP_GATEWAY_MAX_RESULT_BYTES, comes back as a preview and a
+// resource_link; resources/read and the link's signed URL give back every
+// byte to the key that made the call, and another key gets "not found"
+// (both eras; structured content over the limit likewise).
+func TestLongCallsLargeResultLocal(t *testing.T) {
+	reg := fmt.Sprintf("servers:\n  big:\n    transport: stdio\n    command: %q\n    args: [\"-big\"]\n", echoServer(t))
+	e := startGatewayWith(t, reg, bigKeys, nil)
+	const size = 50_000_000
+	want := sha256.Sum256([]byte(testenv.BigText(size)))
+	for _, legacy := range []bool{false, true} {
+		owner, _ := testenv.Connect(t, e.url, testenv.MCPClient{Key: "k-owner", Legacy: legacy})
+		other, _ := testenv.Connect(t, e.url, testenv.MCPClient{Key: "k-other", Legacy: legacy})
+		res, err := testenv.CallTool(owner, 2*time.Minute, "run_tool", map[string]any{"call_name": "big__big", "arguments": map[string]any{"bytes": size}})
+		if err != nil || res.IsError {
+			t.Fatalf("legacy=%v: call: %v %.300s", legacy, err, testenv.Text(res))
+		}
+		link, preview := resultLink(t, res)
+		if !strings.HasPrefix(preview, "00000000\n00000001\n") || len(preview) > 4096 {
+			t.Errorf("legacy=%v: preview %.100q (%d bytes)", legacy, preview, len(preview))
+		}
+		if link.Size == nil || *link.Size != size {
+			t.Errorf("legacy=%v: link size %v, want %d", legacy, link.Size, size)
+		}
+		got := readResult(t, owner, link.URI)
+		if len(got) != size || sha256.Sum256([]byte(got)) != want {
+			t.Fatalf("legacy=%v: resources/read gave %d bytes, not the %d of the result", legacy, len(got), size)
+		}
+		if _, err := readResultErr(other, link.URI); err == nil || !strings.Contains(err.Error(), "not found") {
+			t.Errorf("legacy=%v: another key read the result: %v", legacy, err)
+		}
+		body, status := download(t, link, "")
+		if status != http.StatusOK || len(body) != size || sha256.Sum256(body) != want {
+			t.Fatalf("legacy=%v: signed URL: %d, %d bytes", legacy, status, len(body))
+		}
+	}
+
+	// The signed URL is bound to its owner and signature.
+	owner, _ := testenv.Connect(t, e.url, testenv.MCPClient{Key: "k-owner"})
+	res, err := testenv.CallTool(owner, time.Minute, "run_tool", map[string]any{"call_name": "big__big", "arguments": map[string]any{"bytes": 9 << 20, "structured": true}})
+	if err != nil || res.IsError {
+		t.Fatalf("structured call: %v %.300s", err, testenv.Text(res))
+	}
+	if res.StructuredContent != nil {
+		t.Error("structured content over the limit stayed inline")
+	}
+	link, _ := resultLink(t, res)
+	if link.MIMEType != "application/json" {
+		t.Errorf("structured link MIME type %q", link.MIMEType)
+	}
+	var doc struct{ Data string }
+	if err := json.Unmarshal([]byte(readResult(t, owner, link.URI)), &doc); err != nil || doc.Data != testenv.BigText(9<<20) {
+		t.Fatalf("structured content read back: %v (%d bytes)", err, len(doc.Data))
+	}
+	if _, status := download(t, link, "0"); status != http.StatusNotFound {
+		t.Errorf("a tampered signature: HTTP %d, want 404", status)
+	}
+}
+
+// resultLink returns the stored result's link of res and the preview text
+// before it.
+func resultLink(t *testing.T, res *mcp.CallToolResult) (mcp.ResourceLink, string) {
+	t.Helper()
+	preview := ""
+	for _, c := range res.Content {
+		switch v := c.(type) {
+		case mcp.TextContent:
+			preview = v.Text
+		case mcp.ResourceLink:
+			if strings.HasPrefix(v.URI, gateway.ResultURIPrefix) {
+				return v, preview
+			}
+		}
+	}
+	raw, _ := json.Marshal(res)
+	t.Fatalf("no stored-result link in %.500s", raw)
+	return mcp.ResourceLink{}, ""
+}
+
+func readResultErr(c *client.Client, uri string) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	req := mcp.ReadResourceRequest{}
+	req.Params.URI = uri
+	res, err := c.ReadResource(ctx, req)
+	if err != nil {
+		return "", err
+	}
+	if len(res.Contents) != 1 {
+		return "", fmt.Errorf("%d contents", len(res.Contents))
+	}
+	tc, ok := res.Contents[0].(mcp.TextResourceContents)
+	if !ok {
+		return "", fmt.Errorf("contents %T", res.Contents[0])
+	}
+	return tc.Text, nil
+}
+
+func readResult(t *testing.T, c *client.Client, uri string) string {
+	t.Helper()
+	text, err := readResultErr(c, uri)
+	if err != nil {
+		t.Fatalf("resources/read %s: %v", uri, err)
+	}
+	return text
+}
+
+// download GETs the link's signed URL, with its signature replaced by sig
+// when sig is set.
+func download(t *testing.T, link mcp.ResourceLink, sig string) ([]byte, int) {
+	t.Helper()
+	if link.Meta == nil {
+		t.Fatal("the link has no _meta")
+	}
+	raw, _ := json.Marshal(link.Meta.AdditionalFields[gateway.DownloadMeta])
+	var d struct {
+		URL       string    `json:"url"`
+		ExpiresAt time.Time `json:"expiresAt"`
+	}
+	if err := json.Unmarshal(raw, &d); err != nil || d.URL == "" || time.Until(d.ExpiresAt) <= 0 {
+		t.Fatalf("download _meta %s: %v", raw, err)
+	}
+	u := d.URL
+	if sig != "" {
+		i := strings.LastIndex(u, "sig=")
+		u = u[:i] + "sig=" + sig
+	}
+	resp, err := http.Get(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	return body, resp.StatusCode
+}
