@@ -163,16 +163,22 @@ func (g *Server) spill(ctx context.Context, pol policy.Policy, srv, name string,
 	if int64(approx)*6+4096 < lim {
 		return res, nil
 	}
-	raw, err := json.Marshal(res)
-	if err != nil || int64(len(raw)) <= lim {
-		return res, nil
+	// The JSON is at least as large as the bytes it carries: only a
+	// result between the two bounds is encoded to know.
+	size := int64(approx)
+	if size <= lim {
+		raw, err := json.Marshal(res)
+		if err != nil || int64(len(raw)) <= lim {
+			return res, nil
+		}
+		size = int64(len(raw))
 	}
 	if len(structured) > 0 {
 		blocks = append(blocks, block{index: -1, size: len(structured), body: structured, mime: "application/json"})
 	}
 	// The largest blocks go first, until what stays inline fits.
 	sort.SliceStable(blocks, func(i, j int) bool { return blocks[i].size > blocks[j].size })
-	over := int64(len(raw)) - lim
+	over := size - lim
 	out := *res
 	out.Content = append([]mcp.Content(nil), res.Content...)
 	extra := map[int][]mcp.Content{}
@@ -183,7 +189,7 @@ func (g *Server) spill(ctx context.Context, pol policy.Policy, srv, name string,
 		link, err := g.storeBlock(ctx, pol, srv, name, b)
 		if err != nil {
 			g.log.Warn("a large result could not be stored", "server", srv, "tool", name, "error", err)
-			return nil, fmt.Errorf("the result of %d bytes is larger than the %d-byte inline limit (MCP_GATEWAY_MAX_RESULT_BYTES) and could not be stored for reading through a link: %w", len(raw), lim, err)
+			return nil, fmt.Errorf("the result of %d bytes is larger than the %d-byte inline limit (MCP_GATEWAY_MAX_RESULT_BYTES) and could not be stored for reading through a link: %w", size, lim, err)
 		}
 		parts := []mcp.Content{}
 		if b.text {

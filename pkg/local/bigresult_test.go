@@ -37,7 +37,7 @@ func TestLongCallsLargeResultLocal(t *testing.T) {
 	e := startGatewayWith(t, reg, bigKeys, nil)
 	const size = 50_000_000
 	want := sha256.Sum256([]byte(testenv.BigText(size)))
-	for _, legacy := range []bool{false, true} {
+	for _, legacy := range bigEras {
 		owner, _ := testenv.Connect(t, e.url, testenv.MCPClient{Key: "k-owner", Legacy: legacy})
 		other, _ := testenv.Connect(t, e.url, testenv.MCPClient{Key: "k-other", Legacy: legacy})
 		res, err := testenv.CallTool(owner, 2*time.Minute, "run_tool", map[string]any{"call_name": "big__big", "arguments": map[string]any{"bytes": size}})
@@ -162,3 +162,5 @@ func download(t *testing.T, link mcp.ResourceLink, sig string) ([]byte, int) {
 	body, _ := io.ReadAll(resp.Body)
 	return body, resp.StatusCode
 }
+
+var bigEras = []bool{false, true}

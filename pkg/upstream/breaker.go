@@ -65,7 +65,16 @@ func (b *breaker) admit(now time.Time, hint HealthView, id string) (probe bool, 
 	}
 	if b.retryAt.IsZero() {
 		b.backoff = breakerMinBackoff
-		b.retryAt = since.Add(b.backoff)
+		// Known down from the health view only (no failure seen here):
+		// the probe comes a back-off after this instance learnt it, not
+		// after the health check first saw it down, or every new instance
+		// (a Lambda cold start) would send its first call to the server
+		// and wait the connect timeout.
+		from := since
+		if b.fails < breakerThreshold {
+			from = now
+		}
+		b.retryAt = from.Add(b.backoff)
 	}
 	if b.probing || now.Before(b.retryAt) {
 		next := b.retryAt

@@ -492,10 +492,13 @@ func addBig(s *server.MCPServer) {
 // BigText is the big tool's text of n bytes (the same function is in
 // internal/testenv for the tests that check it).
 func BigText(n int) string {
-	var b strings.Builder
-	b.Grow(n + 9)
-	for i := 0; b.Len() < n; i++ {
-		fmt.Fprintf(&b, "%08d\n", i)
+	b := make([]byte, 0, n+9)
+	for i := 0; len(b) < n; i++ {
+		line := strconv.AppendInt(nil, int64(i), 10)
+		for range 8 - len(line) {
+			b = append(b, '0')
+		}
+		b = append(append(b, line...), '\n')
 	}
-	return b.String()[:n]
+	return string(b[:n])
 }

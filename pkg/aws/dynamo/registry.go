@@ -30,6 +30,10 @@ type Health struct {
 	CheckedAt time.Time `json:"checked_at,omitempty"`
 	Error     string    `json:"error,omitempty"`
 	LatencyMS int64     `json:"latency_ms,omitempty"`
+	// DownSince is when the current run of failed checks began (zero
+	// while up): the gateway's breaker answers calls to a server down
+	// since then at once.
+	DownSince time.Time `json:"down_since,omitzero"`
 }
 
 // RegistryStore keeps the upstream registry: one item per server with its
@@ -202,10 +206,10 @@ func (s *RegistryStore) SetHealth(ctx context.Context, id string, h Health) erro
 	_, err := s.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:           aws.String(s.table),
 		Key:                 item{attrServerID: avS(id)},
-		UpdateExpression:    aws.String("SET health_status = :s, health_checked_at = :t, health_error = :e, health_latency_ms = :l"),
+		UpdateExpression:    aws.String("SET health_status = :s, health_checked_at = :t, health_error = :e, health_latency_ms = :l, health_down_since = :d"),
 		ConditionExpression: aws.String("attribute_exists(server_id)"),
 		ExpressionAttributeValues: item{":s": avS(h.Status), ":t": avS(formatTime(h.CheckedAt)),
-			":e": avS(h.Error), ":l": avN(h.LatencyMS)},
+			":e": avS(h.Error), ":l": avN(h.LatencyMS), ":d": avS(formatTime(h.DownSince))},
 	})
 	if isConditionFailed(err) {
 		return fmt.Errorf("server %q is not in the registry: %w", id, catalog.ErrNotFound)
@@ -226,7 +230,7 @@ func (s *RegistryStore) Health(ctx context.Context) (map[string]Health, error) {
 	out := map[string]Health{}
 	for _, it := range items {
 		h := Health{Status: getS(it, "health_status"), CheckedAt: parseTime(getS(it, "health_checked_at")),
-			Error: getS(it, "health_error"), LatencyMS: getN(it, "health_latency_ms")}
+			Error: getS(it, "health_error"), LatencyMS: getN(it, "health_latency_ms"), DownSince: parseTime(getS(it, "health_down_since"))}
 		if h.Status == "" {
 			h.Status = HealthUnknown
 		}
@@ -240,7 +244,10 @@ func (s *RegistryStore) Health(ctx context.Context) (map[string]Health, error) {
 func (s *RegistryStore) RecordHealth(ctx context.Context, id string, st health.Status) error {
 	h := Health{Status: HealthUp, CheckedAt: st.CheckedAt, Error: st.Error, LatencyMS: st.Latency.Milliseconds()}
 	if !st.Up {
-		h.Status = HealthDown
+		h.Status, h.DownSince = HealthDown, st.DownSince
+		if h.DownSince.IsZero() {
+			h.DownSince = st.CheckedAt
+		}
 	}
 	if err := s.SetHealth(ctx, id, h); err != nil && !errors.Is(err, catalog.ErrNotFound) {
 		return err
@@ -257,7 +264,16 @@ func (s *RegistryStore) HealthStatus(ctx context.Context) (map[string]health.Sta
 	}
 	out := make(map[string]health.Status, len(h))
 	for id, st := range h {
-		out[id] = health.Status{Up: st.Status != HealthDown, CheckedAt: st.CheckedAt, Error: st.Error}
+		hs := health.Status{Up: st.Status != HealthDown, CheckedAt: st.CheckedAt, Error: st.Error}
+		if !hs.Up {
+			// A record written before down_since was kept: down since
+			// its check at least.
+			hs.DownSince = st.DownSince
+			if hs.DownSince.IsZero() {
+				hs.DownSince = st.CheckedAt
+			}
+		}
+		out[id] = hs
 	}
 	return out, nil
 }
