@@ -136,11 +136,15 @@ func runToolBody(id int, callName, args string) string {
 // becomes a tool error that says so, and the payload stays under the
 // limit. The old code returned the 8 MB payload (on AWS:
 // Function.ResponseSizeTooLarge, and the instance exits).
+//
+// With results stored (the default), such a result is a resource_link
+// instead (TestLongCallsLambda); this test turns storing off to reach the
+// payload check behind it.
 func TestResponseOverLambdaPayloadLimit(t *testing.T) {
 	e := newTestEnv(t)
 	e.register(t, "echo", startEcho(t))
 	e.sync(t, "")
-	g := e.gateway(t)
+	g := e.gateway(t, func(c *Config) { c.Env.MaxSpillBytes = 0 })
 	for _, sample := range []string{"http-api-run-tool.json", "rest-api-initialize.json"} {
 		t.Run(sample, func(t *testing.T) {
 			h := lambdahttp.Dispatch(g, lambdahttp.Options{})
