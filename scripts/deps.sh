@@ -46,6 +46,9 @@ npm_pkgs=(
   # OAuth tests and the clients of docs/clients.md: a real authorization
   # server, the TypeScript SDK client, mcp-remote and the Inspector (its --cli mode).
   oauth2-mock-server@9.3.0
+  # and one with dynamic client registration, refresh tokens, resource indicators and
+  # token exchange (internal/testenv/oidcprovider.mjs).
+  oidc-provider@9.13.3
   @modelcontextprotocol/sdk@1.32.2
   mcp-remote@0.15.1
   @modelcontextprotocol/inspector@2.12.0

@@ -238,14 +238,17 @@ func (s *Service) client(ctx context.Context, server string, srv Server, d disco
 	if c, ok := clients.Load(ck); ok {
 		return c.(map[string]string), nil
 	}
-	reg, _ := json.Marshal(map[string]any{
+	meta := map[string]any{
 		"client_name":                "MCP gateway",
 		"redirect_uris":              []string{redirect},
 		"grant_types":                []string{"authorization_code", "refresh_token"},
 		"response_types":             []string{"code"},
 		"token_endpoint_auth_method": "none",
-		"scope":                      d.scopes,
-	})
+	}
+	if d.scopes != "" { // RFC 7591: scope, when present, is a non-empty list
+		meta["scope"] = d.scopes
+	}
+	reg, _ := json.Marshal(meta)
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, d.as.RegistrationEndpoint, strings.NewReader(string(reg)))
 	if err != nil {
 		return nil, err
