@@ -11,7 +11,6 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 )
 
-
 func TestTracingInvocationContinuesXRay(t *testing.T) {
 	exp := record(t)
 	coldDone.Store(false)
