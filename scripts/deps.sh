@@ -108,7 +108,7 @@ if [ ! -x "$tools/bin/jaeger-all-in-one" ] || [ "$(cat "$tools/bin/.jaeger.versi
   [ -n "$src" ] || { echo "deps: could not download github.com/jaegertracing/jaeger@$jaeger_version" >&2; exit 1; }
   tmp=$(mktemp -d)
   cp -r "$src" "$tmp/jaeger" && chmod -R u+w "$tmp/jaeger"
-  (cd "$tmp/jaeger" && GOFLAGS=-p=1 nice -n 10 go build -trimpath -o "$tools/bin/jaeger-all-in-one" ./cmd/all-in-one)
+  (cd "$tmp/jaeger" && GOFLAGS= go build -trimpath -ldflags="-s -w" -o "$tools/bin/jaeger-all-in-one" ./cmd/all-in-one)
   rm -rf "$tmp"
   echo "$jaeger_version" > "$tools/bin/.jaeger.version"
   done_step
