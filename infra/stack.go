@@ -324,6 +324,7 @@ func NewGatewayStack(scope constructs.Construct, id string, props *StackProps) (
 	addOAuth(stack, cfg, gateway)
 	addVault(stack, cfg, gateway, vaultTable)
 	addTasks(stack, cfg, gateway, bucket)
+	addResults(gateway, bucket)
 
 	// Permissions: each function gets only the actions it uses.
 	tools.GrantReadData(gateway)

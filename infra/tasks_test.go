@@ -53,8 +53,21 @@ func TestTasks(t *testing.T) {
 			if !results {
 				t.Error("the gateway may not write task results under tasks/")
 			}
+			stored := false
+			for _, st := range statements(r) {
+				j := js(st["Resource"])
+				if strings.Contains(j, "/results/*") && strings.Contains(js(st["Action"]), "s3:PutObject") {
+					stored = strings.HasPrefix(st["_owner"].(string), "GatewayFunctionServiceRole")
+					if !stored {
+						t.Errorf("%s may write stored results", st["_owner"])
+					}
+				}
+			}
+			if !stored {
+				t.Error("the gateway may not store results over the inline limit under results/")
+			}
 			bucket := r.resources("AWS::S3::Bucket")[firstID(r, "AWS::S3::Bucket", "IndexBucket")]
-			if rules := js(bucket["LifecycleConfiguration"]); !strings.Contains(rules, `"Prefix":"tasks/"`) {
+			if rules := js(bucket["LifecycleConfiguration"]); !strings.Contains(rules, `"Prefix":"tasks/"`) || !strings.Contains(rules, `"Prefix":"results/"`) {
 				t.Errorf("no lifecycle rule for task results: %s", rules)
 			}
 			key := firstID(r, "AWS::SecretsManager::Secret", "StateKey")

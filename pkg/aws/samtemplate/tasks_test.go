@@ -16,13 +16,13 @@ func TestTasks(t *testing.T) {
 		gw := f.Name() == "gateway"
 		j := js(tmpl.Resources[f.LogicalID].Properties["Policies"])
 		self := strings.Contains(j, `function:${AWS::StackName}-GatewayFunction-*`)
-		results := strings.Contains(j, `${IndexBucket.Arn}/tasks/*`)
+		results := strings.Contains(j, `${IndexBucket.Arn}/tasks/*`) && strings.Contains(j, `${IndexBucket.Arn}/results/*`)
 		if self != gw || results != gw {
 			t.Errorf("%s: may invoke the gateway %v, may use task results %v; want %v", f.LogicalID, self, results, gw)
 		}
 	}
 	bucket := js(tmpl.Resources["IndexBucket"].Properties["LifecycleConfiguration"])
-	if !strings.Contains(bucket, `"Id":"task-results"`) || !strings.Contains(bucket, `"Prefix":"tasks/"`) {
+	if !strings.Contains(bucket, `"Prefix":"tasks/"`) || !strings.Contains(bucket, `"Prefix":"results/"`) {
 		t.Errorf("no lifecycle rule for task results: %s", bucket)
 	}
 	key, ok := tmpl.Resources["StateKey"]

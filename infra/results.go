@@ -1,0 +1,29 @@
+package main
+
+import (
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awss3"
+	"github.com/aws/jsii-runtime-go"
+)
+
+// resultPrefix is where the gateway stores results over the inline limit
+// (awsrt.DefaultResultsPrefix, TOOL_RAG_RESULTS_PREFIX).
+const resultPrefix = "results/"
+
+// addResults lets the gateway keep results over the inline limit in the
+// bucket under results/ and serve them (resources/read, presigned GET
+// signed with its own role): read and write there only, and a lifecycle
+// rule removing them a day later (their links expire within the hour by
+// default, MCP_GATEWAY_RESULT_TTL).
+func addResults(gateway awslambda.Function, bucket awss3.Bucket) {
+	gateway.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+		Actions:   jsii.Strings("s3:GetObject", "s3:PutObject"),
+		Resources: &[]*string{bucket.ArnForObjects(jsii.String(resultPrefix + "*"))},
+	}))
+	bucket.AddLifecycleRule(&awss3.LifecycleRule{
+		Id: jsii.String("stored-results"), Prefix: jsii.String(resultPrefix),
+		Expiration: awscdk.Duration_Days(jsii.Number(1)),
+	})
+}
