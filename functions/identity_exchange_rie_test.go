@@ -1,0 +1,207 @@
+package functions_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/coreos/go-oidc/v3/oidc"
+
+	"github.com/toolrag/mcp-gateway/internal/testenv"
+	"github.com/toolrag/mcp-gateway/pkg/aws/dynamo"
+	"github.com/toolrag/mcp-gateway/pkg/upauth"
+	"github.com/toolrag/mcp-gateway/pkg/vault"
+)
+
+const tokenExchangeGrant = "urn:ietf:params:oauth:grant-type:token-exchange"
+
+// Token exchange (RFC 8693) on the Lambda path: the gateway function under
+// aws-lambda-rie accepts OAuth access tokens of a real authorization server
+// (npm oidc-provider, TOOLRAG_OAUTH_*) and, for a token_exchange server,
+// exchanges each caller's token at the provider for one whose audience is
+// the upstream; a real upstream verifying signature, issuer, audience and
+// expiry sees each caller as themselves. The exchanged token is cached per
+// (principal, server) in the vault table, sealed (one exchange per
+// principal across two instances, no token bytes in the rows); the
+// inbound token never reaches the upstream (which would refuse it anyway),
+// and an API key caller is not sent upstream.
+func TestUpstreamIdentityLambdaTokenExchange(t *testing.T) {
+	p := testenv.StartOIDCProvider(t)
+	who := newWhoServer(t, nil)
+	who.issuer = p.Issuer
+	keys := oidc.NewRemoteKeySet(context.Background(), p.Issuer+"/jwks")
+	who.check = func(tok string) (string, bool) {
+		v := oidc.NewVerifier(p.Issuer, keys, &oidc.Config{ClientID: who.URL + "/mcp"})
+		idt, err := v.Verify(context.Background(), tok)
+		if err != nil {
+			return "", false
+		}
+		return idt.Subject, true
+	}
+	catalog := p.SignToken(t, map[string]any{"sub": "catalog", "aud": who.URL + "/mcp"})
+	d := newIdentityDeployment(t, who, &upauth.Config{Mode: upauth.ModeTokenExchange, ClientID: testenv.ExchangeClientID,
+		ClientSecret: testenv.ExchangeClientSecret, TokenEndpoint: p.Issuer + "/token"}, catalog)
+	const gwAud = "https://gateway.test/mcp"
+	d.env["TOOLRAG_OAUTH_ISSUER"] = p.Issuer
+	d.env["TOOLRAG_OAUTH_AUDIENCE"] = gwAud
+	d.env["TOOLRAG_OAUTH_GRANTS"] = `[{"match":{"scope":"gw"},"servers":{"who":{"tool_prefixes":["*"]}}}]`
+	gw, front := d.syncAndStart(t)
+
+	inbound := map[string]string{}
+	for _, sub := range []string{"dana", "erin"} {
+		inbound[sub] = p.SignToken(t, map[string]any{"sub": sub, "aud": gwAud, "scope": "gw"})
+		if _, ok := who.check(inbound[sub]); ok {
+			t.Fatalf("the upstream accepts %s's token issued for the gateway", sub)
+		}
+	}
+	before := p.OIDCStats(t).Grants[tokenExchangeGrant]
+	for _, sub := range []string{"dana", "erin"} {
+		s := openSession(t, front, inbound[sub], urlElicitation)
+		for i := range 2 {
+			if text, isErr := resultText(s.whoami()); isErr || text != "sub="+sub {
+				t.Fatalf("%s's call %d: %v %q", sub, i+1, isErr, text)
+			}
+		}
+	}
+	// One function instance (one emulator): one exchange per principal
+	// over two calls each.
+	if n := p.OIDCStats(t).Grants[tokenExchangeGrant] - before; n != 2 {
+		t.Errorf("token exchanges for two principals over two calls each: %d, want 2 (the exchanged token is cached)", n)
+	}
+	who.mu.Lock()
+	seen := map[string]string{"dana": who.seen["dana"], "erin": who.seen["erin"]}
+	who.mu.Unlock()
+	for sub, tok := range seen {
+		if tok == "" || tok == inbound[sub] {
+			t.Errorf("%s reached the upstream with %s", sub, map[bool]string{true: "the inbound token", false: "no token"}[tok != ""])
+		}
+	}
+	if seen["dana"] == seen["erin"] {
+		t.Error("dana and erin reached the upstream with the same token")
+	}
+
+	// A second instance uses dana's exchanged token from the vault table
+	// (DynamoDB, sealed by KMS): no new exchange, and dana is still dana.
+	gw2 := startFunction(t, filepath.Join(testenv.ToolsDir(t), "bin", "aws-lambda-rie"), "toolrag-gateway", testenv.GoBinary(t, "./functions/gateway"), 29, d.env)
+	front2 := apiGateway(t, gw2).URL
+	s2 := openSession(t, front2, inbound["dana"], nil)
+	for range 2 {
+		if text, isErr := resultText(s2.whoami()); isErr || text != "sub=dana" {
+			t.Fatalf("dana on the second instance: %v %q", isErr, text)
+		}
+	}
+	if n := p.OIDCStats(t).Grants[tokenExchangeGrant] - before; n != 2 {
+		t.Errorf("token exchanges over two instances: %d, want 2 (one per principal)", n)
+	}
+	// The raw vault rows hold neither the inbound nor the exchanged tokens.
+	out, err := d.ddb.Scan(context.Background(), &dynamodb.ScanInput{TableName: aws.String(d.vault), ConsistentRead: aws.Bool(true)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out.Items) != 2 {
+		t.Errorf("%d vault rows, want 2 (one exchanged token per principal)", len(out.Items))
+	}
+	for _, it := range out.Items {
+		for name, av := range it {
+			var b []byte
+			switch v := av.(type) {
+			case *types.AttributeValueMemberS:
+				b = []byte(v.Value)
+			case *types.AttributeValueMemberB:
+				b = v.Value
+			}
+			for _, tok := range []string{inbound["dana"], inbound["erin"], seen["dana"], seen["erin"]} {
+				if bytes.Contains(b, []byte(tok)) {
+					t.Fatalf("vault attribute %s holds a token", name)
+				}
+			}
+		}
+	}
+
+	// An API key caller has no token to exchange: not sent upstream.
+	// (The sync listed the tools with the catalog credential: "catalog"
+	// is among the subjects seen; callers' calls never used it.)
+	who.mu.Lock()
+	subjects := len(who.seen)
+	who.mu.Unlock()
+	alice := openSession(t, front, "k-alice", urlElicitation)
+	msg := alice.whoami()
+	if text, isErr := resultText(msg); !isErr || strings.Contains(text, "sub=") {
+		t.Errorf("an API key caller reached the token_exchange server: %v %q", isErr, text)
+	}
+	who.mu.Lock()
+	if len(who.seen) != subjects || who.seen["catalog"] != catalog {
+		t.Errorf("subjects seen upstream: %v", keysOf(who.seen))
+	}
+	who.mu.Unlock()
+	if logs := gw.logs.String() + gw2.logs.String(); strings.Contains(logs, inbound["dana"]) || strings.Contains(logs, seen["dana"]) {
+		t.Error("a token reached the function logs")
+	}
+}
+
+func keysOf(m map[string]string) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}
+
+// An expired connect link on the Lambda path (TOOL_RAG_CONNECT_LINK_TTL
+// 2 s): opening or completing it is refused, nothing is stored in the
+// vault table, and the principal's next call still asks to connect.
+func TestUpstreamIdentityLambdaExpiredLink(t *testing.T) {
+	ctx := context.Background()
+	d := newIdentityDeployment(t, newWhoServer(t, map[string]string{"catalog-token": "catalog"}), &upauth.Config{Mode: upauth.ModeUserSecret}, "catalog-token")
+	d.env["TOOL_RAG_CONNECT_LINK_TTL"] = "2"
+	_, front := d.syncAndStart(t)
+
+	alice := openSession(t, front, "k-alice", urlElicitation)
+	link := linkOf(alice.whoami())
+	if !strings.HasPrefix(link, front+"/connect/") {
+		t.Fatalf("alice's first call: no connect link (%q)", link)
+	}
+	time.Sleep(3 * time.Second)
+
+	resp, err := http.Get(link)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	t.Logf("GET an expired link: HTTP %d", resp.StatusCode)
+	if resp.StatusCode < 400 || resp.StatusCode >= 500 {
+		t.Errorf("GET an expired link: HTTP %d, want 4xx", resp.StatusCode)
+	}
+	d.who.set("tok-alice", "alice")
+	code, page := postLink(t, link, url.Values{"key": {"k-alice"}, "secret": {"tok-alice"}})
+	t.Logf("completing an expired link: HTTP %d", code)
+	if code < 400 || code >= 500 || strings.Contains(page, "Stored") {
+		t.Errorf("completing an expired link: %d %s", code, page)
+	}
+
+	out, err := d.ddb.Scan(ctx, &dynamodb.ScanInput{TableName: aws.String(d.vault), ConsistentRead: aws.Bool(true)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, it := range out.Items {
+		if p, _ := it["principal"].(*types.AttributeValueMemberS); p != nil && p.Value != "#used" {
+			t.Errorf("a grant row was stored after an expired link: principal %s", p.Value)
+		}
+	}
+	if _, err := dynamo.NewVaultRows(d.ddb, d.vault).GetRow(ctx, vault.Key{Principal: principalOf("alice"), Server: "who"}); err == nil {
+		t.Error("alice's grant is stored after an expired link")
+	}
+	msg := alice.whoami()
+	if l := linkOf(msg); !strings.HasPrefix(l, front+"/connect/") || l == link {
+		t.Errorf("alice's call after the expired link: %s", fmt.Sprint(msg))
+	}
+}
