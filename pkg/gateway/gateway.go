@@ -28,7 +28,7 @@ import (
 	"github.com/toolrag/mcp-gateway/pkg/policy"
 	"github.com/toolrag/mcp-gateway/pkg/resultstore"
 	"github.com/toolrag/mcp-gateway/pkg/retrieve"
-	"github.com/toolrag/mcp-gateway/pkg/sealed"
+	"github.com/toolrag/mcp-gateway/internal/sealed"
 	"github.com/toolrag/mcp-gateway/pkg/session"
 )
 

@@ -8,7 +8,7 @@ package gateway
 // own. The gateway hands the requests to its 2026-07-28 client unchanged,
 // with a requestState of its own instead: the upstream's state, the server
 // and tool, a digest of the arguments, the caller's principal and an expiry,
-// sealed with Config.StateKey (AES-256-GCM, pkg/sealed). On the client's
+// sealed with Config.StateKey (AES-256-GCM, internal/sealed). On the client's
 // retry with inputResponses the gateway opens it, checks that it was made
 // for this principal, tool and arguments and has not expired, and forwards
 // the answers and the upstream's own state to the same upstream. Nothing is
@@ -30,7 +30,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
-	"github.com/toolrag/mcp-gateway/pkg/sealed"
+	"github.com/toolrag/mcp-gateway/internal/sealed"
 	"github.com/toolrag/mcp-gateway/pkg/upstream"
 )
 

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/toolrag/mcp-gateway/pkg/sealed"
+	"github.com/toolrag/mcp-gateway/internal/sealed"
 )
 
 type rec struct {
