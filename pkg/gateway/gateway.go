@@ -24,11 +24,11 @@ import (
 
 	"github.com/toolrag/mcp-gateway/internal/mcpfix"
 	"github.com/toolrag/mcp-gateway/internal/redact"
+	"github.com/toolrag/mcp-gateway/internal/sealed"
 	"github.com/toolrag/mcp-gateway/pkg/catalog"
 	"github.com/toolrag/mcp-gateway/pkg/policy"
 	"github.com/toolrag/mcp-gateway/pkg/resultstore"
 	"github.com/toolrag/mcp-gateway/pkg/retrieve"
-	"github.com/toolrag/mcp-gateway/internal/sealed"
 	"github.com/toolrag/mcp-gateway/pkg/session"
 )
 
