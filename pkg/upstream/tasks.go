@@ -63,14 +63,9 @@ func (m *Manager) CallToolTask(ctx context.Context, id, name string, args map[st
 // GetTask returns the state of task taskID at server id.
 func (m *Manager) GetTask(ctx context.Context, id, taskID string) (*mcp.Task, error) {
 	var out mcp.GetTaskResult
-	err := m.call(ctx, id, string(mcp.MethodTasksGet), true, func(ctx context.Context, c *client.Client) error {
-		raw, err := rawRequest(ctx, c, mcp.MethodTasksGet, map[string]any{"taskId": taskID})
-		if err != nil {
-			return err
-		}
+	if err := m.taskRequest(ctx, id, mcp.MethodTasksGet, true, taskID, func(raw json.RawMessage) error {
 		return json.Unmarshal(raw, &out)
-	})
-	if err != nil {
+	}); err != nil {
 		return nil, err
 	}
 	return &out.Task, nil
@@ -80,11 +75,7 @@ func (m *Manager) GetTask(ctx context.Context, id, taskID string) (*mcp.Task, er
 // server answers when the task has ended).
 func (m *Manager) TaskResult(ctx context.Context, id, taskID string) (*mcp.CallToolResult, error) {
 	var out *mcp.CallToolResult
-	err := m.call(ctx, id, string(mcp.MethodTasksResult), true, func(ctx context.Context, c *client.Client) error {
-		raw, err := rawRequest(ctx, c, mcp.MethodTasksResult, map[string]any{"taskId": taskID})
-		if err != nil {
-			return err
-		}
+	err := m.taskRequest(ctx, id, mcp.MethodTasksResult, true, taskID, func(raw json.RawMessage) (err error) {
 		out, err = mcp.ParseCallToolResult(&raw)
 		return err
 	})
@@ -94,17 +85,24 @@ func (m *Manager) TaskResult(ctx context.Context, id, taskID string) (*mcp.CallT
 // CancelTask asks server id to cancel task taskID and returns its state.
 func (m *Manager) CancelTask(ctx context.Context, id, taskID string) (*mcp.Task, error) {
 	var out mcp.CancelTaskResult
-	err := m.call(ctx, id, string(mcp.MethodTasksCancel), false, func(ctx context.Context, c *client.Client) error {
-		raw, err := rawRequest(ctx, c, mcp.MethodTasksCancel, map[string]any{"taskId": taskID})
-		if err != nil {
-			return err
-		}
+	if err := m.taskRequest(ctx, id, mcp.MethodTasksCancel, false, taskID, func(raw json.RawMessage) error {
 		return json.Unmarshal(raw, &out)
-	})
-	if err != nil {
+	}); err != nil {
 		return nil, err
 	}
 	return &out.Task, nil
+}
+
+// taskRequest sends method with {"taskId": taskID} to server id and hands
+// the raw result to decode.
+func (m *Manager) taskRequest(ctx context.Context, id string, method mcp.MCPMethod, idempotent bool, taskID string, decode func(json.RawMessage) error) error {
+	return m.call(ctx, id, string(method), idempotent, func(ctx context.Context, c *client.Client) error {
+		raw, err := rawRequest(ctx, c, method, map[string]any{"taskId": taskID})
+		if err != nil {
+			return err
+		}
+		return decode(raw)
+	})
 }
 
 var taskRequests atomic.Int64
