@@ -14,16 +14,21 @@ const resultPrefix = "results/"
 
 // addResults lets the gateway keep results over the inline limit in the
 // bucket under results/ and serve them (resources/read, presigned GET
-// signed with its own role): read and write there only, and a lifecycle
-// rule removing them a day later (their links expire within the hour by
-// default, MCP_GATEWAY_RESULT_TTL).
+// signed with its own role), removed a day later (their links expire
+// within the hour by default, MCP_GATEWAY_RESULT_TTL).
 func addResults(gateway awslambda.Function, bucket awss3.Bucket) {
+	gatewayObjects(gateway, bucket, "stored-results", resultPrefix, 1)
+}
+
+// gatewayObjects lets the gateway read and write the objects under prefix
+// (nothing else of the bucket's) and removes them days after they are
+// written, by the lifecycle rule id.
+func gatewayObjects(gateway awslambda.Function, bucket awss3.Bucket, id, prefix string, days float64) {
 	gateway.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
 		Actions:   jsii.Strings("s3:GetObject", "s3:PutObject"),
-		Resources: &[]*string{bucket.ArnForObjects(jsii.String(resultPrefix + "*"))},
+		Resources: &[]*string{bucket.ArnForObjects(jsii.String(prefix + "*"))},
 	}))
 	bucket.AddLifecycleRule(&awss3.LifecycleRule{
-		Id: jsii.String("stored-results"), Prefix: jsii.String(resultPrefix),
-		Expiration: awscdk.Duration_Days(jsii.Number(1)),
+		Id: jsii.String(id), Prefix: jsii.String(prefix), Expiration: awscdk.Duration_Days(jsii.Number(days)),
 	})
 }

@@ -33,14 +33,7 @@ func addTasks(stack awscdk.Stack, cfg Config, gateway awslambda.Function, bucket
 			Actions: jsii.Strings("lambda:InvokeFunction"), Resources: &[]*string{gateway.FunctionArn()},
 		})},
 	})
-	gateway.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
-		Actions:   jsii.Strings("s3:GetObject", "s3:PutObject"),
-		Resources: &[]*string{bucket.ArnForObjects(jsii.String(taskResultPrefix + "*"))},
-	}))
-	bucket.AddLifecycleRule(&awss3.LifecycleRule{
-		Id: jsii.String("task-results"), Prefix: jsii.String(taskResultPrefix),
-		Expiration: awscdk.Duration_Days(jsii.Number(2)),
-	})
+	gatewayObjects(gateway, bucket, "task-results", taskResultPrefix, 2)
 	if cfg.SecretsStore == "secretsmanager" {
 		awssecretsmanager.NewSecret(stack, jsii.String("StateKey"), &awssecretsmanager.SecretProps{
 			SecretName:  jsii.String(cfg.SecretsPrefix + stateKeySecret),
