@@ -32,6 +32,27 @@ func TestRepositoryLinksResolve(t *testing.T) {
 	}
 }
 
+// TestDocSizes keeps the two docs that grow with every measurement short:
+// each states the current design and figures, and history goes to
+// lab/notes/. The limits are issue 25's.
+func TestDocSizes(t *testing.T) {
+	for _, tc := range []struct {
+		file     string
+		maxLines int
+	}{
+		{"docs/benchmarks.md", 300},
+		{"docs/retrieval.md", 400},
+	} {
+		data, err := os.ReadFile(filepath.Join("../..", tc.file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := strings.Count(string(data), "\n"); n > tc.maxLines {
+			t.Errorf("%s has %d lines, the limit is %d: move history to lab/notes/", tc.file, n, tc.maxLines)
+		}
+	}
+}
+
 func TestSlug(t *testing.T) {
 	for _, tc := range []struct{ in, want string }{
 		{"Observed call sequences (opt-in)", "observed-call-sequences-opt-in"},
