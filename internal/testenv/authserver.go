@@ -1,15 +1,11 @@
 package testenv
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"io"
 	"net/http"
 	"net/url"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -38,59 +34,10 @@ func StartAuthServerShared(t testing.TB) *AuthServer {
 
 func startAuthServer(t testing.TB, cleanup func(func())) *AuthServer {
 	t.Helper()
-	node := Node22(t)
-	mods := filepath.Join(ToolsDir(t), "npm", "node_modules")
 	NPMModule(t, "oauth2-mock-server")
-	cmd := exec.Command(node, filepath.Join(Root(t), "internal", "testenv", "authserver.mjs"))
-	cmd.Env = append(os.Environ(), "TOOLRAG_NPM_MODULES="+mods)
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stderr := &Buffer{}
-	cmd.Stderr = stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("start the authorization server: %v", err)
-	}
-	cleanup(func() {
-		stdin.Close()
-		done := make(chan struct{})
-		go func() { cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(5 * time.Second):
-			cmd.Process.Kill()
-			<-done
-		}
-	})
-	line := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		if sc.Scan() {
-			line <- sc.Text()
-		}
-		close(line)
-		io.Copy(io.Discard, stdout)
-	}()
-	var a AuthServer
-	select {
-	case l, ok := <-line:
-		if !ok {
-			t.Fatalf("the authorization server exited: %s", stderr.String())
-		}
-		var v struct{ Issuer, Control string }
-		if err := json.Unmarshal([]byte(l), &v); err != nil {
-			t.Fatalf("authorization server said %q: %v", l, err)
-		}
-		a.Issuer, a.control = v.Issuer, v.Control
-	case <-time.After(30 * time.Second):
-		t.Fatalf("the authorization server did not start in 30s: %s", stderr.String())
-	}
-	return &a
+	var v struct{ Issuer, Control string }
+	startNode(t, cleanup, "the authorization server", 30*time.Second, &v, "authserver.mjs")
+	return &AuthServer{Issuer: v.Issuer, control: v.Control}
 }
 
 // Token asks the token endpoint for a client credentials token; extra

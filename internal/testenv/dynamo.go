@@ -8,11 +8,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -143,61 +141,12 @@ func startDynamoDBLocal(java, dir, jar string) (endpoint string, stop func(), er
 		"-Djava.library.path="+filepath.Join(dir, "DynamoDBLocal_lib"),
 		"-jar", jar, "-inMemory", "-sharedDb", "-disableTelemetry", "-port", strconv.Itoa(port))
 	cmd.Dir = dir
-	out := Buffer{Max: 64 << 10}
-	cmd.Stdout = &out
-	cmd.Stderr = &out
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-
-	started := make(chan error, 1)
-	exited := make(chan struct{})
-	go func() {
-		// Pdeathsig fires when the thread that started the child exits, so
-		// the child is started from a locked thread that stays alive until
-		// the child exits.
-		runtime.LockOSThread()
-		if err := cmd.Start(); err != nil {
-			started <- err
-			close(exited)
-			return
-		}
-		started <- nil
-		_ = cmd.Wait()
-		close(exited)
-	}()
-	if err := <-started; err != nil {
-		return "", nil, fmt.Errorf("start %s: %w", java, err)
-	}
-	stop = func() {
-		_ = cmd.Process.Kill()
-		<-exited
-	}
-
 	endpoint = "http://127.0.0.1:" + strconv.Itoa(port)
-	client := &http.Client{Timeout: 2 * time.Second}
-	deadline := time.Now().Add(120 * time.Second)
-	for {
-		select {
-		case <-exited:
-			return "", nil, fmt.Errorf("DynamoDB Local exited before answering on %s: %s", endpoint, out.String())
-		default:
-		}
-		// The port was free when it was picked, but another process may
-		// have taken it while Java started (then DynamoDB Local exits and
-		// something else answers): only a DynamoDB answer counts.
-		if answersDynamoDB(client, endpoint) {
-			select {
-			case <-exited:
-				return "", nil, fmt.Errorf("DynamoDB Local exited (port %d taken?): %s", port, out.String())
-			default:
-				return endpoint, stop, nil
-			}
-		}
-		if time.Now().After(deadline) {
-			stop()
-			return "", nil, fmt.Errorf("DynamoDB Local did not answer on %s within 120s: %s", endpoint, out.String())
-		}
-		time.Sleep(50 * time.Millisecond)
+	stop, err = startDaemon(cmd, "DynamoDB Local on "+endpoint, 120*time.Second, func(c *http.Client) bool { return answersDynamoDB(c, endpoint) })
+	if err != nil {
+		return "", nil, err
 	}
+	return endpoint, stop, nil
 }
 
 // answersDynamoDB reports whether endpoint answers a ListTables request

@@ -86,35 +86,16 @@ func startJaeger(bin string) (*Jaeger, func(), error) {
 		"--collector.grpc-server.host-port="+addr(6),
 	)
 	cmd.Env = append(os.Environ(), "SPAN_STORAGE_TYPE=memory")
-	var out Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		return nil, nil, fmt.Errorf("start %s: %w", bin, err)
-	}
-	exited := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(exited) }()
-	stop := func() {
-		_ = cmd.Process.Kill()
-		<-exited
-	}
 	j := &Jaeger{OTLP: "http://" + addr(0), Query: "http://" + addr(2)}
-	client := &http.Client{Timeout: 2 * time.Second}
-	deadline := time.Now().Add(60 * time.Second)
-	for time.Now().Before(deadline) {
-		select {
-		case <-exited:
-			return nil, nil, fmt.Errorf("jaeger exited at start: %s", tail(out.String()))
-		default:
-		}
-		// Ready when the query API answers and the OTLP receiver accepts
-		// an (empty) export.
-		if get(client, j.Query+"/api/services") && postEmpty(client, j.OTLP+"/v1/traces") {
-			return j, stop, nil
-		}
-		time.Sleep(200 * time.Millisecond)
+	// Ready when the query API answers and the OTLP receiver accepts an
+	// (empty) export.
+	stop, err := startDaemon(cmd, "jaeger", 60*time.Second, func(c *http.Client) bool {
+		return get(c, j.Query+"/api/services") && postEmpty(c, j.OTLP+"/v1/traces")
+	})
+	if err != nil {
+		return nil, nil, err
 	}
-	stop()
-	return nil, nil, fmt.Errorf("jaeger did not answer within 60 s: %s", tail(out.String()))
+	return j, stop, nil
 }
 
 func get(c *http.Client, url string) bool {
@@ -133,13 +114,6 @@ func postEmpty(c *http.Client, url string) bool {
 	}
 	resp.Body.Close()
 	return resp.StatusCode == http.StatusOK
-}
-
-func tail(s string) string {
-	if len(s) > 2000 {
-		return "..." + s[len(s)-2000:]
-	}
-	return s
 }
 
 // JaegerSpan is one span as Jaeger's query API returns it, simplified.

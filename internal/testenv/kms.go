@@ -1,16 +1,13 @@
 package testenv
 
 import (
-	"fmt"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -66,52 +63,17 @@ func startLocalKMS(bin string) (string, error) {
 	cmd := exec.Command(bin)
 	cmd.Env = append(os.Environ(), "PORT="+strconv.Itoa(port), "KMS_DATA_PATH="+dir,
 		"KMS_SEED_PATH="+filepath.Join(dir, "none.yaml"), "KMS_REGION=us-east-1", "KMS_ACCOUNT_ID=111122223333")
-	out := &Buffer{Max: 64 << 10}
-	cmd.Stdout, cmd.Stderr = out, out
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	started := make(chan error, 1)
-	exited := make(chan struct{})
-	go func() {
-		// As for DynamoDB Local: Pdeathsig follows the starting thread.
-		runtime.LockOSThread()
-		if err := cmd.Start(); err != nil {
-			started <- err
-			close(exited)
-			return
-		}
-		started <- nil
-		_ = cmd.Wait()
-		close(exited)
-	}()
-	if err := <-started; err != nil {
-		os.RemoveAll(dir)
-		return "", fmt.Errorf("start %s: %w", bin, err)
-	}
-	stop := func() {
-		_ = cmd.Process.Kill()
-		<-exited
-		os.RemoveAll(dir)
-	}
 	ep := "http://127.0.0.1:" + strconv.Itoa(port)
-	client := &http.Client{Timeout: 2 * time.Second}
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		select {
-		case <-exited:
-			os.RemoveAll(dir)
-			return "", fmt.Errorf("local-kms exited before answering on %s: %s", ep, out.String())
-		default:
-		}
-		if answersKMS(client, ep) {
-			registerAtExit(stop)
-			return ep, nil
-		}
-		if time.Now().After(deadline) {
-			stop()
-			return "", fmt.Errorf("local-kms did not answer on %s within 30s: %s", ep, out.String())
-		}
-		time.Sleep(50 * time.Millisecond)
+	stop, err := startDaemon(cmd, "local-kms on "+ep, 30*time.Second, func(c *http.Client) bool { return answersKMS(c, ep) })
+	if err != nil {
+		os.RemoveAll(dir)
+		return "", err
 	}
+	registerAtExit(func() {
+		stop()
+		os.RemoveAll(dir)
+	})
+	return ep, nil
 }
 
 // answersKMS reports whether ep answers a ListKeys request as KMS does.

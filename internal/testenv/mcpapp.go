@@ -1,11 +1,7 @@
 package testenv
 
 import (
-	"bufio"
-	"encoding/json"
 	"fmt"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
@@ -27,54 +23,15 @@ func MCPAppStdio(t testing.TB, id string) string {
 // test ends and returns its MCP URL.
 func StartMCPAppHTTP(t testing.TB) string {
 	t.Helper()
-	node, script, mods := mcpApp(t)
-	cmd := exec.Command(node, script, "http")
-	cmd.Env = append(os.Environ(), "TOOLRAG_NPM_MODULES="+mods)
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
+	mcpApp(t)
+	var out struct {
+		URL string `json:"url"`
 	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
+	startNode(t, t.Cleanup, "the MCP Apps server", 60*time.Second, &out, "mcpapp.mjs", "http")
+	if out.URL == "" {
+		t.Fatal("the MCP Apps server did not say its URL")
 	}
-	stderr := &Buffer{}
-	cmd.Stderr = stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("start the MCP Apps server: %v", err)
-	}
-	t.Cleanup(func() {
-		stdin.Close()
-		done := make(chan struct{})
-		go func() { cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(5 * time.Second):
-			cmd.Process.Kill()
-			<-done
-		}
-	})
-	line := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		if sc.Scan() {
-			line <- sc.Text()
-		}
-		close(line)
-	}()
-	select {
-	case l, ok := <-line:
-		var out struct {
-			URL string `json:"url"`
-		}
-		if !ok || json.Unmarshal([]byte(l), &out) != nil || out.URL == "" {
-			t.Fatalf("the MCP Apps server did not start: %q %s", l, stderr.String())
-		}
-		return out.URL
-	case <-time.After(60 * time.Second):
-		t.Fatalf("the MCP Apps server did not start within 60 s: %s", stderr.String())
-	}
-	return ""
+	return out.URL
 }
 
 func mcpApp(t testing.TB) (node, script, mods string) {

@@ -1,13 +1,6 @@
 package testenv
 
 import (
-	"bufio"
-	"encoding/json"
-	"io"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 )
@@ -31,62 +24,10 @@ const (
 // the test.
 func StartOIDCProvider(t testing.TB) *OIDCProvider {
 	t.Helper()
-	node := Node22(t)
-	mods := filepath.Join(ToolsDir(t), "npm", "node_modules")
 	NPMModule(t, "oidc-provider")
-	cmd := exec.Command(node, filepath.Join(Root(t), "internal", "testenv", "oidcprovider.mjs"))
-	cmd.Env = append(os.Environ(), "TOOLRAG_NPM_MODULES="+mods)
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stderr := &Buffer{}
-	cmd.Stderr = stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("start oidc-provider: %v", err)
-	}
-	t.Cleanup(func() {
-		stdin.Close()
-		done := make(chan struct{})
-		go func() { cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(5 * time.Second):
-			cmd.Process.Kill()
-			<-done
-		}
-	})
-	line := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			if strings.HasPrefix(sc.Text(), "{") {
-				line <- sc.Text()
-				break
-			}
-		}
-		close(line)
-		io.Copy(io.Discard, stdout)
-	}()
-	p := &OIDCProvider{}
-	select {
-	case l, ok := <-line:
-		if !ok {
-			t.Fatalf("oidc-provider exited: %s", stderr.String())
-		}
-		var v struct{ Issuer, Control string }
-		if err := json.Unmarshal([]byte(l), &v); err != nil {
-			t.Fatalf("oidc-provider said %q: %v", l, err)
-		}
-		p.Issuer, p.control = v.Issuer, v.Control
-	case <-time.After(30 * time.Second):
-		t.Fatalf("oidc-provider did not start in 30s: %s", stderr.String())
-	}
-	return p
+	var v struct{ Issuer, Control string }
+	startNode(t, t.Cleanup, "oidc-provider", 30*time.Second, &v, "oidcprovider.mjs")
+	return &OIDCProvider{AuthServer{Issuer: v.Issuer, control: v.Control}}
 }
 
 // SignToken signs a token with the provider's key carrying claims (iss,
