@@ -184,3 +184,25 @@ func compactJSON(raw json.RawMessage) []byte {
 	b, _ := json.Marshal(v) // map keys are sorted by encoding/json
 	return b
 }
+
+// FormatTime is the text a store keeps a time as: RFC 3339 in UTC with
+// nanoseconds, "" for the zero time.
+func FormatTime(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format(time.RFC3339Nano)
+}
+
+// ParseTime reads FormatTime's text back; "" or text that is not such a
+// time is the zero time.
+func ParseTime(s string) time.Time {
+	if s == "" {
+		return time.Time{}
+	}
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return time.Time{}
+	}
+	return t
+}

@@ -20,6 +20,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/toolrag/mcp-gateway/internal/pause"
 	"github.com/toolrag/mcp-gateway/internal/redact"
 )
 
@@ -79,7 +80,7 @@ func New(cfg Config) *Client {
 		cfg.HTTPClient = &http.Client{}
 	}
 	if cfg.Sleep == nil {
-		cfg.Sleep = sleepCtx
+		cfg.Sleep = pause.For
 	}
 	return &Client{cfg: cfg}
 }
@@ -205,20 +206,6 @@ func ParseRetryAfter(v string) time.Duration {
 		return max(time.Until(t), 0)
 	}
 	return -1
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }
 
 // scrub drops the URL (which may carry credentials in userinfo) from

@@ -13,6 +13,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/toolrag/mcp-gateway/internal/pause"
 )
 
 // DynamoDB limits.
@@ -32,15 +34,7 @@ func backoff(ctx context.Context, n int) error {
 	if d > time.Second {
 		d = time.Second
 	}
-	d = time.Duration(rand.Int64N(int64(d)) + 1)
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
+	return pause.For(ctx, time.Duration(rand.Int64N(int64(d))+1))
 }
 
 // batchWrite writes requests in batches of 25, re-sending UnprocessedItems
@@ -70,18 +64,39 @@ func batchWrite(ctx context.Context, c *dynamodb.Client, table string, reqs []ty
 	return nil
 }
 
-// queryAll runs a Query to the last page.
-func queryAll(ctx context.Context, c *dynamodb.Client, in *dynamodb.QueryInput) ([]item, error) {
+// pager is the Query or Scan paginator of the SDK.
+type pager[O any] interface {
+	HasMorePages() bool
+	NextPage(ctx context.Context, optFns ...func(*dynamodb.Options)) (O, error)
+}
+
+// allPages reads p to the last page and returns the items of every page;
+// items picks them out of one page and what names the request in errors.
+func allPages[O any](ctx context.Context, p pager[O], items func(O) []item, what string) ([]item, error) {
 	var out []item
-	p := dynamodb.NewQueryPaginator(c, in)
 	for p.HasMorePages() {
 		page, err := p.NextPage(ctx)
 		if err != nil {
-			return nil, fmt.Errorf("query %s: %w", aws.ToString(in.TableName), err)
+			return nil, fmt.Errorf("%s: %w", what, err)
 		}
-		out = append(out, page.Items...)
+		out = append(out, items(page)...)
 	}
 	return out, nil
+}
+
+// queryAll runs a Query to the last page.
+func queryAll(ctx context.Context, c *dynamodb.Client, in *dynamodb.QueryInput) ([]item, error) {
+	return allPages(ctx, dynamodb.NewQueryPaginator(c, in),
+		func(o *dynamodb.QueryOutput) []item { return o.Items }, "query "+aws.ToString(in.TableName))
+}
+
+// pageLimit is the Limit of each Query or Scan page: n items, or DynamoDB's
+// 1 MB pages (nil) for n <= 0.
+func pageLimit(n int32) *int32 {
+	if n <= 0 {
+		return nil
+	}
+	return aws.Int32(n)
 }
 
 // scanAll runs a Scan to the last page.
@@ -128,16 +143,8 @@ func scanSegments(ctx context.Context, c *dynamodb.Client, in *dynamodb.ScanInpu
 }
 
 func scanAll(ctx context.Context, c *dynamodb.Client, in *dynamodb.ScanInput) ([]item, error) {
-	var out []item
-	p := dynamodb.NewScanPaginator(c, in)
-	for p.HasMorePages() {
-		page, err := p.NextPage(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("scan %s: %w", aws.ToString(in.TableName), err)
-		}
-		out = append(out, page.Items...)
-	}
-	return out, nil
+	return allPages(ctx, dynamodb.NewScanPaginator(c, in),
+		func(o *dynamodb.ScanOutput) []item { return o.Items }, "scan "+aws.ToString(in.TableName))
 }
 
 // txOutcome classifies a TransactWriteItems error: conflict means a

@@ -71,10 +71,10 @@ func encodeKey(k policy.Key) (item, error) {
 		"servers":      servers,
 		"rate_limit":   rl,
 		"disabled":     avBool(k.Disabled),
-		"created_at":   avS(formatTime(k.CreatedAt)),
+		"created_at":   avS(catalog.FormatTime(k.CreatedAt)),
 	}
 	if !k.ExpiresAt.IsZero() {
-		it["key_expires_at"] = avS(formatTime(k.ExpiresAt))
+		it["key_expires_at"] = avS(catalog.FormatTime(k.ExpiresAt))
 	}
 	return it, nil
 }
@@ -85,8 +85,8 @@ func decodeKey(it item) (policy.Key, error) {
 		SecretHash: getS(it, attrSecretHash),
 		Admin:      getBool(it, "admin"),
 		Disabled:   getBool(it, "disabled"),
-		CreatedAt:  parseTime(getS(it, "created_at")),
-		ExpiresAt:  parseTime(getS(it, "key_expires_at")),
+		CreatedAt:  catalog.ParseTime(getS(it, "created_at")),
+		ExpiresAt:  catalog.ParseTime(getS(it, "key_expires_at")),
 	}
 	if v, ok := it["servers"]; ok {
 		if err := attributevalue.Unmarshal(v, &k.Servers); err != nil {
@@ -201,11 +201,7 @@ func (s *KeyStore) Get(ctx context.Context, id string) (policy.Key, error) {
 
 // List returns every key (paginated Scan), sorted by id.
 func (s *KeyStore) List(ctx context.Context) ([]policy.Key, error) {
-	in := &dynamodb.ScanInput{TableName: aws.String(s.table), ConsistentRead: aws.Bool(true)}
-	if s.pageSize > 0 {
-		in.Limit = aws.Int32(s.pageSize)
-	}
-	items, err := scanAll(ctx, s.client, in)
+	items, err := scanAll(ctx, s.client, &dynamodb.ScanInput{TableName: aws.String(s.table), ConsistentRead: aws.Bool(true), Limit: pageLimit(s.pageSize)})
 	if err != nil {
 		return nil, fmt.Errorf("list API keys: %w", err)
 	}

@@ -107,31 +107,33 @@ func (s *RegistryStore) DeleteServer(ctx context.Context, id string) error {
 	return nil
 }
 
-func (s *RegistryStore) scan(ctx context.Context) ([]item, error) {
-	in := &dynamodb.ScanInput{TableName: aws.String(s.table), ConsistentRead: aws.Bool(true)}
-	if s.pageSize > 0 {
-		in.Limit = aws.Int32(s.pageSize)
-	}
-	items, err := scanAll(ctx, s.client, in)
+// byServer scans the registry and returns what value makes of each
+// server's item, by id; value says false to leave a server out.
+func byServer[T any](ctx context.Context, s *RegistryStore, value func(id string, it item) (T, bool, error)) (map[string]T, error) {
+	items, err := scanAll(ctx, s.client, &dynamodb.ScanInput{TableName: aws.String(s.table), ConsistentRead: aws.Bool(true), Limit: pageLimit(s.pageSize)})
 	if err != nil {
 		return nil, fmt.Errorf("registry: %w", err)
 	}
-	return items, nil
+	out := map[string]T{}
+	for _, it := range items {
+		id := getS(it, attrServerID)
+		v, ok, err := value(id, it)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			out[id] = v
+		}
+	}
+	return out, nil
 }
 
 // ListServers returns every server's config by id.
 func (s *RegistryStore) ListServers(ctx context.Context) (map[string]json.RawMessage, error) {
-	items, err := s.scan(ctx)
-	if err != nil {
-		return nil, err
-	}
-	out := map[string]json.RawMessage{}
-	for _, it := range items {
-		if c := getS(it, "config"); c != "" {
-			out[getS(it, attrServerID)] = json.RawMessage(c)
-		}
-	}
-	return out, nil
+	return byServer(ctx, s, func(_ string, it item) (json.RawMessage, bool, error) {
+		c := getS(it, "config")
+		return json.RawMessage(c), c != "", nil
+	})
 }
 
 // ReplaceAll makes servers the complete registry (`toolrag registry push`):
@@ -149,13 +151,9 @@ func (s *RegistryStore) ReplaceAll(ctx context.Context, servers map[string]json.
 		}
 		want[id] = c
 	}
-	items, err := s.scan(ctx)
+	have, err := byServer(ctx, s, func(_ string, it item) (string, bool, error) { return getS(it, "config"), true, nil })
 	if err != nil {
 		return ch, err
-	}
-	have := map[string]string{}
-	for _, it := range items {
-		have[getS(it, attrServerID)] = getS(it, "config")
 	}
 	ids := make([]string, 0, len(want))
 	for id := range want {
@@ -208,8 +206,8 @@ func (s *RegistryStore) SetHealth(ctx context.Context, id string, h Health) erro
 		Key:                 item{attrServerID: avS(id)},
 		UpdateExpression:    aws.String("SET health_status = :s, health_checked_at = :t, health_error = :e, health_latency_ms = :l, health_down_since = :d"),
 		ConditionExpression: aws.String("attribute_exists(server_id)"),
-		ExpressionAttributeValues: item{":s": avS(h.Status), ":t": avS(formatTime(h.CheckedAt)),
-			":e": avS(h.Error), ":l": avN(h.LatencyMS), ":d": avS(formatTime(h.DownSince))},
+		ExpressionAttributeValues: item{":s": avS(h.Status), ":t": avS(catalog.FormatTime(h.CheckedAt)),
+			":e": avS(h.Error), ":l": avN(h.LatencyMS), ":d": avS(catalog.FormatTime(h.DownSince))},
 	})
 	if isConditionFailed(err) {
 		return fmt.Errorf("server %q is not in the registry: %w", id, catalog.ErrNotFound)
@@ -223,20 +221,14 @@ func (s *RegistryStore) SetHealth(ctx context.Context, id string, h Health) erro
 // Health returns the health of every registered server; servers never
 // probed are "unknown".
 func (s *RegistryStore) Health(ctx context.Context) (map[string]Health, error) {
-	items, err := s.scan(ctx)
-	if err != nil {
-		return nil, err
-	}
-	out := map[string]Health{}
-	for _, it := range items {
-		h := Health{Status: getS(it, "health_status"), CheckedAt: parseTime(getS(it, "health_checked_at")),
-			Error: getS(it, "health_error"), LatencyMS: getN(it, "health_latency_ms"), DownSince: parseTime(getS(it, "health_down_since"))}
+	return byServer(ctx, s, func(_ string, it item) (Health, bool, error) {
+		h := Health{Status: getS(it, "health_status"), CheckedAt: catalog.ParseTime(getS(it, "health_checked_at")),
+			Error: getS(it, "health_error"), LatencyMS: getN(it, "health_latency_ms"), DownSince: catalog.ParseTime(getS(it, "health_down_since"))}
 		if h.Status == "" {
 			h.Status = HealthUnknown
 		}
-		out[getS(it, attrServerID)] = h
-	}
-	return out, nil
+		return h, true, nil
+	})
 }
 
 // RecordHealth implements health.Recorder: SetHealth with a probe result

@@ -55,26 +55,19 @@ func (s *RegistryStore) SetSurface(ctx context.Context, id string, doc json.RawM
 // Surfaces returns the stored surface document of every server that has
 // one, by id. A damaged one is an error naming the server.
 func (s *RegistryStore) Surfaces(ctx context.Context) (map[string]json.RawMessage, error) {
-	items, err := s.scan(ctx)
-	if err != nil {
-		return nil, err
-	}
-	out := map[string]json.RawMessage{}
-	for _, it := range items {
+	return byServer(ctx, s, func(id string, it item) (json.RawMessage, bool, error) {
 		b, ok := it[attrSurface].(*types.AttributeValueMemberB)
 		if !ok {
-			continue
+			return nil, false, nil
 		}
-		id := getS(it, attrServerID)
 		zr, err := gzip.NewReader(bytes.NewReader(b.Value))
 		if err != nil {
-			return nil, fmt.Errorf("registry: the stored surface of %q is not gzip: %w", id, err)
+			return nil, false, fmt.Errorf("registry: the stored surface of %q is not gzip: %w", id, err)
 		}
 		doc, err := io.ReadAll(io.LimitReader(zr, 64<<20))
 		if err != nil {
-			return nil, fmt.Errorf("registry: the stored surface of %q is damaged: %w", id, err)
+			return nil, false, fmt.Errorf("registry: the stored surface of %q is damaged: %w", id, err)
 		}
-		out[id] = doc
-	}
-	return out, nil
+		return doc, true, nil
+	})
 }

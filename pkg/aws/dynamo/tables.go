@@ -46,55 +46,43 @@ func strAttr(name string) types.AttributeDefinition {
 }
 
 func specs(names Tables) []tableSpec {
+	all := []tableSpec{{
+		name:  names.Tools,
+		keys:  []types.KeySchemaElement{hashKey(attrPK), rangeKey(attrSK)},
+		attrs: []types.AttributeDefinition{strAttr(attrPK), strAttr(attrSK)},
+	}, {
+		name:  names.Keys,
+		keys:  []types.KeySchemaElement{hashKey(attrSecretHash)},
+		attrs: []types.AttributeDefinition{strAttr(attrSecretHash), strAttr(attrKeyID)},
+		gsis: []types.GlobalSecondaryIndex{{
+			IndexName:  aws.String(KeysByIDIndex),
+			KeySchema:  []types.KeySchemaElement{hashKey(attrKeyID)},
+			Projection: &types.Projection{ProjectionType: types.ProjectionTypeAll},
+		}},
+	}, {
+		name:  names.Registry,
+		keys:  []types.KeySchemaElement{hashKey(attrServerID)},
+		attrs: []types.AttributeDefinition{strAttr(attrServerID)},
+	}, {
+		name:  names.CallSeq,
+		keys:  []types.KeySchemaElement{hashKey(attrFromTool), rangeKey(attrToTool)},
+		attrs: []types.AttributeDefinition{strAttr(attrFromTool), strAttr(attrToTool)},
+	}, {
+		name:  names.Vault,
+		keys:  []types.KeySchemaElement{hashKey(attrVaultPrincipal), rangeKey(attrVaultServer)},
+		attrs: []types.AttributeDefinition{strAttr(attrVaultPrincipal), strAttr(attrVaultServer)},
+		ttl:   attrExpiresAt,
+	}, {
+		name:  names.Sessions,
+		keys:  []types.KeySchemaElement{hashKey(attrSessionID)},
+		attrs: []types.AttributeDefinition{strAttr(attrSessionID)},
+		ttl:   attrExpiresAt,
+	}}
 	var out []tableSpec
-	if names.Tools != "" {
-		out = append(out, tableSpec{
-			name:  names.Tools,
-			keys:  []types.KeySchemaElement{hashKey(attrPK), rangeKey(attrSK)},
-			attrs: []types.AttributeDefinition{strAttr(attrPK), strAttr(attrSK)},
-		})
-	}
-	if names.Keys != "" {
-		out = append(out, tableSpec{
-			name:  names.Keys,
-			keys:  []types.KeySchemaElement{hashKey(attrSecretHash)},
-			attrs: []types.AttributeDefinition{strAttr(attrSecretHash), strAttr(attrKeyID)},
-			gsis: []types.GlobalSecondaryIndex{{
-				IndexName:  aws.String(KeysByIDIndex),
-				KeySchema:  []types.KeySchemaElement{hashKey(attrKeyID)},
-				Projection: &types.Projection{ProjectionType: types.ProjectionTypeAll},
-			}},
-		})
-	}
-	if names.Registry != "" {
-		out = append(out, tableSpec{
-			name:  names.Registry,
-			keys:  []types.KeySchemaElement{hashKey(attrServerID)},
-			attrs: []types.AttributeDefinition{strAttr(attrServerID)},
-		})
-	}
-	if names.CallSeq != "" {
-		out = append(out, tableSpec{
-			name:  names.CallSeq,
-			keys:  []types.KeySchemaElement{hashKey(attrFromTool), rangeKey(attrToTool)},
-			attrs: []types.AttributeDefinition{strAttr(attrFromTool), strAttr(attrToTool)},
-		})
-	}
-	if names.Vault != "" {
-		out = append(out, tableSpec{
-			name:  names.Vault,
-			keys:  []types.KeySchemaElement{hashKey(attrVaultPrincipal), rangeKey(attrVaultServer)},
-			attrs: []types.AttributeDefinition{strAttr(attrVaultPrincipal), strAttr(attrVaultServer)},
-			ttl:   attrExpiresAt,
-		})
-	}
-	if names.Sessions != "" {
-		out = append(out, tableSpec{
-			name:  names.Sessions,
-			keys:  []types.KeySchemaElement{hashKey(attrSessionID)},
-			attrs: []types.AttributeDefinition{strAttr(attrSessionID)},
-			ttl:   attrExpiresAt,
-		})
+	for _, t := range all {
+		if t.name != "" {
+			out = append(out, t)
+		}
 	}
 	return out
 }

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
@@ -34,7 +33,7 @@ func encodeMeta(m toolMeta) item {
 		"description": avS(m.srv.Description),
 		"status":      avS(m.srv.Status),
 		"last_error":  avS(m.srv.LastError),
-		"synced_at":   avS(formatTime(m.srv.SyncedAt)),
+		"synced_at":   avS(catalog.FormatTime(m.srv.SyncedAt)),
 		"version":     avN(m.version),
 		"digest":      avS(m.digest),
 		"tool_count":  avN(int64(m.count)),
@@ -59,7 +58,7 @@ func decodeMeta(it item) toolMeta {
 			Description: getS(it, "description"),
 			Status:      getS(it, "status"),
 			LastError:   getS(it, "last_error"),
-			SyncedAt:    parseTime(getS(it, "synced_at")),
+			SyncedAt:    catalog.ParseTime(getS(it, "synced_at")),
 		},
 		version:  getN(it, "version"),
 		digest:   getS(it, "digest"),
@@ -85,7 +84,7 @@ func encodeTool(t catalog.Tool, sk string) item {
 		"tool_type":        avS(t.ToolType),
 		"permission_scope": avS(t.PermissionScope),
 		"content_hash":     avS(t.ContentHash),
-		"updated_at":       avS(formatTime(t.UpdatedAt)),
+		"updated_at":       avS(catalog.FormatTime(t.UpdatedAt)),
 	}
 	if len(t.InputSchema) > 0 {
 		it["input_schema"] = avS(string(t.InputSchema))
@@ -118,7 +117,7 @@ func decodeTool(it item) (catalog.Tool, error) {
 		ToolType:        getS(it, "tool_type"),
 		PermissionScope: getS(it, "permission_scope"),
 		ContentHash:     getS(it, "content_hash"),
-		UpdatedAt:       parseTime(getS(it, "updated_at")),
+		UpdatedAt:       catalog.ParseTime(getS(it, "updated_at")),
 	}
 	if v := getS(it, "input_schema"); v != "" {
 		t.InputSchema = json.RawMessage(v)
@@ -142,24 +141,6 @@ func decodeTool(it item) (catalog.Tool, error) {
 	return t, nil
 }
 
-func formatTime(t time.Time) string {
-	if t.IsZero() {
-		return ""
-	}
-	return t.UTC().Format(time.RFC3339Nano)
-}
-
-func parseTime(v string) time.Time {
-	if v == "" {
-		return time.Time{}
-	}
-	t, err := time.Parse(time.RFC3339Nano, v)
-	if err != nil {
-		return time.Time{}
-	}
-	return t
-}
-
 // digest identifies a set of visible tools: their ids, content hashes and
 // update times.
 func digest(tools map[string]catalog.Tool) string {
@@ -171,7 +152,7 @@ func digest(tools map[string]catalog.Tool) string {
 	h := sha256.New()
 	for _, id := range ids {
 		t := tools[id]
-		fmt.Fprintf(h, "%s\x00%s\x00%s\n", id, t.ContentHash, formatTime(t.UpdatedAt))
+		fmt.Fprintf(h, "%s\x00%s\x00%s\n", id, t.ContentHash, catalog.FormatTime(t.UpdatedAt))
 	}
 	return "sha256:" + hex.EncodeToString(h.Sum(nil))[:32]
 }

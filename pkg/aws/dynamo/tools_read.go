@@ -107,9 +107,7 @@ func (s *ToolStore) readPartition(ctx context.Context, id string) (*partitionRea
 		KeyConditionExpression:    aws.String("pk = :pk"),
 		ExpressionAttributeValues: item{":pk": avS(serverPK(id))},
 		ConsistentRead:            aws.Bool(true),
-	}
-	if s.pageSize > 0 {
-		in.Limit = aws.Int32(s.pageSize)
+		Limit:                     pageLimit(s.pageSize),
 	}
 	items, err := queryAll(ctx, s.client, in)
 	if err != nil {
@@ -214,10 +212,7 @@ func (s *ToolStore) GetTool(ctx context.Context, id string) (catalog.Tool, error
 // the table, then each server is checked against its meta record and re-read on its
 // own when a write interleaved with the scan.
 func (s *ToolStore) ListTools(ctx context.Context) ([]catalog.Tool, error) {
-	in := &dynamodb.ScanInput{TableName: aws.String(s.table), ConsistentRead: aws.Bool(true)}
-	if s.pageSize > 0 {
-		in.Limit = aws.Int32(s.pageSize)
-	}
+	in := &dynamodb.ScanInput{TableName: aws.String(s.table), ConsistentRead: aws.Bool(true), Limit: pageLimit(s.pageSize)}
 	items, err := scanSegments(ctx, s.client, in, s.ScanSegments)
 	if err != nil {
 		return nil, fmt.Errorf("list tools: %w", err)
@@ -261,9 +256,7 @@ func (s *ToolStore) ListServers(ctx context.Context) ([]catalog.Server, error) {
 		ConsistentRead:            aws.Bool(true),
 		FilterExpression:          aws.String("sk = :meta"),
 		ExpressionAttributeValues: item{":meta": avS(metaSK)},
-	}
-	if s.pageSize > 0 {
-		in.Limit = aws.Int32(s.pageSize)
+		Limit:                     pageLimit(s.pageSize),
 	}
 	items, err := scanSegments(ctx, s.client, in, s.ScanSegments)
 	if err != nil {

@@ -259,7 +259,7 @@ func (s *Store) ReplaceServerTools(ctx context.Context, srv catalog.Server, tool
 		VALUES (?, ?, ?, ?, '', ?, ?)
 		ON CONFLICT(id) DO UPDATE SET title=excluded.title, description=excluded.description,
 			status=excluded.status, last_error='', synced_at=excluded.synced_at, extra=excluded.extra`,
-		srv.ID, srv.Title, srv.Description, catalog.StatusActive, formatTime(srv.SyncedAt), nullJSON(srv.Extra)); err != nil {
+		srv.ID, srv.Title, srv.Description, catalog.StatusActive, catalog.FormatTime(srv.SyncedAt), nullJSON(srv.Extra)); err != nil {
 		return nil, nil, s.fail("write server "+srv.ID, err)
 	}
 	if len(d.Write) > 0 {
@@ -278,7 +278,7 @@ func (s *Store) ReplaceServerTools(ctx context.Context, srv catalog.Server, tool
 			}
 			if _, err := stmt.ExecContext(ctx, t.ID, t.Server, t.Name, t.Title, t.Description, nullJSON(t.InputSchema),
 				nullJSON(t.Annotations), t.ToolType, t.PermissionScope, tags, catalog.StatusActive, t.ContentHash,
-				formatTime(t.UpdatedAt), nullJSON(t.Extra)); err != nil {
+				catalog.FormatTime(t.UpdatedAt), nullJSON(t.Extra)); err != nil {
 				return nil, nil, s.fail("write tool "+t.ID, err)
 			}
 		}
@@ -371,7 +371,7 @@ func scanTool(sc scanner) (catalog.Tool, error) {
 			return t, fmt.Errorf("tool %s: bad tags column: %w", t.ID, err)
 		}
 	}
-	t.UpdatedAt = parseTime(updated)
+	t.UpdatedAt = catalog.ParseTime(updated)
 	return t, nil
 }
 
@@ -426,7 +426,7 @@ func (s *Store) ListServers(ctx context.Context) ([]catalog.Server, error) {
 		if extra.Valid && extra.String != "" {
 			sv.Extra = json.RawMessage(extra.String)
 		}
-		sv.SyncedAt = parseTime(synced)
+		sv.SyncedAt = catalog.ParseTime(synced)
 		out = append(out, sv)
 	}
 	if err := rows.Err(); err != nil {
@@ -440,22 +440,4 @@ func nullJSON(raw json.RawMessage) any {
 		return nil
 	}
 	return string(raw)
-}
-
-func formatTime(t time.Time) string {
-	if t.IsZero() {
-		return ""
-	}
-	return t.UTC().Format(time.RFC3339Nano)
-}
-
-func parseTime(s string) time.Time {
-	if s == "" {
-		return time.Time{}
-	}
-	t, err := time.Parse(time.RFC3339Nano, s)
-	if err != nil {
-		return time.Time{}
-	}
-	return t
 }
