@@ -19,14 +19,15 @@ func (a *App) newConsole() (*console.Console, error) {
 		return nil, nil
 	}
 	return console.New(console.Config{
-		Path:       a.o.Env.ConsolePath,
-		Source:     consoleSource{a},
-		Retrievers: []console.NamedRetriever{{Name: "default", Retriever: retrieval{a: a}}},
-		Usage:      a.Usage,
-		Sync:       a.b.Sync,
-		Poll:       a.o.ConsolePoll,
-		TraceURL:   tracing.TraceURL(),
-		Tracing:    tracing.Enabled(),
+		Path:        a.o.Env.ConsolePath,
+		Source:      consoleSource{a},
+		Retrievers:  []console.NamedRetriever{{Name: "default", Retriever: retrieval{a: a}}},
+		Usage:       a.Usage,
+		Sync:        a.b.Sync,
+		Poll:        a.o.ConsolePoll,
+		TraceURL:    tracing.TraceURL(),
+		Tracing:     tracing.Enabled(),
+		Connections: connectionsOf(a.b.Identity),
 	})
 }
 

@@ -60,3 +60,33 @@ func connectedCounts(ctx context.Context, id *upconnect.Service, servers []conso
 		}
 	}
 }
+
+// connections is the identity service as the console lists and revokes
+// connections.
+type connections struct{ svc *upconnect.Service }
+
+// connectionsOf is the console's view of id (a nil interface when there
+// is none).
+func connectionsOf(id *upconnect.Service) console.Connections {
+	if id == nil {
+		return nil
+	}
+	return connections{id}
+}
+
+func (c connections) Connections(ctx context.Context, server string) ([]console.Connection, error) {
+	list, err := c.svc.Connections(ctx, server)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]console.Connection, 0, len(list))
+	for _, in := range list {
+		out = append(out, console.Connection{Principal: in.Principal, KeyID: in.KeyID, Server: in.Server, Kind: in.Kind,
+			Connected: in.Updated, Expires: in.Expiry})
+	}
+	return out, nil
+}
+
+func (c connections) Revoke(ctx context.Context, principal, server string) (int, error) {
+	return c.svc.RevokePrincipal(ctx, principal, server)
+}

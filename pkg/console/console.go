@@ -76,6 +76,28 @@ type Source interface {
 	Keys(ctx context.Context) ([]policy.Key, error)
 }
 
+// Connection is one principal's grant for a server whose auth is per
+// principal, as the console shows it: whose (the key id audit lines name,
+// and the opaque principal), what kind and since when. Never a token.
+type Connection struct {
+	Principal string    `json:"principal"`
+	KeyID     string    `json:"key_id"`
+	Server    string    `json:"server"`
+	Kind      string    `json:"kind"`
+	Connected time.Time `json:"connected_at"`
+	Expires   time.Time `json:"expires_at,omitzero"`
+}
+
+// Connections is the gateway's per-principal upstream identity as the
+// console reads and revokes it (pkg/upconnect).
+type Connections interface {
+	// Connections lists every principal's connections to server.
+	Connections(ctx context.Context, server string) ([]Connection, error)
+	// Revoke removes principal's connection to server, or all of the
+	// principal's connections when server is "", and returns how many.
+	Revoke(ctx context.Context, principal, server string) (int, error)
+}
+
 // Retriever ranks tools: the same retriever /tool-rag/retrieve uses, so
 // that the playground shows what a key would get.
 type Retriever interface {
@@ -105,6 +127,9 @@ type Config struct {
 	// trace in the trace viewer with {trace_id} in it.
 	Tracing  bool
 	TraceURL string
+	// Connections, when set, lists and revokes the principals connected
+	// to per-principal servers (nil: the gateway has no such server).
+	Connections Connections
 }
 
 // NamedRetriever is one ranking the playground can use.
@@ -188,7 +213,7 @@ func (c *Console) App() http.Handler {
 			writeJSON(w, http.StatusOK, map[string]any{
 				"admin_prefix": c.cfg.AdminPrefix, "poll_ms": c.cfg.Poll.Milliseconds(),
 				"sync": c.cfg.Sync != nil, "variants": c.variantNames(),
-				"tracing": c.cfg.Tracing, "trace_url": c.cfg.TraceURL,
+				"tracing": c.cfg.Tracing, "trace_url": c.cfg.TraceURL, "connections": c.cfg.Connections != nil,
 			})
 			return
 		case "/":
@@ -228,8 +253,10 @@ func (c *Console) Admin() http.Handler {
 	mux.HandleFunc("GET "+p+"/usage", c.usage)
 	mux.HandleFunc("GET "+p+"/overview", c.overview)
 	mux.HandleFunc("POST "+p+"/sync", c.sync)
+	mux.HandleFunc("GET "+p+"/connections", c.connections)
+	mux.HandleFunc("DELETE "+p+"/connections", c.revoke)
 	mux.HandleFunc(p+"/", func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, http.StatusNotFound, fmt.Sprintf("no route %s %s; see %s/{whoami,overview,servers,tools,tools/{id},keys,search,usage,sync}", r.Method, r.URL.Path, p))
+		writeError(w, http.StatusNotFound, fmt.Sprintf("no route %s %s; see %s/{whoami,overview,servers,tools,tools/{id},keys,search,usage,sync,connections}", r.Method, r.URL.Path, p))
 	})
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Cache-Control", "no-store")
@@ -593,6 +620,49 @@ func (c *Console) sync(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"status": status, "summary": SyncSummary(status)})
+}
+
+// connections lists the principals connected to ?server= (every
+// per-principal server without it), never a token.
+func (c *Console) connections(w http.ResponseWriter, r *http.Request) {
+	if c.cfg.Connections == nil {
+		writeError(w, http.StatusNotImplemented, "this gateway has no server whose auth is per principal")
+		return
+	}
+	server := r.URL.Query().Get("server")
+	list, err := c.cfg.Connections.Connections(r.Context(), server)
+	if err != nil {
+		writeError(w, http.StatusServiceUnavailable, "could not list the connections: "+err.Error())
+		return
+	}
+	sort.Slice(list, func(i, j int) bool {
+		if list[i].KeyID != list[j].KeyID {
+			return list[i].KeyID < list[j].KeyID
+		}
+		return list[i].Principal+list[i].Server < list[j].Principal+list[j].Server
+	})
+	writeJSON(w, http.StatusOK, map[string]any{"server": server, "connections": nonNil(list)})
+}
+
+// revoke removes ?principal='s connection to ?server=, or all of the
+// principal's connections without server.
+func (c *Console) revoke(w http.ResponseWriter, r *http.Request) {
+	if c.cfg.Connections == nil {
+		writeError(w, http.StatusNotImplemented, "this gateway has no server whose auth is per principal")
+		return
+	}
+	q := r.URL.Query()
+	principal, server := q.Get("principal"), q.Get("server")
+	if principal == "" {
+		writeError(w, http.StatusBadRequest, "parameter \"principal\" is required (and \"server\" to revoke one connection only)")
+		return
+	}
+	n, err := c.cfg.Connections.Revoke(r.Context(), principal, server)
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, "could not revoke the connections: "+err.Error())
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"principal": principal, "server": server, "revoked": n})
 }
 
 // SyncSummary words a sync result for people: "Synced 2 of 3 servers in

@@ -190,6 +190,28 @@ func TestUpstreamIdentityOAuth(t *testing.T) {
 	if elicitationURL(bob.callTool("up__whoami", nil)) == "" {
 		t.Error("bob after revoking was not asked to connect again")
 	}
+
+	// An admin revoking alice's grant from the console revokes her tokens
+	// at the server too.
+	link = elicitationURL(alice.callTool("up__whoami", nil))
+	ab = newUserAgent(t)
+	if authorize, status, page = ab.connect(link, "k-alice", "alice"); authorize == "" {
+		t.Fatalf("alice reconnecting: %d %s", status, page)
+	}
+	if code, body := ab.approve(authorize, "alice"); code != http.StatusOK {
+		t.Fatalf("alice's second callback: %d %s", code, body)
+	}
+	rev = as.Stats(t).Revocations
+	admin := e.srv.URL + "/tool-rag/admin/connections?server=up&principal=" + url.QueryEscape(principalOfKey("alice", "k-alice"))
+	if code, out := restJSON(t, http.MethodDelete, admin, "k-root"); code != 200 || out["revoked"] != float64(1) {
+		t.Fatalf("the admin revoking alice: %d %v", code, out)
+	}
+	if n := as.Stats(t).Revocations - rev; n < 1 {
+		t.Errorf("revocation requests after the admin's revoke: %d", n)
+	}
+	if elicitationURL(alice.callTool("up__whoami", nil)) == "" {
+		t.Error("alice after the admin revoked her grant was not asked to connect again")
+	}
 	if up.calls["catalog"] != 0 {
 		t.Errorf("a caller's call went out with the catalog credential: %v", up.calls)
 	}

@@ -428,45 +428,82 @@ func (s *Service) Revoke(ctx context.Context, server string) (bool, error) {
 	if !ok {
 		return false, errors.New("no authenticated caller")
 	}
-	k := vault.Key{Principal: principal, Server: server}
-	g, err := s.cfg.Vault.Get(ctx, k)
-	if errors.Is(err, vault.ErrNotFound) {
-		return false, nil
-	}
-	if err == nil {
-		s.revokeAtServer(ctx, g)
-	}
-	if err := s.cfg.Vault.Delete(ctx, k); err != nil {
-		return false, err
-	}
-	if s.cfg.OnRevoke != nil {
-		s.cfg.OnRevoke(principal)
-	}
-	return true, nil
+	n, err := s.revoke(ctx, principal, func(in vault.Info) bool { return in.Server == server })
+	return n > 0, err
 }
 
 // RevokeKey removes every connection made with API key (or subject) id
 // keyID: an admin's revocation, or the key was removed or disabled.
 func (s *Service) RevokeKey(ctx context.Context, keyID string) (int, error) {
-	var principals []string
-	n, err := s.cfg.Vault.DeleteWhere(ctx, func(in vault.Info) bool {
-		if in.KeyID == keyID {
-			principals = append(principals, in.Principal)
-			return true
+	return s.revoke(ctx, "", func(in vault.Info) bool { return in.KeyID == keyID })
+}
+
+// RevokePrincipal removes principal's connection to server, or every
+// connection of principal when server is "": an admin's revocation from
+// the console.
+func (s *Service) RevokePrincipal(ctx context.Context, principal, server string) (int, error) {
+	if principal == "" {
+		return 0, errors.New("name the principal whose connections to revoke")
+	}
+	return s.revoke(ctx, principal, func(in vault.Info) bool { return server == "" || in.Server == server })
+}
+
+// revoke removes the grants of principal ("" for every principal's) that
+// match. The tokens of an OAuth or exchanged grant are first revoked at
+// the authorization server where it offers RFC 7009 revocation; the
+// principals' upstream connections are closed after.
+func (s *Service) revoke(ctx context.Context, principal string, match func(vault.Info) bool) (int, error) {
+	list, err := s.cfg.Vault.List(ctx, principal)
+	if err != nil {
+		return 0, err
+	}
+	dropped := map[string]bool{}
+	defer func() {
+		if s.cfg.OnRevoke != nil {
+			for p := range dropped {
+				s.cfg.OnRevoke(p)
+			}
 		}
-		return false
-	})
-	if s.cfg.OnRevoke != nil {
-		for _, p := range principals {
-			s.cfg.OnRevoke(p)
+	}()
+	n := 0
+	for _, in := range list {
+		if !match(in) {
+			continue
+		}
+		k := vault.Key{Principal: in.Principal, Server: in.Server}
+		if in.Kind != vault.KindSecret {
+			if g, err := s.cfg.Vault.Get(ctx, k); err == nil {
+				s.revokeAtServer(ctx, g)
+			}
+		}
+		if err := s.cfg.Vault.Delete(ctx, k); err != nil {
+			return n, err
+		}
+		dropped[in.Principal] = true
+		n++
+	}
+	return n, nil
+}
+
+// Connections lists every principal's connections to server ("" for
+// every server), without secrets: what an admin sees.
+func (s *Service) Connections(ctx context.Context, server string) ([]vault.Info, error) {
+	all, err := s.cfg.Vault.List(ctx, "")
+	if err != nil {
+		return nil, err
+	}
+	out := all[:0]
+	for _, in := range all {
+		if server == "" || in.Server == server {
+			out = append(out, in)
 		}
 	}
-	return n, err
+	return out, nil
 }
 
 // Counts returns how many principals are connected to each server.
 func (s *Service) Counts(ctx context.Context) (map[string]int, error) {
-	all, err := s.cfg.Vault.List(ctx, "")
+	all, err := s.Connections(ctx, "")
 	if err != nil {
 		return nil, err
 	}

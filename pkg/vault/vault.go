@@ -265,23 +265,3 @@ func (v *Vault) List(ctx context.Context, principal string) ([]Info, error) {
 	}
 	return out, nil
 }
-
-// DeleteWhere removes every grant for which match is true and returns how
-// many it removed.
-func (v *Vault) DeleteWhere(ctx context.Context, match func(Info) bool) (int, error) {
-	all, err := v.List(ctx, "")
-	if err != nil {
-		return 0, err
-	}
-	n := 0
-	for _, in := range all {
-		if !match(in) {
-			continue
-		}
-		if err := v.Delete(ctx, Key{Principal: in.Principal, Server: in.Server}); err != nil {
-			return n, err
-		}
-		n++
-	}
-	return n, nil
-}

@@ -122,7 +122,9 @@
     try { data = await api("GET", admin("/servers")); } catch (err) { $("action-status").textContent = err.message; return; }
     const tbody = $("servers-table").tBodies[0];
     tbody.replaceChildren(...data.servers.map((s) => h("tr", { "data-server": s.id, "data-status": s.status },
-      tid("td", s.id), h("td", { text: s.transport + (s.connected != null ? " · " + fmtNum(s.connected) + " connected" : "") }), h("td", {}, badge(s.status)),
+      tid("td", s.id), h("td", {}, s.transport, s.connected != null ? [" · ", cfg.connections
+        ? h("button", { type: "button", class: "link", "data-connections": s.id, title: "who is connected to " + s.id, text: fmtNum(s.connected) + " connected" })
+        : fmtNum(s.connected) + " connected"] : null), h("td", {}, badge(s.status)),
       h("td", { class: "desc", text: s.reason || "" }), h("td", { text: fmtTime(s.last_sync) }),
       h("td", { class: "num", text: fmtNum(s.tools) + (s.stale_tools ? " (" + s.stale_tools + " stale)" : "") }),
       h("td", { class: "num", text: fmtNum(s.calls) }),
@@ -144,6 +146,71 @@
   }
   $("sync-now").addEventListener("click", (e) => action(e.target, "Sync", () => api("POST", admin("/sync"))));
   $("reindex").addEventListener("click", (e) => action(e.target, "Reindex", () => api("POST", cfg.admin_prefix.replace(/\/admin$/, "") + "/reindex", { mode: "incremental" })));
+
+  // ---- connections (servers whose auth is per principal) ----
+  // The panel lists who is connected to one server (key id, principal,
+  // kind, since when; never a token) and revokes a principal's grant for
+  // that server or all of theirs, each after a confirmation in the row.
+  let connServer = "";
+  async function loadConnections(server) {
+    connServer = server;
+    const panel = $("conn-panel");
+    panel.hidden = false;
+    panel.dataset.server = server;
+    $("conn-title").replaceChildren("Connected to ", tid("span", server));
+    let data;
+    try { data = await api("GET", admin("/connections?server=" + encodeURIComponent(server))); } catch (err) { $("conn-status").textContent = err.message; return; }
+    const rows = data.connections.map((c) => h("tr", { "data-principal": c.principal, "data-key": c.key_id },
+      tid("td", c.key_id || "?"), h("td", {}, h("code", { class: "principal", title: c.principal, text: c.principal.slice(0, 14) + "…" })),
+      h("td", { text: c.kind }), h("td", { text: fmtTime(c.connected_at) }), h("td", { text: c.expires_at ? fmtUntil(c.expires_at) : "–" }),
+      h("td", { class: "actions" }, revokeButtons())));
+    $("conn-table").tBodies[0].replaceChildren(...rows);
+    $("conn-table").hidden = !rows.length;
+    $("conn-empty").hidden = rows.length > 0;
+  }
+  const revokeButtons = () => [h("button", { type: "button", class: "danger", "data-action": "revoke", text: "Revoke" }), " ",
+    h("button", { type: "button", class: "ghost", "data-action": "revoke-all", text: "Revoke on all servers" })];
+  function fmtUntil(s) {
+    const left = Math.round((new Date(s).getTime() - Date.now()) / 1000);
+    if (left <= 0) return "expired";
+    return left < 5400 ? "in " + Math.max(1, Math.round(left / 60)) + " min" : new Date(s).toISOString().replace("T", " ").slice(0, 16) + " UTC";
+  }
+  $("servers-table").tBodies[0].addEventListener("click", (e) => {
+    const b = e.target.closest("button[data-connections]");
+    if (b) { $("conn-status").textContent = ""; loadConnections(b.dataset.connections); }
+  });
+  $("conn-close").addEventListener("click", () => { $("conn-panel").hidden = true; connServer = ""; });
+  $("conn-table").tBodies[0].addEventListener("click", async (e) => {
+    const b = e.target.closest("button[data-action]");
+    if (!b) return;
+    const tr = b.closest("tr"), cell = b.closest("td");
+    const who = "key " + (tr.dataset.key || "?");
+    switch (b.dataset.action) {
+      case "revoke":
+      case "revoke-all": {
+        const all = b.dataset.action === "revoke-all";
+        cell.replaceChildren(h("span", { class: "warn", text: all ? "Revoke every connection of " + who + "? " : "Revoke " + who + "'s connection to " + connServer + "? " }),
+          h("button", { type: "button", class: "danger", "data-action": "confirm", "data-all": all, text: "Confirm" }), " ",
+          h("button", { type: "button", class: "ghost", "data-action": "cancel", text: "Cancel" }));
+        break;
+      }
+      case "cancel":
+        cell.replaceChildren(...revokeButtons());
+        break;
+      case "confirm": {
+        const q = new URLSearchParams({ principal: tr.dataset.principal });
+        if (!b.hasAttribute("data-all")) q.set("server", connServer);
+        b.disabled = true;
+        try {
+          const out = await api("DELETE", admin("/connections?" + q));
+          $("conn-status").textContent = "Revoked " + out.revoked + " connection" + (out.revoked === 1 ? "" : "s") + " of " + who + ": their next call asks them to connect again.";
+        } catch (err) { $("conn-status").textContent = "Revoke failed: " + err.message; }
+        loadConnections(connServer);
+        loadServers();
+        break;
+      }
+    }
+  });
 
   // ---- catalog ----
   async function loadCatalog() {
