@@ -11,12 +11,8 @@ import (
 	"github.com/toolrag/mcp-gateway/lab/peerbench"
 )
 
-func init() {
-	register("bench-peers", "benchmark bridge and serve against supergateway, mcp-proxy and server-everything's HTTP mode (make bench-peers)", benchPeersAbout, runBenchPeers)
-}
-
 func runBenchPeers(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flags("bench-peers", stderr)
+	fs := commands.Flags("bench-peers", stderr)
 	toolrag := fs.String("toolrag", "bin/toolrag", "the toolrag binary whose bridge and serve are measured")
 	tools := fs.String("tools", ".tools/peers", "directory where scripts/peers.sh installed supergateway, mcp-proxy and server-everything")
 	targets := fs.String("targets", "", "comma-separated targets to measure (default: all; with --baseline also its bridge and serve): "+strings.Join(peerbench.AllTargets, ", "))

@@ -34,7 +34,7 @@ func TestDistillCommand(t *testing.T) {
 
 	texts := filepath.Join(dir, "texts.jsonl")
 	var out, errb bytes.Buffer
-	if err := run(context.Background(), []string{"distill", "--data", filepath.Join(dir, "data"), "--exclude", "", "--texts", texts}, &out, &errb); err != nil {
+	if err := commands.Run(context.Background(), []string{"distill", "--data", filepath.Join(dir, "data"), "--exclude", "", "--texts", texts}, &out, &errb); err != nil {
 		t.Fatalf("distill --texts: %v (%s)", err, errb.String())
 	}
 	raw, err := os.ReadFile(texts)
@@ -69,7 +69,7 @@ func TestDistillCommand(t *testing.T) {
 	os.WriteFile(tokFile, tok, 0o644)
 	table := filepath.Join(dir, "table")
 	errb.Reset()
-	if err := run(context.Background(), []string{"distill", "--vectors", vectors, "--tokenizer", tokFile, "--out", table, "--dim", "4", "--epochs", "2"}, &out, &errb); err != nil {
+	if err := commands.Run(context.Background(), []string{"distill", "--vectors", vectors, "--tokenizer", tokFile, "--out", table, "--dim", "4", "--epochs", "2"}, &out, &errb); err != nil {
 		t.Fatalf("distill --vectors: %v (%s)", err, errb.String())
 	}
 	m, err := model2vec.LoadDir(table)
@@ -82,7 +82,7 @@ func TestDistillCommand(t *testing.T) {
 
 	// A vectors file that is not one must be refused with its line.
 	os.WriteFile(vectors, []byte(`{"t":"a","v":[1]}`+"\nnot json\n"), 0o644)
-	if err := run(context.Background(), []string{"distill", "--vectors", vectors, "--tokenizer", tokFile, "--out", table}, &out, &errb); err == nil || !strings.Contains(err.Error(), "line 2") {
+	if err := commands.Run(context.Background(), []string{"distill", "--vectors", vectors, "--tokenizer", tokFile, "--out", table}, &out, &errb); err == nil || !strings.Contains(err.Error(), "line 2") {
 		t.Errorf("corrupt vectors: err = %v, want one naming line 2", err)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -16,16 +17,14 @@ import (
 // error (main exits 0 on flag.ErrHelp).
 func TestEveryCommandHelp(t *testing.T) {
 	want := []string{"bench-peers", "distill", "eval", "loadtest", "train"}
-	for _, n := range want {
-		if _, ok := commands[n]; !ok {
-			t.Errorf("command %q is not registered", n)
-		}
+	if got := commands.Names(); !slices.Equal(got, want) {
+		t.Errorf("commands %v, want %v", got, want)
 	}
-	for n := range commands {
+	for _, n := range commands.Names() {
 		for _, h := range []string{"-h", "--help"} {
 			t.Run(n+" "+h, func(t *testing.T) {
 				var out, errb bytes.Buffer
-				err := run(context.Background(), []string{n, h}, &out, &errb)
+				err := commands.Run(context.Background(), []string{n, h}, &out, &errb)
 				if err != nil && !errors.Is(err, flag.ErrHelp) {
 					t.Fatalf("error %v (exit status 1)", err)
 				}
@@ -39,10 +38,10 @@ func TestEveryCommandHelp(t *testing.T) {
 		}
 	}
 	var errb bytes.Buffer
-	if err := run(context.Background(), []string{"-h"}, &bytes.Buffer{}, &errb); err != nil || !strings.Contains(errb.String(), "train") {
+	if err := commands.Run(context.Background(), []string{"-h"}, &bytes.Buffer{}, &errb); err != nil || !strings.Contains(errb.String(), "train") {
 		t.Errorf("toolrag-lab -h: %v %q", err, errb.String())
 	}
-	if err := run(context.Background(), []string{"nope"}, &bytes.Buffer{}, &bytes.Buffer{}); err == nil || !strings.Contains(err.Error(), `unknown command "nope"`) {
+	if err := commands.Run(context.Background(), []string{"nope"}, &bytes.Buffer{}, &bytes.Buffer{}); err == nil || !strings.Contains(err.Error(), `unknown command "nope"`) {
 		t.Errorf("unknown command: %v", err)
 	}
 }
@@ -56,7 +55,7 @@ func TestEvalWithoutData(t *testing.T) {
 		{[]string{"eval", "--dataset", dir}},
 		{[]string{"eval"}},
 	} {
-		err := run(context.Background(), c.args, &bytes.Buffer{}, &bytes.Buffer{})
+		err := commands.Run(context.Background(), c.args, &bytes.Buffer{}, &bytes.Buffer{})
 		if err == nil || !strings.Contains(err.Error(), "tools.jsonl") || !strings.Contains(err.Error(), "../shared/bench/livemcpbench") ||
 			strings.Contains(err.Error(), "no such file") {
 			t.Errorf("%v: %v", c.args, err)
@@ -81,7 +80,7 @@ func TestEvalProgress(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out, errb bytes.Buffer
-	if err := run(context.Background(), []string{"eval", "--source", "direct", "--dataset", dir}, &out, &errb); err != nil {
+	if err := commands.Run(context.Background(), []string{"eval", "--source", "direct", "--dataset", dir}, &out, &errb); err != nil {
 		t.Fatalf("%v\n%s", err, errb.String())
 	}
 	if !strings.Contains(errb.String(), "eval: ") || !strings.Contains(errb.String(), "loading 2 tools") {

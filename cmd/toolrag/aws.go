@@ -42,7 +42,7 @@ func dynamoClient(ctx context.Context) (*dynamodb.Client, dynamo.Tables, error) 
 	return c, dynamo.TablesFromEnv(os.Getenv), err
 }
 
-func subcommand(args []string, usage string, stderr io.Writer) (string, []string, error) {
+func splitSubcommand(args []string, usage string, stderr io.Writer) (string, []string, error) {
 	if len(args) > 0 && isHelp(args[0]) {
 		fmt.Fprintf(stderr, "usage: %s\n\n%s\n", usage, awsEnvHelp)
 		return "", nil, flag.ErrHelp
@@ -70,7 +70,7 @@ func withTableHint(err error) error {
 
 func runKeys(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	const usage = "toolrag keys create --id ID --server S[:prefix,...] [--server ...] [--admin] | keys list | keys revoke --id ID"
-	sub, args, err := subcommand(args, usage, stderr)
+	sub, args, err := splitSubcommand(args, usage, stderr)
 	if err != nil {
 		return err
 	}
@@ -227,7 +227,7 @@ func shortHash(h string) string {
 
 func runRegistry(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	const usage = "toolrag registry push [--allow-stdio] [--expand-env] [--dry-run]"
-	sub, args, err := subcommand(args, usage, stderr)
+	sub, args, err := splitSubcommand(args, usage, stderr)
 	if err != nil {
 		return err
 	}
@@ -296,7 +296,7 @@ Example:
 
 func runDynamo(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	const usage = "toolrag dynamo create-tables | dynamo seed-events [--server ID ...]"
-	sub, args, err := subcommand(args, usage, stderr)
+	sub, args, err := splitSubcommand(args, usage, stderr)
 	if err != nil {
 		return err
 	}

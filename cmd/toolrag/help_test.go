@@ -36,7 +36,7 @@ func TestCommandHelpDescribes(t *testing.T) {
 	} {
 		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
 			var out, errb bytes.Buffer
-			err := run(context.Background(), c.args, &out, &errb)
+			err := commands.Run(context.Background(), c.args, &out, &errb)
 			if !errors.Is(err, flag.ErrHelp) {
 				t.Fatalf("error %v, want flag.ErrHelp (exit 0)", err)
 			}
@@ -70,7 +70,7 @@ func TestAWSCommandsExplainMissingAccess(t *testing.T) {
 
 	t.Run("no credentials", func(t *testing.T) {
 		t.Setenv("TOOL_RAG_DYNAMODB_ENDPOINT", "")
-		err := run(context.Background(), []string{"keys", "list"}, &bytes.Buffer{}, &bytes.Buffer{})
+		err := commands.Run(context.Background(), []string{"keys", "list"}, &bytes.Buffer{}, &bytes.Buffer{})
 		if err == nil {
 			t.Fatal("keys list without credentials succeeded")
 		}
@@ -95,7 +95,7 @@ func TestAWSCommandsExplainMissingAccess(t *testing.T) {
 		ep := fmt.Sprintf("http://%s", ln.Addr())
 		ln.Close()
 		t.Setenv("TOOL_RAG_DYNAMODB_ENDPOINT", ep)
-		err = run(context.Background(), []string{"dynamo", "create-tables"}, &bytes.Buffer{}, &bytes.Buffer{})
+		err = commands.Run(context.Background(), []string{"dynamo", "create-tables"}, &bytes.Buffer{}, &bytes.Buffer{})
 		if err == nil || !strings.Contains(err.Error(), "nothing answers at "+ep) || strings.Contains(err.Error(), "operation error") {
 			t.Errorf("create-tables against a closed port: %v", err)
 		}

@@ -7,26 +7,20 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"log/slog"
 	"os"
 	"os/signal"
-	"sort"
 	"syscall"
 
+	"github.com/toolrag/mcp-gateway/internal/subcommand"
 	"github.com/toolrag/mcp-gateway/pkg/config"
 	"github.com/toolrag/mcp-gateway/pkg/tracing"
 )
 
-type command struct {
-	summary string
-	run     func(ctx context.Context, args []string, stdout, stderr io.Writer) error
-}
+var commands = subcommand.Set{Program: "toolrag", Footer: "run `toolrag <command> -h` for a command's flags"}
 
-var commands = map[string]command{}
-
-func register(name, summary string, run func(ctx context.Context, args []string, stdout, stderr io.Writer) error) {
-	commands[name] = command{summary: summary, run: run}
+func register(name, summary string, run subcommand.Func) {
+	commands.Add(name, subcommand.Command{Summary: summary, Run: run})
 }
 
 func main() {
@@ -37,9 +31,9 @@ func main() {
 	slog.SetDefault(config.NewLogger(os.Getenv, stderr))
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	stopProfile := cpuProfile()
+	stopProfile := subcommand.CPUProfile("toolrag")
 	stopTracing := tracing.Init(ctx, serviceName(os.Args[1:]))
-	err := run(ctx, os.Args[1:], os.Stdout, stderr)
+	err := commands.Run(ctx, os.Args[1:], os.Stdout, stderr)
 	stopTracing()
 	stopProfile()
 	stderr.Close()
@@ -59,35 +53,6 @@ func serviceName(args []string) string {
 		return "toolrag"
 	}
 	return "toolrag-" + args[0]
-}
-
-func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
-		usage(stderr)
-		if len(args) == 0 {
-			return errors.New("missing command")
-		}
-		return nil
-	}
-	cmd, ok := commands[args[0]]
-	if !ok {
-		usage(stderr)
-		return fmt.Errorf("unknown command %q", args[0])
-	}
-	return cmd.run(ctx, args[1:], stdout, stderr)
-}
-
-func usage(w io.Writer) {
-	fmt.Fprintln(w, "usage: toolrag <command> [flags]\n\ncommands:")
-	names := make([]string, 0, len(commands))
-	for n := range commands {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		fmt.Fprintf(w, "  %-12s %s\n", n, commands[n].summary)
-	}
-	fmt.Fprintln(w, "\nrun `toolrag <command> -h` for a command's flags")
 }
 
 func isHelp(a string) bool { return a == "-h" || a == "--help" || a == "-help" || a == "help" }

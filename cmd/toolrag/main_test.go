@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"sort"
 	"strings"
 	"testing"
 )
@@ -17,11 +16,7 @@ import (
 // and is not an error (main exits 0 on flag.ErrHelp), for every command,
 // including those with subcommands.
 func TestEveryCommandHelp(t *testing.T) {
-	names := make([]string, 0, len(commands))
-	for n := range commands {
-		names = append(names, n)
-	}
-	sort.Strings(names)
+	names := commands.Names()
 	if len(names) < 8 {
 		t.Fatalf("only %d commands registered", len(names))
 	}
@@ -29,7 +24,7 @@ func TestEveryCommandHelp(t *testing.T) {
 		for _, h := range []string{"-h", "--help"} {
 			t.Run(n+" "+h, func(t *testing.T) {
 				var out, errb bytes.Buffer
-				err := run(context.Background(), []string{n, h}, &out, &errb)
+				err := commands.Run(context.Background(), []string{n, h}, &out, &errb)
 				if err != nil && !errors.Is(err, flag.ErrHelp) {
 					t.Fatalf("error %v (exit status 1)", err)
 				}
@@ -41,12 +36,12 @@ func TestEveryCommandHelp(t *testing.T) {
 	}
 	for _, sub := range [][]string{{"keys", "create", "-h"}, {"registry", "push", "-h"}, {"dynamo", "create-tables", "-h"}} {
 		var out, errb bytes.Buffer
-		if err := run(context.Background(), sub, &out, &errb); err != nil && !errors.Is(err, flag.ErrHelp) {
+		if err := commands.Run(context.Background(), sub, &out, &errb); err != nil && !errors.Is(err, flag.ErrHelp) {
 			t.Errorf("%v: %v", sub, err)
 		}
 	}
 	var errb bytes.Buffer
-	if err := run(context.Background(), []string{"-h"}, &bytes.Buffer{}, &errb); err != nil || !strings.Contains(errb.String(), "serve") {
+	if err := commands.Run(context.Background(), []string{"-h"}, &bytes.Buffer{}, &errb); err != nil || !strings.Contains(errb.String(), "serve") {
 		t.Errorf("toolrag -h: %v %q", err, errb.String())
 	}
 }
@@ -55,7 +50,7 @@ func TestEveryCommandHelp(t *testing.T) {
 // variable the local gateway's packages read.
 func TestServeHelpListsEnv(t *testing.T) {
 	var errb bytes.Buffer
-	if err := run(context.Background(), []string{"serve", "-h"}, &bytes.Buffer{}, &errb); !errors.Is(err, flag.ErrHelp) {
+	if err := commands.Run(context.Background(), []string{"serve", "-h"}, &bytes.Buffer{}, &errb); !errors.Is(err, flag.ErrHelp) {
 		t.Fatalf("serve -h: %v", err)
 	}
 	help := errb.String()
