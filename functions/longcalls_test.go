@@ -10,8 +10,6 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -42,40 +40,14 @@ import (
 //   - an upstream's -32042 URL-elicitation error reaches a client that
 //     declared URL elicitation intact, code and data.
 func TestLongCallsLambda(t *testing.T) {
-	rie := filepath.Join(testenv.ToolsDir(t), "bin", "aws-lambda-rie")
-	if _, err := os.Stat(rie); err != nil {
-		testenv.Missing(t, "aws-lambda-rie")
-	}
-	bins := map[string]string{}
-	for _, name := range []string{"gateway", "sync"} {
-		bins[name] = testenv.GoBinary(t, "./functions/"+name)
-	}
+	rie, bins := emulated(t, "gateway", "sync")
 	d := newDeployment(t)
 	ctx := context.Background()
 	reg := dynamo.NewRegistryStore(d.ddb, d.tables.Registry)
 	bigURL, _ := testenv.StartEchoAt(t, "127.0.0.1:0", "-big")
 	downURL, stopDown := testenv.StartEchoAt(t, "127.0.0.1:0")
-	for id, u := range map[string]string{"big": bigURL, "down": downURL, "errs": linkErrorUpstream(t)} {
-		doc, err := config.EncodeServerConfig(upstream.ServerConfig{Transport: upstream.TransportStreamableHTTP, URL: u})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := reg.PutServer(ctx, id, doc); err != nil {
-			t.Fatal(err)
-		}
-	}
-	keys := dynamo.NewKeyStore(d.ddb, d.tables.Keys)
-	for _, k := range []string{"owner", "other"} {
-		grants := map[string]policy.Rule{"big": {}, "down": {}, "errs": {}}
-		if err := keys.Create(ctx, policy.Key{ID: k, SecretHash: policy.HashSecret("k-" + k), Servers: grants}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	syncFn := startFunction(t, rie, "toolrag-sync", bins["sync"], 900, d.env)
-	var rep awsrt.SyncReport
-	if err := json.Unmarshal(syncFn.invoke(t, sample(t, "schedule-sync.json")), &rep); err != nil || rep.Sync.Synced != 4 {
-		t.Fatalf("sync: %v %+v", err, rep)
-	}
+	d.addServers(t, map[string]string{"big": bigURL, "down": downURL, "errs": linkErrorUpstream(t)}, "owner", "other")
+	d.sync(t, rie, bins["sync"], 4)
 	// "down" goes down after the sync (its tools are in the catalog): a
 	// listener that accepts and never answers takes its address, and the
 	// health function's record says so.
@@ -197,6 +169,42 @@ func TestLongCallsLambda(t *testing.T) {
 	})
 }
 
+// addServers registers Streamable HTTP servers (id → MCP URL) and creates
+// keys (secret "k-<key>") granted all of them.
+func (d *deployment) addServers(t *testing.T, servers map[string]string, keys ...string) {
+	t.Helper()
+	ctx := context.Background()
+	reg := dynamo.NewRegistryStore(d.ddb, d.tables.Registry)
+	grants := map[string]policy.Rule{}
+	for id, u := range servers {
+		doc, err := config.EncodeServerConfig(upstream.ServerConfig{Transport: upstream.TransportStreamableHTTP, URL: u})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := reg.PutServer(ctx, id, doc); err != nil {
+			t.Fatal(err)
+		}
+		grants[id] = policy.Rule{}
+	}
+	ks := dynamo.NewKeyStore(d.ddb, d.tables.Keys)
+	for _, k := range keys {
+		if err := ks.Create(ctx, policy.Key{ID: k, SecretHash: policy.HashSecret("k-" + k), Servers: grants}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// sync runs the sync function once under the emulator and checks that it
+// synced want servers.
+func (d *deployment) sync(t *testing.T, rie, bin string, want int) {
+	t.Helper()
+	fn := startFunction(t, rie, "toolrag-sync", bin, 900, d.env)
+	var rep awsrt.SyncReport
+	if err := json.Unmarshal(fn.invoke(t, sample(t, "schedule-sync.json")), &rep); err != nil || rep.Sync.Synced != want {
+		t.Fatalf("sync: %v %+v", err, rep)
+	}
+}
+
 // lambdaSession is a 2025-11-25 session through the gateway function, one
 // HTTP API event per request.
 type lambdaSession struct {
@@ -218,23 +226,34 @@ func newLambdaSession(t *testing.T, gw *function, key, caps string) *lambdaSessi
 
 func (s *lambdaSession) post(t *testing.T, body string) httpResponse {
 	t.Helper()
+	hdr := map[string]string{}
+	if s.sid != "" {
+		hdr["mcp-session-id"] = s.sid
+		hdr["mcp-protocol-version"] = "2025-11-25"
+	}
+	return postEvent(t, s.gw, s.key, hdr, body)
+}
+
+// postEvent sends body to the gateway function as an HTTP API request with
+// key's bearer token and the headers hdr.
+func postEvent(t *testing.T, gw *function, key string, hdr map[string]string, body string) httpResponse {
+	t.Helper()
 	var ev map[string]any
 	if err := json.Unmarshal(sample(t, "http-api-initialize.json"), &ev); err != nil {
 		t.Fatal(err)
 	}
 	h := ev["headers"].(map[string]any)
 	delete(h, "content-length")
-	h["authorization"] = "Bearer " + s.key
-	if s.sid != "" {
-		h["mcp-session-id"] = s.sid
-		h["mcp-protocol-version"] = "2025-11-25"
+	h["authorization"] = "Bearer " + key
+	for k, v := range hdr {
+		h[strings.ToLower(k)] = v
 	}
 	ev["body"] = body
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
 	_ = enc.Encode(ev)
-	return decodeHTTP(t, s.gw.invoke(t, b.Bytes()))
+	return decodeHTTP(t, gw.invoke(t, b.Bytes()))
 }
 
 func (s *lambdaSession) request(t *testing.T, method string, params any) (int, httpResponse) {

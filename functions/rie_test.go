@@ -48,6 +48,22 @@ func freeAddr(t *testing.T) string {
 	return l.Addr().String()
 }
 
+// emulated returns the emulator's path and the functions' bootstrap
+// binaries (name → path), built for the host architecture; without the
+// emulator the test is skipped (or fails, where tools are required).
+func emulated(t *testing.T, functions ...string) (rie string, bins map[string]string) {
+	t.Helper()
+	rie = filepath.Join(testenv.ToolsDir(t), "bin", "aws-lambda-rie")
+	if _, err := os.Stat(rie); err != nil {
+		testenv.Missing(t, "aws-lambda-rie")
+	}
+	bins = map[string]string{}
+	for _, name := range functions {
+		bins[name] = testenv.GoBinary(t, "./functions/"+name)
+	}
+	return rie, bins
+}
+
 // function is one function running under aws-lambda-rie.
 type function struct {
 	name string
@@ -242,15 +258,7 @@ func toolText(t *testing.T, res json.RawMessage) (string, bool) {
 }
 
 func TestFunctionsUnderRIE(t *testing.T) {
-	rie := filepath.Join(testenv.ToolsDir(t), "bin", "aws-lambda-rie")
-	if _, err := os.Stat(rie); err != nil {
-		testenv.Missing(t, "aws-lambda-rie")
-	}
-	// The functions, built for the host architecture.
-	bins := map[string]string{}
-	for _, name := range []string{"gateway", "sync", "health"} {
-		bins[name] = testenv.GoBinary(t, "./functions/"+name)
-	}
+	rie, bins := emulated(t, "gateway", "sync", "health")
 
 	d := newDeployment(t)
 	env := d.env

@@ -273,7 +273,7 @@ func New(b Backend, o Options) (*App, error) {
 		ShortlistDescChars: env.ShortlistDescChars, Unprefixed: b.Upstreams.Unprefixed(),
 		UpstreamListTimeout: o.UpstreamListTimeout, MaxListItems: env.MaxTools, Logger: a.log, OnCall: a.recordCall,
 		LazyToolList: o.LazyToolList, Sequences: seq, Identity: identityOf(b),
-		StateKey: b.StateKey, NoClientStreams: b.NoClientStreams,
+		StateKey: b.StateKey, InputTTL: env.InputTTL, NoClientStreams: b.NoClientStreams,
 		Tasks: b.Tasks, TaskRunner: b.TaskRunner, TaskResults: b.TaskResults,
 		Results: resultsOf(b, env), BigResults: gateway.BigResults{InlineBytes: env.MaxResultBytes, PreviewBytes: env.ResultPreviewBytes,
 			TTL: env.ResultTTL, URLTTL: env.ResultURLTTL, ReadBytes: o.ResultReadBytes},

@@ -3,59 +3,16 @@ package awsrt
 import (
 	"context"
 	"encoding/json"
-	"fmt"
-	"io"
-	"net/http"
-	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
-	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/toolrag/mcp-gateway/internal/testenv"
 	"github.com/toolrag/mcp-gateway/pkg/aws/lambdahttp"
 	"github.com/toolrag/mcp-gateway/pkg/aws/s3bucket"
 )
-
-// lambdaAPI is a small Lambda API endpoint: Invoke with InvocationType
-// Event answers 202 at once and hands the payload, as Lambda would, to
-// another instance of the function (its Lambda handler, entered through
-// lambdahttp.Dispatch), in the background.
-type lambdaAPI struct {
-	srv   *httptest.Server
-	mu    sync.Mutex
-	calls []string // "<path> <invocation type>"
-	wg    sync.WaitGroup
-}
-
-func newLambdaAPI(t *testing.T, handler func(context.Context, json.RawMessage) (any, error)) *lambdaAPI {
-	l := &lambdaAPI{}
-	l.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		typ := r.Header.Get("X-Amz-Invocation-Type")
-		l.mu.Lock()
-		l.calls = append(l.calls, r.URL.Path+" "+typ)
-		l.mu.Unlock()
-		if typ != "Event" {
-			http.Error(w, "only asynchronous invocations here", http.StatusBadRequest)
-			return
-		}
-		w.WriteHeader(http.StatusAccepted)
-		l.wg.Add(1)
-		go func() {
-			defer l.wg.Done()
-			ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute) // the function's limit
-			defer cancel()
-			if _, err := handler(ctx, body); err != nil {
-				t.Errorf("asynchronous invocation: %v", err)
-			}
-		}()
-	}))
-	t.Cleanup(func() { l.wg.Wait(); l.srv.Close() })
-	return l
-}
 
 // lambdaRPC sends one 2026-07-28 request through an HTTP API event.
 func lambdaRPC(t *testing.T, h func(context.Context, json.RawMessage) (any, error), secret, method, name string, params map[string]any) (json.RawMessage, *rpcMessage) {
@@ -91,26 +48,22 @@ func lambdaRPC(t *testing.T, h func(context.Context, json.RawMessage) (any, erro
 // invocation ends.
 func TestLongCallsTasksLambda(t *testing.T) {
 	e := newTestEnv(t)
-	up := server.NewMCPServer("slow", "1.0.0", server.WithToolCapabilities(false))
-	up.AddTool(mcp.NewTool("slow", mcp.WithDescription("Work for a long time (test-scaled)."), mcp.WithNumber("ms", mcp.Required())),
-		func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			select {
-			case <-time.After(time.Duration(req.GetFloat("ms", 0)) * time.Millisecond):
-				return mcp.NewToolResultText(fmt.Sprintf("worked %vms", req.GetFloat("ms", 0))), nil
-			case <-ctx.Done():
-				return nil, ctx.Err()
-			}
-		})
-	upSrv := httptest.NewServer(server.NewStreamableHTTPServer(up))
-	t.Cleanup(upSrv.Close)
-	e.register(t, "echo", upSrv.URL+"/mcp")
+	up := testenv.StartSlowServer(t)
+	e.register(t, "echo", up.URL)
 	if rep := e.sync(t, string(event(t, "schedule-sync.json", request{}))); rep.Sync.Synced != 1 {
 		t.Fatalf("sync: %+v", rep)
 	}
 	worker := e.gateway(t)
-	api := newLambdaAPI(t, lambdahttp.Dispatch(worker, lambdahttp.Options{Task: worker.HandleTask}))
+	run := lambdahttp.Dispatch(worker, lambdahttp.Options{Task: worker.HandleTask})
+	api := testenv.StartLambdaAPI(t, map[string]testenv.Invoker{"toolrag-gateway": func(ctx context.Context, payload []byte) ([]byte, error) {
+		out, err := run(ctx, payload)
+		if err != nil {
+			return nil, err
+		}
+		return json.Marshal(out)
+	}})
 	front := lambdahttp.Dispatch(e.gateway(t, func(c *Config) {
-		c.SelfFunction, c.LambdaEndpoint = "toolrag-gateway", api.srv.URL
+		c.SelfFunction, c.LambdaEndpoint = "toolrag-gateway", api.URL
 	}), lambdahttp.Options{})
 	other := lambdahttp.Dispatch(e.gateway(t), lambdahttp.Options{})
 
@@ -127,10 +80,7 @@ func TestLongCallsTasksLambda(t *testing.T) {
 		t.Errorf("the task's handle took %v: the call did not leave the request", d)
 	}
 	id := created.Task.TaskID
-	api.mu.Lock()
-	calls := strings.Join(api.calls, ";")
-	api.mu.Unlock()
-	if calls != "/2015-03-31/functions/toolrag-gateway/invocations Event" {
+	if calls := strings.Join(api.Calls(), ";"); calls != "toolrag-gateway Event" {
 		t.Fatalf("Lambda API calls: %q", calls)
 	}
 
@@ -174,7 +124,7 @@ func TestLongCallsTasksLambda(t *testing.T) {
 	if _, rerr := lambdaRPC(t, other, agentSecret, "tasks/cancel", "", map[string]any{"taskId": id}); rerr != nil {
 		t.Fatalf("tasks/cancel: %+v", rerr)
 	}
-	api.wg.Wait()
+	api.Wait()
 	if st, _ := status(front, agentSecret); st != "cancelled" {
 		t.Errorf("a cancelled task after its invocation ended: %q", st)
 	}

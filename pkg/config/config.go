@@ -58,6 +58,7 @@ type Env struct {
 	ResultsDir         string
 	MaxBodyBytes       int64         // MCP_GATEWAY_MAX_BODY_BYTES, default 4 MiB
 	SessionTTL         time.Duration // MCP_GATEWAY_SESSION_TTL (seconds), default 86400
+	InputTTL           time.Duration // MCP_GATEWAY_INPUT_TTL (seconds), default 600: how long a 2026-07-28 client has to answer input_required
 	SyncParallel       int           // TOOL_RAG_SYNC_PARALLEL, default 16
 	SyncTimeout        time.Duration // TOOL_RAG_SYNC_TIMEOUT (seconds per server), default 30
 	MaxTools           int           // TOOL_RAG_MAX_TOOLS_PER_SERVER, default 2000
@@ -105,6 +106,7 @@ func FromEnv(getenv func(string) string) (Env, error) {
 		ResultURLTTL:           p.seconds("MCP_GATEWAY_RESULT_URL_TTL", 900),
 		ResultPreviewBytes:     p.int("MCP_GATEWAY_RESULT_PREVIEW_BYTES", 2048, 0, 1<<20),
 		SessionTTL:             p.seconds("MCP_GATEWAY_SESSION_TTL", 86400),
+		InputTTL:               p.seconds("MCP_GATEWAY_INPUT_TTL", 600),
 		SyncParallel:           p.int("TOOL_RAG_SYNC_PARALLEL", 16, 1, 1024),
 		SyncTimeout:            p.seconds("TOOL_RAG_SYNC_TIMEOUT", 30),
 		AuthFailureRate:        p.float("MCP_GATEWAY_AUTH_FAILURE_RATE", 0.5),
