@@ -281,3 +281,16 @@ func Ancestors(spans []JaegerSpan, s JaegerSpan) []string {
 	}
 	return out
 }
+
+// InChain reports whether chain are among s's ancestors in spans, in
+// order, nearest first (others may come between); a name in chain also
+// matches an ancestor named name plus a space and a target.
+func InChain(spans []JaegerSpan, s JaegerSpan, chain ...string) bool {
+	i := 0
+	for _, name := range Ancestors(spans, s) {
+		if i < len(chain) && (name == chain[i] || strings.HasPrefix(name, chain[i]+" ")) {
+			i++
+		}
+	}
+	return i == len(chain)
+}

@@ -480,14 +480,14 @@ func Main(name string, build func(ctx context.Context, cfg Config) (start func()
 		slog.Error(name+": configuration", "error", err)
 		os.Exit(1)
 	}
-	// Tracing (OTEL_* settings): the cold start is a span, each invocation
-	// another (the functions wrap their handlers in tracing.Invocation).
+	// Tracing (OTEL_* settings): each invocation is a span (the functions
+	// wrap their handlers in tracing.Invocation), the first one carries
+	// the cold start.
 	ctx := context.Background()
 	stop := tracing.Init(ctx, "toolrag-"+name)
-	cctx, span := tracing.StartColdStart(ctx, name)
-	start, err := build(cctx, cfg)
-	tracing.End(span, err)
-	tracing.Flush(ctx)
+	coldStarted := tracing.ColdStart(name)
+	start, err := build(ctx, cfg)
+	coldStarted(err)
 	if err != nil {
 		slog.Error(name+": cold start failed", "error", err)
 		stop()

@@ -148,15 +148,8 @@ func TestTracingGatewayToUpstreams(t *testing.T) {
 	// Parent/child order, nearest ancestor first.
 	checkChain := func(s testenv.JaegerSpan, chain ...string) {
 		t.Helper()
-		got := testenv.Ancestors(spans, s)
-		i := 0
-		for _, name := range got {
-			if i < len(chain) && (name == chain[i] || strings.HasPrefix(name, chain[i]+" ")) {
-				i++
-			}
-		}
-		if i < len(chain) {
-			t.Errorf("span %q: ancestors %v, want in order %v", s.Name, got, chain)
+		if !testenv.InChain(spans, s, chain...) {
+			t.Errorf("span %q: ancestors %v, want in order %v", s.Name, testenv.Ancestors(spans, s), chain)
 		}
 	}
 	for _, s := range spans {

@@ -17,8 +17,9 @@ const RequestIDHeader = "X-Request-Id"
 // one on AWS, the caller's X-Request-Id when it is a plain token, else a
 // generated one), returns it in the X-Request-Id response header and puts
 // it in the request context for log lines (LogHandler). With tracing on,
-// it also continues the caller's traceparent and wraps the request in an
-// HTTP server span.
+// it also continues the caller's traceparent (unless the context already
+// has a span: the Lambda invocation's, which continued it) and wraps the
+// request in an HTTP server span.
 func Middleware(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx := r.Context()
@@ -29,7 +30,10 @@ func Middleware(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r.WithContext(ctx))
 			return
 		}
-		ctx = prop.Extract(ctx, propagation.HeaderCarrier(r.Header))
+		if !trace.SpanContextFromContext(ctx).IsValid() {
+			// (A Lambda invocation's span already continued the caller.)
+			ctx = prop.Extract(ctx, propagation.HeaderCarrier(r.Header))
+		}
 		ctx, span := tracer.Start(ctx, r.Method+" "+route(r.URL.Path), trace.WithSpanKind(trace.SpanKindServer),
 			trace.WithAttributes(
 				attribute.String("http.request.method", r.Method),

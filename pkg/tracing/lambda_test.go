@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"context"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-lambda-go/lambdacontext"
 	"github.com/mark3labs/mcp-go/mcp"
@@ -93,5 +96,70 @@ func TestTracingOffAllocatesNothing(t *testing.T) {
 	})
 	if n != 0 || meta != nil {
 		t.Fatalf("%v allocations per call with tracing off (meta %v)", n, meta)
+	}
+}
+
+// The cold start is a span of the first invocation's trace, a child of
+// the invocation span dated to the setup; later invocations carry none.
+func TestTracingColdStartInFirstInvocation(t *testing.T) {
+	exp := record(t)
+	coldDone.Store(false)
+	t.Cleanup(func() { pendingCold.Store(nil) })
+	done := ColdStart("gateway")
+	time.Sleep(time.Millisecond)
+	done(nil)
+	if n := len(exp.GetSpans()); n != 0 {
+		t.Fatalf("%d spans exported before the first invocation", n)
+	}
+	h := Invocation("gateway", "http", func(ctx context.Context, in string) (string, error) { return in, nil })
+	for range 2 {
+		if _, err := h(context.Background(), "x"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	spans := exp.GetSpans()
+	var names []string
+	for _, s := range spans {
+		names = append(names, s.Name)
+	}
+	if strings.Join(names, ",") != "cold start,gateway,gateway" {
+		t.Fatalf("spans %v, want the cold start in the first invocation only", names)
+	}
+	cold, inv := spans[0], spans[1]
+	if cold.SpanContext.TraceID() != inv.SpanContext.TraceID() || cold.Parent.SpanID() != inv.SpanContext.SpanID() {
+		t.Fatal("the cold start is not a child of the first invocation span")
+	}
+	if !cold.EndTime.After(cold.StartTime) || cold.EndTime.After(inv.StartTime) {
+		t.Fatalf("cold start %v–%v, invocation from %v: want the setup's own times", cold.StartTime, cold.EndTime, inv.StartTime)
+	}
+}
+
+// An HTTP event's traceparent is the invocation's parent, and the HTTP
+// request's span (Middleware) is a child of the invocation span.
+func TestTracingInvocationContinuesCaller(t *testing.T) {
+	exp := record(t)
+	const traceID = "4bf92f3577b34da6a3ce929d0e0e4736"
+	t.Setenv("_X_AMZN_TRACE_ID", "Root=1-5759e988-bd862e3fe1be46a994272793;Parent=53995c3f42cd8ad8;Sampled=1")
+	srv := Middleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	h := InvocationFrom("gateway", "http", func(in http.Header) http.Header { return in },
+		func(ctx context.Context, in http.Header) (int, error) {
+			r := httptest.NewRequestWithContext(ctx, http.MethodPost, "/mcp", nil)
+			r.Header = in
+			srv.ServeHTTP(httptest.NewRecorder(), r)
+			return 0, nil
+		})
+	if _, err := h(context.Background(), http.Header{"Traceparent": {"00-" + traceID + "-00f067aa0ba902b7-01"}}); err != nil {
+		t.Fatal(err)
+	}
+	spans := exp.GetSpans()
+	if len(spans) != 2 || spans[0].Name != "POST /mcp" {
+		t.Fatalf("got %d spans, want POST /mcp and the invocation", len(spans))
+	}
+	req, inv := spans[0], spans[1]
+	if inv.SpanContext.TraceID().String() != traceID || inv.Parent.SpanID().String() != "00f067aa0ba902b7" {
+		t.Fatalf("invocation in trace %s under %s: want the caller's", inv.SpanContext.TraceID(), inv.Parent.SpanID())
+	}
+	if req.Parent.SpanID() != inv.SpanContext.SpanID() {
+		t.Fatal("the HTTP request span is not a child of the invocation span")
 	}
 }

@@ -80,7 +80,32 @@ func Start(h http.Handler) {
 	}); ok {
 		o.Task = t.HandleTask
 	}
-	lambda.Start(tracing.Invocation("gateway", "http", Dispatch(h, o)))
+	lambda.Start(tracing.InvocationFrom("gateway", "http", EventHeaders, Dispatch(h, o)))
+}
+
+// EventHeaders returns the HTTP headers of an API Gateway or Function URL
+// event (nil for another event): the invocation's span continues the
+// caller's traceparent in them.
+func EventHeaders(raw json.RawMessage) http.Header {
+	var ev struct {
+		Headers           map[string]string   `json:"headers"`
+		MultiValueHeaders map[string][]string `json:"multiValueHeaders"`
+	}
+	if json.Unmarshal(raw, &ev) != nil || len(ev.Headers)+len(ev.MultiValueHeaders) == 0 {
+		return nil
+	}
+	h := make(http.Header, len(ev.Headers)+len(ev.MultiValueHeaders))
+	for k, vs := range ev.MultiValueHeaders {
+		for _, v := range vs {
+			h.Add(k, v)
+		}
+	}
+	for k, v := range ev.Headers {
+		if h.Get(k) == "" {
+			h.Set(k, v)
+		}
+	}
+	return h
 }
 
 // Dispatch returns a handler for raw Lambda events that tells the front
