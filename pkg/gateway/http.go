@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"time"
 
@@ -15,6 +14,7 @@ import (
 	"github.com/toolrag/mcp-gateway/internal/mcpfix"
 	"github.com/toolrag/mcp-gateway/pkg/auth"
 	"github.com/toolrag/mcp-gateway/pkg/httpserve"
+	"github.com/toolrag/mcp-gateway/pkg/metrics"
 	"github.com/toolrag/mcp-gateway/pkg/policy"
 	"github.com/toolrag/mcp-gateway/pkg/session"
 	"github.com/toolrag/mcp-gateway/pkg/tracing"
@@ -86,7 +86,9 @@ func (g *Server) Handler(o HTTPOptions) http.Handler {
 			mcpHandler.ServeHTTP(w, r)
 			return
 		}
-		body, err := io.ReadAll(io.LimitReader(r.Body, o.MaxBodyBytes+1))
+		// Read once: a Lambda adapter in front has read it already and
+		// handed over the same bytes.
+		body, err := httpserve.ReadBody(r, o.MaxBodyBytes)
 		if err != nil {
 			writeRPCError(w, http.StatusBadRequest, -32700, "could not read the request body: "+err.Error())
 			return
@@ -107,6 +109,17 @@ func (g *Server) Handler(o HTTPOptions) http.Handler {
 		head, decoded := readHead(body) // invalid JSON is answered by mcp-go with a parse error
 		if g.cfg.LazyToolList && !g.listBuilt.Load() && needsToolList(r.Context(), &head, body) {
 			g.ensureToolList()
+		}
+		if decoded && head.Method == string(mcp.MethodToolsCall) {
+			name := ""
+			if head.Params.Name != nil {
+				name = *head.Params.Name
+			}
+			metrics.NoteTool(r.Context(), name) // per-tool metrics from this decode
+		}
+		if decoded && g.cfg.NoClientStreams && head.Method == "subscriptions/listen" {
+			writeRPCErrorFor(w, head.ID, mcp.METHOD_NOT_FOUND, "subscriptions/listen needs a long-lived stream, which this Lambda deployment cannot hold open; call tools/list again instead")
+			return
 		}
 		if id, why := invalidIdentity(&head, decoded); why != "" {
 			writeInvalidParams(w, id, why)
@@ -137,8 +150,7 @@ func (g *Server) Handler(o HTTPOptions) http.Handler {
 		if decoded && fp != nil {
 			w = g.observe(w, r, &head)
 		}
-		r.Body = io.NopCloser(bytes.NewReader(body))
-		r.ContentLength = int64(len(body))
+		r.ContentLength = int64(len(body)) // r.Body holds the same bytes (ReadBody)
 		if head.Method == string(mcp.MethodInitialize) {
 			var done func()
 			w, done = g.initGate.Initialize(w)
@@ -186,6 +198,19 @@ func writeRPCError(w http.ResponseWriter, status, code int, msg string) {
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(map[string]any{
 		"jsonrpc": "2.0", "id": nil,
+		"error": map[string]any{"code": code, "message": msg},
+	})
+}
+
+// writeRPCErrorFor answers the JSON-RPC request id with an error.
+func writeRPCErrorFor(w http.ResponseWriter, id json.RawMessage, code int, msg string) {
+	if len(id) == 0 {
+		id = json.RawMessage("null")
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	_ = json.NewEncoder(w).Encode(map[string]any{
+		"jsonrpc": "2.0", "id": id,
 		"error": map[string]any{"code": code, "message": msg},
 	})
 }

@@ -112,13 +112,5 @@ func checkExposedURI(u string) error {
 
 // writeInvalidParams answers one JSON-RPC request with invalid params.
 func writeInvalidParams(w http.ResponseWriter, id json.RawMessage, msg string) {
-	if len(id) == 0 {
-		id = json.RawMessage("null")
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(http.StatusOK)
-	_ = json.NewEncoder(w).Encode(map[string]any{
-		"jsonrpc": "2.0", "id": id,
-		"error": map[string]any{"code": mcp.INVALID_PARAMS, "message": "invalid params: " + msg},
-	})
+	writeRPCErrorFor(w, id, mcp.INVALID_PARAMS, "invalid params: "+msg)
 }

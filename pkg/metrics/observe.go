@@ -2,8 +2,7 @@ package metrics
 
 import (
 	"bytes"
-	"encoding/json"
-	"io"
+	"context"
 	"net/http"
 	"time"
 )
@@ -11,28 +10,12 @@ import (
 // ObserveTools records each meta-tool call's latency
 // (mcp_tool_duration_seconds{tool=...}) and failures
 // (mcp_tool_errors_total{tool=...}: a JSON-RPC error, a tool error or an
-// HTTP error status), for the find_tools and run_tool metrics.
+// HTTP error status), for the find_tools and run_tool metrics. It reads
+// nothing of the request: the handler that decodes it (the gateway) names
+// the tool of a tools/call with NoteTool.
 func ObserveTools(reg *Registry, h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		tool := ""
-		if r.Method == http.MethodPost && r.Body != nil {
-			// Only a body that fits observeMaxBody is parsed here; the
-			// handler behind enforces the real limit.
-			body, err := io.ReadAll(io.LimitReader(r.Body, observeMaxBody+1))
-			r.Body = readCloser{io.MultiReader(bytes.NewReader(body), r.Body), r.Body}
-			if err == nil && len(body) <= observeMaxBody {
-				var m struct {
-					Method string `json:"method"`
-					Params struct {
-						Name string `json:"name"`
-					} `json:"params"`
-				}
-				if json.Unmarshal(body, &m) == nil && m.Method == "tools/call" {
-					tool = metaToolLabel(m.Params.Name)
-				}
-			}
-		}
-		if tool == "" {
+		if r.Method != http.MethodPost {
 			h.ServeHTTP(w, r)
 			return
 		}
@@ -42,7 +25,11 @@ func ObserveTools(reg *Registry, h http.Handler) http.Handler {
 		if _, ok := w.(http.Flusher); ok {
 			out = flushOutcomeWriter{ow}
 		}
-		h.ServeHTTP(out, r)
+		h.ServeHTTP(out, r.WithContext(context.WithValue(r.Context(), toolKey{}, &ow.tool)))
+		if !ow.tool.noted {
+			return
+		}
+		tool := metaToolLabel(ow.tool.name)
 		reg.Histogram("mcp_tool_duration_seconds", "tool="+tool).Observe(time.Since(start))
 		reg.Counter("mcp_tool_requests_total", "tool="+tool).Add(1)
 		if ow.failed || ow.status >= 400 {
@@ -51,16 +38,23 @@ func ObserveTools(reg *Registry, h http.Handler) http.Handler {
 	})
 }
 
-// observeMaxBody is the largest request body ObserveTools parses.
-const observeMaxBody = 1 << 20
+// toolKey is the context key of a request's *toolNote.
+type toolKey struct{}
 
-// readCloser reads from r and closes c.
-type readCloser struct {
-	io.Reader
-	c io.Closer
+// toolNote is the tool a tools/call request calls, as NoteTool was told.
+type toolNote struct {
+	name  string
+	noted bool
 }
 
-func (rc readCloser) Close() error { return rc.c.Close() }
+// NoteTool tells ObserveTools in front of the handler serving ctx's
+// request that it is a tools/call of the tool name; without ObserveTools
+// it does nothing.
+func NoteTool(ctx context.Context, name string) {
+	if n, ok := ctx.Value(toolKey{}).(*toolNote); ok {
+		n.name, n.noted = name, true
+	}
+}
 
 // metaToolLabel bounds the label set: the meta-tools by name, anything
 // else (an admin's direct call of an upstream tool) as "direct".
@@ -72,11 +66,12 @@ func metaToolLabel(name string) string {
 	return "direct"
 }
 
-// outcomeWriter notes an error answer as it passes.
+// outcomeWriter notes an error answer to a tools/call as it passes.
 type outcomeWriter struct {
 	http.ResponseWriter
 	status int
 	failed bool
+	tool   toolNote
 }
 
 func (w *outcomeWriter) WriteHeader(code int) {
@@ -90,7 +85,7 @@ var (
 )
 
 func (w *outcomeWriter) Write(p []byte) (int, error) {
-	if !w.failed && (bytes.Contains(p, markToolError) || bytes.Contains(p, markRPCError)) {
+	if w.tool.noted && !w.failed && (bytes.Contains(p, markToolError) || bytes.Contains(p, markRPCError)) {
 		w.failed = true
 	}
 	return w.ResponseWriter.Write(p)

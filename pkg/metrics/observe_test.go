@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"bytes"
+	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -10,6 +11,8 @@ import (
 	"time"
 )
 
+// TestObserveTools counts the calls the handler behind names with
+// NoteTool; ObserveTools itself leaves the body to that handler.
 func TestObserveTools(t *testing.T) {
 	tests := []struct {
 		name, body, answer string
@@ -31,6 +34,16 @@ func TestObserveTools(t *testing.T) {
 			h := ObserveTools(reg, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				b, _ := io.ReadAll(r.Body)
 				got = string(b)
+				// The gateway names the tool from its own decode.
+				var m struct {
+					Method string `json:"method"`
+					Params struct {
+						Name string `json:"name"`
+					} `json:"params"`
+				}
+				if json.Unmarshal(b, &m) == nil && m.Method == "tools/call" {
+					NoteTool(r.Context(), m.Params.Name)
+				}
 				w.WriteHeader(tc.status)
 				_, _ = w.Write([]byte(tc.answer))
 			}))

@@ -8,12 +8,10 @@
 package lambdahttp
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"strings"
@@ -166,8 +164,9 @@ func Dispatch(h http.Handler, o Options) func(context.Context, json.RawMessage) 
 // So POST requests get a writer with a Flush that has nothing to do; the
 // whole SSE body (notifications, then the result) is returned at the end.
 // GET requests (a listening SSE stream) keep a writer without Flush, so
-// mcp-go answers 405: a Lambda invocation cannot hold a stream open. For
-// the same reason subscriptions/listen is refused with a JSON-RPC error.
+// mcp-go answers 405: a Lambda invocation cannot hold a stream open (for
+// the same reason the gateway refuses subscriptions/listen, under
+// gateway.Config.NoClientStreams).
 // A 405 answer without an Allow header gets "Allow: POST, DELETE" (RFC
 // 9110 requires one; those are the methods an invocation can serve).
 func withFlush(h http.Handler) http.Handler {
@@ -175,29 +174,6 @@ func withFlush(h http.Handler) http.Handler {
 		if r.Method != http.MethodPost {
 			h.ServeHTTP(allowWriter{w}, r)
 			return
-		}
-		if r.Body != nil && strings.HasSuffix(strings.ToLower(r.Header.Get("Content-Type")), "json") {
-			body, err := io.ReadAll(r.Body)
-			if err != nil {
-				http.Error(w, "could not read the request body: "+err.Error(), http.StatusBadRequest)
-				return
-			}
-			r.Body = io.NopCloser(bytes.NewReader(body))
-			if bytes.Contains(body, []byte("subscriptions/listen")) {
-				var msg struct {
-					ID     json.RawMessage `json:"id"`
-					Method string          `json:"method"`
-				}
-				if json.Unmarshal(body, &msg) == nil && msg.Method == "subscriptions/listen" {
-					w.Header().Set("Content-Type", "application/json")
-					id := msg.ID
-					if len(id) == 0 {
-						id = json.RawMessage("null")
-					}
-					fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32601,"message":"subscriptions/listen needs a long-lived stream, which this Lambda deployment cannot hold open; call tools/list again instead"}}`, id)
-					return
-				}
-			}
 		}
 		if _, ok := w.(http.Flusher); ok {
 			h.ServeHTTP(w, r)

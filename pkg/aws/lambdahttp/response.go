@@ -12,9 +12,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"unicode/utf8"
+
+	"github.com/toolrag/mcp-gateway/pkg/httpserve"
 )
 
 // PayloadLimit is Lambda's limit on a synchronous invocation's response
@@ -44,14 +45,14 @@ func Response(h http.Handler, limit int) http.Handler {
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var reqBody []byte
-		if r.Body != nil && r.Method == http.MethodPost {
-			b, err := io.ReadAll(r.Body)
+		if r.Method == http.MethodPost {
+			// Read once: the handler behind gets the same bytes.
+			b, err := httpserve.ReadBody(r, -1)
 			if err != nil {
 				http.Error(w, "could not read the request body: "+err.Error(), http.StatusBadRequest)
 				return
 			}
 			reqBody = b
-			r.Body = io.NopCloser(bytes.NewReader(b))
 		}
 		cw := &captureWriter{header: w.Header(), status: http.StatusOK}
 		var out http.ResponseWriter = cw
