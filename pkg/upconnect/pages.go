@@ -17,17 +17,18 @@ const maxSecretBytes = 8 << 10
 var page = template.Must(template.New("connect").Parse(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">
 <meta name="referrer" content="no-referrer"><title>Connect {{.Server}}</title>
-<style>body{font:16px system-ui,sans-serif;max-width:34rem;margin:3rem auto;padding:0 1rem}label{display:block;margin:1rem 0 .3rem}input{width:100%;padding:.5rem;box-sizing:border-box}button{margin-top:1rem;padding:.5rem 1rem}</style>
+<style>body{font:16px system-ui,sans-serif;max-width:34rem;margin:3rem auto;padding:0 1rem}label{display:block;margin:1rem 0 .3rem;font-weight:600}input{width:100%;padding:.5rem;box-sizing:border-box}button{margin-top:1rem;padding:.5rem 1rem}.hint{color:#555;font-size:.9rem;margin:.3rem 0 0}</style>
 </head><body>
 <h1>Connect {{.Server}}</h1>
-{{if .Error}}<p role="alert"><strong>{{.Error}}</strong></p>{{end}}
-{{if .Done}}<p>{{.Done}}</p>{{else if .Form}}
-<p>Your agent asked to reach <strong>{{.Server}}</strong> as you. Sign in with the API key your agent uses; the link works only for it.</p>
+{{if .Error}}<p role="alert" id="error"><strong>{{.Error}}</strong></p>{{end}}
+{{if .Done}}<p role="status" id="done">{{.Done}}</p>{{else if .Form}}
+<p>Your agent asked to use <strong>{{.Server}}</strong> as you. Sign in with the gateway API key your agent uses: this link works only for that key, once, until it expires.</p>
 <form method="post" autocomplete="off">
-<label for="key">Your gateway API key</label><input id="key" name="key" type="password" required>
-{{if .Secret}}<label for="secret">Your personal access token for {{.Server}}</label><input id="secret" name="secret" type="password" required>
-<p>It is stored sealed and sent only to {{.Server}}.</p>{{end}}
-<button type="submit">{{if .Secret}}Store{{else}}Continue to {{.Server}}{{end}}</button>
+<label for="key">Your gateway API key</label><input id="key" name="key" type="password" autocomplete="off" spellcheck="false" autocapitalize="off" required>
+{{if .Secret}}<label for="secret">Your personal access token for {{.Server}}</label><input id="secret" name="secret" type="password" autocomplete="off" spellcheck="false" autocapitalize="off" maxlength="8192" required>
+<p class="hint">It is stored encrypted, sent only to {{.Server}} with your own calls, and never shown again. To replace it, revoke the connection and connect again.</p>{{else}}
+<p class="hint">Next, {{.Server}}'s sign-in page asks you to allow the gateway to act as you there.</p>{{end}}
+<button type="submit" id="submit">{{if .Secret}}Store the token{{else}}Continue to {{.Server}}{{end}}</button>
 </form>{{end}}
 </body></html>`))
 
@@ -36,13 +37,37 @@ type pageData struct {
 	Form, Secret        bool
 }
 
+// render writes the connect page: no script at all, no framing, never
+// cached. A user_secret form may only post to the gateway itself; the
+// OAuth form leaves form-action open, because its answer redirects to the
+// authorization server (and on to any identity provider it federates to),
+// a chain browsers check against form-action and that no list can name in
+// advance.
 func (s *Service) render(w http.ResponseWriter, status int, d pageData) {
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	w.Header().Set("Cache-Control", "no-store")
-	w.Header().Set("X-Frame-Options", "DENY")
-	w.Header().Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'")
+	h := w.Header()
+	h.Set("Content-Type", "text/html; charset=utf-8")
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Frame-Options", "DENY")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Referrer-Policy", "no-referrer")
+	csp := "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'"
+	if !d.Form || d.Secret {
+		csp += "; form-action 'self'"
+	}
+	h.Set("Content-Security-Policy", csp)
 	w.WriteHeader(status)
 	_ = page.Execute(w, d)
+}
+
+// sameOrigin refuses a connect form posted from another site (the
+// browser's Sec-Fetch-Site, else Origin against Host): the form is the
+// gateway's own page, and only it may post to a link.
+func (s *Service) sameOrigin(next http.Handler) http.Handler {
+	cop := http.NewCrossOriginProtection()
+	cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.render(w, http.StatusForbidden, pageData{Server: "a server", Error: "this form was sent from another site; open the link your agent gave you and submit its own page"})
+	}))
+	return cop.Handler(next)
 }
 
 func linkToken(r *http.Request) string {

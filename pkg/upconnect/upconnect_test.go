@@ -150,3 +150,64 @@ func TestClientMetadataDocument(t *testing.T) {
 		}
 	}
 }
+
+// The connect page: its headers, the secret field's attributes, and a
+// form posted from another site refused before anything is read.
+func TestConnectPage(t *testing.T) {
+	s, v, _ := newService(t)
+	mux := http.NewServeMux()
+	s.Routes(mux, func(h http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Header.Get("Authorization") == "Bearer k-alice" {
+				r = r.WithContext(auth.WithPrincipal(r.Context(), "key:alice"))
+			}
+			h.ServeHTTP(w, r)
+		})
+	})
+	var nc *NeedsConnection
+	if _, err := s.Credential(auth.WithPrincipal(context.Background(), "key:alice"), "up"); !errors.As(err, &nc) {
+		t.Fatalf("credential without a grant: %v", err)
+	}
+	path := strings.TrimPrefix(nc.URL, "https://gw.example")
+	w := httptest.NewRecorder()
+	mux.ServeHTTP(w, httptest.NewRequest(http.MethodGet, path, nil))
+	csp := w.Header().Get("Content-Security-Policy")
+	for _, want := range []string{"default-src 'none'", "form-action 'self'", "frame-ancestors 'none'", "base-uri 'none'"} {
+		if !strings.Contains(csp, want) {
+			t.Errorf("CSP %q lacks %s", csp, want)
+		}
+	}
+	if w.Header().Get("Cache-Control") != "no-store" || w.Header().Get("Referrer-Policy") != "no-referrer" || w.Header().Get("X-Content-Type-Options") != "nosniff" {
+		t.Errorf("headers: %v", w.Header())
+	}
+	if body := w.Body.String(); !strings.Contains(body, `id="secret" name="secret" type="password" autocomplete="off"`) || strings.Contains(body, "<script") {
+		t.Errorf("page: %s", body)
+	}
+
+	cases := []struct {
+		name    string
+		headers map[string]string
+		code    int
+	}{
+		{"cross-site", map[string]string{"Sec-Fetch-Site": "cross-site"}, http.StatusForbidden},
+		{"same-site, another origin", map[string]string{"Sec-Fetch-Site": "same-site"}, http.StatusForbidden},
+		{"another Origin, no Sec-Fetch-Site", map[string]string{"Origin": "https://evil.example"}, http.StatusForbidden},
+		{"the page itself", map[string]string{"Sec-Fetch-Site": "same-origin", "Origin": "null"}, http.StatusOK},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			req := httptest.NewRequest(http.MethodPost, path, strings.NewReader(url.Values{"key": {"k-alice"}, "secret": {"pat"}}.Encode()))
+			req.Host = "gw.example"
+			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+			for k, val := range c.headers {
+				req.Header.Set(k, val)
+			}
+			w := httptest.NewRecorder()
+			mux.ServeHTTP(w, req)
+			_, err := v.Get(context.Background(), vault.Key{Principal: "key:alice", Server: "up"})
+			if w.Code != c.code || (c.code != http.StatusOK) != errors.Is(err, vault.ErrNotFound) {
+				t.Errorf("%d (stored: %v), want %d", w.Code, err, c.code)
+			}
+		})
+	}
+}
