@@ -140,6 +140,13 @@ func (r *Retriever) SearchGroups(ctx context.Context, req Request, queries []str
 			queries[i] = q[:maxQueryBytes]
 		}
 	}
+	return r.search(ctx, req, queries, topK)
+}
+
+// search ranks queries (each already cut to maxQueryBytes) in one pass and
+// keeps up to topK results a query, each tool only in the first group that
+// has it; the first results of a group carry their related tools.
+func (r *Retriever) search(ctx context.Context, req Request, queries []string, topK int) (GroupResponse, error) {
 	ctx, span, clk := startRetrieve(ctx, len(queries), topK)
 	r.kw.mu.RLock()
 	defer r.kw.mu.RUnlock()

@@ -43,40 +43,25 @@ func (s *stemmer) cons(i int) bool {
 
 // m measures the number of consonant-vowel sequences in b[:j].
 func (s *stemmer) m() int {
-	n, i := 0, 0
-	for {
-		if i >= s.j {
-			return n
-		}
-		if !s.cons(i) {
+	n := 0
+	i := s.next(0, false)
+	for i < s.j {
+		if i = s.next(i+1, true); i >= s.j {
 			break
 		}
-		i++
-	}
-	i++
-	for {
-		for {
-			if i >= s.j {
-				return n
-			}
-			if s.cons(i) {
-				break
-			}
-			i++
-		}
-		i++
 		n++
-		for {
-			if i >= s.j {
-				return n
-			}
-			if !s.cons(i) {
-				break
-			}
-			i++
-		}
+		i = s.next(i+1, false)
+	}
+	return n
+}
+
+// next returns the first i' >= i in b[:j] whose letter is a consonant when
+// cons (a vowel otherwise), or j when there is none.
+func (s *stemmer) next(i int, cons bool) int {
+	for i < s.j && s.cons(i) != cons {
 		i++
 	}
+	return i
 }
 
 // vowelInStem reports whether b[:j] contains a vowel.

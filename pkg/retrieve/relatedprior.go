@@ -135,13 +135,8 @@ type PriorCatalog struct {
 // relation seen rarely either way keeps a lift near 1). Catalogs without
 // a multi-tool task are skipped.
 func LearnRelatedPrior(cats []PriorCatalog, alpha float64) *RelatedPrior {
-	var (
-		coOv, bgOv   [3]float64
-		coMen, bgMen [2]float64
-		coVb, bgVb   = map[string]float64{}, map[string]float64{}
-		nco, nbg     float64
-		tasks        int
-	)
+	co, bg := newRelationCounts(), newRelationCounts()
+	tasks := 0
 	for _, cat := range cats {
 		if len(cat.Tasks) == 0 || len(cat.Tools) < 2 {
 			continue
@@ -149,12 +144,14 @@ func LearnRelatedPrior(cats []PriorCatalog, alpha float64) *RelatedPrior {
 		c := stemCache{}
 		shapes := make([]toolShape, len(cat.Tools))
 		descs := make([]map[string]bool, len(cat.Tools))
+		all := make([]int, len(cat.Tools))
 		for i, t := range cat.Tools {
 			shapes[i] = shapeOf(t.Name, c)
 			descs[i] = map[string]bool{}
 			for _, w := range c.terms(t.Description) {
 				descs[i][w] = true
 			}
+			all[i] = i
 		}
 		rel := func(i, j int) pairRelation {
 			return relationOf(shapes[i], shapes[j], func(w string) bool { return descs[i][w] })
@@ -162,18 +159,7 @@ func LearnRelatedPrior(cats []PriorCatalog, alpha float64) *RelatedPrior {
 		// Relations depend on shapes and descriptions only: count each
 		// distinct (shape, description) tool once per pair of kinds by
 		// brute force, the catalogs are small enough (a few thousand).
-		for i := range cat.Tools {
-			for j := range cat.Tools {
-				if i == j {
-					continue
-				}
-				r := rel(i, j)
-				bgOv[r.overlap]++
-				bgMen[r.mention]++
-				bgVb[r.verbs]++
-				nbg++
-			}
-		}
+		bg.addPairs(all, rel)
 		for _, task := range cat.Tasks {
 			seen := map[int]bool{}
 			var ids []int
@@ -187,43 +173,60 @@ func LearnRelatedPrior(cats []PriorCatalog, alpha float64) *RelatedPrior {
 				continue
 			}
 			tasks++
-			for _, i := range ids {
-				for _, j := range ids {
-					if i == j {
-						continue
-					}
-					r := rel(i, j)
-					coOv[r.overlap]++
-					coMen[r.mention]++
-					coVb[r.verbs]++
-					nco++
-				}
-			}
+			co.addPairs(ids, rel)
 		}
 	}
-	p := &RelatedPrior{Verbs: map[string]float64{}, Tasks: tasks, Pairs: int(nco)}
-	lift := func(co, bg float64) float64 {
-		if nbg == 0 || bg == 0 {
+	p := &RelatedPrior{Verbs: map[string]float64{}, Tasks: tasks, Pairs: int(co.n)}
+	lift := func(n, all float64) float64 {
+		if bg.n == 0 || all == 0 {
 			return 1
 		}
-		expected := nco * bg / nbg
-		return round6((co + alpha) / (expected + alpha))
+		expected := co.n * all / bg.n
+		return round6((n + alpha) / (expected + alpha))
 	}
-	for k := range coOv {
-		p.Overlap[k] = lift(coOv[k], bgOv[k])
+	for k := range co.overlap {
+		p.Overlap[k] = lift(co.overlap[k], bg.overlap[k])
 	}
-	for k := range coMen {
-		p.Mention[k] = lift(coMen[k], bgMen[k])
+	for k := range co.mention {
+		p.Mention[k] = lift(co.mention[k], bg.mention[k])
 	}
-	keys := make([]string, 0, len(bgVb))
-	for k := range bgVb {
+	keys := make([]string, 0, len(bg.verbs))
+	for k := range bg.verbs {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		p.Verbs[k] = lift(coVb[k], bgVb[k])
+		p.Verbs[k] = lift(co.verbs[k], bg.verbs[k])
 	}
 	return p
+}
+
+// relationCounts counts ordered tool pairs by each part of their relation.
+type relationCounts struct {
+	overlap [3]float64
+	mention [2]float64
+	verbs   map[string]float64
+	n       float64 // pairs counted
+}
+
+func newRelationCounts() *relationCounts {
+	return &relationCounts{verbs: map[string]float64{}}
+}
+
+// addPairs counts every ordered pair of distinct ids by its relation.
+func (c *relationCounts) addPairs(ids []int, rel func(i, j int) pairRelation) {
+	for _, i := range ids {
+		for _, j := range ids {
+			if i == j {
+				continue
+			}
+			r := rel(i, j)
+			c.overlap[r.overlap]++
+			c.mention[r.mention]++
+			c.verbs[r.verbs]++
+			c.n++
+		}
+	}
 }
 
 // String is a one-line summary of the prior.

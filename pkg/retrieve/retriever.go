@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -64,26 +66,19 @@ func New(cfg Config) (*Retriever, error) {
 	if cfg.Weights == (Weights{}) {
 		cfg.Weights = DefaultWeights
 	}
-	switch cfg.Fusion {
-	case "":
-		cfg.Fusion = FusionWeighted
-	case FusionWeighted, FusionRRF:
-	default:
-		return nil, fmt.Errorf("retrieve: unknown fusion %q (want %q or %q)", cfg.Fusion, FusionWeighted, FusionRRF)
-	}
-	switch cfg.SemanticNorm {
-	case "":
-		cfg.SemanticNorm = NormMinMax
-	case NormNone, NormMinMax:
-	default:
-		return nil, fmt.Errorf("retrieve: unknown semantic normalisation %q (want %q or %q)", cfg.SemanticNorm, NormNone, NormMinMax)
-	}
-	switch cfg.Merge {
-	case "":
-		cfg.Merge = MergeRoundRobin
-	case MergeRoundRobin, MergeMax, MergeRRF:
-	default:
-		return nil, fmt.Errorf("retrieve: unknown merge %q (want %q, %q or %q)", cfg.Merge, MergeRoundRobin, MergeMax, MergeRRF)
+	for _, c := range []struct {
+		v        *string
+		what     string
+		fallback string
+		allowed  []string
+	}{
+		{&cfg.Fusion, "fusion", FusionWeighted, []string{FusionWeighted, FusionRRF}},
+		{&cfg.SemanticNorm, "semantic normalisation", NormMinMax, []string{NormNone, NormMinMax}},
+		{&cfg.Merge, "merge", MergeRoundRobin, []string{MergeRoundRobin, MergeMax, MergeRRF}},
+	} {
+		if err := oneOf(c.v, c.what, c.fallback, c.allowed); err != nil {
+			return nil, err
+		}
 	}
 	if cfg.RerankPool <= 0 || cfg.RerankPool > MaxRerankPool {
 		cfg.RerankPool = MaxRerankPool
@@ -209,39 +204,32 @@ func (r *Retriever) Retrieve(ctx context.Context, req Request) (Response, error)
 	if len(req.Query) > maxQueryBytes {
 		req.Query = req.Query[:maxQueryBytes]
 	}
-	topK := req.TopK
-	if topK <= 0 {
-		topK = DefaultTopK
-	}
-	if topK > MaxTopK {
-		topK = MaxTopK
-	}
 	if strings.TrimSpace(req.Query) == "" {
 		return Response{}, errors.New("retrieve: the query is empty")
 	}
-
-	ctx, span, clk := startRetrieve(ctx, 1, topK)
-	r.kw.mu.RLock()
-	defer r.kw.mu.RUnlock()
-	clk.mark(stageCandidates, 0)
-	snap := r.visible(req)
-	clk.visibleTools(snap)
-	dense := r.denseIndex()
-	resp := Response{FallbackUsed: dense == nil}
-	lists, err := r.rankAll(ctx, clk, snap, dense, []string{req.Query}, req, topK)
+	g, err := r.search(ctx, req, []string{req.Query}, clampTopK(req.TopK))
 	if err != nil {
-		endRetrieve(span, clk, nil, dense != nil, err)
 		return Response{}, err
 	}
-	final := lists[0]
-	if len(final) > topK {
-		final = final[:topK]
+	return Response{Results: g.Groups[0].Results, FallbackUsed: g.FallbackUsed}, nil
+}
+
+// oneOf sets *v to fallback when it is empty and is an error naming what
+// when it is none of allowed.
+func oneOf(v *string, what, fallback string, allowed []string) error {
+	if *v == "" {
+		*v = fallback
+		return nil
 	}
-	for i, c := range final {
-		resp.Results = append(resp.Results, r.result(snap, c, i < MaxRelatedResults))
+	if slices.Contains(allowed, *v) {
+		return nil
 	}
-	endRetrieve(span, clk, resp.Results, dense != nil, nil)
-	return resp, nil
+	want := make([]string, len(allowed))
+	for i, a := range allowed {
+		want[i] = strconv.Quote(a)
+	}
+	last := len(want) - 1
+	return fmt.Errorf("retrieve: unknown %s %q (want %s or %s)", what, *v, strings.Join(want[:last], ", "), want[last])
 }
 
 // result turns a ranked candidate into a Result with its match level and,
