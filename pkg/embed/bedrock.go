@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
 
 	"github.com/toolrag/mcp-gateway/internal/redact"
+	"github.com/toolrag/mcp-gateway/pkg/index/vindex"
 )
 
 // DefaultBedrockModel is Amazon Titan Text Embeddings V2.
@@ -190,6 +191,6 @@ func (e *bedrockEmbedder) embedOne(ctx context.Context, text string) ([]float32,
 	if len(resp.Embedding) != e.cfg.Dim {
 		return nil, fmt.Errorf("embed: Bedrock model %s returned a %d-dimensional embedding, want %d", e.cfg.ModelID, len(resp.Embedding), e.cfg.Dim)
 	}
-	normalize(resp.Embedding)
+	vindex.Normalize(resp.Embedding)
 	return resp.Embedding, nil
 }

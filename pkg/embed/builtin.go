@@ -1,7 +1,6 @@
 package embed
 
 import (
-	"context"
 	"fmt"
 	"math"
 	"sync"
@@ -9,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/toolrag/mcp-gateway/pkg/catalog"
+	"github.com/toolrag/mcp-gateway/pkg/index/vindex"
 )
 
 // BuiltinDim is the dimension of the builtin embedder's vectors.
@@ -41,10 +41,13 @@ const (
 // normalisation. It needs no model files and no network, and it is safe for
 // concurrent use.
 func NewHashing() Embedder {
-	return &builtin{cache: make(map[string][]feature, 4096)}
+	b := &builtin{cache: make(map[string][]feature, 4096)}
+	b.inProcess = b.embed
+	return b
 }
 
 type builtin struct {
+	inProcess
 	mu    sync.RWMutex
 	cache map[string][]feature // stem → its word and n-gram features
 }
@@ -60,17 +63,6 @@ func (b *builtin) Dim() int { return BuiltinDim }
 
 func (b *builtin) ModelID() string {
 	return fmt.Sprintf("builtin-hash-%s-%d", builtinVersion, BuiltinDim)
-}
-
-func (b *builtin) EmbedQuery(ctx context.Context, text string) ([]float32, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	return b.embed(text), nil
-}
-
-func (b *builtin) EmbedDocuments(ctx context.Context, texts []string) ([][]float32, error) {
-	return embedAll(ctx, texts, b.embed)
 }
 
 // embed computes one vector. Empty text (no words) gives the zero vector.
@@ -131,7 +123,7 @@ func (b *builtin) embed(text string) []float32 {
 			vec[idx] += sign * weightBigram * float32(1+math.Log(float64(n)))
 		}
 	}
-	normalize(vec)
+	vindex.Normalize(vec)
 	return vec
 }
 
@@ -311,19 +303,4 @@ func wordSet(s string) map[string]bool {
 		m[w] = true
 	}
 	return m
-}
-
-// normalize scales v to unit length in place; the zero vector stays zero.
-func normalize(v []float32) {
-	var sum float64
-	for _, x := range v {
-		sum += float64(x) * float64(x)
-	}
-	if sum == 0 {
-		return
-	}
-	inv := float32(1 / math.Sqrt(sum))
-	for i := range v {
-		v[i] *= inv
-	}
 }

@@ -1,11 +1,11 @@
 package embed
 
 import (
-	"context"
 	"fmt"
 	"sync"
 
 	"github.com/toolrag/mcp-gateway/pkg/embed/toolmodel"
+	"github.com/toolrag/mcp-gateway/pkg/index/vindex"
 )
 
 // DefaultHashWeight is the weight of the hashing features next to the
@@ -103,6 +103,7 @@ func NewBuiltinWith(cfg BuiltinConfig) (Embedder, error) {
 		w = DefaultHashWeight
 	}
 	f := &fused{m: m}
+	f.inProcess = f.embed
 	if w > 0 {
 		f.h, f.w = NewHashing().(*builtin), float32(w)
 	}
@@ -122,6 +123,7 @@ func NewBuiltinWith(cfg BuiltinConfig) (Embedder, error) {
 // fused is the model vector, optionally followed by weighted hashing
 // features and a weighted distilled vector.
 type fused struct {
+	inProcess
 	m  StaticModel
 	h  *builtin // nil: no hashing features
 	w  float32
@@ -155,7 +157,7 @@ func (f *fused) embed(text string) []float32 {
 	out := make([]float32, f.Dim())
 	n := f.m.Dim()
 	copy(out, f.m.Embed(text))
-	normalize(out[:n])
+	vindex.Normalize(out[:n])
 	if f.h != nil {
 		for i, x := range f.h.embed(text) {
 			out[n+i] = f.w * x
@@ -165,22 +167,11 @@ func (f *fused) embed(text string) []float32 {
 	if f.d != nil {
 		part := out[n : n+f.d.Dim()]
 		copy(part, f.d.Embed(text))
-		normalize(part)
+		vindex.Normalize(part)
 		for i := range part {
 			part[i] *= f.dw
 		}
 	}
-	normalize(out)
+	vindex.Normalize(out)
 	return out
-}
-
-func (f *fused) EmbedQuery(ctx context.Context, text string) ([]float32, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	return f.embed(text), nil
-}
-
-func (f *fused) EmbedDocuments(ctx context.Context, texts []string) ([][]float32, error) {
-	return embedAll(ctx, texts, f.embed)
 }

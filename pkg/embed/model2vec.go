@@ -15,6 +15,7 @@ import (
 
 	"github.com/toolrag/mcp-gateway/pkg/aws/awsclient"
 	"github.com/toolrag/mcp-gateway/pkg/embed/model2vec"
+	"github.com/toolrag/mcp-gateway/pkg/index/vindex"
 )
 
 // StaticModel is a loaded static embedding model (*model2vec.Model).
@@ -92,9 +93,16 @@ func NewModel2Vec(ctx context.Context, cfg Model2VecConfig) (Embedder, error) {
 // FromStatic adapts an already loaded static model. Its vectors are
 // re-normalised to unit length; ModelID is m.ID(), prefixed with
 // "model2vec:" unless it already is.
-func FromStatic(m StaticModel) Embedder { return &staticEmbedder{m: m} }
+func FromStatic(m StaticModel) Embedder {
+	s := &staticEmbedder{m: m}
+	s.inProcess = s.embed
+	return s
+}
 
-type staticEmbedder struct{ m StaticModel }
+type staticEmbedder struct {
+	inProcess
+	m StaticModel
+}
 
 func (s *staticEmbedder) Dim() int { return s.m.Dim() }
 func (s *staticEmbedder) ModelID() string {
@@ -112,19 +120,8 @@ func (s *staticEmbedder) embed(text string) []float32 {
 		copy(w, v)
 		v = w
 	}
-	normalize(v)
+	vindex.Normalize(v)
 	return v
-}
-
-func (s *staticEmbedder) EmbedQuery(ctx context.Context, text string) ([]float32, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	return s.embed(text), nil
-}
-
-func (s *staticEmbedder) EmbedDocuments(ctx context.Context, texts []string) ([][]float32, error) {
-	return embedAll(ctx, texts, s.embed)
 }
 
 // parseS3URI splits s3://bucket/prefix.

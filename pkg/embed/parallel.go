@@ -6,6 +6,22 @@ import (
 	"sync"
 )
 
+// inProcess is the EmbedQuery and EmbedDocuments of an in-process
+// embedder (builtin, hashing, model2vec), whose embedding function does no
+// I/O: a query only checks ctx first, documents go through embedAll.
+type inProcess func(text string) []float32
+
+func (f inProcess) EmbedQuery(ctx context.Context, text string) ([]float32, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return f(text), nil
+}
+
+func (f inProcess) EmbedDocuments(ctx context.Context, texts []string) ([][]float32, error) {
+	return embedAll(ctx, texts, f)
+}
+
 // embedAll runs a local (CPU-bound) embedding function over texts on up to
 // GOMAXPROCS goroutines, one per 64 texts at least, checking ctx between
 // texts. The in-process embedders (builtin, hashing, model2vec) share it.

@@ -13,6 +13,7 @@ import (
 
 	"github.com/toolrag/mcp-gateway/internal/testenv"
 	"github.com/toolrag/mcp-gateway/pkg/catalog"
+	"github.com/toolrag/mcp-gateway/pkg/index/vindex"
 )
 
 // Retrieval quality of the builtin embedder on public (query, tool) sets.
@@ -213,7 +214,7 @@ func (w bagOfWords) EmbedQuery(_ context.Context, s string) ([]float32, error) {
 		idx, sign := slot(hashString(seedWord, f))
 		v[idx] += sign
 	}
-	normalize(v)
+	vindex.Normalize(v)
 	return v, nil
 }
 func (w bagOfWords) EmbedDocuments(ctx context.Context, ss []string) ([][]float32, error) {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/toolrag/mcp-gateway/internal/redact"
+	"github.com/toolrag/mcp-gateway/pkg/index/vindex"
 	"github.com/toolrag/mcp-gateway/pkg/jsonhttp"
 )
 
@@ -193,7 +194,7 @@ func (e *urlEmbedder) request(ctx context.Context, texts []string) ([][]float32,
 		if len(d.Embedding) != len(parsed.Data[0].Embedding) {
 			return nil, fmt.Errorf("embed: %s returned vectors of different lengths (%d and %d)", e.cfg.Endpoint, len(parsed.Data[0].Embedding), len(d.Embedding))
 		}
-		normalize(d.Embedding)
+		vindex.Normalize(d.Embedding)
 		vecs[idx] = d.Embedding
 	}
 	return vecs, nil

@@ -30,6 +30,8 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+
+	"github.com/toolrag/mcp-gateway/pkg/index/vindex"
 )
 
 // File names of a model directory.
@@ -356,17 +358,7 @@ func (m *Model) pool(ids []int, out []float32) {
 		return
 	}
 	if m.normalize {
-		var ss float64
-		for _, v := range out {
-			ss += float64(v) * float64(v)
-		}
-		if ss == 0 {
-			return
-		}
-		inv := float32(1 / math.Sqrt(ss))
-		for j := range out {
-			out[j] *= inv
-		}
+		vindex.Normalize(out)
 		return
 	}
 	inv := 1 / float32(n)

@@ -157,10 +157,10 @@ func ParseTokenizer(data []byte) (*Tokenizer, error) {
 	// Longest first, so that "[CLS]x" style overlaps pick the longest token.
 	sort.SliceStable(t.added, func(i, j int) bool { return len(t.added[i].content) > len(t.added[j].content) })
 	var err error
-	if t.norm, err = parseNormalizer(f.Normalizer, 0); err != nil {
+	if t.norm, err = parseNormalizer(f.Normalizer); err != nil {
 		return nil, err
 	}
-	if t.pre, err = parsePreTokenizer(f.PreTokenizer, 0); err != nil {
+	if t.pre, err = parsePreTokenizer(f.PreTokenizer); err != nil {
 		return nil, err
 	}
 	return t, nil
@@ -171,17 +171,45 @@ func isNull(m json.RawMessage) bool {
 	return s == "" || s == "null"
 }
 
-func parseNormalizer(m json.RawMessage, depth int) ([]normStep, error) {
+// parseSteps reads the normalizer or pre_tokenizer (what) of
+// tokenizer.json: null is no steps, a Sequence the steps of its parts
+// (children picks them out of it), any other type the steps that step
+// makes of it.
+func parseSteps[S any](m json.RawMessage, depth int, what string, children func(component) []json.RawMessage, step func(component) ([]S, error)) ([]S, error) {
 	if isNull(m) {
 		return nil, nil
 	}
 	if depth > 8 {
-		return nil, fmt.Errorf("tokenizer.json: normalizer nesting is too deep")
+		return nil, fmt.Errorf("tokenizer.json: %s nesting is too deep", what)
 	}
 	var c component
 	if err := json.Unmarshal(m, &c); err != nil {
-		return nil, fmt.Errorf("tokenizer.json: normalizer: %w", err)
+		return nil, fmt.Errorf("tokenizer.json: %s: %w", what, err)
 	}
+	if c.Type != "Sequence" {
+		return step(c)
+	}
+	var steps []S
+	for _, sub := range children(c) {
+		s, err := parseSteps(sub, depth+1, what, children, step)
+		if err != nil {
+			return nil, err
+		}
+		steps = append(steps, s...)
+	}
+	return steps, nil
+}
+
+func parseNormalizer(m json.RawMessage) ([]normStep, error) {
+	return parseSteps(m, 0, "normalizer", func(c component) []json.RawMessage { return c.Normalizers }, normSteps)
+}
+
+func parsePreTokenizer(m json.RawMessage) ([]preStep, error) {
+	return parseSteps(m, 0, "pre_tokenizer", func(c component) []json.RawMessage { return c.Pretokenizers }, preSteps)
+}
+
+// normSteps are the steps of a normalizer other than a Sequence.
+func normSteps(c component) ([]normStep, error) {
 	switch c.Type {
 	case "BertNormalizer":
 		var steps []normStep
@@ -213,31 +241,12 @@ func parseNormalizer(m json.RawMessage, depth int) ([]normStep, error) {
 		return []normStep{nsStripAccents}, nil
 	case "Strip":
 		return []normStep{nsStrip}, nil
-	case "Sequence":
-		var steps []normStep
-		for _, sub := range c.Normalizers {
-			s, err := parseNormalizer(sub, depth+1)
-			if err != nil {
-				return nil, err
-			}
-			steps = append(steps, s...)
-		}
-		return steps, nil
 	}
 	return nil, fmt.Errorf("tokenizer.json: normalizer type %q is not supported", c.Type)
 }
 
-func parsePreTokenizer(m json.RawMessage, depth int) ([]preStep, error) {
-	if isNull(m) {
-		return nil, nil
-	}
-	if depth > 8 {
-		return nil, fmt.Errorf("tokenizer.json: pre_tokenizer nesting is too deep")
-	}
-	var c component
-	if err := json.Unmarshal(m, &c); err != nil {
-		return nil, fmt.Errorf("tokenizer.json: pre_tokenizer: %w", err)
-	}
+// preSteps are the steps of a pre_tokenizer other than a Sequence.
+func preSteps(c component) ([]preStep, error) {
 	switch c.Type {
 	case "BertPreTokenizer":
 		return []preStep{psBert}, nil
@@ -250,16 +259,6 @@ func parsePreTokenizer(m json.RawMessage, depth int) ([]preStep, error) {
 			return nil, fmt.Errorf("tokenizer.json: Punctuation behavior %q is not supported", c.Behavior)
 		}
 		return []preStep{psPunct}, nil
-	case "Sequence":
-		var steps []preStep
-		for _, sub := range c.Pretokenizers {
-			s, err := parsePreTokenizer(sub, depth+1)
-			if err != nil {
-				return nil, err
-			}
-			steps = append(steps, s...)
-		}
-		return steps, nil
 	}
 	return nil, fmt.Errorf("tokenizer.json: pre_tokenizer type %q is not supported", c.Type)
 }

@@ -1,5 +1,23 @@
 package vindex
 
+import "math"
+
+// Normalize scales v to unit length in place, so that Dot of two such
+// vectors is their cosine; the zero vector stays zero.
+func Normalize(v []float32) {
+	var sum float64
+	for _, x := range v {
+		sum += float64(x) * float64(x)
+	}
+	if sum == 0 {
+		return
+	}
+	inv := float32(1 / math.Sqrt(sum))
+	for i := range v {
+		v[i] *= inv
+	}
+}
+
 // Dot returns the inner product of a and b over their common length. It is
 // the kernel behind Search: on amd64 CPUs with AVX2 and FMA it runs in
 // assembly, elsewhere (arm64 Lambda included) in unrolled pure Go. Results
