@@ -251,15 +251,3 @@ func (p *parser) enum(name, def string, allowed ...string) string {
 	p.errs = append(p.errs, fmt.Sprintf("%s=%q must be one of %s", name, v, strings.Join(allowed, ", ")))
 	return def
 }
-
-// parseDuration accepts Go durations ("30s", "2m") or plain seconds ("30").
-func parseDuration(s string) (time.Duration, error) {
-	if f, err := strconv.ParseFloat(s, 64); err == nil && f >= 0 {
-		return time.Duration(f * float64(time.Second)), nil
-	}
-	d, err := time.ParseDuration(s)
-	if err != nil || d < 0 {
-		return 0, fmt.Errorf("%q is not a duration (use seconds or e.g. 30s)", s)
-	}
-	return d, nil
-}

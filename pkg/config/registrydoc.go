@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/toolrag/mcp-gateway/internal/duration"
 	"github.com/toolrag/mcp-gateway/pkg/aws/secrets"
 	"github.com/toolrag/mcp-gateway/pkg/catalog"
 	"github.com/toolrag/mcp-gateway/pkg/upstream"
@@ -116,7 +117,7 @@ func DecodeServerConfig(ctx context.Context, raw json.RawMessage, secret SecretF
 // run), then Validate.
 func resolveServer(ctx context.Context, cfg upstream.ServerConfig, timeout string, secret SecretFunc) (upstream.ServerConfig, error) {
 	if timeout != "" {
-		d, err := parseDuration(timeout)
+		d, err := duration.Parse(timeout)
 		if err != nil {
 			return cfg, fmt.Errorf("timeout: %w", err)
 		}

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/toolrag/mcp-gateway/internal/duration"
 )
 
 // Provider names accepted in Config.Provider and TOOL_RAG_EMBEDDER.
@@ -152,13 +154,7 @@ func envDuration(get func(string) string, key string, def time.Duration) (time.D
 	if s == "" {
 		return def, nil
 	}
-	if secs, err := strconv.ParseFloat(s, 64); err == nil {
-		if secs <= 0 {
-			return 0, fmt.Errorf("%s=%q must be positive", key, s)
-		}
-		return time.Duration(secs * float64(time.Second)), nil
-	}
-	d, err := time.ParseDuration(s)
+	d, err := duration.Parse(s)
 	if err != nil || d <= 0 {
 		return 0, fmt.Errorf("%s=%q is not a positive duration such as 30s or a number of seconds", key, s)
 	}

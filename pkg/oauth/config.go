@@ -21,12 +21,12 @@ import (
 	"os"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/toolrag/mcp-gateway/internal/duration"
 	"github.com/toolrag/mcp-gateway/pkg/catalog"
 	"github.com/toolrag/mcp-gateway/pkg/config"
 	"github.com/toolrag/mcp-gateway/pkg/policy"
@@ -137,13 +137,9 @@ func (d *Duration) parse(s string) error {
 		*d = 0
 		return nil
 	}
-	if f, err := strconv.ParseFloat(s, 64); err == nil && f >= 0 {
-		*d = Duration(f * float64(time.Second))
-		return nil
-	}
-	v, err := time.ParseDuration(s)
-	if err != nil || v < 0 {
-		return fmt.Errorf("%q is not a duration (use seconds or e.g. 30s)", s)
+	v, err := duration.Parse(s)
+	if err != nil {
+		return err
 	}
 	*d = Duration(v)
 	return nil

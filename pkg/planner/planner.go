@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/toolrag/mcp-gateway/internal/duration"
 	"github.com/toolrag/mcp-gateway/internal/redact"
 	"github.com/toolrag/mcp-gateway/pkg/jsonhttp"
 )
@@ -77,8 +78,8 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 		cfg.Temperature = t
 	}
 	if s := get("TOOL_RAG_PLANNER_TIMEOUT"); s != "" {
-		d, err := parseDuration(s)
-		if err != nil {
+		d, err := duration.Parse(s)
+		if err != nil || d <= 0 {
 			return Config{}, fmt.Errorf("TOOL_RAG_PLANNER_TIMEOUT=%q is not a positive duration such as 60s or a number of seconds", s)
 		}
 		cfg.Timeout = d
@@ -92,20 +93,6 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 		}
 	}
 	return cfg, nil
-}
-
-func parseDuration(s string) (time.Duration, error) {
-	if secs, err := strconv.ParseFloat(s, 64); err == nil {
-		if secs <= 0 {
-			return 0, errors.New("not positive")
-		}
-		return time.Duration(secs * float64(time.Second)), nil
-	}
-	d, err := time.ParseDuration(s)
-	if err != nil || d <= 0 {
-		return 0, errors.New("not a positive duration")
-	}
-	return d, nil
 }
 
 // Candidate is one discovered tool the plan may use.

@@ -7,9 +7,10 @@ package rerank
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
+
+	"github.com/toolrag/mcp-gateway/internal/duration"
 )
 
 // MaxDocs is the largest shortlist a Reranker accepts.
@@ -120,8 +121,8 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 		return Config{}, fmt.Errorf("TOOL_RAG_RERANKER_FORMAT=%q is not one of cohere, tei", cfg.Format)
 	}
 	if s := get("TOOL_RAG_RERANKER_TIMEOUT"); s != "" {
-		d, err := parseDuration(s)
-		if err != nil {
+		d, err := duration.Parse(s)
+		if err != nil || d <= 0 {
 			return Config{}, fmt.Errorf("TOOL_RAG_RERANKER_TIMEOUT=%q is not a positive duration such as 10s or a number of seconds", s)
 		}
 		cfg.Timeout = d
@@ -136,20 +137,6 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 		return Config{}, fmt.Errorf("TOOL_RAG_RERANKER_URL is required when TOOL_RAG_RERANKER=url")
 	}
 	return cfg, nil
-}
-
-func parseDuration(s string) (time.Duration, error) {
-	if secs, err := strconv.ParseFloat(s, 64); err == nil {
-		if secs <= 0 {
-			return 0, fmt.Errorf("not positive")
-		}
-		return time.Duration(secs * float64(time.Second)), nil
-	}
-	d, err := time.ParseDuration(s)
-	if err != nil || d <= 0 {
-		return 0, fmt.Errorf("not a positive duration")
-	}
-	return d, nil
 }
 
 func checkShortlist(docs []string) error {
