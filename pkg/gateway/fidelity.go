@@ -1,11 +1,9 @@
 package gateway
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"maps"
-	"net/http"
 	"sort"
 	"strings"
 
@@ -282,9 +280,11 @@ func (g *Server) ListsDegraded() map[string]string {
 }
 
 // Fields of an upstream tool that mcp-go's Tool cannot carry (a field a
-// later MCP revision adds, a vendor's own) still reach clients in
-// tools/list: the gateway adds them to each listed tool of the answer
-// (toolsListWriter). A catalog without such fields costs nothing.
+// later MCP revision adds, a vendor's own, an unknown key inside
+// annotations, execution or icons) still reach clients in tools/list: the
+// gateway sets them, as the upstream sent them, over what mcp-go wrote for
+// each listed tool (mcpfix.PatchList). A catalog without such fields costs
+// nothing.
 
 // listedFields are the members of a listed tool mcp-go writes itself.
 var listedFields = map[string]bool{
@@ -292,22 +292,60 @@ var listedFields = map[string]bool{
 	"annotations": true, "_meta": true, "icons": true, "execution": true, "defer_loading": true,
 }
 
-// unknownFields maps the ids of tools whose Extra holds members mcp-go's
-// Tool does not know to those members (nil when no tool has any).
-func unknownFields(tools []catalog.Tool) map[string]map[string]json.RawMessage {
+// typedMembers are, for the members of a listed tool mcp-go decodes into
+// a type of its own, the members that type has.
+var typedMembers = map[string]map[string]bool{
+	"annotations": {"title": true, "readOnlyHint": true, "destructiveHint": true, "idempotentHint": true, "openWorldHint": true},
+	"execution":   {"taskSupport": true},
+	"icons":       {"src": true, "mimeType": true, "sizes": true, "theme": true}, // of each icon
+}
+
+// carried reports whether mcp-go's type for member k holds every key of v
+// (for icons: of each icon).
+func carried(k string, v json.RawMessage) bool {
+	objs := []map[string]json.RawMessage{}
+	if k == "icons" {
+		if json.Unmarshal(v, &objs) != nil {
+			return false
+		}
+	} else {
+		var o map[string]json.RawMessage
+		if json.Unmarshal(v, &o) != nil {
+			return false
+		}
+		objs = append(objs, o)
+	}
+	for _, o := range objs {
+		for key := range o {
+			if !typedMembers[k][key] {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// verbatimFields maps the ids of tools with members mcp-go's Tool does not
+// carry as the upstream sent them to those members (nil when no tool has
+// any): members it does not know, and annotations, execution or icons
+// with keys its types do not have.
+func verbatimFields(tools []catalog.Tool) map[string]map[string]json.RawMessage {
 	var out map[string]map[string]json.RawMessage
 	for _, t := range tools {
-		if len(t.Extra) == 0 {
-			continue
-		}
 		var fields map[string]json.RawMessage
-		if json.Unmarshal(t.Extra, &fields) != nil {
-			continue
+		if len(t.Extra) > 0 {
+			_ = json.Unmarshal(t.Extra, &fields)
 		}
-		for k := range fields {
-			if listedFields[k] {
+		for k, v := range fields {
+			if listedFields[k] && (typedMembers[k] == nil || carried(k, v)) {
 				delete(fields, k)
 			}
+		}
+		if len(t.Annotations) > 0 && !carried("annotations", t.Annotations) {
+			if fields == nil {
+				fields = map[string]json.RawMessage{}
+			}
+			fields["annotations"] = t.Annotations
 		}
 		if len(fields) == 0 {
 			continue
@@ -320,85 +358,19 @@ func unknownFields(tools []catalog.Tool) map[string]map[string]json.RawMessage {
 	return out
 }
 
-// toolsListWriter holds back a tools/list answer (JSON or an event
-// stream) and writes it with the unknown fields of its tools added.
-type toolsListWriter struct {
-	http.ResponseWriter
-	set    *toolSet
-	status int
-	buf    bytes.Buffer
-}
-
-func (w *toolsListWriter) WriteHeader(code int)        { w.status = code }
-func (w *toolsListWriter) Write(p []byte) (int, error) { return w.buf.Write(p) }
-func (w *toolsListWriter) Flush()                      {}
-
-// finish writes the answer held back.
-func (w *toolsListWriter) finish() {
-	out := w.buf.Bytes()
-	if strings.HasPrefix(w.Header().Get("Content-Type"), "text/event-stream") {
-		lines := bytes.Split(out, []byte("\n"))
-		for i, l := range lines {
-			if d, ok := bytes.CutPrefix(l, []byte("data: ")); ok {
-				lines[i] = append([]byte("data: "), w.set.withUnknownFields(d)...)
-			}
-		}
-		out = bytes.Join(lines, []byte("\n"))
-	} else {
-		out = w.set.withUnknownFields(out)
+// patchListed sets over a listed tool of a tools/list answer the members
+// mcp-go left out or changed (verbatimFields).
+func (s *toolSet) patchListed(tool map[string]json.RawMessage) bool {
+	var name string
+	if json.Unmarshal(tool["name"], &name) != nil {
+		return false
 	}
-	w.Header().Del("Content-Length")
-	if w.status != 0 {
-		w.ResponseWriter.WriteHeader(w.status)
+	id, ok := s.resolve(name)
+	if !ok || len(s.verbatim[id]) == 0 {
+		return false
 	}
-	_, _ = w.ResponseWriter.Write(out)
-}
-
-// withUnknownFields adds to the tools of msg, a JSON-RPC answer to
-// tools/list, the members of their upstream tools mcp-go left out. Any
-// other message comes back as it is.
-func (s *toolSet) withUnknownFields(msg []byte) []byte {
-	var m map[string]json.RawMessage
-	if json.Unmarshal(msg, &m) != nil || m["result"] == nil {
-		return msg
+	for k, v := range s.verbatim[id] {
+		tool[k] = v
 	}
-	var res map[string]json.RawMessage
-	if json.Unmarshal(m["result"], &res) != nil || res["tools"] == nil {
-		return msg
-	}
-	var tools []map[string]json.RawMessage
-	if json.Unmarshal(res["tools"], &tools) != nil {
-		return msg
-	}
-	changed := false
-	for _, t := range tools {
-		var name string
-		if json.Unmarshal(t["name"], &name) != nil {
-			continue
-		}
-		id, ok := s.resolve(name)
-		if !ok {
-			continue
-		}
-		for k, v := range s.unknown[id] {
-			if _, taken := t[k]; !taken {
-				t[k], changed = v, true
-			}
-		}
-	}
-	if !changed {
-		return msg
-	}
-	var err error
-	if res["tools"], err = json.Marshal(tools); err != nil {
-		return msg
-	}
-	if m["result"], err = json.Marshal(res); err != nil {
-		return msg
-	}
-	b, err := json.Marshal(m)
-	if err != nil {
-		return msg
-	}
-	return b
+	return true
 }

@@ -220,9 +220,9 @@ type toolSet struct {
 	byName  map[string]string // exposed name → tool id; tool ids map to themselves
 	exposed map[string]string // tool id → exposed name
 	appOnly map[string]bool   // ids of MCP App tools the model does not see (catalog.AppOnly)
-	// unknown: by tool id, the members of its upstream tool mcp-go's Tool
-	// does not carry, added to tools/list answers (toolsListWriter)
-	unknown map[string]map[string]json.RawMessage
+	// verbatim: by tool id, the members of its upstream tool mcp-go's
+	// Tool does not carry as sent, set over tools/list answers (patchListed)
+	verbatim map[string]map[string]json.RawMessage
 }
 
 // resolve maps a call_name (the exposed name or the tool id) to the tool id.
@@ -402,7 +402,7 @@ func (g *Server) ReloadTools(ctx context.Context) error {
 		set.byName[t.ID] = t.ID
 	}
 	set.appOnly = appOnlyIDs(tools)
-	set.unknown = unknownFields(tools)
+	set.verbatim = verbatimFields(tools)
 	for _, t := range tools {
 		if g.isUnprefixed(t.Server) {
 			// An unprefixed name must not look like another server's

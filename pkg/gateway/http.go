@@ -156,10 +156,10 @@ func (g *Server) Handler(o HTTPOptions) http.Handler {
 			w, done = g.initGate.Initialize(w)
 			defer done()
 		}
-		if set := g.tools.Load(); head.Method == string(mcp.MethodToolsList) && len(set.unknown) > 0 {
-			tw := &toolsListWriter{ResponseWriter: w, set: set}
-			defer tw.finish()
-			w = tw
+		if set := g.tools.Load(); head.Method == string(mcp.MethodToolsList) && len(set.verbatim) > 0 {
+			var done func()
+			w, done = mcpfix.PatchList(w, "tools", set.patchListed)
+			defer done()
 		}
 		mcpHandler.ServeHTTP(w, r.WithContext(withRequestMethod(r.Context(), head.Method)))
 		if o.Observe != nil {

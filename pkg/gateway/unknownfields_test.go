@@ -25,7 +25,9 @@ import (
 // the catalog indexes nor mcp-go's Tool knows (a field of a later MCP
 // revision, a vendor's own) survive the store and reach clients in
 // tools/list, answered as JSON or as an event stream, and in
-// describe_tool; known fields are not doubled.
+// describe_tool; known fields are not doubled. Unknown keys inside the
+// members mcp-go decodes into its own types (annotations, execution,
+// icons) survive too.
 func TestFidelityUnknownToolFields(t *testing.T) {
 	ctx := context.Background()
 	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "c.db"))
@@ -33,9 +35,12 @@ func TestFidelityUnknownToolFields(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	extra := `{"title":"Forecast","futureField":{"a":[1,2],"b":null},"x-vendor":"v1","_meta":{"k":1}}`
+	extra := `{"title":"Forecast","futureField":{"a":[1,2],"b":null},"x-vendor":"v1","_meta":{"k":1},` +
+		`"execution":{"taskSupport":"forbidden","x-later":true},"icons":[{"src":"https://wx.example/i.png","x-dark":{"src":"d.png"}}]}`
+	annotations := `{"readOnlyHint":true,"x-cost":"low"}`
 	tl := catalog.Tool{Server: "wx", Name: "forecast", Description: "Weather forecast for a city.", UpdatedAt: time.Now(),
-		InputSchema: json.RawMessage(`{"type":"object","properties":{"city":{"type":"string"}}}`), Extra: json.RawMessage(extra)}
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"city":{"type":"string"}}}`), Extra: json.RawMessage(extra),
+		Annotations: json.RawMessage(annotations)}
 	plain := catalog.Tool{Server: "wx", Name: "plain", Description: "A tool with nothing unknown.", UpdatedAt: time.Now(),
 		InputSchema: json.RawMessage(`{"type":"object"}`)}
 	catalog.Finalize(&tl)
@@ -106,12 +111,13 @@ func TestFidelityUnknownToolFields(t *testing.T) {
 		}
 		var want map[string]any
 		_ = json.Unmarshal([]byte(extra), &want)
-		for _, k := range []string{"futureField", "x-vendor", "_meta", "title"} {
+		want["annotations"] = map[string]any{"readOnlyHint": true, "x-cost": "low"}
+		for _, k := range []string{"futureField", "x-vendor", "_meta", "title", "execution", "icons", "annotations"} {
 			if !reflect.DeepEqual(got[k], want[k]) {
 				t.Errorf("tools/list (%s): %s = %v, want %v", ctype, k, got[k], want[k])
 			}
 		}
-		if _, ok := other["futureField"]; ok {
+		if _, ok := other["futureField"]; ok || !reflect.DeepEqual(other["annotations"], map[string]any{}) {
 			t.Errorf("tools/list (%s) gave another tool's unknown field to wx__plain", ctype)
 		}
 	}

@@ -344,9 +344,9 @@ func fetch(ctx context.Context, cfg Config, id string) (_ catalog.Server, tools 
 	} else {
 		return srv, nil, err
 	}
-	ctx, raws := upstream.WithRawTools(ctx)
+	ctx, raws := upstream.WithRawResults(ctx)
 	list, err := cfg.Upstreams.ListTools(ctx, id)
-	raw := raws.ByName()
+	raw := raws.Tools()
 	if err != nil && !errors.Is(err, upstream.ErrListTruncated) {
 		return srv, nil, err
 	}
