@@ -258,7 +258,7 @@ func New(ctx context.Context, cfg Config) (*Bridge, error) {
 	}
 	b.mcp = server.NewStreamableHTTPServer(b.srv, server.WithStreamableHTTPLogger(b.log))
 	b.mux = http.NewServeMux()
-	b.mux.Handle(cfg.Path, b.mcp)
+	b.mux.Handle(cfg.Path, b.asSent(b.mcp))
 	b.mux.HandleFunc("/health", b.serveHealth)
 
 	b.ctx, b.cancel = context.WithCancel(context.Background())

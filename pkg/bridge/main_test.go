@@ -18,8 +18,9 @@ import (
 	"github.com/toolrag/mcp-gateway/internal/testenv"
 )
 
-// echoBin is servers/echo and listBin testdata/listserver, built once.
-var echoBin, listBin string
+// echoBin is servers/echo, listBin testdata/listserver and rawBin
+// testdata/rawserver, built once.
+var echoBin, listBin, rawBin string
 
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "bridge-test-")
@@ -29,9 +30,11 @@ func TestMain(m *testing.M) {
 	}
 	echoBin = filepath.Join(dir, "echo")
 	listBin = filepath.Join(dir, "listserver")
+	rawBin = filepath.Join(dir, "rawserver")
 	for bin, pkg := range map[string]string{
 		echoBin: "github.com/toolrag/mcp-gateway/servers/echo",
 		listBin: "github.com/toolrag/mcp-gateway/pkg/bridge/testdata/listserver",
+		rawBin:  "github.com/toolrag/mcp-gateway/pkg/bridge/testdata/rawserver",
 	} {
 		if out, err := exec.Command("go", "build", "-o", bin, pkg).CombinedOutput(); err != nil {
 			fmt.Fprintf(os.Stderr, "building %s: %v\n%s", pkg, err, out)

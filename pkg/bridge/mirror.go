@@ -1,15 +1,20 @@
 package bridge
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
+	"maps"
+	"net/http"
 	"sort"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/toolrag/mcp-gateway/internal/mcpfix"
 	"github.com/toolrag/mcp-gateway/pkg/tracing"
 	"github.com/toolrag/mcp-gateway/pkg/upstream"
 )
@@ -21,10 +26,13 @@ type mirror struct {
 	refreshErr                           error
 }
 
-// listState is one registered list: its JSON (to tell a change) and size.
+// listState is one registered list: its JSON (to tell a change), size,
+// and its items as the child sent them, by key (name, or URI for
+// resources), which the bridge serves in place of mcp-go's (asSent).
 type listState struct {
 	sig string
 	n   int
+	raw map[string]json.RawMessage
 }
 
 // pidWatchInterval is how often the refresher looks for new processes.
@@ -86,49 +94,54 @@ func (b *Bridge) Refresh(ctx context.Context) error {
 func (b *Bridge) refresh(ctx context.Context) error {
 	caps := b.info.Capabilities
 	if caps.Tools != nil {
-		tools, err := b.m.ListTools(ctx, b.id)
+		rctx, raws := upstream.WithRawResults(ctx)
+		tools, err := b.m.ListTools(rctx, b.id)
 		if err != nil {
 			return err
 		}
-		b.setTools(tools)
+		b.setTools(tools, raws.Tools())
 	}
 	if caps.Prompts != nil {
-		prompts, err := b.m.ListPrompts(ctx, b.id)
+		rctx, raws := upstream.WithRawResults(ctx)
+		prompts, err := b.m.ListPrompts(rctx, b.id)
 		if err != nil {
 			return err
 		}
-		b.setPrompts(prompts)
+		b.setPrompts(prompts, raws.Items("prompts", "name"))
 	}
 	if caps.Resources != nil {
-		resources, err := b.m.ListResources(ctx, b.id)
+		rctx, raws := upstream.WithRawResults(ctx)
+		resources, err := b.m.ListResources(rctx, b.id)
 		if err != nil {
 			return err
 		}
-		b.setResources(resources)
-		templates, err := b.m.ListResourceTemplates(ctx, b.id)
+		b.setResources(resources, raws.Items("resources", "uri"))
+		rctx, raws = upstream.WithRawResults(ctx)
+		templates, err := b.m.ListResourceTemplates(rctx, b.id)
 		if err != nil {
 			return err
 		}
-		b.setTemplates(templates)
+		b.setTemplates(templates, raws.Items("resourceTemplates", "uriTemplate"))
 	}
 	return nil
 }
 
-// changed reports whether list differs from what st holds, and updates st.
-func (b *Bridge) changed(st *listState, list any, n int) bool {
-	sig, err := json.Marshal(list)
+// changed reports whether list, with its items as sent (raw), differs
+// from what st holds, and updates st.
+func (b *Bridge) changed(st *listState, list any, raw map[string]json.RawMessage, n int) bool {
+	sig, err := json.Marshal([]any{list, raw})
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if err == nil && string(sig) == st.sig && n == st.n {
 		return false
 	}
-	st.sig, st.n = string(sig), n
+	st.sig, st.n, st.raw = string(sig), n, raw
 	return true
 }
 
-func (b *Bridge) setTools(tools []mcp.Tool) {
+func (b *Bridge) setTools(tools []mcp.Tool, raw map[string]json.RawMessage) {
 	sort.SliceStable(tools, func(i, j int) bool { return tools[i].Name < tools[j].Name })
-	if !b.changed(&b.mirror.tools, tools, len(tools)) {
+	if !b.changed(&b.mirror.tools, tools, raw, len(tools)) {
 		return
 	}
 	entries := make([]server.ServerTool, 0, len(tools))
@@ -145,9 +158,9 @@ func (b *Bridge) setTools(tools []mcp.Tool) {
 	b.log.Info("registered the server's tools", "tools", len(entries))
 }
 
-func (b *Bridge) setPrompts(prompts []mcp.Prompt) {
+func (b *Bridge) setPrompts(prompts []mcp.Prompt, raw map[string]json.RawMessage) {
 	sort.SliceStable(prompts, func(i, j int) bool { return prompts[i].Name < prompts[j].Name })
-	if !b.changed(&b.mirror.prompts, prompts, len(prompts)) {
+	if !b.changed(&b.mirror.prompts, prompts, raw, len(prompts)) {
 		return
 	}
 	entries := make([]server.ServerPrompt, 0, len(prompts))
@@ -158,9 +171,9 @@ func (b *Bridge) setPrompts(prompts []mcp.Prompt) {
 	b.log.Info("registered the server's prompts", "prompts", len(entries))
 }
 
-func (b *Bridge) setResources(resources []mcp.Resource) {
+func (b *Bridge) setResources(resources []mcp.Resource, raw map[string]json.RawMessage) {
 	sort.SliceStable(resources, func(i, j int) bool { return resources[i].URI < resources[j].URI })
-	if !b.changed(&b.mirror.resources, resources, len(resources)) {
+	if !b.changed(&b.mirror.resources, resources, raw, len(resources)) {
 		return
 	}
 	entries := make([]server.ServerResource, 0, len(resources))
@@ -171,20 +184,20 @@ func (b *Bridge) setResources(resources []mcp.Resource) {
 	b.log.Info("registered the server's resources", "resources", len(entries))
 }
 
-func (b *Bridge) setTemplates(templates []mcp.ResourceTemplate) {
-	raw := func(t mcp.ResourceTemplate) string {
+func (b *Bridge) setTemplates(templates []mcp.ResourceTemplate, raw map[string]json.RawMessage) {
+	uriTemplate := func(t mcp.ResourceTemplate) string {
 		if t.URITemplate == nil || t.URITemplate.Template == nil {
 			return ""
 		}
 		return t.URITemplate.Raw()
 	}
-	sort.SliceStable(templates, func(i, j int) bool { return raw(templates[i]) < raw(templates[j]) })
-	if !b.changed(&b.mirror.templates, templates, len(templates)) {
+	sort.SliceStable(templates, func(i, j int) bool { return uriTemplate(templates[i]) < uriTemplate(templates[j]) })
+	if !b.changed(&b.mirror.templates, templates, raw, len(templates)) {
 		return
 	}
 	entries := make([]server.ServerResourceTemplate, 0, len(templates))
 	for _, t := range templates {
-		if raw(t) == "" {
+		if uriTemplate(t) == "" {
 			b.log.Warn("leaving out a resource template without a URI template", "name", t.Name)
 			continue
 		}
@@ -304,4 +317,73 @@ func (b *Bridge) counts() (m mirror) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.mirror
+}
+
+// listKeys name, for each list answer's items, the member that keys them.
+var listKeys = map[string]string{"tools": "name", "prompts": "name", "resources": "uri", "resourceTemplates": "uriTemplate"}
+
+// headBytes bounds what asSent reads of a request to tell its method; a
+// list request is far smaller.
+const headBytes = 64 << 10
+
+// asSent answers the list requests with the items as the child sent them:
+// mcp-go writes them from its own types, which drop the members (and the
+// keys inside annotations, execution, icons...) they do not know
+// (mcpfix.PatchList). Any other request goes to next untouched.
+func (b *Bridge) asSent(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost || r.Body == nil {
+			next.ServeHTTP(w, r)
+			return
+		}
+		head, err := io.ReadAll(io.LimitReader(r.Body, headBytes))
+		r.Body = struct {
+			io.Reader
+			io.Closer
+		}{io.MultiReader(bytes.NewReader(head), r.Body), r.Body}
+		var req struct {
+			Method string `json:"method"`
+		}
+		if err != nil || !bytes.Contains(head, []byte("/list")) || json.Unmarshal(head, &req) != nil {
+			next.ServeHTTP(w, r)
+			return
+		}
+		member := mcpfix.ListMember(req.Method)
+		raw := b.rawList(member)
+		if len(raw) == 0 {
+			next.ServeHTTP(w, r)
+			return
+		}
+		key := listKeys[member]
+		w, done := mcpfix.PatchList(w, member, func(item map[string]json.RawMessage) bool {
+			var k string
+			var sent map[string]json.RawMessage
+			if json.Unmarshal(item[key], &k) != nil || json.Unmarshal(raw[k], &sent) != nil || sent == nil {
+				return false
+			}
+			clear(item)
+			maps.Copy(item, sent)
+			return true
+		})
+		defer done()
+		next.ServeHTTP(w, r)
+	})
+}
+
+// rawList returns the items of the list member ("tools", ...) as the child
+// sent them, by key.
+func (b *Bridge) rawList(member string) map[string]json.RawMessage {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	switch member {
+	case "tools":
+		return b.mirror.tools.raw
+	case "prompts":
+		return b.mirror.prompts.raw
+	case "resources":
+		return b.mirror.resources.raw
+	case "resourceTemplates":
+		return b.mirror.templates.raw
+	}
+	return nil
 }
