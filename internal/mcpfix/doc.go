@@ -10,10 +10,11 @@
 // NewCallToolRequest, CallRecovered, ResultResponse, Sessions, CallSession,
 // WriteAnswer) for the gateway's own Streamable HTTP path in pkg/gateway,
 // plus the session-lifecycle fixes in front of mcp-go's StreamableHTTPServer
-// (OwnSession, InitGate, RelayEvents, KeepSessions).
+// (OwnSession, InitGate, RelayEvents, KeepSessions). PatchList (lists.go)
+// writes list answers with the members mcp-go's types drop.
 //
 // The client half (client.go, frames.go) sends tools/call on a 2026-07-28
 // upstream connection without mcp-go's re-encoding (StatelessCaller), and
 // checks a stdio upstream's output before mcp-go's client reads it
-// (FrameReader).
+// (FrameReader); WithRawResults keeps results as the upstream sent them.
 package mcpfix

@@ -94,7 +94,7 @@ func (b *Bridge) Refresh(ctx context.Context) error {
 func (b *Bridge) refresh(ctx context.Context) error {
 	caps := b.info.Capabilities
 	if caps.Tools != nil {
-		rctx, raws := upstream.WithRawResults(ctx)
+		rctx, raws := mcpfix.WithRawResults(ctx)
 		tools, err := b.m.ListTools(rctx, b.id)
 		if err != nil {
 			return err
@@ -102,7 +102,7 @@ func (b *Bridge) refresh(ctx context.Context) error {
 		b.setTools(tools, raws.Tools())
 	}
 	if caps.Prompts != nil {
-		rctx, raws := upstream.WithRawResults(ctx)
+		rctx, raws := mcpfix.WithRawResults(ctx)
 		prompts, err := b.m.ListPrompts(rctx, b.id)
 		if err != nil {
 			return err
@@ -110,13 +110,13 @@ func (b *Bridge) refresh(ctx context.Context) error {
 		b.setPrompts(prompts, raws.Items("prompts", "name"))
 	}
 	if caps.Resources != nil {
-		rctx, raws := upstream.WithRawResults(ctx)
+		rctx, raws := mcpfix.WithRawResults(ctx)
 		resources, err := b.m.ListResources(rctx, b.id)
 		if err != nil {
 			return err
 		}
 		b.setResources(resources, raws.Items("resources", "uri"))
-		rctx, raws = upstream.WithRawResults(ctx)
+		rctx, raws = mcpfix.WithRawResults(ctx)
 		templates, err := b.m.ListResourceTemplates(rctx, b.id)
 		if err != nil {
 			return err

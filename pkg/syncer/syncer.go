@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/toolrag/mcp-gateway/internal/mcpfix"
 	"github.com/toolrag/mcp-gateway/pkg/catalog"
 	"github.com/toolrag/mcp-gateway/pkg/policy"
 	"github.com/toolrag/mcp-gateway/pkg/tracing"
@@ -344,7 +345,7 @@ func fetch(ctx context.Context, cfg Config, id string) (_ catalog.Server, tools 
 	} else {
 		return srv, nil, err
 	}
-	ctx, raws := upstream.WithRawResults(ctx)
+	ctx, raws := mcpfix.WithRawResults(ctx)
 	list, err := cfg.Upstreams.ListTools(ctx, id)
 	raw := raws.Tools()
 	if err != nil && !errors.Is(err, upstream.ErrListTruncated) {

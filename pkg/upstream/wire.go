@@ -9,6 +9,8 @@ import (
 
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/toolrag/mcp-gateway/internal/mcpfix"
 )
 
 // callState records what happened on the wire during one call, so that a
@@ -42,7 +44,7 @@ func callStateFrom(ctx context.Context) *callState {
 // enforces the result size limit on what the transport decoded.
 func observe(ctx context.Context, resp *transport.JSONRPCResponse, err error, limit int64) (*transport.JSONRPCResponse, error) {
 	if err == nil && resp != nil && resp.Error == nil && int64(len(resp.Result)) <= limit {
-		captureRaw(ctx, resp.Result)
+		mcpfix.CaptureRaw(ctx, resp.Result)
 	}
 	st := callStateFrom(ctx)
 	if st == nil {

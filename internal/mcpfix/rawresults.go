@@ -1,4 +1,4 @@
-package upstream
+package mcpfix
 
 import (
 	"context"
@@ -10,7 +10,8 @@ import (
 // resources/templates/list) into its own types, which keep only the fields
 // they know and rewrite schemas (draft-07 definitions become $defs, unknown
 // keywords are dropped). RawResults keeps each item as the server sent it,
-// so the catalog and the bridge can serve every field unchanged.
+// so the catalog (pkg/syncer) and the bridge can serve every field
+// unchanged. pkg/upstream's transports call CaptureRaw.
 
 // RawResults collects the results answered to requests made with the
 // context WithRawResults returned.
@@ -29,8 +30,9 @@ func WithRawResults(ctx context.Context) (context.Context, *RawResults) {
 	return context.WithValue(ctx, rawResultsKey{}, r), r
 }
 
-// captureRaw keeps the result of one answered request made with ctx.
-func captureRaw(ctx context.Context, result json.RawMessage) {
+// CaptureRaw keeps the result of one answered request made with ctx (the
+// client's transport calls it with each result it reads).
+func CaptureRaw(ctx context.Context, result json.RawMessage) {
 	r, _ := ctx.Value(rawResultsKey{}).(*RawResults)
 	if r == nil || len(result) == 0 {
 		return
