@@ -3,9 +3,6 @@ package functions_test
 import (
 	"context"
 	"encoding/json"
-	"io"
-	"log/slog"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -15,9 +12,7 @@ import (
 	"github.com/toolrag/mcp-gateway/pkg/aws/dynamo"
 	"github.com/toolrag/mcp-gateway/pkg/awsrt"
 	"github.com/toolrag/mcp-gateway/pkg/bridge"
-	"github.com/toolrag/mcp-gateway/pkg/config"
 	"github.com/toolrag/mcp-gateway/pkg/policy"
-	"github.com/toolrag/mcp-gateway/pkg/upstream"
 )
 
 // TestFidelityBridgeUnknownFields: a stdio server's tools keep every
@@ -35,23 +30,7 @@ func TestFidelityBridgeUnknownFields(t *testing.T) {
 	ctx := context.Background()
 	d := newDeployment(t)
 	lists := filepath.Join(testenv.Root(t), "pkg", "bridge", "testdata", "rawserver", "lists.json")
-	b, err := bridge.New(ctx, bridge.Config{
-		Command: testenv.GoBinary(t, "./pkg/bridge/testdata/rawserver"), Args: []string{"-lists", lists}, Name: "raw",
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { b.Close() })
-	hop := httptest.NewServer(b.Handler())
-	t.Cleanup(hop.Close)
-	doc, err := config.EncodeServerConfig(upstream.ServerConfig{Transport: upstream.TransportStreamableHTTP, URL: hop.URL + "/mcp"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := dynamo.NewRegistryStore(d.ddb, d.tables.Registry).PutServer(ctx, "raw", doc); err != nil {
-		t.Fatal(err)
-	}
+	startBridge(t, d, bridge.Config{Command: testenv.GoBinary(t, "./pkg/bridge/testdata/rawserver"), Args: []string{"-lists", lists}, Name: "raw"})
 	const secret = "k-fidelity-bridge"
 	if err := dynamo.NewKeyStore(d.ddb, d.tables.Keys).Create(ctx, policy.Key{ID: "fidelity", SecretHash: policy.HashSecret(secret), Admin: true,
 		Servers: map[string]policy.Rule{"raw": {}}}); err != nil {

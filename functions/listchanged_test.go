@@ -47,23 +47,10 @@ func TestFidelityBridgeListChangedSync(t *testing.T) {
 		t.Fatal(err)
 	}
 	grow := filepath.Join(t.TempDir(), "grow")
-	b, err := bridge.New(ctx, bridge.Config{
+	b := startBridge(t, d, bridge.Config{
 		Command: testenv.GoBinary(t, "./servers/echo"), Args: []string{"-grow-file", grow}, Name: "grower",
-		SyncTrigger: syncinvoke.Trigger(lc, "function", "grower"), Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		SyncTrigger: syncinvoke.Trigger(lc, "function", "grower"),
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { b.Close() })
-	hop := httptest.NewServer(b.Handler())
-	t.Cleanup(hop.Close)
-	doc, err := config.EncodeServerConfig(upstream.ServerConfig{Transport: upstream.TransportStreamableHTTP, URL: hop.URL + "/mcp"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := dynamo.NewRegistryStore(d.ddb, d.tables.Registry).PutServer(ctx, "grower", doc); err != nil {
-		t.Fatal(err)
-	}
 	var rep awsrt.SyncReport
 	if err := json.Unmarshal(syncFn.invoke(t, sample(t, "schedule-sync.json")), &rep); err != nil || rep.Sync.Synced != 2 {
 		t.Fatalf("first sync: %v %+v", err, rep)
@@ -92,4 +79,28 @@ func TestFidelityBridgeListChangedSync(t *testing.T) {
 	if h := b.Health(ctx); h.ListChangesDamped != "" || h.Tools != 6 {
 		t.Errorf("bridge health after one change: damped %q, %d tools", h.ListChangesDamped, h.Tools)
 	}
+}
+
+// startBridge serves a stdio server through toolrag's bridge, as a
+// Fargate task does, until the test ends, and registers it in d's registry
+// under cfg.Name.
+func startBridge(t *testing.T, d *deployment, cfg bridge.Config) *bridge.Bridge {
+	t.Helper()
+	ctx := context.Background()
+	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	b, err := bridge.New(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() })
+	hop := httptest.NewServer(b.Handler())
+	t.Cleanup(hop.Close)
+	doc, err := config.EncodeServerConfig(upstream.ServerConfig{Transport: upstream.TransportStreamableHTTP, URL: hop.URL + "/mcp"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := dynamo.NewRegistryStore(d.ddb, d.tables.Registry).PutServer(ctx, cfg.Name, doc); err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
