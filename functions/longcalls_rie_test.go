@@ -1,10 +1,14 @@
 package functions_test
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -203,14 +207,91 @@ func TestLongCallsTasksLambdaRIE(t *testing.T) {
 		t.Errorf("the result is not in the bucket: %v %v", err, resp)
 	}
 
-	// Cancelled from another instance while its invocation runs.
-	id = startTask(1500)
+	// Cancelled from another instance while its invocation runs: the
+	// invocation reads the record, stops the call, and the upstream sees
+	// its call cancelled long before its 120 s.
+	id = startTask(120_000)
 	slow.WaitStarted(t, 30*time.Second)
 	if _, rerr := modernRPC(t, other, "k-owner", "tasks/cancel", "", map[string]any{"taskId": id}); rerr != nil {
 		t.Fatalf("tasks/cancel: %+v", rerr)
+	}
+	if err := slow.WaitEnded(t, 60*time.Second); !errors.Is(err, context.Canceled) {
+		t.Errorf("the cancelled task's upstream call ended with %v, want context.Canceled", err)
 	}
 	api.Wait()
 	if st, _ := status(front, "k-owner", id); st != "cancelled" {
 		t.Errorf("a cancelled task after its invocation ended: %q", st)
 	}
+}
+
+// TestLongCallsCancelLambdaRIE: a 2025-11-25 client's call runs on one
+// instance of the gateway function under aws-lambda-rie; its
+// notifications/cancelled reaches another instance (on Lambda an instance
+// runs one invocation at a time, so it always does), which writes a cancel
+// record in the DynamoDB sessions table; the running instance reads it and
+// the upstream sees its call cancelled. The same notification from
+// another principal's session cancels nothing.
+func TestLongCallsCancelLambdaRIE(t *testing.T) {
+	rie, bins := emulated(t, "gateway", "sync")
+	d := newDeployment(t)
+	slow := testenv.StartSlowServer(t)
+	d.addServers(t, map[string]string{"slow": slow.URL}, "owner", "other")
+	d.sync(t, rie, bins["sync"], 2)
+	running := startFunction(t, rie, "toolrag-gateway", bins["gateway"], 120, d.env)
+	other := startFunction(t, rie, "toolrag-gateway", bins["gateway"], 29, d.env)
+	owner := newLambdaSession(t, running, "k-owner", `{}`)
+	stranger := newLambdaSession(t, other, "k-other", `{}`)
+
+	call := func(ms int) (id int, answered chan error) {
+		owner.id++
+		id = owner.id
+		ev := httpEvent(t, owner.key, map[string]string{"mcp-session-id": owner.sid, "mcp-protocol-version": "2025-11-25"},
+			fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"run_tool","arguments":{"call_name":"slow__slow","arguments":{"ms":%d}}}}`, id, ms))
+		answered = make(chan error, 1)
+		go func() {
+			_, err := testenv.RIEInvoker(running.url)(context.Background(), ev)
+			answered <- err
+		}()
+		slow.WaitStarted(t, 30*time.Second)
+		return id, answered
+	}
+	cancelled := func(s *lambdaSession, id int) {
+		t.Helper()
+		r := s.post(t, fmt.Sprintf(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":%d,"reason":"the user gave up"}}`, id))
+		if r.StatusCode != http.StatusAccepted {
+			t.Errorf("notifications/cancelled: %d %s", r.StatusCode, r.Body)
+		}
+	}
+
+	// Another principal names the same request id in its own session:
+	// nothing is cancelled (the call works its 8 s to the end).
+	id, answered := call(8000)
+	cancelled(stranger, id)
+	if err := slow.WaitEnded(t, 60*time.Second); err != nil {
+		t.Errorf("another principal's notifications/cancelled stopped the call: %v", err)
+	}
+	if err := <-answered; err != nil {
+		t.Errorf("the call's invocation: %v", err)
+	}
+
+	id, answered = call(120_000)
+	sent := time.Now()
+	cancelled(owner.withGateway(other), id)
+	err := slow.WaitEnded(t, 60*time.Second)
+	took := time.Since(sent)
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("the upstream's call ended with %v, want context.Canceled", err)
+	}
+	select {
+	case <-answered:
+	case <-time.After(30 * time.Second):
+		t.Error("the cancelled call's invocation did not end")
+	}
+	checks := regexp.MustCompile(`"mcp_cancel_checks_total":(\d+)`).FindAllStringSubmatch(running.logs.String(), -1)
+	n := 0
+	for _, m := range checks {
+		v, _ := strconv.Atoi(m[1])
+		n += v
+	}
+	t.Logf("the upstream saw the cancellation %v after the notification; cancel record reads by the running instance: %d (for an 8 s call and the cancelled one)", took, n)
 }

@@ -234,9 +234,24 @@ func (s *lambdaSession) post(t *testing.T, body string) httpResponse {
 	return postEvent(t, s.gw, s.key, hdr, body)
 }
 
+// withGateway is the session s as another instance of the gateway
+// function receives its requests.
+func (s *lambdaSession) withGateway(gw *function) *lambdaSession {
+	c := *s
+	c.gw = gw
+	return &c
+}
+
 // postEvent sends body to the gateway function as an HTTP API request with
 // key's bearer token and the headers hdr.
 func postEvent(t *testing.T, gw *function, key string, hdr map[string]string, body string) httpResponse {
+	t.Helper()
+	return decodeHTTP(t, gw.invoke(t, httpEvent(t, key, hdr, body)))
+}
+
+// httpEvent is an HTTP API event of a POST of body with key's bearer token
+// and the headers hdr.
+func httpEvent(t *testing.T, key string, hdr map[string]string, body string) []byte {
 	t.Helper()
 	var ev map[string]any
 	if err := json.Unmarshal(sample(t, "http-api-initialize.json"), &ev); err != nil {
@@ -253,7 +268,7 @@ func postEvent(t *testing.T, gw *function, key string, hdr map[string]string, bo
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
 	_ = enc.Encode(ev)
-	return decodeHTTP(t, gw.invoke(t, b.Bytes()))
+	return b.Bytes()
 }
 
 func (s *lambdaSession) request(t *testing.T, method string, params any) (int, httpResponse) {

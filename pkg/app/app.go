@@ -123,6 +123,9 @@ type Backend struct {
 	Tasks       session.TaskStore
 	TaskRunner  gateway.TaskRunner
 	TaskResults gateway.TaskResultStore
+	// Cancels carries cancellations between instances (the shared session
+	// store; nil where one process serves every request).
+	Cancels gateway.Cancels
 	// Results, when set, keeps tool results over Env.MaxResultBytes (up to
 	// Env.MaxSpillBytes), answered as a preview and a resource_link. A
 	// store that is also an http.Handler serves its signed download URLs
@@ -274,7 +277,7 @@ func New(b Backend, o Options) (*App, error) {
 		UpstreamListTimeout: o.UpstreamListTimeout, MaxListItems: env.MaxTools, Logger: a.log, OnCall: a.recordCall,
 		LazyToolList: o.LazyToolList, Sequences: seq, Identity: identityOf(b),
 		StateKey: b.StateKey, InputTTL: env.InputTTL, NoClientStreams: b.NoClientStreams,
-		Tasks: b.Tasks, TaskRunner: b.TaskRunner, TaskResults: b.TaskResults,
+		Tasks: b.Tasks, TaskRunner: b.TaskRunner, TaskResults: b.TaskResults, Cancels: b.Cancels,
 		Results: resultsOf(b, env), BigResults: gateway.BigResults{InlineBytes: env.MaxResultBytes, PreviewBytes: env.ResultPreviewBytes,
 			TTL: env.ResultTTL, URLTTL: env.ResultURLTTL, ReadBytes: o.ResultReadBytes},
 	})

@@ -35,6 +35,8 @@ func (a *App) registerMetrics() {
 	m.CounterFunc("mcp_results_stored_total", a.MCP.Metrics.ResultsStored.Load)
 	m.CounterFunc("mcp_result_bytes_stored_total", a.MCP.Metrics.ResultBytesStored.Load)
 	m.CounterFunc("mcp_results_read_total", a.MCP.Metrics.ResultsRead.Load)
+	m.CounterFunc("mcp_cancel_checks_total", a.MCP.Metrics.CancelChecks.Load)
+	m.CounterFunc("mcp_cancelled_remote_total", a.MCP.Metrics.CancelledRemote.Load)
 	m.CounterFunc("mcp_find_tools_total", a.MCP.Metrics.Finds.Load)
 	m.CounterFunc("http_rejected_total", a.MCP.Metrics.Rejected.Load)
 	if a.b.Metrics != nil {

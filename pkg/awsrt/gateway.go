@@ -195,7 +195,7 @@ func NewGatewayFunction(ctx context.Context, cfg Config) (*GatewayFunction, erro
 		Sync:     func(ctx context.Context) (any, error) { return reindexer{g}.Reindex(ctx, "incremental") },
 		Identity: identity,
 		StateKey: cfg.StateKey, NoClientStreams: true,
-		Tasks: g.Sessions, TaskRunner: runner, TaskResults: taskResults{s3bucket.New(cfg.S3, cfg.Bucket)},
+		Tasks: g.Sessions, TaskRunner: runner, TaskResults: taskResults{s3bucket.New(cfg.S3, cfg.Bucket)}, Cancels: g.Sessions,
 		Results: results,
 	}, app.Options{
 		Env: env, Getenv: cfg.Getenv, ResultReadBytes: env.MaxResultBytes, UpstreamListTimeout: cfg.UpstreamListTimeout, WhileLoading: app.RejectWhileLoading, Logger: log,

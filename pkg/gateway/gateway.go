@@ -135,6 +135,12 @@ type Config struct {
 	// outside the task records (a TaskResultStore).
 	TaskRunner  TaskRunner
 	TaskResults TaskResultStore
+	// Cancels, when set, carries cancellations between instances
+	// (cancels.go: a notifications/cancelled that reaches an instance not
+	// running the call). CancelWatch paces the checks of the running calls
+	// and of gateway-run tasks (their task records).
+	Cancels     Cancels
+	CancelWatch CancelWatch
 	Logger      *slog.Logger
 	// OnCall, when set, is told of every tool call after its audit line
 	// (key id, call name, outcome, duration; ctx carries the call's span):
@@ -212,7 +218,10 @@ type Server struct {
 	// taskCancels cancels the gateway-run tasks running in this process
 	// (task id → context.CancelFunc).
 	taskCancels sync.Map
-	Metrics     Metrics
+	// watched cancels the tools/call requests watching their cancel
+	// record (cancel key → context.CancelFunc).
+	watched sync.Map
+	Metrics Metrics
 }
 
 type toolSet struct {
@@ -305,6 +314,12 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.InputTTL <= 0 {
 		cfg.InputTTL = 10 * time.Minute
+	}
+	if cfg.CancelWatch.After <= 0 {
+		cfg.CancelWatch.After = 5 * time.Second
+	}
+	if cfg.CancelWatch.Every <= 0 {
+		cfg.CancelWatch.Every = 2 * time.Second
 	}
 	box := sealed.Random()
 	if cfg.StateKey != nil {

@@ -138,6 +138,11 @@ func (g *Server) Handler(o HTTPOptions) http.Handler {
 			}
 			return
 		}
+		if decoded && g.cfg.Cancels != nil && head.Method == string(mcp.MethodToolsCall) && len(head.ID) > 0 {
+			var stop func()
+			r, stop = g.watchCancel(r, &head)
+			defer stop()
+		}
 		if decoded && fp != nil && g.fastCall(w, r, body, &head, fp) {
 			if o.Observe != nil {
 				o.Observe(head.Method, time.Since(start))
@@ -146,6 +151,9 @@ func (g *Server) Handler(o HTTPOptions) http.Handler {
 		}
 		if decoded && head.Method == string(mcp.MethodNotificationCancelled) {
 			g.cancelInflight(r, &head)
+			if g.cfg.Cancels != nil {
+				g.recordCancel(r, &head)
+			}
 		}
 		if decoded && fp != nil {
 			w = g.observe(w, r, &head)

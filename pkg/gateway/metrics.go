@@ -13,6 +13,9 @@ type Metrics struct {
 	RoundTrips    atomic.Int64 // 2026-07-28 tool calls that retried with inputResponses or requestState
 	FastCalls     atomic.Int64 // tools/call requests answered by the gateway's own path (fastcall.go), not mcp-go's
 
+	CancelChecks    atomic.Int64 // reads of a cancel or task record by a running call (cancels.go)
+	CancelledRemote atomic.Int64 // calls cancelled by a record another instance wrote
+
 	ResultsStored     atomic.Int64 // result blocks over the inline limit stored and linked (bigresult.go)
 	ResultBytesStored atomic.Int64 // their bytes
 	ResultsRead       atomic.Int64 // resources/read of a stored result

@@ -262,10 +262,19 @@ func (l localRunner) StartTask(ctx context.Context, job TaskJob) error {
 
 // RunTask runs a gateway-run task's call with ctx (which carries the
 // caller's policy) and records its outcome, bounded by the task's expiry.
-// A task cancelled meanwhile stays cancelled.
+// It reads the task's record at CancelWatch's pace, and stops the call
+// when the task has been cancelled (on any instance); a task cancelled
+// meanwhile stays cancelled.
 func (g *Server) RunTask(ctx context.Context, job TaskJob) {
 	ctx, cancel := context.WithDeadline(ctx, job.Task.Expires)
 	defer cancel()
+	// tasks/cancel on another instance: the task's record says so.
+	done := make(chan struct{})
+	defer close(done)
+	go g.watch(ctx, done, cancel, func(ctx context.Context) bool {
+		cur, ok, err := g.cfg.Tasks.GetTask(ctx, job.Task.ID)
+		return err == nil && ok && cur.Status == string(mcp.TaskStatusCancelled)
+	})
 	res, _ := g.call(ctx, job.CallName, job.Args)
 	rec := job.Task
 	if cur, ok, err := g.cfg.Tasks.GetTask(context.WithoutCancel(ctx), rec.ID); err == nil && ok && cur.Ended() {

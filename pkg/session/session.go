@@ -76,6 +76,7 @@ type Memory struct {
 	mu       sync.Mutex
 	sessions map[string]*memSession
 	tasks    map[string]Task
+	cancels  map[string]time.Time // cancel records (PutCancel)
 }
 
 type memSession struct {

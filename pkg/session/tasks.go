@@ -129,3 +129,26 @@ func SortTasks(ts []Task) {
 		return ts[i].ID < ts[j].ID
 	})
 }
+
+// PutCancel records a cancellation (gateway.Cancels) until expires.
+func (m *Memory) PutCancel(_ context.Context, key string, expires time.Time) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.cancels == nil {
+		m.cancels = map[string]time.Time{}
+	}
+	m.cancels[key] = expires
+	return nil
+}
+
+// Cancelled reports whether a live cancel record has key.
+func (m *Memory) Cancelled(_ context.Context, key string) (bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	exp, ok := m.cancels[key]
+	if ok && !m.now().Before(exp) {
+		delete(m.cancels, key)
+		return false, nil
+	}
+	return ok, nil
+}
