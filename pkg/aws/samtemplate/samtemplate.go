@@ -177,51 +177,63 @@ type Event struct {
 	Properties map[string]any
 }
 
-// Functions returns every serverless function, sorted by logical id.
+// Functions returns the serverless functions the template always
+// deploys, sorted by logical id; those under a Condition (the streamed
+// front door's) are read with Function.
 func (t *Template) Functions() []Function {
-	g, _ := t.Globals["Function"].(map[string]any)
 	var out []Function
 	for id, r := range t.Resources {
-		if r.Type != "AWS::Serverless::Function" {
-			continue
+		if r.Type == "AWS::Serverless::Function" && r.Condition == "" {
+			f, _ := t.Function(id)
+			out = append(out, f)
 		}
-		get := func(k string) any {
-			if v, ok := r.Properties[k]; ok {
-				return v
-			}
-			return g[k]
-		}
-		f := Function{LogicalID: id, Env: map[string]any{}, Events: map[string]Event{}}
-		f.CodeURI, _ = get("CodeUri").(string)
-		f.Handler, _ = get("Handler").(string)
-		f.Runtime, _ = get("Runtime").(string)
-		f.MemorySize, f.Timeout = get("MemorySize"), get("Timeout")
-		lc, _ := get("LoggingConfig").(map[string]any)
-		f.LogFormat, _ = lc["LogFormat"].(string)
-		if as, ok := get("Architectures").([]any); ok {
-			for _, a := range as {
-				s, _ := a.(string)
-				f.Architectures = append(f.Architectures, s)
-			}
-		}
-		for _, src := range []map[string]any{g, r.Properties} {
-			env, _ := src["Environment"].(map[string]any)
-			vars, _ := env["Variables"].(map[string]any)
-			for k, v := range vars {
-				f.Env[k] = v
-			}
-		}
-		evs, _ := r.Properties["Events"].(map[string]any)
-		for name, e := range evs {
-			m, _ := e.(map[string]any)
-			typ, _ := m["Type"].(string)
-			props, _ := m["Properties"].(map[string]any)
-			f.Events[name] = Event{Type: typ, Properties: props}
-		}
-		out = append(out, f)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].LogicalID < out[j].LogicalID })
 	return out
+}
+
+// Function returns the serverless function with logical id id, with the
+// Globals applied; false when there is none.
+func (t *Template) Function(id string) (Function, bool) {
+	g, _ := t.Globals["Function"].(map[string]any)
+	r, ok := t.Resources[id]
+	if !ok || r.Type != "AWS::Serverless::Function" {
+		return Function{}, false
+	}
+	get := func(k string) any {
+		if v, ok := r.Properties[k]; ok {
+			return v
+		}
+		return g[k]
+	}
+	f := Function{LogicalID: id, Env: map[string]any{}, Events: map[string]Event{}}
+	f.CodeURI, _ = get("CodeUri").(string)
+	f.Handler, _ = get("Handler").(string)
+	f.Runtime, _ = get("Runtime").(string)
+	f.MemorySize, f.Timeout = get("MemorySize"), get("Timeout")
+	lc, _ := get("LoggingConfig").(map[string]any)
+	f.LogFormat, _ = lc["LogFormat"].(string)
+	if as, ok := get("Architectures").([]any); ok {
+		for _, a := range as {
+			s, _ := a.(string)
+			f.Architectures = append(f.Architectures, s)
+		}
+	}
+	for _, src := range []map[string]any{g, r.Properties} {
+		env, _ := src["Environment"].(map[string]any)
+		vars, _ := env["Variables"].(map[string]any)
+		for k, v := range vars {
+			f.Env[k] = v
+		}
+	}
+	evs, _ := r.Properties["Events"].(map[string]any)
+	for name, e := range evs {
+		m, _ := e.(map[string]any)
+		typ, _ := m["Type"].(string)
+		props, _ := m["Properties"].(map[string]any)
+		f.Events[name] = Event{Type: typ, Properties: props}
+	}
+	return f, true
 }
 
 // Name returns the function's short name from its CodeUri: "dist/gateway/"

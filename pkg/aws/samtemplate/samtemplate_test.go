@@ -32,6 +32,7 @@ var contractEnv = map[string]bool{
 	"TOOLRAG_OAUTH_SCOPES": true, "TOOLRAG_OAUTH_SCOPE_PREFIX": true, "TOOLRAG_OAUTH_GRANTS": true,
 	"TOOL_RAG_CALLSEQ_TABLE": true, "TOOL_RAG_CALL_SEQUENCES": true,
 	"TOOL_RAG_VAULT_TABLE": true, "TOOL_RAG_VAULT_KMS_KEY": true,
+	"TOOL_RAG_GATEWAY_FUNCTION": true, "TOOL_RAG_FUNCTION_URL": true,
 }
 
 var wantFunctions = []string{"gateway", "health", "sync"}
