@@ -98,6 +98,22 @@ type Config struct {
 
 	// Tracing configures OpenTelemetry traces (docs/observability.md).
 	Tracing TracingConfig `json:"tracing"`
+
+	// Streamed, when set, adds the streamed front door (docs/deploy.md,
+	// Front doors): the gateway's code on a second function sized by
+	// functions.gatewayStream (900 s by default) behind a Function URL
+	// in RESPONSE_STREAM mode. -c streamed=true turns it on.
+	Streamed *StreamedConfig `json:"streamed,omitempty"`
+}
+
+// StreamedConfig tunes the streamed front door.
+type StreamedConfig struct {
+	// OAuthAudience is the streamed URL's OAuth resource identifier (its
+	// McpStreamUrl output, or a domain in front of it), required in its
+	// tokens' aud. Empty: oauth.audience, as on the API (set this when
+	// oauth.audience is a URL: clients check that the resource metadata
+	// names the URL they called).
+	OAuthAudience string `json:"oauthAudience,omitempty"`
 }
 
 // TracingConfig configures the functions' traces. Lambda active tracing
@@ -215,6 +231,10 @@ type FunctionsConfig struct {
 	Gateway FunctionSize `json:"gateway"` // default 1769 MiB (one vCPU; above the peak at ExpectedTools with margin), 29 s, reserved concurrency 100
 	Sync    FunctionSize `json:"sync"`    // default from ExpectedTools (2240 MiB at 100k tools: measured peak 1,835 MB plus 25 %), 900 s
 	Health  FunctionSize `json:"health"`  // default 256 MiB, 60 s
+	// GatewayStream is the streamed front door's function (with
+	// Streamed): default the gateway's memory, 900 s, reserved
+	// concurrency 20 (each open stream holds an instance).
+	GatewayStream FunctionSize `json:"gatewayStream"`
 }
 
 // FunctionSize is one function's memory and timeout. Zero means the
@@ -230,8 +250,8 @@ type FunctionSize struct {
 	ReservedConcurrency int `json:"reservedConcurrency,omitempty"`
 }
 
-// Size returns the size of the function called name (gateway, sync or
-// health); the zero FunctionSize for any other name.
+// Size returns the size of the function called name (gateway, sync,
+// health or gatewayStream); the zero FunctionSize for any other name.
 func (f FunctionsConfig) Size(name string) FunctionSize {
 	switch name {
 	case "gateway":
@@ -240,6 +260,8 @@ func (f FunctionsConfig) Size(name string) FunctionSize {
 		return f.Sync
 	case "health":
 		return f.Health
+	case "gatewayStream":
+		return f.GatewayStream
 	}
 	return FunctionSize{}
 }
@@ -326,6 +348,9 @@ func (c *Config) Defaults() {
 	defInt(&c.Functions.Sync.TimeoutSeconds, 900)
 	defInt(&c.Functions.Health.MemoryMiB, 256)
 	defInt(&c.Functions.Health.TimeoutSeconds, 60)
+	defInt(&c.Functions.GatewayStream.MemoryMiB, c.Functions.Gateway.MemoryMiB)
+	defInt(&c.Functions.GatewayStream.TimeoutSeconds, maxFunctionTimeout)
+	defInt(&c.Functions.GatewayStream.ReservedConcurrency, DefaultStreamReservedConcurrency)
 	defInt(&c.Fargate.Cpu, 256)
 	defInt(&c.Fargate.MemoryMiB, 512)
 	defInt(&c.Fargate.DesiredCount, 2)
@@ -417,7 +442,7 @@ func (c *Config) Validate() error {
 	if c.SecretsStore != "ssm" && c.SecretsStore != "secretsmanager" {
 		bad("secretsStore %q must be ssm or secretsmanager", c.SecretsStore)
 	}
-	for _, name := range functionNames {
+	for _, name := range c.functionNames() {
 		f := c.Functions.Size(name)
 		if f.MemoryMiB < minFunctionMemoryMiB || f.MemoryMiB > maxFunctionMemoryMiB {
 			bad("functions.%s.memoryMiB %d must be between %d and %d (Lambda's limits)", name, f.MemoryMiB, minFunctionMemoryMiB, maxFunctionMemoryMiB)
@@ -431,8 +456,10 @@ func (c *Config) Validate() error {
 	if c.Functions.Sync.ReservedConcurrency != 0 || c.Functions.Health.ReservedConcurrency != 0 {
 		bad("functions.sync.reservedConcurrency and functions.health.reservedConcurrency cannot be set (sync always runs one at a time)")
 	}
-	if rc := c.Functions.Gateway.ReservedConcurrency; rc < -1 || rc == 0 || rc > 1000 {
-		bad("functions.gateway.reservedConcurrency %d must be between 1 and 1000, or -1 for no reservation", rc)
+	for _, name := range []string{"gateway", "gatewayStream"} {
+		if rc := c.Functions.Size(name).ReservedConcurrency; rc < -1 || rc == 0 || rc > 1000 {
+			bad("functions.%s.reservedConcurrency %d must be between 1 and 1000, or -1 for no reservation", name, rc)
+		}
 	}
 	if c.ExpectedTools < 1 {
 		bad("expectedTools %d must be positive", c.ExpectedTools)
@@ -515,6 +542,17 @@ func (c *Config) applyContext(get func(key string) (string, bool)) error {
 	if v, ok := get("frontDoor"); ok {
 		c.FrontDoor = v
 	}
+	if v, ok := get("streamed"); ok {
+		on, err := strconv.ParseBool(strings.TrimSpace(v))
+		if err != nil {
+			return fmt.Errorf("context streamed %q must be true or false", v)
+		}
+		if !on {
+			c.Streamed = nil
+		} else if c.Streamed == nil {
+			c.Streamed = &StreamedConfig{}
+		}
+	}
 	if v, ok := get("bedrockModelId"); ok {
 		c.Embedder.ModelID = v
 	}
@@ -546,6 +584,10 @@ const DefaultExpectedTools = 100_000
 
 // DefaultGatewayReservedConcurrency caps the gateway's instances.
 const DefaultGatewayReservedConcurrency = 100
+
+// DefaultStreamReservedConcurrency caps the streamed front door's
+// instances: its long calls cannot take the API's.
+const DefaultStreamReservedConcurrency = 20
 
 // Measured peaks (docs/deploy.md, Sizing; builtin embedder, 1,536
 // dimensions, 8-bit index): the gateway's peak RSS while it loads a newly

@@ -38,6 +38,11 @@ func TestConfigValidate(t *testing.T) {
 		{"health timeout negative", func(c *Config) { c.Functions.Health.TimeoutSeconds = -5 }, "functions.health.timeoutSeconds -5"},
 		{"gateway timeout beyond the HTTP API", func(c *Config) { c.Functions.Gateway.TimeoutSeconds = 31 }, "functions.gateway.timeoutSeconds 31 must be at most 30: API Gateway's HTTP API stops waiting"},
 		{"gateway timeout beyond Lambda", func(c *Config) { c.Functions.Gateway.TimeoutSeconds = 1000 }, "functions.gateway.timeoutSeconds 1000 must be between 1 and 900"},
+		{"streamed front door", func(c *Config) { c.Streamed = &StreamedConfig{} }, ""},
+		{"streamed timeout beyond Lambda", func(c *Config) {
+			c.Streamed, c.Functions.GatewayStream.TimeoutSeconds = &StreamedConfig{}, 901
+		}, "functions.gatewayStream.timeoutSeconds 901 must be between 1 and 900"},
+		{"streamed concurrency", func(c *Config) { c.Functions.GatewayStream.ReservedConcurrency = 1001 }, "functions.gatewayStream.reservedConcurrency 1001"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -8,7 +8,6 @@ import (
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awscognito"
-	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/jsii-runtime-go"
 )
 
@@ -71,16 +70,17 @@ func (o *OAuthConfig) validate() []error {
 	return errs
 }
 
-// addOAuth sets the gateway's TOOLRAG_OAUTH_* environment and, with
-// Cognito, creates the user pool, resource server, domain and app client.
-func addOAuth(stack awscdk.Stack, cfg Config, gateway awslambda.Function) {
+// addOAuth sets the gateway's TOOLRAG_OAUTH_* environment with setEnv
+// and, with Cognito, creates the user pool, resource server, domain and
+// app client.
+func addOAuth(stack awscdk.Stack, cfg Config, setEnv func(key string, value *string)) {
 	o := cfg.OAuth
 	if o == nil {
 		return
 	}
 	env := func(k, v string) {
 		if v != "" {
-			gateway.AddEnvironment(jsii.String(k), jsii.String(v), nil)
+			setEnv(k, jsii.String(v))
 		}
 	}
 	env("TOOLRAG_OAUTH_AUDIENCE", o.Audience)
@@ -124,10 +124,9 @@ func addOAuth(stack awscdk.Stack, cfg Config, gateway awslambda.Function) {
 			},
 		})
 		issuer := pool.UserPoolProviderUrl()
-		gateway.AddEnvironment(jsii.String("TOOLRAG_OAUTH_ISSUER"), issuer, nil)
+		setEnv("TOOLRAG_OAUTH_ISSUER", issuer)
 		// The JWKS URL is known: no discovery round trip at cold start.
-		gateway.AddEnvironment(jsii.String("TOOLRAG_OAUTH_JWKS_URL"),
-			awscdk.Fn_Join(jsii.String(""), &[]*string{issuer, jsii.String("/.well-known/jwks.json")}), nil)
+		setEnv("TOOLRAG_OAUTH_JWKS_URL", awscdk.Fn_Join(jsii.String(""), &[]*string{issuer, jsii.String("/.well-known/jwks.json")}))
 		if o.ScopePrefix == "" {
 			// Cognito access tokens carry no aud: their scopes name the resource server.
 			env("TOOLRAG_OAUTH_SCOPE_PREFIX", c.ResourceServer+"/")

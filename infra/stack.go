@@ -26,8 +26,16 @@ import (
 	"github.com/aws/jsii-runtime-go"
 )
 
-// Function names, as built by `make build-lambdas` into dist/<name>.zip.
-var functionNames = []string{"gateway", "sync", "health"}
+// functionNames returns the functions the stack deploys: gateway, sync
+// and health, as built by `make build-lambdas` into dist/<name>.zip, and
+// with the streamed front door gatewayStream (the gateway's code).
+func (c *Config) functionNames() []string {
+	names := []string{"gateway", "sync", "health"}
+	if c.Streamed != nil {
+		names = append(names, "gatewayStream")
+	}
+	return names
+}
 
 // StackProps configures NewGatewayStack.
 type StackProps struct {
@@ -260,11 +268,12 @@ func NewGatewayStack(scope constructs.Construct, id string, props *StackProps) (
 		env["TOOL_RAG_RERANKER_URL"] = jsii.String(cfg.Reranker.URL)
 	}
 	descriptions := map[string]string{
-		"gateway": "toolrag MCP gateway: /mcp, /tool-rag/*, /health",
-		"sync":    "toolrag sync: pulls upstream tool lists, re-embeds, publishes the index",
-		"health":  "toolrag health: probes every upstream and records its status",
+		"gateway":       "toolrag MCP gateway: /mcp, /tool-rag/*, /health",
+		"sync":          "toolrag sync: pulls upstream tool lists, re-embeds, publishes the index",
+		"health":        "toolrag health: probes every upstream and records its status",
+		"gatewayStream": "toolrag MCP gateway, streamed front door (Function URL, RESPONSE_STREAM) and the gateway's own tasks",
 	}
-	for _, name := range functionNames {
+	for _, name := range cfg.functionNames() {
 		size := cfg.Functions.Size(name) // Defaults and Validate ran: within Lambda's limits
 		fnEnv := map[string]*string{}
 		for k, v := range env {
@@ -273,7 +282,7 @@ func NewGatewayStack(scope constructs.Construct, id string, props *StackProps) (
 		logGroup := awslogs.NewLogGroup(stack, jsii.String(title(name)+"Logs"), &awslogs.LogGroupProps{
 			Retention: logRetention, RemovalPolicy: awscdk.RemovalPolicy_DESTROY,
 		})
-		code, placeholder := functionCode(cfg.DistDir, name)
+		code, placeholder := functionCode(cfg.DistDir, strings.TrimSuffix(name, "Stream"))
 		fp := &awslambda.FunctionProps{
 			Runtime:      awslambda.Runtime_PROVIDED_AL2023(),
 			Architecture: awslambda.Architecture_ARM_64(),
@@ -303,11 +312,16 @@ func NewGatewayStack(scope constructs.Construct, id string, props *StackProps) (
 			// One sync at a time: a schedule and a reindex never race
 			// over the tools table and the index pointer.
 			fp.ReservedConcurrentExecutions = jsii.Number(1)
-		case name == "gateway" && size.ReservedConcurrency > 0:
+		case strings.HasPrefix(name, "gateway") && size.ReservedConcurrency > 0:
 			// A flood of requests (bad tokens included) scales the
 			// gateway only this far: the rest are throttled (429) at no
 			// Lambda cost, and the account's other functions keep theirs.
 			fp.ReservedConcurrentExecutions = jsii.Number(float64(size.ReservedConcurrency))
+		}
+		if name == "gatewayStream" {
+			// The gateway's role: every grant to the gateway is one to
+			// its streamed twin.
+			fp.Role = g.Functions["gateway"].Role()
 		}
 		fn := awslambda.NewFunction(stack, jsii.String(title(name)+"Function"), fp)
 		if placeholder {
@@ -317,14 +331,30 @@ func NewGatewayStack(scope constructs.Construct, id string, props *StackProps) (
 		g.Functions[name] = fn
 	}
 	gateway, syncFn, health := g.Functions["gateway"], g.Functions["sync"], g.Functions["health"]
-	gateway.AddEnvironment(jsii.String("TOOL_RAG_SYNC_FUNCTION"), syncFn.FunctionName(), nil)
-	for k, v := range lambdaLimitsEnv(cfg.Functions.Size("gateway").TimeoutSeconds) {
-		gateway.AddEnvironment(jsii.String(k), jsii.String(v), nil)
+	// The functions that run the gateway (the gateway and, with the
+	// streamed front door, its twin) share the role and the environment.
+	gateways := []awslambda.Function{gateway}
+	if fn, ok := g.Functions["gatewayStream"]; ok {
+		gateways = append(gateways, fn)
 	}
-	addOAuth(stack, cfg, gateway)
-	addVault(stack, cfg, gateway, vaultTable)
-	addTasks(stack, cfg, gateway, bucket)
+	setEnv := func(k string, v *string) {
+		for _, fn := range gateways {
+			fn.AddEnvironment(jsii.String(k), v, nil)
+		}
+	}
+	setEnv("TOOL_RAG_SYNC_FUNCTION", syncFn.FunctionName())
+	for _, name := range []string{"gateway", "gatewayStream"} {
+		if fn, ok := g.Functions[name]; ok {
+			for k, v := range lambdaLimitsEnv(cfg.Functions.Size(name).TimeoutSeconds) {
+				fn.AddEnvironment(jsii.String(k), jsii.String(v), nil)
+			}
+		}
+	}
+	addOAuth(stack, cfg, setEnv)
+	addVault(stack, cfg, gateway, setEnv, vaultTable)
+	addTasks(stack, cfg, gateway, gateways[len(gateways)-1], bucket)
 	addResults(gateway, bucket)
+	addStreamed(stack, cfg, g.Functions["gatewayStream"])
 
 	// Permissions: each function gets only the actions it uses.
 	tools.GrantReadData(gateway)

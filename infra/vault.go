@@ -16,13 +16,13 @@ import (
 // them, and only under its own encryption contexts (purpose toolrag-*;
 // each grant's also names its principal and server). The key outlives
 // the stack: deleting it would make every stored grant unreadable.
-func addVault(stack awscdk.Stack, cfg Config, gateway awslambda.Function, table awsdynamodb.Table) awskms.Key {
+func addVault(stack awscdk.Stack, cfg Config, gateway awslambda.Function, setEnv func(key string, value *string), table awsdynamodb.Table) awskms.Key {
 	key := awskms.NewKey(stack, jsii.String("VaultKey"), &awskms.KeyProps{
 		Description:       jsii.String("toolrag " + cfg.Stage + ": token vault (per-principal upstream grants)"),
 		EnableKeyRotation: jsii.Bool(true),
 		RemovalPolicy:     awscdk.RemovalPolicy_RETAIN,
 	})
-	gateway.AddEnvironment(jsii.String("TOOL_RAG_VAULT_KMS_KEY"), key.KeyArn(), nil)
+	setEnv("TOOL_RAG_VAULT_KMS_KEY", key.KeyArn())
 	table.GrantReadWriteData(gateway)
 	gateway.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
 		Actions:    jsii.Strings("kms:GenerateDataKey", "kms:Decrypt"),
