@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -124,10 +123,7 @@ func mcpEvent(t *testing.T, key, sid, body string) []byte {
 // namespacing (server__tool, ui://server/...), what a client receives in
 // tools/list, compared as JSON.
 func TestFidelityAWSRoundTrip(t *testing.T) {
-	rie := filepath.Join(testenv.ToolsDir(t), "bin", "aws-lambda-rie")
-	if _, err := os.Stat(rie); err != nil {
-		testenv.Missing(t, "aws-lambda-rie")
-	}
+	rie, _ := emulated(t)
 	ctx := context.Background()
 	d := newDeployment(t)
 	upstreams := map[string]string{"everything": startEverythingHTTP(t), "apps": testenv.StartMCPAppHTTP(t)}

@@ -152,10 +152,7 @@ func emfValues(t *testing.T, logs, namespace, function string) map[string]float6
 // GatewaySessionStoreAlarm and GatewayAuthUnavailableAlarm, the same as
 // infra's) read: the alarms' metrics move when DynamoDB stops answering.
 func TestAlarmMetricsWhileDynamoDBFrozen(t *testing.T) {
-	rie := filepath.Join(testenv.ToolsDir(t), "bin", "aws-lambda-rie")
-	if _, err := os.Stat(rie); err != nil {
-		testenv.Missing(t, "aws-lambda-rie")
-	}
+	rie, _ := emulated(t)
 	raw, err := os.ReadFile(filepath.Join(testenv.Root(t), "template.yaml"))
 	if err != nil {
 		t.Fatal(err)

@@ -11,7 +11,6 @@ import (
 	"net/http/cookiejar"
 	"net/http/httptest"
 	"net/url"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -300,10 +299,7 @@ func newIdentityDeployment(t *testing.T, who *whoServer, a *upauth.Config, catal
 // gateway function behind an HTTP API front.
 func (d *identityDeployment) syncAndStart(t *testing.T) (gw *function, front string) {
 	t.Helper()
-	rie := filepath.Join(testenv.ToolsDir(t), "bin", "aws-lambda-rie")
-	if _, err := os.Stat(rie); err != nil {
-		testenv.Missing(t, "aws-lambda-rie")
-	}
+	rie, _ := emulated(t)
 	syncFn := startFunction(t, rie, "toolrag-sync", testenv.GoBinary(t, "./functions/sync"), 900, d.env)
 	var rep awsrt.SyncReport
 	if err := json.Unmarshal(syncFn.invoke(t, sample(t, "schedule-sync.json")), &rep); err != nil {

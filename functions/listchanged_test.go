@@ -29,10 +29,7 @@ import (
 // server alone, and the tool lands in the tools table with no scheduled
 // sync. The bridge reports no damping for a server that changed once.
 func TestFidelityBridgeListChangedSync(t *testing.T) {
-	rie := filepath.Join(testenv.ToolsDir(t), "bin", "aws-lambda-rie")
-	if _, err := os.Stat(rie); err != nil {
-		testenv.Missing(t, "aws-lambda-rie")
-	}
+	rie, _ := emulated(t)
 	ctx := context.Background()
 	d := newDeployment(t)
 	syncFn := startFunction(t, rie, "toolrag-sync", testenv.GoBinary(t, "./functions/sync"), 900, d.env)

@@ -64,6 +64,25 @@ func emulated(t *testing.T, functions ...string) (rie string, bins map[string]st
 	return rie, bins
 }
 
+// startProcess starts cmd with its output kept (the tail of it is logged
+// when the test fails) and stops it when the test ends.
+func startProcess(t *testing.T, name string, cmd *exec.Cmd) *testenv.Buffer {
+	t.Helper()
+	logs := &testenv.Buffer{Max: 1 << 20}
+	cmd.Stdout, cmd.Stderr = logs, logs
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_, _ = cmd.Process.Wait()
+		if t.Failed() {
+			t.Logf("%s output:\n%s", name, logs.String())
+		}
+	})
+	return logs
+}
+
 // function is one function running under aws-lambda-rie.
 type function struct {
 	name string
@@ -86,18 +105,7 @@ func startFunction(t *testing.T, rie, name, bootstrap string, timeout int, env m
 	for k, v := range env {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
-	logs := &testenv.Buffer{Max: 1 << 20}
-	cmd.Stdout, cmd.Stderr = logs, logs
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_, _ = cmd.Process.Wait()
-		if t.Failed() {
-			t.Logf("%s output:\n%s", name, logs.String())
-		}
-	})
+	logs := startProcess(t, name, cmd)
 	f := &function{name: name, url: "http://" + addr + "/2015-03-31/functions/function/invocations", logs: logs}
 	deadline := time.Now().Add(10 * time.Second)
 	for {

@@ -11,7 +11,6 @@ import (
 	"net/http/httptest"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -22,7 +21,6 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
-	"github.com/toolrag/mcp-gateway/internal/testenv"
 	"github.com/toolrag/mcp-gateway/pkg/aws/dynamo"
 	"github.com/toolrag/mcp-gateway/pkg/awsrt"
 	"github.com/toolrag/mcp-gateway/pkg/config"
@@ -46,14 +44,7 @@ import (
 // forwards it to the URL's client. The sync function runs under the
 // emulator as in the other tests.
 func TestLongCallsStreamedProgress(t *testing.T) {
-	rie := filepath.Join(testenv.ToolsDir(t), "bin", "aws-lambda-rie")
-	if _, err := os.Stat(rie); err != nil {
-		testenv.Missing(t, "aws-lambda-rie")
-	}
-	bins := map[string]string{}
-	for _, name := range []string{"gateway", "sync"} {
-		bins[name] = testenv.GoBinary(t, "./functions/"+name)
-	}
+	rie, bins := emulated(t, "gateway", "sync")
 	d := newDeployment(t)
 	ctx := context.Background()
 	release := make(chan struct{})
@@ -146,7 +137,6 @@ type streamingRuntime struct {
 	srv       *httptest.Server
 	next      chan []byte
 	responses chan *streamedResponse
-	logs      *testenv.Buffer
 }
 
 // streamedResponse is one invocation's response: the prelude (status and
@@ -159,7 +149,7 @@ type streamedResponse struct {
 
 func startStreaming(t *testing.T, bootstrap string, env map[string]string) *streamingRuntime {
 	t.Helper()
-	rt := &streamingRuntime{next: make(chan []byte, 1), responses: make(chan *streamedResponse, 1), logs: &testenv.Buffer{Max: 1 << 20}}
+	rt := &streamingRuntime{next: make(chan []byte, 1), responses: make(chan *streamedResponse, 1)}
 	var n atomic.Int64
 	rt.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		switch {
@@ -208,17 +198,7 @@ func startStreaming(t *testing.T, bootstrap string, env map[string]string) *stre
 	for k, v := range env {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
-	cmd.Stdout, cmd.Stderr = rt.logs, rt.logs
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_, _ = cmd.Process.Wait()
-		if t.Failed() {
-			t.Logf("gateway output:\n%s", rt.logs.String())
-		}
-	})
+	startProcess(t, "gateway", cmd)
 	return rt
 }
 
