@@ -354,7 +354,7 @@ func NewGatewayStack(scope constructs.Construct, id string, props *StackProps) (
 	addVault(stack, cfg, gateway, setEnv, vaultTable)
 	addTasks(stack, cfg, gateway, gateways[len(gateways)-1], bucket)
 	addResults(gateway, bucket)
-	addStreamed(stack, cfg, g.Functions["gatewayStream"])
+	addStreamed(stack, cfg, g.Functions["gatewayStream"], vpc != nil)
 
 	// Permissions: each function gets only the actions it uses.
 	tools.GrantReadData(gateway)

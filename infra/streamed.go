@@ -35,9 +35,14 @@ import (
 // The URL's OAuth resource metadata names the URL the request came to
 // (MCP_GATEWAY_PUBLIC_URL is not set), unless an audience is configured:
 // streamed.oauthAudience, else oauth.audience.
-func addStreamed(stack awscdk.Stack, cfg Config, stream awslambda.Function) {
+func addStreamed(stack awscdk.Stack, cfg Config, stream awslambda.Function, inVpc bool) {
 	if stream == nil {
 		return
+	}
+	if inVpc {
+		awscdk.Annotations_Of(stream).AddWarningV2(jsii.String("toolrag:streamed-vpc"), jsii.String(
+			"the functions are in the stack's VPC (a server runs on Fargate), and AWS documents that Function URLs do not stream "+
+				"inside a VPC: check that progress arrives during a call on McpStreamUrl before relying on it"), nil)
 	}
 	stream.AddEnvironment(jsii.String("TOOL_RAG_FUNCTION_URL"), jsii.String("1"), nil)
 	if a := cfg.Streamed.OAuthAudience; a != "" {

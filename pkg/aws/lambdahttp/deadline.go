@@ -39,8 +39,9 @@ func budgetError(ctx context.Context, margin, left time.Duration, err error) err
 		return err
 	}
 	return fmt.Errorf("%w; the gateway runs on AWS Lambda, where an invocation must answer within the function timeout, "+
-		"so upstream calls stop %s before it (this one had %s): a tool that runs longer should start its work and return "+
-		"a handle to poll with another call (see docs/aws-runtime.md, Long-running tools)", err, margin, left.Round(100*time.Millisecond))
+		"so upstream calls stop %s before it (this one had %s): call a tool that runs longer as an MCP task (params.task), "+
+		"or through the streamed front door, a Function URL whose calls may last 15 minutes (see docs/aws-runtime.md, Long-running tools)",
+		err, margin, left.Round(100*time.Millisecond))
 }
 
 // Upstreams is an upstream.Manager whose calls are bounded by Budget: a

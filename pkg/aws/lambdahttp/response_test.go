@@ -79,7 +79,8 @@ func TestBudget(t *testing.T) {
 	defer cancel()
 	<-ctx.Done()
 	err := budgetError(ctx, time.Second, 0, errors.New("upstream did not answer"))
-	if !strings.Contains(err.Error(), "upstream did not answer") || !strings.Contains(err.Error(), "AWS Lambda") {
+	if !strings.Contains(err.Error(), "upstream did not answer") || !strings.Contains(err.Error(), "AWS Lambda") ||
+		!strings.Contains(err.Error(), "params.task") || !strings.Contains(err.Error(), "streamed front door") {
 		t.Fatalf("budgetError: %v", err)
 	}
 	if err := budgetError(context.Background(), time.Second, 0, errors.New("plain")); err.Error() != "plain" {
