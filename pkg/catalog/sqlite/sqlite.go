@@ -389,50 +389,75 @@ func (s *Store) GetTool(ctx context.Context, id string) (catalog.Tool, error) {
 
 // ListTools implements catalog.Store.
 func (s *Store) ListTools(ctx context.Context) ([]catalog.Tool, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT `+toolColumns+` FROM tools ORDER BY id`)
-	if err != nil {
-		return nil, s.fail("list tools", err)
-	}
-	defer rows.Close()
-	var out []catalog.Tool
-	for rows.Next() {
-		t, err := scanTool(rows)
-		if err != nil {
-			return nil, s.fail("list tools", err)
-		}
-		out = append(out, t)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, s.fail("list tools", err)
-	}
-	return out, nil
+	return selectAll(ctx, s, "list tools", `SELECT `+toolColumns+` FROM tools ORDER BY id`,
+		func(rows *sql.Rows) (catalog.Tool, error) { return scanTool(rows) })
 }
 
 // ListServers implements catalog.Store.
 func (s *Store) ListServers(ctx context.Context) ([]catalog.Server, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT id, title, description, status, last_error, synced_at, extra FROM servers ORDER BY id`)
+	return selectAll(ctx, s, "list servers", `SELECT id, title, description, status, last_error, synced_at, extra FROM servers ORDER BY id`,
+		func(rows *sql.Rows) (catalog.Server, error) {
+			var sv catalog.Server
+			var synced string
+			var extra sql.NullString
+			if err := rows.Scan(&sv.ID, &sv.Title, &sv.Description, &sv.Status, &sv.LastError, &synced, &extra); err != nil {
+				return sv, err
+			}
+			if extra.Valid && extra.String != "" {
+				sv.Extra = json.RawMessage(extra.String)
+			}
+			sv.SyncedAt = catalog.ParseTime(synced)
+			return sv, nil
+		})
+}
+
+// selectAll runs query and returns what scan makes of each row; op names
+// the read in errors.
+func selectAll[T any](ctx context.Context, s *Store, op, query string, scan func(*sql.Rows) (T, error)) ([]T, error) {
+	rows, err := s.db.QueryContext(ctx, query)
 	if err != nil {
-		return nil, s.fail("list servers", err)
+		return nil, s.fail(op, err)
 	}
 	defer rows.Close()
-	var out []catalog.Server
+	var out []T
 	for rows.Next() {
-		var sv catalog.Server
-		var synced string
-		var extra sql.NullString
-		if err := rows.Scan(&sv.ID, &sv.Title, &sv.Description, &sv.Status, &sv.LastError, &synced, &extra); err != nil {
-			return nil, s.fail("list servers", err)
+		v, err := scan(rows)
+		if err != nil {
+			return nil, s.fail(op, err)
 		}
-		if extra.Valid && extra.String != "" {
-			sv.Extra = json.RawMessage(extra.String)
-		}
-		sv.SyncedAt = catalog.ParseTime(synced)
-		out = append(out, sv)
+		out = append(out, v)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, s.fail("list servers", err)
+		return nil, s.fail(op, err)
 	}
 	return out, nil
+}
+
+// execEach runs the statement query once for each of n rows (args gives
+// the arguments of row i) in one transaction; op names the write in errors.
+func (s *Store) execEach(ctx context.Context, op, query string, n int, args func(i int) []any) error {
+	if n == 0 {
+		return nil
+	}
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return s.fail("begin", err)
+	}
+	defer tx.Rollback()
+	st, err := tx.PrepareContext(ctx, query)
+	if err != nil {
+		return s.fail("prepare "+op, err)
+	}
+	defer st.Close()
+	for i := range n {
+		if _, err := st.ExecContext(ctx, args(i)...); err != nil {
+			return s.fail(op, err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return s.fail("commit "+op, err)
+	}
+	return nil
 }
 
 func nullJSON(raw json.RawMessage) any {
