@@ -51,15 +51,20 @@ func seriesName(name string, labels []string) string {
 
 // Counter returns (creating) the counter for name and labels.
 func (r *Registry) Counter(name string, labels ...string) *Counter {
+	return series(r, r.counters, name, labels)
+}
+
+// series returns (creating) the series of m for name and labels.
+func series[T any](r *Registry, m map[string]*T, name string, labels []string) *T {
 	key := seriesName(name, labels)
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	c, ok := r.counters[key]
+	v, ok := m[key]
 	if !ok {
-		c = &Counter{}
-		r.counters[key] = c
+		v = new(T)
+		m[key] = v
 	}
-	return c
+	return v
 }
 
 // Gauge registers a function sampled at render time.
@@ -121,15 +126,7 @@ func (h *Histogram) Quantile(q float64) float64 {
 
 // Histogram returns (creating) the histogram for name and labels.
 func (r *Registry) Histogram(name string, labels ...string) *Histogram {
-	key := seriesName(name, labels)
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	h, ok := r.hists[key]
-	if !ok {
-		h = &Histogram{}
-		r.hists[key] = h
-	}
-	return h
+	return series(r, r.hists, name, labels)
 }
 
 // Snapshot returns every series as a flat map (histograms as _count,

@@ -277,6 +277,13 @@ func (r *Recorder) minute(t time.Time) *minute {
 	return m
 }
 
+// seen returns the stats of key, marked seen at now. r.mu is held.
+func (r *Recorder) seen(keyID string, now time.Time) *Stats {
+	s := entry(r.keys, keyID)
+	s.LastSeen = now
+	return s
+}
+
 func (r *Recorder) serverEntry(server string) *Stats {
 	if server == "" {
 		return nil
@@ -310,9 +317,7 @@ func (r *Recorder) Retrieval(keyID, source string, matches []string) {
 	now := r.now().UTC()
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	s := entry(r.keys, keyID)
-	s.Retrievals++
-	s.LastSeen = now
+	r.seen(keyID, now).Retrievals++
 	c := &r.retrievals
 	if c.source == nil {
 		c.source, c.match = map[string]int64{}, map[string]int64{}
@@ -412,9 +417,7 @@ func (r *Recorder) RateLimitedRequest(keyID string) {
 	now := r.now().UTC()
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	s := entry(r.keys, keyID)
-	s.RateLimited++
-	s.LastSeen = now
+	r.seen(keyID, now).RateLimited++
 }
 
 // Keys returns a summary per key, sorted by id.
