@@ -50,20 +50,12 @@ var registryFields = map[string]bool{"transport": true, "command": true, "args":
 
 // ParseRegistry parses one registry file. name is used in error messages.
 func ParseRegistry(name string, data []byte, getenv func(string) string) (map[string]upstream.ServerConfig, error) {
-	var doc yaml.Node
-	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return nil, fmt.Errorf("%s: invalid YAML: %w", name, err)
+	servers, err := topLevel(name, data, "servers", "key")
+	if err != nil {
+		return nil, err
 	}
 	out := map[string]upstream.ServerConfig{}
-	root := docRoot(&doc)
-	if root == nil {
-		return out, nil
-	}
-	if root.Kind != yaml.MappingNode {
-		return nil, fmt.Errorf("%s:%d: expected a mapping with a top-level \"servers\" key", name, root.Line)
-	}
-	servers := mapValue(root, "servers")
-	if servers == nil || (servers.Kind == yaml.ScalarNode && servers.Tag == "!!null") {
+	if servers == nil {
 		return out, nil
 	}
 	if servers.Kind != yaml.MappingNode {
@@ -104,6 +96,28 @@ func ParseRegistry(name string, data []byte, getenv func(string) string) (map[st
 	return out, nil
 }
 
+// topLevel parses data (the file name) as YAML and returns the value of its
+// top-level key, nil when the document or the value is empty; shape says
+// what the key holds, for the error about a document that is not a mapping.
+func topLevel(name string, data []byte, key, shape string) (*yaml.Node, error) {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return nil, fmt.Errorf("%s: invalid YAML: %w", name, err)
+	}
+	root := docRoot(&doc)
+	if root == nil {
+		return nil, nil
+	}
+	if root.Kind != yaml.MappingNode {
+		return nil, fmt.Errorf("%s:%d: expected a mapping with a top-level %q %s", name, root.Line, key, shape)
+	}
+	v := mapValue(root, key)
+	if v == nil || v.Tag == "!!null" {
+		return nil, nil
+	}
+	return v, nil
+}
+
 type keyEntry struct {
 	ID         string                 `yaml:"id"`
 	Secret     string                 `yaml:"secret"`
@@ -129,20 +143,9 @@ func LoadKeys(path string) ([]policy.Key, error) {
 
 // ParseKeys parses a keys file. name is used in error messages.
 func ParseKeys(name string, data []byte) ([]policy.Key, error) {
-	var doc yaml.Node
-	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return nil, fmt.Errorf("%s: invalid YAML: %w", name, err)
-	}
-	root := docRoot(&doc)
-	if root == nil {
-		return nil, nil
-	}
-	if root.Kind != yaml.MappingNode {
-		return nil, fmt.Errorf("%s:%d: expected a mapping with a top-level \"keys\" list", name, root.Line)
-	}
-	list := mapValue(root, "keys")
-	if list == nil || list.Tag == "!!null" {
-		return nil, nil
+	list, err := topLevel(name, data, "keys", "list")
+	if list == nil || err != nil {
+		return nil, err
 	}
 	if list.Kind != yaml.SequenceNode {
 		return nil, fmt.Errorf("%s:%d: \"keys\" must be a list", name, list.Line)
