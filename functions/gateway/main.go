@@ -6,18 +6,10 @@
 package main
 
 import (
-	"context"
-
 	"github.com/toolrag/mcp-gateway/pkg/aws/lambdahttp"
 	"github.com/toolrag/mcp-gateway/pkg/awsrt"
 )
 
 func main() {
-	awsrt.Main("gateway", func(ctx context.Context, cfg awsrt.Config) (func(), error) {
-		g, err := awsrt.NewGatewayFunction(ctx, cfg)
-		if err != nil {
-			return nil, err
-		}
-		return func() { lambdahttp.Start(g) }, nil
-	})
+	awsrt.Main("gateway", awsrt.NewGatewayFunction, func(g *awsrt.GatewayFunction) { lambdahttp.Start(g) })
 }

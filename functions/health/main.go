@@ -4,8 +4,6 @@
 package main
 
 import (
-	"context"
-
 	"github.com/aws/aws-lambda-go/lambda"
 
 	"github.com/toolrag/mcp-gateway/pkg/awsrt"
@@ -13,11 +11,5 @@ import (
 )
 
 func main() {
-	awsrt.Main("health", func(ctx context.Context, cfg awsrt.Config) (func(), error) {
-		p, err := awsrt.NewProber(ctx, cfg)
-		if err != nil {
-			return nil, err
-		}
-		return func() { lambda.Start(tracing.Invocation("health", "timer", p.Handle)) }, nil
-	})
+	awsrt.Main("health", awsrt.NewProber, func(p *awsrt.Prober) { lambda.Start(tracing.Invocation("health", "timer", p.Handle)) })
 }

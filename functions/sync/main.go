@@ -5,8 +5,6 @@
 package main
 
 import (
-	"context"
-
 	"github.com/aws/aws-lambda-go/lambda"
 
 	"github.com/toolrag/mcp-gateway/pkg/awsrt"
@@ -14,11 +12,5 @@ import (
 )
 
 func main() {
-	awsrt.Main("sync", func(ctx context.Context, cfg awsrt.Config) (func(), error) {
-		s, err := awsrt.NewSyncer(ctx, cfg)
-		if err != nil {
-			return nil, err
-		}
-		return func() { lambda.Start(tracing.Invocation("sync", "timer", s.Handle)) }, nil
-	})
+	awsrt.Main("sync", awsrt.NewSyncer, func(s *awsrt.Syncer) { lambda.Start(tracing.Invocation("sync", "timer", s.Handle)) })
 }

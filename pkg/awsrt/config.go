@@ -468,11 +468,12 @@ func (c *Config) embedder(ctx context.Context) (embed.Embedder, error) {
 }
 
 // Main is the main of each function: JSON logs on stdout, GOMEMLIMIT from
-// the function's memory, the configuration from the environment, then
-// build's parts, whose start runs the Lambda handler (it does not return).
-// A configuration or build failure is logged, prefixed with name, and
-// exits the process.
-func Main(name string, build func(ctx context.Context, cfg Config) (start func(), err error)) {
+// the function's memory, the configuration from the environment, then the
+// function build makes (NewGatewayFunction, NewSyncer, NewProber) in a
+// traced cold start, and start runs its Lambda handler (it does not
+// return). A configuration or build failure is logged, prefixed with name,
+// and exits the process.
+func Main[F any](name string, build func(context.Context, Config) (F, error), start func(F)) {
 	slog.SetDefault(config.NewLogger(os.Getenv, os.Stdout))
 	lambdahttp.LimitMemory(os.Getenv)
 	cfg, err := ConfigFromEnv(os.Getenv)
@@ -486,12 +487,12 @@ func Main(name string, build func(ctx context.Context, cfg Config) (start func()
 	ctx := context.Background()
 	stop := tracing.Init(ctx, "toolrag-"+name)
 	coldStarted := tracing.ColdStart(name)
-	start, err := build(ctx, cfg)
+	fn, err := build(ctx, cfg)
 	coldStarted(err)
 	if err != nil {
 		slog.Error(name+": cold start failed", "error", err)
 		stop()
 		os.Exit(1)
 	}
-	start()
+	start(fn)
 }
