@@ -2,11 +2,11 @@ package app
 
 import (
 	"encoding/json"
-	"net"
 	"net/http"
-	"net/netip"
 	"net/url"
 	"strings"
+
+	"github.com/toolrag/mcp-gateway/internal/mcpfix"
 )
 
 // sameMachineOnly guards a gateway without authentication
@@ -37,8 +37,7 @@ func sameMachineOnly(next http.Handler) http.Handler {
 
 // crossSiteReason says why r is refused, or "".
 func crossSiteReason(r *http.Request) string {
-	if local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok && local != nil &&
-		loopbackHost(local.String()) && !loopbackHost(r.Host) {
+	if mcpfix.DNSRebinding(r) {
 		return "forbidden: the Host header does not name this machine (a gateway without authentication answers only to localhost, 127.0.0.1 and ::1)"
 	}
 	if o := r.Header.Get("Origin"); o != "" {
@@ -56,18 +55,4 @@ func crossSiteReason(r *http.Request) string {
 		return "forbidden: a state-changing request from another site (a gateway without authentication serves only its own pages)"
 	}
 	return ""
-}
-
-// loopbackHost reports whether a host or host:port is localhost or a
-// loopback address.
-func loopbackHost(addr string) bool {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		host = strings.Trim(addr, "[]")
-	}
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip, err := netip.ParseAddr(host)
-	return err == nil && ip.IsLoopback()
 }

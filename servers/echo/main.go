@@ -53,6 +53,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/toolrag/mcp-gateway/internal/mcpfix"
+	"github.com/toolrag/mcp-gateway/servers/echo/bigtext"
 )
 
 // version is reported in serverInfo.
@@ -469,7 +470,7 @@ func addTraceTool(s *server.MCPServer) {
 
 // addBig offers the big tool: a text of the given size made of numbered
 // lines ("%08d\n", cut at size), so that a reader can check every byte
-// came back in order (BigText). With structured, the text is in
+// came back in order (bigtext.Text). With structured, the text is in
 // structuredContent {"data": ...} and the text content is one short line.
 func addBig(s *server.MCPServer) {
 	s.AddTool(mcp.NewTool("big",
@@ -481,24 +482,10 @@ func addBig(s *server.MCPServer) {
 		if err != nil || n < 0 || n > 512<<20 {
 			return mcp.NewToolResultError("bytes must be between 0 and 536870912"), nil
 		}
-		text := BigText(int(n))
+		text := bigtext.Text(int(n))
 		if req.GetBool("structured", false) {
 			return mcp.NewToolResultStructured(map[string]any{"data": text}, fmt.Sprintf("%d bytes in structuredContent.data", len(text))), nil
 		}
 		return mcp.NewToolResultText(text), nil
 	})
-}
-
-// BigText is the big tool's text of n bytes (the same function is in
-// internal/testenv for the tests that check it).
-func BigText(n int) string {
-	b := make([]byte, 0, n+9)
-	for i := 0; len(b) < n; i++ {
-		line := strconv.AppendInt(nil, int64(i), 10)
-		for range 8 - len(line) {
-			b = append(b, '0')
-		}
-		b = append(append(b, line...), '\n')
-	}
-	return string(b[:n])
 }
