@@ -4,12 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -33,38 +29,11 @@ func TestTracingServeBinaryPropagates(t *testing.T) {
 		}
 	}))
 	t.Cleanup(collector.Close)
-	dir := t.TempDir()
-	for name, data := range map[string]string{
+	gw := startServe(t, bin, map[string]string{
 		"registry.yaml": fmt.Sprintf("servers:\n  web:\n    transport: streamable_http\n    url: %s\n", web),
 		"keys.yaml":     "keys:\n  - id: agent\n    secret: k-agent\n    servers:\n      web: {}\n",
-	} {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
-	cmd := exec.Command(bin, "serve")
-	cmd.Env = append(os.Environ(), "MCP_GATEWAY_CONFIG_DIR="+dir, "MCP_GATEWAY_HOST=127.0.0.1", fmt.Sprintf("MCP_GATEWAY_PORT=%d", port),
-		"TOOL_RAG_DB="+filepath.Join(dir, "t.db"), "TOOL_RAG_HEALTHCHECK_INTERVAL=0",
-		"OTEL_TRACES_EXPORTER=otlp", "OTEL_EXPORTER_OTLP_ENDPOINT="+collector.URL)
-	var logs testenv.Buffer
-	cmd.Stdout, cmd.Stderr = &logs, &logs
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		if t.Failed() {
-			t.Logf("toolrag serve output:\n%s", logs.String())
-		}
-	})
+	}, "OTEL_TRACES_EXPORTER=otlp", "OTEL_EXPORTER_OTLP_ENDPOINT="+collector.URL)
+	port := gw.port
 
 	// tools/call run_tool web__trace_context, retried until the catalog
 	// has the tool (the first sync runs at start).
@@ -92,9 +61,9 @@ func TestTracingServeBinaryPropagates(t *testing.T) {
 	}
 
 	// SIGTERM: the gateway stops and flushes its spans.
-	_ = cmd.Process.Signal(syscall.SIGTERM)
+	_ = gw.cmd.Process.Signal(syscall.SIGTERM)
 	select {
-	case <-exited:
+	case <-gw.exited:
 	case <-time.After(30 * time.Second):
 		t.Fatal("toolrag serve did not stop within 30 s of SIGTERM")
 	}

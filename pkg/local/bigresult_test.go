@@ -1,18 +1,15 @@
 package local
 
 import (
-	"context"
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/mark3labs/mcp-go/client"
-	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/toolrag/mcp-gateway/internal/testenv"
 	"github.com/toolrag/mcp-gateway/pkg/gateway"
@@ -35,6 +32,9 @@ const bigKeys = `keys:
 func TestLongCallsLargeResultLocal(t *testing.T) {
 	reg := fmt.Sprintf("servers:\n  big:\n    transport: stdio\n    command: %q\n    args: [\"-big\"]\n", echoServer(t))
 	e := startGatewayWith(t, reg, bigKeys, nil)
+	if testenv.ResultURIPrefix != gateway.ResultURIPrefix || testenv.DownloadMeta != gateway.DownloadMeta {
+		t.Fatalf("testenv's stored-result names %q %q are not the gateway's", testenv.ResultURIPrefix, testenv.DownloadMeta)
+	}
 	const size = 50_000_000
 	want := sha256.Sum256([]byte(testenv.BigText(size)))
 	for _, legacy := range bigEras {
@@ -44,7 +44,7 @@ func TestLongCallsLargeResultLocal(t *testing.T) {
 		if err != nil || res.IsError {
 			t.Fatalf("legacy=%v: call: %v %.300s", legacy, err, testenv.Text(res))
 		}
-		link, preview := resultLink(t, res)
+		link, preview := testenv.StoredResult(t, res)
 		if !strings.HasPrefix(preview, "00000000\n00000001\n") || len(preview) > 4096 {
 			t.Errorf("legacy=%v: preview %.100q (%d bytes)", legacy, preview, len(preview))
 		}
@@ -55,10 +55,10 @@ func TestLongCallsLargeResultLocal(t *testing.T) {
 		if len(got) != size || sha256.Sum256([]byte(got)) != want {
 			t.Fatalf("legacy=%v: resources/read gave %d bytes, not the %d of the result", legacy, len(got), size)
 		}
-		if _, err := readResultErr(other, link.URI); err == nil || !strings.Contains(err.Error(), "not found") {
+		if _, err := testenv.ReadText(other, link.URI); err == nil || !strings.Contains(err.Error(), "not found") {
 			t.Errorf("legacy=%v: another key read the result: %v", legacy, err)
 		}
-		body, status := download(t, link, "")
+		body, status := testenv.DownloadResult(t, link, "")
 		if status != http.StatusOK || len(body) != size || sha256.Sum256(body) != want {
 			t.Fatalf("legacy=%v: signed URL: %d, %d bytes", legacy, status, len(body))
 		}
@@ -73,7 +73,7 @@ func TestLongCallsLargeResultLocal(t *testing.T) {
 	if res.StructuredContent != nil {
 		t.Error("structured content over the limit stayed inline")
 	}
-	link, _ := resultLink(t, res)
+	link, _ := testenv.StoredResult(t, res)
 	if link.MIMEType != "application/json" {
 		t.Errorf("structured link MIME type %q", link.MIMEType)
 	}
@@ -81,86 +81,18 @@ func TestLongCallsLargeResultLocal(t *testing.T) {
 	if err := json.Unmarshal([]byte(readResult(t, owner, link.URI)), &doc); err != nil || doc.Data != testenv.BigText(9<<20) {
 		t.Fatalf("structured content read back: %v (%d bytes)", err, len(doc.Data))
 	}
-	if _, status := download(t, link, "0"); status != http.StatusNotFound {
+	if _, status := testenv.DownloadResult(t, link, "0"); status != http.StatusNotFound {
 		t.Errorf("a tampered signature: HTTP %d, want 404", status)
 	}
 }
 
-// resultLink returns the stored result's link of res and the preview text
-// before it.
-func resultLink(t *testing.T, res *mcp.CallToolResult) (mcp.ResourceLink, string) {
-	t.Helper()
-	preview := ""
-	for _, c := range res.Content {
-		switch v := c.(type) {
-		case mcp.TextContent:
-			preview = v.Text
-		case mcp.ResourceLink:
-			if strings.HasPrefix(v.URI, gateway.ResultURIPrefix) {
-				return v, preview
-			}
-		}
-	}
-	raw, _ := json.Marshal(res)
-	t.Fatalf("no stored-result link in %.500s", raw)
-	return mcp.ResourceLink{}, ""
-}
-
-func readResultErr(c *client.Client, uri string) (string, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	req := mcp.ReadResourceRequest{}
-	req.Params.URI = uri
-	res, err := c.ReadResource(ctx, req)
-	if err != nil {
-		return "", err
-	}
-	if len(res.Contents) != 1 {
-		return "", fmt.Errorf("%d contents", len(res.Contents))
-	}
-	tc, ok := res.Contents[0].(mcp.TextResourceContents)
-	if !ok {
-		return "", fmt.Errorf("contents %T", res.Contents[0])
-	}
-	return tc.Text, nil
-}
-
 func readResult(t *testing.T, c *client.Client, uri string) string {
 	t.Helper()
-	text, err := readResultErr(c, uri)
+	text, err := testenv.ReadText(c, uri)
 	if err != nil {
 		t.Fatalf("resources/read %s: %v", uri, err)
 	}
 	return text
-}
-
-// download GETs the link's signed URL, with its signature replaced by sig
-// when sig is set.
-func download(t *testing.T, link mcp.ResourceLink, sig string) ([]byte, int) {
-	t.Helper()
-	if link.Meta == nil {
-		t.Fatal("the link has no _meta")
-	}
-	raw, _ := json.Marshal(link.Meta.AdditionalFields[gateway.DownloadMeta])
-	var d struct {
-		URL       string    `json:"url"`
-		ExpiresAt time.Time `json:"expiresAt"`
-	}
-	if err := json.Unmarshal(raw, &d); err != nil || d.URL == "" || time.Until(d.ExpiresAt) <= 0 {
-		t.Fatalf("download _meta %s: %v", raw, err)
-	}
-	u := d.URL
-	if sig != "" {
-		i := strings.LastIndex(u, "sig=")
-		u = u[:i] + "sig=" + sig
-	}
-	resp, err := http.Get(u)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
-	return body, resp.StatusCode
 }
 
 var bigEras = []bool{false, true}
