@@ -11,7 +11,8 @@
 // WriteAnswer) for the gateway's own Streamable HTTP path in pkg/gateway,
 // plus the session-lifecycle fixes in front of mcp-go's StreamableHTTPServer
 // (OwnSession, InitGate, RelayEvents, KeepSessions). PatchList (lists.go)
-// writes list answers with the members mcp-go's types drop.
+// and PatchResult (answers.go) write list answers and results with the
+// members mcp-go's types drop.
 //
 // The client half (client.go, frames.go) sends tools/call on a 2026-07-28
 // upstream connection without mcp-go's re-encoding (StatelessCaller), and

@@ -71,3 +71,13 @@ func (r *RawResults) Items(member, key string) map[string]json.RawMessage {
 
 // Tools returns every tool seen, by name, as the server sent it.
 func (r *RawResults) Tools() map[string]json.RawMessage { return r.Items("tools", "name") }
+
+// Last returns the last result kept (nil when none was).
+func (r *RawResults) Last() json.RawMessage {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.pages) == 0 {
+		return nil
+	}
+	return r.pages[len(r.pages)-1]
+}

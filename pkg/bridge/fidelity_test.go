@@ -27,10 +27,16 @@ func TestFidelityBridgeListsAsSent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var want map[string][]any
+	var want struct {
+		Tools             []any `json:"tools"`
+		Prompts           []any `json:"prompts"`
+		Resources         []any `json:"resources"`
+		ResourceTemplates []any `json:"resourceTemplates"`
+	}
 	if err := json.Unmarshal(b, &want); err != nil {
 		t.Fatal(err)
 	}
+	wants := map[string][]any{"tools": want.Tools, "prompts": want.Prompts, "resources": want.Resources, "resourceTemplates": want.ResourceTemplates}
 	tb := startBridge(t, Config{Command: rawBin, Args: []string{"-lists", rawLists}})
 	for _, modern := range []bool{false, true} {
 		for method, member := range listMembers {
@@ -38,9 +44,9 @@ func TestFidelityBridgeListsAsSent(t *testing.T) {
 			if err := json.Unmarshal(listRaw(t, tb.url+"/mcp", method, modern)[member], &got); err != nil {
 				t.Fatal(err)
 			}
-			if !reflect.DeepEqual(got, want[member]) {
+			if !reflect.DeepEqual(got, wants[member]) {
 				gb, _ := json.Marshal(got)
-				wb, _ := json.Marshal(want[member])
+				wb, _ := json.Marshal(wants[member])
 				t.Errorf("%s (modern %v) through the bridge:\n got %s\nwant %s", method, modern, gb, wb)
 			}
 		}
@@ -63,9 +69,72 @@ func TestFidelityBridgeListsAsSent(t *testing.T) {
 var listMembers = map[string]string{"tools/list": "tools", "prompts/list": "prompts",
 	"resources/list": "resources", "resources/templates/list": "resourceTemplates"}
 
+// TestFidelityBridgeAnswersAsSent: a tools/call, prompts/get and
+// resources/read result reaches clients of both protocol eras as the child
+// sent it: unknown result members, unknown keys of content items and
+// messages, and a content type mcp-go does not know; on 2026-07-28 the
+// bridge adds only resultType, its serverInfo in _meta and caching hints.
+func TestFidelityBridgeAnswersAsSent(t *testing.T) {
+	b, err := os.ReadFile(rawLists)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fixture struct {
+		Answers map[string]map[string]any `json:"answers"`
+	}
+	if err := json.Unmarshal(b, &fixture); err != nil {
+		t.Fatal(err)
+	}
+	tb := startBridge(t, Config{Command: rawBin, Args: []string{"-lists", rawLists}})
+	params := map[string]string{
+		"tools/call":     `{"name":"forecast","arguments":{"city":"Oslo"}}`,
+		"prompts/get":    `{"name":"brief","arguments":{"city":"Oslo"}}`,
+		"resources/read": `{"uri":"wx://today"}`,
+	}
+	for _, modern := range []bool{false, true} {
+		for method, p := range params {
+			var got map[string]any
+			if err := json.Unmarshal(rawRequest(t, tb.url+"/mcp", method, p, modern), &got); err != nil {
+				t.Fatal(err)
+			}
+			if modern {
+				if got["resultType"] != "complete" {
+					t.Errorf("%s (modern): resultType %v, want complete", method, got["resultType"])
+				}
+				delete(got, "resultType")
+				delete(got, "cacheScope") // mcp-go's caching hints of a 2026-07-28 result
+				delete(got, "ttlMs")
+				if meta, ok := got["_meta"].(map[string]any); ok {
+					delete(meta, mcp.MetaKeyServerInfo)
+					if len(meta) == 0 {
+						delete(got, "_meta")
+					}
+				}
+			}
+			if want := fixture.Answers[method]; !reflect.DeepEqual(got, want) {
+				gb, _ := json.Marshal(got)
+				wb, _ := json.Marshal(want)
+				t.Errorf("%s (modern %v) through the bridge:\n got %s\nwant %s", method, modern, gb, wb)
+			}
+		}
+	}
+}
+
 // listRaw answers method at url as a client receives it over the wire:
 // in a session (2025-11-25), or as one 2026-07-28 request.
 func listRaw(t *testing.T, url, method string, modern bool) map[string]json.RawMessage {
+	t.Helper()
+	var res map[string]json.RawMessage
+	if err := json.Unmarshal(rawRequest(t, url, method, `{}`, modern), &res); err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// rawRequest returns the result of method with params (a JSON object) at
+// url as a client receives it over the wire: in a session (2025-11-25), or
+// as one 2026-07-28 request.
+func rawRequest(t *testing.T, url, method, params string, modern bool) json.RawMessage {
 	t.Helper()
 	sid := ""
 	post := func(body string, header map[string]string) []byte {
@@ -89,17 +158,28 @@ func listRaw(t *testing.T, url, method string, modern bool) map[string]json.RawM
 		b, _ := io.ReadAll(resp.Body)
 		return b
 	}
+	var p map[string]any
+	if err := json.Unmarshal([]byte(params), &p); err != nil {
+		t.Fatal(err)
+	}
 	var body []byte
 	if modern {
-		meta, _ := json.Marshal(map[string]any{mcp.MetaKeyProtocolVersion: mcp.LATEST_PROTOCOL_VERSION,
-			mcp.MetaKeyClientInfo: map[string]any{"name": "raw", "version": "1"}, mcp.MetaKeyClientCapabilities: map[string]any{}})
-		body = post(`{"jsonrpc":"2.0","id":2,"method":"`+method+`","params":{"_meta":`+string(meta)+`}}`,
-			map[string]string{mcp.HeaderProtocolVersion: mcp.LATEST_PROTOCOL_VERSION, mcp.HeaderMethod: method})
+		p["_meta"] = map[string]any{mcp.MetaKeyProtocolVersion: mcp.LATEST_PROTOCOL_VERSION,
+			mcp.MetaKeyClientInfo: map[string]any{"name": "raw", "version": "1"}, mcp.MetaKeyClientCapabilities: map[string]any{}}
+		req, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 2, "method": method, "params": p})
+		h := map[string]string{mcp.HeaderProtocolVersion: mcp.LATEST_PROTOCOL_VERSION, mcp.HeaderMethod: method}
+		for _, k := range []string{"name", "uri"} {
+			if v, ok := p[k].(string); ok {
+				h[mcp.HeaderName] = v
+			}
+		}
+		body = post(string(req), h)
 	} else {
 		h := map[string]string{mcp.HeaderProtocolVersion: "2025-11-25"}
 		post(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`, nil)
 		post(`{"jsonrpc":"2.0","method":"notifications/initialized"}`, h)
-		body = post(`{"jsonrpc":"2.0","id":2,"method":"`+method+`"}`, h)
+		req, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 2, "method": method, "params": p})
+		body = post(string(req), h)
 	}
 	msg := body
 	for _, line := range bytes.Split(body, []byte("\n")) {
@@ -108,7 +188,7 @@ func listRaw(t *testing.T, url, method string, modern bool) map[string]json.RawM
 		}
 	}
 	var res struct {
-		Result map[string]json.RawMessage `json:"result"`
+		Result json.RawMessage `json:"result"`
 	}
 	if err := json.Unmarshal(msg, &res); err != nil || res.Result == nil {
 		t.Fatalf("%s (modern %v): %v %s", method, modern, err, body)

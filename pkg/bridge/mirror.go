@@ -9,6 +9,7 @@ import (
 	"maps"
 	"net/http"
 	"sort"
+	"sync"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -220,7 +221,9 @@ func (b *Bridge) setTemplates(templates []mcp.ResourceTemplate, raw map[string]j
 func (b *Bridge) callTool(ctx context.Context, req mcp.CallToolRequest) (_ *mcp.CallToolResult, err error) {
 	ctx, span := tracing.StartServe(ctx, string(mcp.MethodToolsCall), req.Params.Name, req.Params.Meta)
 	defer func() { tracing.End(span, err) }()
-	res, err := b.m.CallTool(ctx, b.id, req.Params.Name, req.GetArguments())
+	res, err := keepAnswer(ctx, "content", func(ctx context.Context) (*mcp.CallToolResult, error) {
+		return b.m.CallTool(ctx, b.id, req.Params.Name, req.GetArguments())
+	})
 	if err != nil {
 		return nil, b.failed(err)
 	}
@@ -230,7 +233,9 @@ func (b *Bridge) callTool(ctx context.Context, req mcp.CallToolRequest) (_ *mcp.
 func (b *Bridge) getPrompt(ctx context.Context, req mcp.GetPromptRequest) (_ *mcp.GetPromptResult, err error) {
 	ctx, span := tracing.StartServe(ctx, string(mcp.MethodPromptsGet), req.Params.Name, req.Params.Meta)
 	defer func() { tracing.End(span, err) }()
-	res, err := b.m.GetPrompt(ctx, b.id, req.Params.Name, req.Params.Arguments)
+	res, err := keepAnswer(ctx, "messages", func(ctx context.Context) (*mcp.GetPromptResult, error) {
+		return b.m.GetPrompt(ctx, b.id, req.Params.Name, req.Params.Arguments)
+	})
 	if err != nil {
 		return nil, b.failed(err)
 	}
@@ -240,7 +245,9 @@ func (b *Bridge) getPrompt(ctx context.Context, req mcp.GetPromptRequest) (_ *mc
 func (b *Bridge) readResource(ctx context.Context, req mcp.ReadResourceRequest) (_ []mcp.ResourceContents, err error) {
 	ctx, span := tracing.StartServe(ctx, string(mcp.MethodResourcesRead), "", req.Params.Meta)
 	defer func() { tracing.End(span, err) }()
-	res, err := b.m.ReadResource(ctx, b.id, req.Params.URI)
+	res, err := keepAnswer(ctx, "contents", func(ctx context.Context) (*mcp.ReadResourceResult, error) {
+		return b.m.ReadResource(ctx, b.id, req.Params.URI)
+	})
 	if err != nil {
 		return nil, b.failed(err)
 	}
@@ -322,52 +329,102 @@ func (b *Bridge) counts() (m mirror) {
 // listKeys name, for each list answer's items, the member that keys them.
 var listKeys = map[string]string{"tools": "name", "prompts": "name", "resources": "uri", "resourceTemplates": "uriTemplate"}
 
-// headBytes bounds what asSent reads of a request to tell its method; a
-// list request is far smaller.
-const headBytes = 64 << 10
-
-// asSent answers the list requests with the items as the child sent them:
-// mcp-go writes them from its own types, which drop the members (and the
-// keys inside annotations, execution, icons...) they do not know
-// (mcpfix.PatchList). Any other request goes to next untouched.
+// asSent answers with the lists and results as the child sent them: mcp-go
+// writes them from its own types, which drop the members (and the keys
+// inside annotations, execution, icons, content items...) they do not
+// know (mcpfix.PatchList, mcpfix.PatchResult). Other requests go to next
+// untouched.
 func (b *Bridge) asSent(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost || r.Body == nil {
 			next.ServeHTTP(w, r)
 			return
 		}
-		head, err := io.ReadAll(io.LimitReader(r.Body, headBytes))
-		r.Body = struct {
-			io.Reader
-			io.Closer
-		}{io.MultiReader(bytes.NewReader(head), r.Body), r.Body}
+		body, err := io.ReadAll(r.Body) // as mcp-go does next
+		r.Body = io.NopCloser(bytes.NewReader(body))
 		var req struct {
-			Method string `json:"method"`
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
 		}
-		if err != nil || !bytes.Contains(head, []byte("/list")) || json.Unmarshal(head, &req) != nil {
+		if err != nil || json.Unmarshal(body, &req) != nil { // a batch: as mcp-go writes it
 			next.ServeHTTP(w, r)
 			return
 		}
-		member := mcpfix.ListMember(req.Method)
-		raw := b.rawList(member)
-		if len(raw) == 0 {
-			next.ServeHTTP(w, r)
-			return
-		}
-		key := listKeys[member]
-		w, done := mcpfix.PatchList(w, member, func(item map[string]json.RawMessage) bool {
-			var k string
-			var sent map[string]json.RawMessage
-			if json.Unmarshal(item[key], &k) != nil || json.Unmarshal(raw[k], &sent) != nil || sent == nil {
-				return false
+		switch req.Method {
+		case string(mcp.MethodToolsCall), string(mcp.MethodPromptsGet), string(mcp.MethodResourcesRead):
+			ctx, a := withAnswer(r.Context())
+			w, r = mcpfix.PatchResult(w, req.ID, a.get), r.WithContext(ctx)
+		default:
+			member := mcpfix.ListMember(req.Method)
+			if raw := b.rawList(member); len(raw) > 0 {
+				var done func()
+				w, done = mcpfix.PatchList(w, member, asSentItem(raw, listKeys[member]))
+				defer done()
 			}
-			clear(item)
-			maps.Copy(item, sent)
-			return true
-		})
-		defer done()
+		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// asSentItem replaces a listed item by the one of raw with its key.
+func asSentItem(raw map[string]json.RawMessage, key string) func(map[string]json.RawMessage) bool {
+	return func(item map[string]json.RawMessage) bool {
+		var k string
+		var sent map[string]json.RawMessage
+		if json.Unmarshal(item[key], &k) != nil || json.Unmarshal(raw[k], &sent) != nil || sent == nil {
+			return false
+		}
+		clear(item)
+		maps.Copy(item, sent)
+		return true
+	}
+}
+
+// answer is where a handler leaves the result the child sent for the
+// request (asSent writes it).
+type answer struct {
+	mu   sync.Mutex
+	sent json.RawMessage
+}
+
+type answerKey struct{}
+
+func withAnswer(ctx context.Context) (context.Context, *answer) {
+	a := &answer{}
+	return context.WithValue(ctx, answerKey{}, a), a
+}
+
+func (a *answer) get() json.RawMessage {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.sent
+}
+
+// keepAnswer runs call with a context that keeps the result the child
+// sends, and leaves it for asSent. A result mcp-go could not decode (a
+// content type it does not know) is still an answer: when the last result
+// the child sent has the method's member (content, messages, contents),
+// call's error is dropped and the empty result stands in for the one
+// asSent writes.
+func keepAnswer[R any](ctx context.Context, member string, call func(context.Context) (*R, error)) (*R, error) {
+	a, _ := ctx.Value(answerKey{}).(*answer)
+	if a == nil {
+		return call(ctx)
+	}
+	rctx, raws := mcpfix.WithRawResults(ctx)
+	res, err := call(rctx)
+	sent := raws.Last()
+	if err != nil {
+		var m map[string]json.RawMessage
+		if json.Unmarshal(sent, &m) != nil || m[member] == nil {
+			return res, err
+		}
+		res = new(R)
+	}
+	a.mu.Lock()
+	a.sent = sent
+	a.mu.Unlock()
+	return res, nil
 }
 
 // rawList returns the items of the list member ("tools", ...) as the child

@@ -7,8 +7,10 @@
 // "resources" and "resourceTemplates", each an array written as it is in
 // the answers to tools/list, prompts/list, resources/list and
 // resources/templates/list (one page); the server declares the
-// capabilities of the members present. A tools/call answers the tool's
-// name and arguments as text; resources/read answers the URI as text.
+// capabilities of the members present. The member "answers" maps methods
+// (tools/call, prompts/get, resources/read) to the result each request of
+// that method gets, as it is; without one a tools/call answers the tool's
+// name and arguments as text, resources/read the URI as text.
 package main
 
 import (
@@ -51,6 +53,11 @@ func main() {
 		}
 	}
 	page := func(member string) any { return map[string]json.RawMessage{member: lists[member]} }
+	var answers map[string]json.RawMessage
+	if err := json.Unmarshal(lists["answers"], &answers); lists["answers"] != nil && err != nil {
+		fmt.Fprintln(os.Stderr, "rawserver: answers:", err)
+		os.Exit(2)
+	}
 
 	in := bufio.NewScanner(os.Stdin)
 	in.Buffer(make([]byte, 1<<20), 16<<20)
@@ -71,6 +78,15 @@ func main() {
 		}
 		var result any
 		switch req.Method {
+		case "tools/call", "prompts/get", "resources/read":
+			if a, ok := answers[req.Method]; ok {
+				result = a
+				break
+			}
+			result = map[string]any{"content": []any{map[string]any{"type": "text", "text": req.Params.Name + " " + string(req.Params.Arguments)}}}
+			if req.Method == "resources/read" {
+				result = map[string]any{"contents": []any{map[string]any{"uri": req.Params.URI, "mimeType": "text/plain", "text": req.Params.URI}}}
+			}
 		case "initialize":
 			result = map[string]any{"protocolVersion": req.Params.ProtocolVersion, "capabilities": caps,
 				"serverInfo": map[string]any{"name": "rawserver", "version": "0.1.0"}}
@@ -84,10 +100,6 @@ func main() {
 			result = page("resources")
 		case "resources/templates/list":
 			result = page("resourceTemplates")
-		case "tools/call":
-			result = map[string]any{"content": []any{map[string]any{"type": "text", "text": req.Params.Name + " " + string(req.Params.Arguments)}}}
-		case "resources/read":
-			result = map[string]any{"contents": []any{map[string]any{"uri": req.Params.URI, "mimeType": "text/plain", "text": req.Params.URI}}}
 		default:
 			_ = out.Encode(map[string]any{"jsonrpc": "2.0", "id": req.ID, "error": map[string]any{"code": -32601, "message": "method not found: " + req.Method}})
 			continue
