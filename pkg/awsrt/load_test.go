@@ -409,7 +409,7 @@ func TestWarmSyncerKeepsNoCatalog(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	first, err := s.Run(context.Background(), "full")
+	first, err := s.RunServers(context.Background(), "full", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -417,7 +417,7 @@ func TestWarmSyncerKeepsNoCatalog(t *testing.T) {
 		t.Fatalf("%d tools held after the run", n)
 	}
 	e.register(t, "echo2", startEcho(t))
-	second, err := s.Run(context.Background(), "incremental")
+	second, err := s.RunServers(context.Background(), "incremental", nil)
 	if err != nil || second.Index.Tools != 2*first.Index.Tools || second.Index.Reused != first.Index.Tools || second.CatalogCopyErr != "" {
 		t.Fatalf("second run on the warm syncer: %v %+v (first %+v)", err, second.Index, first.Index)
 	}

@@ -446,7 +446,7 @@ func runSync(ctx context.Context, cfg Config, mode indexer.Mode) (SyncReport, er
 		return SyncReport{}, err
 	}
 	defer s.Close()
-	return s.Run(ctx, mode)
+	return s.RunServers(ctx, mode, nil)
 }
 
 // probeHealth runs one probe round with a fresh Prober.

@@ -75,8 +75,8 @@ func TestNoChangeSyncsCostNothing(t *testing.T) {
 	}{
 		{"fresh sync function, incremental", func() SyncReport { return e.sync(t, "") }},
 		{"fresh sync function, again", func() SyncReport { return e.sync(t, `{"mode":"incremental"}`) }},
-		{"warm sync function", func() SyncReport { rep, _ := warm.Run(context.Background(), "incremental"); return rep }},
-		{"warm sync function, again", func() SyncReport { rep, _ := warm.Run(context.Background(), "incremental"); return rep }},
+		{"warm sync function", func() SyncReport { rep, _ := warm.RunServers(context.Background(), "incremental", nil); return rep }},
+		{"warm sync function, again", func() SyncReport { rep, _ := warm.RunServers(context.Background(), "incremental", nil); return rep }},
 		{"full rebuild, same content", func() SyncReport { return e.sync(t, `{"mode":"full"}`) }},
 	}
 	checks := g.Refreshes()

@@ -134,16 +134,11 @@ func (s *Syncer) Handle(ctx context.Context, payload json.RawMessage) (SyncRepor
 	return rep, err
 }
 
-// Run syncs every registered upstream and publishes the index. A failed
-// index build or publish is reported in SyncReport.IndexErr and returned;
-// the catalog is updated either way, and the previous index stays
-// published.
-func (s *Syncer) Run(ctx context.Context, mode indexer.Mode) (SyncReport, error) {
-	return s.RunServers(ctx, mode, nil)
-}
-
-// RunServers is Run for the given servers alone (nil: every server); no
-// server is purged.
+// RunServers syncs the given upstreams (nil: every registered one; a
+// server outside a given list is not purged) and publishes the index. A
+// failed index build or publish is reported in SyncReport.IndexErr and
+// returned; the catalog is updated either way, and the previous index
+// stays published.
 func (s *Syncer) RunServers(ctx context.Context, mode indexer.Mode, only []string) (SyncReport, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -42,7 +42,6 @@ type BuiltinConfig struct {
 var (
 	builtinOnce sync.Once
 	builtinEmb  Embedder
-	builtinErr  error
 )
 
 // loadBuiltinModel loads the built-in model (a variable for tests).
@@ -58,9 +57,9 @@ var loadBuiltinModel = func() (StaticModel, error) {
 // tool-retrieval model (pkg/embed/toolmodel), fused with the hashing features as
 // DefaultHashWeight says. The model is loaded once per process. When it
 // cannot be loaded, NewBuiltin falls back to the hashing embedder
-// (NewHashing); BuiltinError reports why.
+// (NewHashing); NewBuiltinWith reports why.
 func NewBuiltin() Embedder {
-	builtinOnce.Do(func() { builtinEmb, builtinErr = builtinOrHashing(BuiltinConfig{}) })
+	builtinOnce.Do(func() { builtinEmb, _ = builtinOrHashing(BuiltinConfig{}) })
 	return builtinEmb
 }
 
@@ -72,13 +71,6 @@ func builtinOrHashing(cfg BuiltinConfig) (Embedder, error) {
 		return NewHashing(), err
 	}
 	return e, nil
-}
-
-// BuiltinError returns the error that made NewBuiltin fall back to the
-// hashing embedder, or nil.
-func BuiltinError() error {
-	NewBuiltin()
-	return builtinErr
 }
 
 // NewBuiltinWith returns the builtin embedder over cfg.Model (or the

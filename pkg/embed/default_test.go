@@ -35,7 +35,7 @@ func cos(a, b []float32) float64 {
 }
 
 func TestBuiltinUsesTheShippedModel(t *testing.T) {
-	if err := BuiltinError(); err != nil {
+	if _, err := NewBuiltinWith(BuiltinConfig{}); err != nil {
 		t.Fatalf("the built-in model did not load: %v", err)
 	}
 	e := NewBuiltin()

@@ -30,15 +30,6 @@ const (
 	numFields
 )
 
-var fieldNames = [numFields]string{"name", "title", "description", "params", "server", "tags"}
-
-func (f Field) String() string {
-	if f < 0 || f >= numFields {
-		return "field?"
-	}
-	return fieldNames[f]
-}
-
 // FieldWeights are the BM25F boosts of the document fields.
 type FieldWeights [numFields]float64
 

@@ -275,10 +275,10 @@ func TestFallback(t *testing.T) {
 		cfg  retrieve.Config
 	}{
 		{"no index", retrieve.Config{Tools: c, Embedder: emb}},
-		{"empty index", retrieve.Config{Tools: c, Embedder: emb, Index: retrieve.IndexFunc(func() (*vindex.Index, vindex.Meta, bool) {
+		{"empty index", retrieve.Config{Tools: c, Embedder: emb, Index: indexFunc(func() (*vindex.Index, vindex.Meta, bool) {
 			return vindex.New(emb.Dim()), vindex.Meta{ModelID: emb.ModelID(), Dim: emb.Dim()}, true
 		})}},
-		{"not built yet", retrieve.Config{Tools: c, Embedder: emb, Index: retrieve.IndexFunc(func() (*vindex.Index, vindex.Meta, bool) {
+		{"not built yet", retrieve.Config{Tools: c, Embedder: emb, Index: indexFunc(func() (*vindex.Index, vindex.Meta, bool) {
 			return nil, vindex.Meta{}, false
 		})}},
 		{"other model", retrieve.Config{Tools: c, Embedder: emb, Index: buildIndex(t, c, other)}},
@@ -571,3 +571,8 @@ func TestSyncOnlyOnSync(t *testing.T) {
 		t.Errorf("after Sync the new tool is missing: %v", ids(resp))
 	}
 }
+
+// indexFunc adapts a function to retrieve.IndexSource.
+type indexFunc func() (*vindex.Index, vindex.Meta, bool)
+
+func (f indexFunc) Current() (*vindex.Index, vindex.Meta, bool) { return f() }

@@ -29,12 +29,6 @@ type IndexSource interface {
 	Current() (ix *vindex.Index, meta vindex.Meta, ok bool)
 }
 
-// IndexFunc adapts a function to IndexSource.
-type IndexFunc func() (*vindex.Index, vindex.Meta, bool)
-
-// Current calls f.
-func (f IndexFunc) Current() (*vindex.Index, vindex.Meta, bool) { return f() }
-
 // Retriever ranks catalog tools for queries. It is safe for concurrent use.
 type Retriever struct {
 	cfg    Config

@@ -140,16 +140,6 @@ func Around(name string, mw func(http.Handler) http.Handler, next http.Handler, 
 	})
 }
 
-// InjectHeader adds ctx's trace context (traceparent, tracestate; X-Ray's
-// header on Lambda) to an outgoing request's header. It does nothing when
-// tracing is off or ctx carries no span.
-func InjectHeader(ctx context.Context, h http.Header) {
-	if !on.Load() || !trace.SpanContextFromContext(ctx).IsValid() {
-		return
-	}
-	prop.Inject(ctx, propagation.HeaderCarrier(h))
-}
-
 // Transport returns base wrapped so that every request carries its
 // context's trace context in headers (a copy of the request is sent when
 // there is one to add; the caller's request is never changed).

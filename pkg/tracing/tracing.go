@@ -186,15 +186,6 @@ func Fail(span trace.Span, kind, desc string) {
 	span.SetStatus(codes.Error, desc)
 }
 
-// TraceID is the trace id of ctx's span, or "" when there is none.
-func TraceID(ctx context.Context) string {
-	sc := trace.SpanContextFromContext(ctx)
-	if !sc.HasTraceID() {
-		return ""
-	}
-	return sc.TraceID().String()
-}
-
 // SampledTraceID is the trace id of ctx's span when tracing is on and the
 // span is sampled (exported), else "".
 func SampledTraceID(ctx context.Context) string {

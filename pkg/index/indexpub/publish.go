@@ -163,16 +163,6 @@ func (p *Publisher) Publish(ctx context.Context, ix *vindex.Index, meta vindex.M
 	return p.switchPointer(ctx, prep.ptr)
 }
 
-// upload writes the index and meta blobs and returns the pointer that would
-// make them current.
-func (p *Publisher) upload(ctx context.Context, ix *vindex.Index, meta vindex.Meta) (Pointer, error) {
-	prep, err := p.prepare(ctx, ix, meta)
-	if err != nil {
-		return Pointer{}, err
-	}
-	return prep.ptr, p.store(ctx, prep)
-}
-
 // prepared is an index and meta ready to upload.
 type prepared struct {
 	ptr      Pointer

@@ -381,7 +381,7 @@ func TestCrashBeforeSwitchKeepsOldIndex(t *testing.T) {
 		t.Fatal(err)
 	}
 	ix2, meta2 := build(t, 2, 8)
-	orphan, err := p.upload(ctx, ix2, meta2) // ... and the process dies here
+	orphan, err := uploadOnly(ctx, p, ix2, meta2) // ... and the process dies here
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -792,4 +792,15 @@ func TestRepublishSameContentWritesNothing(t *testing.T) {
 	if _, _, err := NewLoader(b, "").Load(ctx); err != nil {
 		t.Fatalf("after the repair: %v", err)
 	}
+}
+
+// uploadOnly writes the index and meta blobs as Publish does and returns
+// the pointer that would make them current, without switching to it (a
+// process that dies before the switch).
+func uploadOnly(ctx context.Context, p *Publisher, ix *vindex.Index, meta vindex.Meta) (Pointer, error) {
+	prep, err := p.prepare(ctx, ix, meta)
+	if err != nil {
+		return Pointer{}, err
+	}
+	return prep.ptr, p.store(ctx, prep)
 }
