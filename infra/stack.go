@@ -282,7 +282,8 @@ func NewGatewayStack(scope constructs.Construct, id string, props *StackProps) (
 		logGroup := awslogs.NewLogGroup(stack, jsii.String(title(name)+"Logs"), &awslogs.LogGroupProps{
 			Retention: logRetention, RemovalPolicy: awscdk.RemovalPolicy_DESTROY,
 		})
-		code, placeholder := functionCode(cfg.DistDir, strings.TrimSuffix(name, "Stream"))
+		codeName := strings.TrimSuffix(name, "Stream") // gatewayStream runs the gateway's code
+		code, placeholder := functionCode(cfg.DistDir, codeName)
 		fp := &awslambda.FunctionProps{
 			Runtime:      awslambda.Runtime_PROVIDED_AL2023(),
 			Architecture: awslambda.Architecture_ARM_64(),
@@ -326,7 +327,7 @@ func NewGatewayStack(scope constructs.Construct, id string, props *StackProps) (
 		fn := awslambda.NewFunction(stack, jsii.String(title(name)+"Function"), fp)
 		if placeholder {
 			awscdk.Annotations_Of(fn).AddWarningV2(jsii.String("toolrag:placeholder-code"), jsii.String(fmt.Sprintf(
-				"%s: %s.zip not found in %s; deploying a placeholder that cannot serve. Run make build-lambdas first.", name, name, cfg.DistDir)), nil)
+				"%s: %s.zip not found in %s; deploying a placeholder that cannot serve. Run make build-lambdas first.", name, codeName, cfg.DistDir)), nil)
 		}
 		g.Functions[name] = fn
 	}
