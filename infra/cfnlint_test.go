@@ -75,6 +75,7 @@ func TestCfnLint(t *testing.T) {
 	waf.Domain = &DomainConfig{Name: "mcp.example.com", CertificateArn: "arn:aws:acm:us-east-1:123456789012:certificate/abc"}
 	sm := example()
 	sm.SecretsStore, sm.SecretsPrefix = "secretsmanager", "/toolrag/smstage/"
+	sm.Streamed = &StreamedConfig{}
 	stacks := []struct {
 		name    string
 		cfg     Config
@@ -86,7 +87,7 @@ func TestCfnLint(t *testing.T) {
 			Reranker: RerankerConfig{Kind: "bedrock"}, Fargate: FargateConfig{BridgeBinary: bridge}}, loadFixtureServers(t)},
 		{"endpoints-egress", Config{RepoRoot: fixtureRoot, Vpc: VpcConfig{Egress: "endpoints"}, Fargate: FargateConfig{BridgeBinary: bridge}}, loadFixtureServers(t)},
 		{"oauth-cognito", oauth, nil},
-		{"secretsmanager", sm, nil},
+		{"secretsmanager-streamed", sm, nil},
 		{"rest-waf", waf, nil},
 		{"nat-per-zone-secretsmanager", Config{RepoRoot: fixtureRoot, Vpc: VpcConfig{NatGateways: 2}, SecretsStore: "secretsmanager",
 			Fargate: FargateConfig{BridgeBinary: bridge}}, loadFixtureServers(t)},
