@@ -148,3 +148,16 @@ func TestLoadDatasetErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestMacro: the macro average weighs every set the same, and averages the
+// group recalls only over the sets that have groups.
+func TestMacro(t *testing.T) {
+	got := macro(map[string]Metrics{
+		"a": {Queries: 10, RecallAt1: 1, RecallAt5: 1, RecallAt10: 1, NDCG10: 1, MRR: 1, HitAt5: 1, GroupQueries: 2, GroupRecall5: 0.5, GroupRecall10: 1},
+		"b": {Queries: 30, RecallAt1: 0, RecallAt5: 0.5, RecallAt10: 0.5, NDCG10: 0, MRR: 0, HitAt5: 0},
+	})
+	want := Metrics{Queries: 40, RecallAt1: 0.5, RecallAt5: 0.75, RecallAt10: 0.75, NDCG10: 0.5, MRR: 0.5, HitAt5: 0.5, GroupQueries: 2, GroupRecall5: 0.5, GroupRecall10: 1}
+	if got != want {
+		t.Errorf("macro = %+v\nwant    %+v", got, want)
+	}
+}

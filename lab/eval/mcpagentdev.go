@@ -3,7 +3,6 @@ package eval
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 )
@@ -41,25 +40,15 @@ func PhraseAsToolRequest(q string, i int) string {
 // WriteMCPAgentDevPhrased is WriteMCPAgentDev with each single-tool
 // query rewritten by phrase (its running number as i; nil: as written).
 func WriteMCPAgentDevPhrased(srcDir, outDir string, phrase func(q string, i int) string) error {
-	if err := os.MkdirAll(outDir, 0o755); err != nil {
-		return fmt.Errorf("eval: %w", err)
-	}
-	tools, err := os.Create(filepath.Join(outDir, "tools.jsonl"))
+	tools, err := createIn(outDir, "tools.jsonl")
 	if err != nil {
-		return fmt.Errorf("eval: %w", err)
+		return err
 	}
 	defer tools.Close()
 	enc := json.NewEncoder(tools)
 	ids := map[string]string{} // mcpagent id -> server__name
 	err = readJSONL(filepath.Join(srcDir, "tools.jsonl"), func(line int, raw []byte) error {
-		var t struct {
-			ID           string          `json:"id"`
-			Server       string          `json:"server"`
-			Name         string          `json:"name"`
-			Description  string          `json:"description"`
-			InputSchema  json.RawMessage `json:"input_schema,omitempty"`
-			OutputSchema json.RawMessage `json:"output_schema,omitempty"`
-		}
+		var t toolLine
 		if err := json.Unmarshal(raw, &t); err != nil {
 			return err
 		}
@@ -76,9 +65,9 @@ func WriteMCPAgentDevPhrased(srcDir, outDir string, phrase func(q string, i int)
 	if err != nil {
 		return err
 	}
-	queries, err := os.Create(filepath.Join(outDir, "queries.jsonl"))
+	queries, err := createIn(outDir, "queries.jsonl")
 	if err != nil {
-		return fmt.Errorf("eval: %w", err)
+		return err
 	}
 	defer queries.Close()
 	qenc := json.NewEncoder(queries)

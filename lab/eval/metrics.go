@@ -92,6 +92,23 @@ func reciprocalRank(ranked []string, relevant map[string]bool) float64 {
 	return 0
 }
 
+// mean turns sums into means: the figures over n queries (or sets), the
+// group recalls over groups (none of them when it is 0).
+func (m *Metrics) mean(n, groups float64) {
+	if n > 0 {
+		m.RecallAt1 /= n
+		m.RecallAt5 /= n
+		m.RecallAt10 /= n
+		m.NDCG10 /= n
+		m.MRR /= n
+		m.HitAt5 /= n
+	}
+	if groups > 0 {
+		m.GroupRecall5 /= groups
+		m.GroupRecall10 /= groups
+	}
+}
+
 // accumulator sums per-query figures.
 type accumulator struct {
 	m Metrics
@@ -120,18 +137,7 @@ func (a *accumulator) add(ranked []string, relevant []string, groups [][]string)
 
 func (a *accumulator) result() Metrics {
 	m := a.m
-	if n := float64(m.Queries); n > 0 {
-		m.RecallAt1 /= n
-		m.RecallAt5 /= n
-		m.RecallAt10 /= n
-		m.NDCG10 /= n
-		m.MRR /= n
-		m.HitAt5 /= n
-	}
-	if g := float64(m.GroupQueries); g > 0 {
-		m.GroupRecall5 /= g
-		m.GroupRecall10 /= g
-	}
+	m.mean(float64(m.Queries), float64(m.GroupQueries))
 	return m
 }
 
@@ -172,17 +178,6 @@ func macro(sets map[string]Metrics) Metrics {
 			m.GroupRecall10 += s.GroupRecall10
 		}
 	}
-	if n := float64(len(sets)); n > 0 {
-		m.RecallAt1 /= n
-		m.RecallAt5 /= n
-		m.RecallAt10 /= n
-		m.NDCG10 /= n
-		m.MRR /= n
-		m.HitAt5 /= n
-	}
-	if groups > 0 {
-		m.GroupRecall5 /= float64(groups)
-		m.GroupRecall10 /= float64(groups)
-	}
+	m.mean(float64(len(sets)), float64(groups))
 	return m
 }

@@ -16,23 +16,15 @@ var RealMCPDatasets = []string{"docker_mcp_registry", "tooltalk", "taubench"}
 // server, tooltalk.<server>, taubench.<domain>), and the queries.jsonl
 // and tasks.jsonl of devDir (lab/eval/testdata/realmcp, see its README).
 func WriteRealMCPDev(trainDir, devDir, outDir string) error {
-	if err := os.MkdirAll(outDir, 0o755); err != nil {
-		return fmt.Errorf("eval: %w", err)
-	}
-	f, err := os.Create(filepath.Join(outDir, "tools.jsonl"))
+	f, err := createIn(outDir, "tools.jsonl")
 	if err != nil {
-		return fmt.Errorf("eval: %w", err)
+		return err
 	}
 	defer f.Close()
 	enc := json.NewEncoder(f)
 	for _, ds := range RealMCPDatasets {
 		err := readJSONL(filepath.Join(trainDir, ds, "tools.jsonl"), func(line int, raw []byte) error {
-			var t struct {
-				Name        string          `json:"name"`
-				Description string          `json:"description"`
-				Server      string          `json:"server"`
-				InputSchema json.RawMessage `json:"input_schema,omitempty"`
-			}
+			var t toolLine
 			if err := json.Unmarshal(raw, &t); err != nil {
 				return err
 			}

@@ -308,6 +308,18 @@ func splitHash(s string, seed uint64) uint64 {
 	return h.Sum64()
 }
 
+// createIn creates dir (with its parents) and the file name in it.
+func createIn(dir, name string) (*os.File, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("eval: %w", err)
+	}
+	f, err := os.Create(filepath.Join(dir, name))
+	if err != nil {
+		return nil, fmt.Errorf("eval: %w", err)
+	}
+	return f, nil
+}
+
 func writeLines(path string, lines [][]byte) error {
 	f, err := os.Create(path)
 	if err != nil {
