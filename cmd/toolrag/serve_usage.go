@@ -36,6 +36,7 @@ Environment variables (all optional; defaults in brackets):
   MCP_GATEWAY_SESSION_TTL                MCP session lifetime, seconds [86400]
   TOOL_RAG_STATE_KEY                     secret sealing the requestState of input_required answers; set the
                                          same on every instance behind one address [a random key per process]
+  MCP_GATEWAY_INPUT_TTL                  seconds a 2026-07-28 client has to answer an input_required result [600]
   MCP_GATEWAY_CONFIG_POLL                seconds between checks of keys.yaml and the registry for changes,
                                          0 = only on SIGHUP [2]
   MCP_GATEWAY_AUTH_FAILURE_BURST, MCP_GATEWAY_AUTH_FAILURE_RATE
