@@ -18,7 +18,8 @@
 #
 # A built UI is kept in .tools/jaeger-ui for the next run. `make test` does
 # not run this script (it needs the jaeger-ui source, which no package
-# registry has). Needs Go, curl, python3, chromium and ImageMagick's convert.
+# registry has). Needs Go, curl, python3 and chromium (ImageMagick's convert, when
+# installed, makes the PNG smaller).
 #   OUT=path.png     # where the screenshot goes (default docs/img/jaeger-trace.png)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -130,6 +131,11 @@ chromium --headless --no-sandbox --disable-gpu --hide-scrollbars --window-size=1
   --virtual-time-budget=15000 --screenshot="$work/shot.png" \
   "http://127.0.0.1:$query/trace/$trace_id" >"$work/chromium.log" 2>&1 ||
   { echo "jaeger-screenshot: chromium failed: $(tail -5 "$work/chromium.log")" >&2; exit 1; }
-# A palette PNG keeps it small (the UI has few colours).
-convert "$work/shot.png" -strip -colors 128 PNG8:"$out"
+# A palette PNG keeps it small (the UI has few colours), with ImageMagick
+# when it is there.
+if convert -version 2>/dev/null | grep -q ImageMagick; then
+  convert "$work/shot.png" -strip -colors 128 PNG8:"$out"
+else
+  cp "$work/shot.png" "$out"
+fi
 echo "jaeger-screenshot: trace $trace_id → $out ($(stat -c %s "$out") bytes)"
