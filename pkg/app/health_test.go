@@ -98,7 +98,7 @@ func awsRuntime(t *testing.T, echo string) runtime {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	if _, err := s.Run(ctx, indexer.ModeFull); err != nil {
+	if _, err := s.RunServers(ctx, indexer.ModeFull, nil); err != nil {
 		t.Fatal(err)
 	}
 	g, err := awsrt.NewGatewayFunction(ctx, cfg)
