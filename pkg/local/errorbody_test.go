@@ -19,7 +19,7 @@ func TestErrorBodiesReadable(t *testing.T) {
 		{"POST", "/mcp", "", `{}`, "<"},
 		{"GET", "/tool-rag/tool/echo__%3Cnope%3E", "k-admin", "", `echo__<nope>`},
 		{"POST", "/tool-rag/retrieve", "k-admin", `{"query": "x", "<bad>": 1}`, `<bad>`},
-		{"GET", "/tool-rag/admin/nope", "k-admin", "", `{whoami,overview,servers,tools,tools/{id},keys,search,usage,sync}`},
+		{"GET", "/tool-rag/admin/nope", "k-admin", "", `{whoami,overview,servers,tools,tools/{id},keys,search,usage,sync,connections}`},
 	} {
 		req, _ := http.NewRequest(c.method, e.srv.URL+c.path, strings.NewReader(c.body))
 		req.Header.Set("Content-Type", "application/json")
