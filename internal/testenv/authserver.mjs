@@ -3,7 +3,7 @@
 // server the Go tests drive (key rotation, tokens with chosen claims, the
 // next introspection answer). Prints {"issuer": ..., "control": ...} on
 // stdout when both listen. Started by testenv.StartAuthServer.
-import http from 'node:http';
+import { serveControl } from './control.mjs';
 import { pathToFileURL } from 'node:url';
 import path from 'node:path';
 
@@ -63,35 +63,13 @@ let introspections = 0;
 server.service.on(Events.BeforeIntrospect, () => { introspections++; });
 await server.start(0, '127.0.0.1');
 
-const read = (req) => new Promise((ok) => { let s = ''; req.on('data', (c) => (s += c)); req.on('end', () => ok(s ? JSON.parse(s) : {})); });
-const control = http.createServer(async (req, res) => {
-  try {
-    const body = await read(req);
-    const u = new URL(req.url, 'http://x');
-    let out = {};
-    if (u.pathname === '/rotate') {
-      const k = await server.issuer.keys.generate(body.alg || 'RS256', { kid: body.kid });
-      out = { kid: k.kid };
-    } else if (u.pathname === '/sign') {
-      out.token = await server.issuer.buildToken({ kid: body.kid, expiresIn: body.expiresIn, scopesOrTransform: (_h, p) => Object.assign(p, body.claims || {}) });
-    } else if (u.pathname === '/introspect-next') {
-      server.service.once(Events.BeforeIntrospect, (r) => { r.body = body; });
-    } else if (u.pathname === '/stats') {
-      out = { introspections, grants, revocations };
-    } else if (u.pathname === '/ttl') {
-      nextTtl = Number(body.seconds);
-
-    } else {
-      res.writeHead(404); res.end(); return;
-    }
-    res.writeHead(200, { 'content-type': 'application/json' });
-    res.end(JSON.stringify(out));
-  } catch (e) {
-    res.writeHead(500); res.end(String(e && e.stack || e));
-  }
-});
-control.listen(0, '127.0.0.1', () => {
-  console.log(JSON.stringify({ issuer: server.issuer.url, control: `http://127.0.0.1:${control.address().port}` }));
-});
-process.stdin.on('end', () => process.exit(0)); // the test's end closes stdin
-process.stdin.resume();
+serveControl({
+  rotate: async (body) => {
+    const k = await server.issuer.keys.generate(body.alg || 'RS256', { kid: body.kid });
+    return { kid: k.kid };
+  },
+  sign: async (body) => ({ token: await server.issuer.buildToken({ kid: body.kid, expiresIn: body.expiresIn, scopesOrTransform: (_h, p) => Object.assign(p, body.claims || {}) }) }),
+  'introspect-next': (body) => { server.service.once(Events.BeforeIntrospect, (r) => { r.body = body; }); },
+  stats: () => ({ introspections, grants, revocations }),
+  ttl: (body) => { nextTtl = Number(body.seconds); },
+}, { issuer: server.issuer.url });

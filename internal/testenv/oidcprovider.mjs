@@ -11,6 +11,7 @@
 import http from 'node:http';
 import { pathToFileURL } from 'node:url';
 import path from 'node:path';
+import { serveControl } from './control.mjs';
 
 const mods = process.env.TOOLRAG_NPM_MODULES;
 const load = (name, file) => import(pathToFileURL(path.join(mods, name, file)).href);
@@ -120,43 +121,25 @@ const server = http.createServer((req, res) => {
 });
 await new Promise((ok) => server.listen(port, '127.0.0.1', ok));
 
-const read = (req) => new Promise((ok) => { let s = ''; req.on('data', (c) => (s += c)); req.on('end', () => ok(s ? JSON.parse(s) : {})); });
-const control = http.createServer(async (req, res) => {
-  try {
-    const body = await read(req);
-    const u = new URL(req.url, 'http://x');
-    let out = {};
-    if (u.pathname === '/sign') {
-      // An inbound token for the gateway: claims chosen by the test.
-      out.token = await new jose.SignJWT(body.claims || {})
-        .setProtectedHeader({ alg: 'RS256', kid: 'k1', typ: 'at+jwt' })
-        .setIssuer(issuer).setIssuedAt().setExpirationTime(`${body.expiresIn || 3600}s`).setJti(crypto.randomUUID())
-        .sign(privateKey);
-    } else if (u.pathname === '/ttl') {
-      nextTtl = Number(body.seconds);
-    } else if (u.pathname === '/end-grants') {
-      // The user's grants end at the server (as when they revoke the
-      // application there): their refresh tokens stop working.
-      let n = 0;
-      for (const id of accountGrants.get(body.account) || []) {
-        const g = await provider.Grant.find(id);
-        if (g) { await g.destroy(); n++; }
-      }
-      accountGrants.delete(body.account);
-      out = { ended: n };
-    } else if (u.pathname === '/stats') {
-      out = { grants, registrations };
-    } else {
-      res.writeHead(404); res.end(); return;
+serveControl({
+  // An inbound token for the gateway: claims chosen by the test.
+  sign: async (body) => ({
+    token: await new jose.SignJWT(body.claims || {})
+      .setProtectedHeader({ alg: 'RS256', kid: 'k1', typ: 'at+jwt' })
+      .setIssuer(issuer).setIssuedAt().setExpirationTime(`${body.expiresIn || 3600}s`).setJti(crypto.randomUUID())
+      .sign(privateKey),
+  }),
+  ttl: (body) => { nextTtl = Number(body.seconds); },
+  // The user's grants end at the server (as when they revoke the
+  // application there): their refresh tokens stop working.
+  'end-grants': async (body) => {
+    let n = 0;
+    for (const id of accountGrants.get(body.account) || []) {
+      const g = await provider.Grant.find(id);
+      if (g) { await g.destroy(); n++; }
     }
-    res.writeHead(200, { 'content-type': 'application/json' });
-    res.end(JSON.stringify(out));
-  } catch (e) {
-    res.writeHead(500); res.end(String(e && e.stack || e));
-  }
-});
-control.listen(0, '127.0.0.1', () => {
-  console.log(JSON.stringify({ issuer, control: `http://127.0.0.1:${control.address().port}` }));
-});
-process.stdin.on('end', () => process.exit(0)); // the test's end closes stdin
-process.stdin.resume();
+    accountGrants.delete(body.account);
+    return { ended: n };
+  },
+  stats: () => ({ grants, registrations }),
+}, { issuer });
