@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/toolrag/mcp-gateway/internal/testenv"
@@ -46,14 +45,8 @@ func modernCall(t *testing.T, gw *function, key string, c testenv.ModernCall) te
 // function as key: its result, or its JSON-RPC error.
 func modernRPC(t *testing.T, gw *function, key, method, name string, params map[string]any) (json.RawMessage, *rpcErr) {
 	t.Helper()
-	params["_meta"] = map[string]any{mcp.MetaKeyProtocolVersion: mcp.LATEST_PROTOCOL_VERSION,
-		mcp.MetaKeyClientInfo: map[string]any{"name": "rie-2026", "version": "1"}, mcp.MetaKeyClientCapabilities: map[string]any{}}
-	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 9, "method": method, "params": params})
-	hdr := map[string]string{mcp.HeaderProtocolVersion: mcp.LATEST_PROTOCOL_VERSION, mcp.HeaderMethod: method}
-	if name != "" {
-		hdr[mcp.HeaderName] = name
-	}
-	r := postEvent(t, gw, key, hdr, string(body))
+	body, hdr := testenv.ModernRequest(9, method, name, params)
+	r := postEvent(t, gw, key, hdr, body)
 	var msg struct {
 		ID     json.RawMessage `json:"id"`
 		Result json.RawMessage `json:"result"`
@@ -138,15 +131,11 @@ func TestLongCallsInputRequiredLambdaRIE(t *testing.T) {
 // answered like an unknown one; a task cancelled from another instance
 // stays cancelled.
 func TestLongCallsTasksLambdaRIE(t *testing.T) {
-	rie, bins := emulated(t, "gateway", "sync")
-	d := newDeployment(t)
-	slow := testenv.StartSlowServer(t)
-	d.addServers(t, map[string]string{"slow": slow.URL}, "owner", "other")
-	d.sync(t, rie, bins["sync"], 2)
-	worker := startFunction(t, rie, "toolrag-gateway", bins["gateway"], 900, d.env)
+	rie, gwBin, d, slow := slowDeployment(t)
+	worker := startFunction(t, rie, "toolrag-gateway", gwBin, 900, d.env)
 	api := testenv.StartLambdaAPI(t, map[string]testenv.Invoker{"toolrag-gateway": testenv.RIEInvoker(worker.url)})
-	front := startFunction(t, rie, "toolrag-gateway", bins["gateway"], 29, withEnv(d.env, "TOOL_RAG_LAMBDA_ENDPOINT", api.URL))
-	other := startFunction(t, rie, "toolrag-gateway", bins["gateway"], 29, d.env)
+	front := startFunction(t, rie, "toolrag-gateway", gwBin, 29, withEnv(d.env, "TOOL_RAG_LAMBDA_ENDPOINT", api.URL))
+	other := startFunction(t, rie, "toolrag-gateway", gwBin, 29, d.env)
 
 	startTask := func(ms int) string {
 		t.Helper()
@@ -224,6 +213,19 @@ func TestLongCallsTasksLambdaRIE(t *testing.T) {
 	}
 }
 
+// slowDeployment is a deployment whose one server more is "slow"
+// (testenv.SlowServer), synced, with the keys owner and other; it returns
+// the emulator and the gateway function's binary.
+func slowDeployment(t *testing.T) (rie, gwBin string, d *deployment, slow *testenv.SlowServer) {
+	t.Helper()
+	rie, bins := emulated(t, "gateway", "sync")
+	d = newDeployment(t)
+	slow = testenv.StartSlowServer(t)
+	d.addServers(t, map[string]string{"slow": slow.URL}, "owner", "other")
+	d.sync(t, rie, bins["sync"], 2)
+	return rie, bins["gateway"], d, slow
+}
+
 // TestLongCallsCancelLambdaRIE: a 2025-11-25 client's call runs on one
 // instance of the gateway function under aws-lambda-rie; its
 // notifications/cancelled reaches another instance (on Lambda an instance
@@ -232,13 +234,9 @@ func TestLongCallsTasksLambdaRIE(t *testing.T) {
 // the upstream sees its call cancelled. The same notification from
 // another principal's session cancels nothing.
 func TestLongCallsCancelLambdaRIE(t *testing.T) {
-	rie, bins := emulated(t, "gateway", "sync")
-	d := newDeployment(t)
-	slow := testenv.StartSlowServer(t)
-	d.addServers(t, map[string]string{"slow": slow.URL}, "owner", "other")
-	d.sync(t, rie, bins["sync"], 2)
-	running := startFunction(t, rie, "toolrag-gateway", bins["gateway"], 120, d.env)
-	other := startFunction(t, rie, "toolrag-gateway", bins["gateway"], 29, d.env)
+	rie, gwBin, d, slow := slowDeployment(t)
+	running := startFunction(t, rie, "toolrag-gateway", gwBin, 120, d.env)
+	other := startFunction(t, rie, "toolrag-gateway", gwBin, 29, d.env)
 	owner := newLambdaSession(t, running, "k-owner", `{}`)
 	stranger := newLambdaSession(t, other, "k-other", `{}`)
 

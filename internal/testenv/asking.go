@@ -108,3 +108,21 @@ func (r ToolResult) Text() string {
 	}
 	return out
 }
+
+// ModernRequest is a 2026-07-28 request (no session) as a client writes
+// it: the body of JSON-RPC request id (params with the protocol version,
+// client info and empty capabilities in _meta) and its HTTP headers (name
+// is the Mcp-Name header's tool or resource, "" for none).
+func ModernRequest(id int, method, name string, params map[string]any) (body string, hdr map[string]string) {
+	p := map[string]any{"_meta": map[string]any{mcp.MetaKeyProtocolVersion: mcp.LATEST_PROTOCOL_VERSION,
+		mcp.MetaKeyClientInfo: map[string]any{"name": "raw-2026", "version": "1"}, mcp.MetaKeyClientCapabilities: map[string]any{}}}
+	for k, v := range params {
+		p[k] = v
+	}
+	raw, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": p})
+	hdr = map[string]string{mcp.HeaderProtocolVersion: mcp.LATEST_PROTOCOL_VERSION, mcp.HeaderMethod: method}
+	if name != "" {
+		hdr[mcp.HeaderName] = name
+	}
+	return string(raw), hdr
+}

@@ -7,8 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mark3labs/mcp-go/mcp"
-
 	"github.com/toolrag/mcp-gateway/internal/testenv"
 	"github.com/toolrag/mcp-gateway/pkg/aws/lambdahttp"
 	"github.com/toolrag/mcp-gateway/pkg/aws/s3bucket"
@@ -17,14 +15,8 @@ import (
 // lambdaRPC sends one 2026-07-28 request through an HTTP API event.
 func lambdaRPC(t *testing.T, h func(context.Context, json.RawMessage) (any, error), secret, method, name string, params map[string]any) (json.RawMessage, *rpcMessage) {
 	t.Helper()
-	params["_meta"] = map[string]any{mcp.MetaKeyProtocolVersion: mcp.LATEST_PROTOCOL_VERSION,
-		mcp.MetaKeyClientInfo: map[string]any{"name": "raw-2026", "version": "1"}, mcp.MetaKeyClientCapabilities: map[string]any{}}
-	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 9, "method": method, "params": params})
-	hdr := map[string]string{mcp.HeaderProtocolVersion: mcp.LATEST_PROTOCOL_VERSION, mcp.HeaderMethod: method}
-	if name != "" {
-		hdr[mcp.HeaderName] = name
-	}
-	r := invoke(t, h, event(t, "http-api-run-tool.json", request{auth: secret, body: string(body), headers: hdr}))
+	body, hdr := testenv.ModernRequest(9, method, name, params)
+	r := invoke(t, h, event(t, "http-api-run-tool.json", request{auth: secret, body: body, headers: hdr}))
 	for _, m := range messages(t, r) {
 		if string(m.ID) == "9" {
 			if m.Error != nil {
