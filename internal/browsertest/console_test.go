@@ -145,7 +145,9 @@ func run(t *testing.T, ctx context.Context, what string, actions ...chromedp.Act
 	c, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	if err := chromedp.Do(c, actions...); err != nil {
-		page, _ := chromedp.Run(ctx, chromedp.OuterHTML(chromedp.CSS("main")))
+		dump, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		page, _ := chromedp.Run(dump, chromedp.OuterHTML(chromedp.CSS("body")))
 		t.Fatalf("%s: %v\npage: %.3000s", what, err, page)
 	}
 }

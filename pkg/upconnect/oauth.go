@@ -510,7 +510,7 @@ func (s *Service) Routes(mux *http.ServeMux, authn func(http.Handler) http.Handl
 		})
 	}
 	mux.Handle("GET "+LinkPath, withBase(s.ServeLink))
-	mux.Handle("POST "+LinkPath, s.sameOrigin(FormKey(authn(withBase(s.CompleteLink)))))
+	mux.Handle("POST "+LinkPath, s.sameOrigin(FormKey(s.refusedAsPage(authn(withBase(s.CompleteLink))))))
 	mux.Handle("GET "+CallbackPath, withBase(s.ServeCallback))
 	mux.Handle("GET "+ClientMetadataPath, withBase(s.ServeClientMetadata))
 	mux.Handle("/tool-rag/connections", authn(http.HandlerFunc(s.ServeConnections)))

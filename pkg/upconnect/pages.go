@@ -161,6 +161,48 @@ func FormKey(next http.Handler) http.Handler {
 	})
 }
 
+// refusedAsPage answers a connect form the gateway's authentication
+// refused (a wrong key: 401; too many failures or requests: 429) with the
+// connect page and the form again, not the API's JSON error.
+func (s *Service) refusedAsPage(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		next.ServeHTTP(&pageOnRefusal{ResponseWriter: w, s: s, r: r}, r)
+	})
+}
+
+type pageOnRefusal struct {
+	http.ResponseWriter
+	s       *Service
+	r       *http.Request
+	written bool // the page replaced the refusal
+}
+
+func (p *pageOnRefusal) WriteHeader(code int) {
+	if (code != http.StatusUnauthorized && code != http.StatusTooManyRequests) || p.Header().Get("Content-Type") != "application/json" {
+		p.ResponseWriter.WriteHeader(code)
+		return
+	}
+	p.written = true
+	p.Header().Del("Content-Length")
+	d := pageData{Server: "a server", Error: "this API key was not accepted; check it and try again"}
+	if code == http.StatusTooManyRequests {
+		d.Error = "too many attempts; wait a minute and try again"
+	}
+	if t, err := p.s.open(p.r.Context(), linkAAD, linkToken(p.r)); err == nil {
+		if srv, ok := p.s.cfg.Server(t.Server); ok {
+			d.Server, d.Form, d.Secret = t.Server, true, upauth.ModeOf(srv.Auth) == upauth.ModeUserSecret
+		}
+	}
+	p.s.render(p.ResponseWriter, code, d)
+}
+
+func (p *pageOnRefusal) Write(b []byte) (int, error) {
+	if p.written {
+		return len(b), nil
+	}
+	return p.ResponseWriter.Write(b)
+}
+
 // ServeConnections serves the caller's own connections (behind the
 // gateway's authentication):
 //
