@@ -510,76 +510,45 @@ func (t *Tokenizer) preTokenize(s string, emit func(string) bool) {
 func splitWords(s string, st preStep, emit func(string) bool) bool {
 	start := -1
 	class := 0 // 1 word chars, 2 other non-space (Whitespace pre-tokenizer)
+	// cut emits the word in progress, if any, as ending at end.
+	cut := func(end int) bool {
+		if start < 0 {
+			return true
+		}
+		w := s[start:end]
+		start = -1
+		return emit(w)
+	}
 	for i, r := range s {
-		space := unicode.IsSpace(r)
+		if unicode.IsSpace(r) && st != psPunct {
+			if !cut(i) {
+				return false
+			}
+			continue
+		}
 		switch st {
 		case psBert, psPunct:
-			if space && st == psBert {
-				if start >= 0 {
-					if !emit(s[start:i]) {
-						return false
-					}
-					start = -1
-				}
-				continue
-			}
 			if isBertPunct(r) {
-				if start >= 0 {
-					if !emit(s[start:i]) {
-						return false
-					}
-					start = -1
-				}
-				if !emit(s[i : i+utf8.RuneLen(r)]) {
+				if !cut(i) || !emit(s[i:i+utf8.RuneLen(r)]) {
 					return false
 				}
 				continue
 			}
-			if start < 0 {
-				start = i
-			}
-		case psWSSplit:
-			if space {
-				if start >= 0 {
-					if !emit(s[start:i]) {
-						return false
-					}
-					start = -1
-				}
-				continue
-			}
-			if start < 0 {
-				start = i
-			}
 		case psWhitespace:
-			if space {
-				if start >= 0 {
-					if !emit(s[start:i]) {
-						return false
-					}
-					start = -1
-				}
-				continue
-			}
 			c := 2
 			if isWordChar(r) {
 				c = 1
 			}
-			if start >= 0 && c != class {
-				if !emit(s[start:i]) {
-					return false
-				}
-				start = -1
+			if c != class && !cut(i) {
+				return false
 			}
-			if start < 0 {
-				start, class = i, c
-			}
+			class = c
+		}
+		if start < 0 {
+			start = i
 		}
 	}
-	if start >= 0 {
-		return emit(s[start:])
-	}
-	return true
+	return cut(len(s))
 }
 
 // wordPiece appends the ids of one word (greedy longest match first).
