@@ -213,7 +213,7 @@ func Middleware(cfg Config, next http.Handler) http.Handler {
 			return
 		}
 		ch := cfg.challenge()
-		secret, ok := bearer(r.Header.Get("Authorization"))
+		secret, ok := Bearer(r.Header.Get("Authorization"))
 		if !ok {
 			// Nothing was guessed: not counted against the address.
 			cfg.Counters.Failures.Add(1)
@@ -371,7 +371,9 @@ type unknownWithHint struct{ hint string }
 func (e unknownWithHint) Error() string { return ErrUnknownKey.Error() + " (" + e.hint + ")" }
 func (e unknownWithHint) Unwrap() error { return ErrUnknownKey }
 
-func bearer(h string) (string, bool) {
+// Bearer returns the credential of an "Authorization: Bearer <token>"
+// header value (the scheme in any case, spaces around trimmed).
+func Bearer(h string) (string, bool) {
 	scheme, token, ok := strings.Cut(strings.TrimSpace(h), " ")
 	if !ok || !strings.EqualFold(scheme, "Bearer") {
 		return "", false

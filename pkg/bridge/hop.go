@@ -4,7 +4,8 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"net/http"
-	"strings"
+
+	"github.com/toolrag/mcp-gateway/pkg/auth"
 )
 
 // TokenEnv is the environment variable `toolrag bridge` reads its hop
@@ -23,7 +24,7 @@ const MinTokenLength = 16
 // or echoed.
 func hopAuth(tokenHash [32]byte, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		got, ok := bearer(r.Header.Get("Authorization"))
+		got, ok := auth.Bearer(r.Header.Get("Authorization"))
 		sum := sha256.Sum256([]byte(got))
 		if subtle.ConstantTimeCompare(sum[:], tokenHash[:]) != 1 || !ok {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="toolrag-bridge"`)
@@ -34,17 +35,6 @@ func hopAuth(tokenHash [32]byte, next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
-}
-
-// bearer returns the credential of an "Authorization: Bearer <token>"
-// header value.
-func bearer(h string) (string, bool) {
-	scheme, token, ok := strings.Cut(strings.TrimSpace(h), " ")
-	if !ok || !strings.EqualFold(scheme, "Bearer") {
-		return "", false
-	}
-	token = strings.TrimSpace(token)
-	return token, token != ""
 }
 
 func withoutVar(names []string, drop string) []string {
