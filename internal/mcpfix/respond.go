@@ -5,15 +5,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
-	"net/netip"
 	"strconv"
-	"strings"
 	"unicode/utf8"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/toolrag/mcp-gateway/pkg/httpserve"
 )
 
 // The pieces of mcp-go's tools/call answer that both server fast paths
@@ -170,23 +169,4 @@ func RequestID(raw json.RawMessage) (any, bool) {
 
 // DNSRebinding reports whether mcp-go's DNS rebinding protection could
 // refuse r (a loopback connection with a Host that is not): mcp-go answers.
-func DNSRebinding(r *http.Request) bool {
-	local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
-	if !ok || local == nil {
-		return false
-	}
-	return isLoopbackHost(local.String()) && !isLoopbackHost(r.Host)
-}
-
-// isLoopbackHost is mcp-go's test of a host or host:port.
-func isLoopbackHost(addr string) bool {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		host = strings.Trim(addr, "[]")
-	}
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip, err := netip.ParseAddr(host)
-	return err == nil && ip.IsLoopback()
-}
+func DNSRebinding(r *http.Request) bool { return httpserve.ForeignHostOnLoopback(r) }

@@ -6,7 +6,7 @@ import (
 	"net/url"
 	"strings"
 
-	"github.com/toolrag/mcp-gateway/internal/mcpfix"
+	"github.com/toolrag/mcp-gateway/pkg/httpserve"
 )
 
 // sameMachineOnly guards a gateway without authentication
@@ -37,7 +37,7 @@ func sameMachineOnly(next http.Handler) http.Handler {
 
 // crossSiteReason says why r is refused, or "".
 func crossSiteReason(r *http.Request) string {
-	if mcpfix.DNSRebinding(r) {
+	if httpserve.ForeignHostOnLoopback(r) {
 		return "forbidden: the Host header does not name this machine (a gateway without authentication answers only to localhost, 127.0.0.1 and ::1)"
 	}
 	if o := r.Header.Get("Origin"); o != "" {

@@ -3,13 +3,17 @@
 // header timeout against slow senders, an idle timeout above Go clients'
 // pool timeout, and a listener that counts a new connection's wait for its
 // first byte as idle time, so that a pooled but unused client connection
-// is never closed under a client that is about to use it.
+// is never closed under a client that is about to use it. ForeignHostOnLoopback
+// is the check against DNS rebinding that mcp-go and a gateway without
+// authentication share.
 package httpserve
 
 import (
 	"errors"
 	"net"
 	"net/http"
+	"net/netip"
+	"strings"
 	"sync"
 	"time"
 )
@@ -142,4 +146,30 @@ func (c *firstByteConn) CloseWrite() error {
 		return cw.CloseWrite()
 	}
 	return errors.ErrUnsupported
+}
+
+// ForeignHostOnLoopback reports whether r came over a loopback connection
+// with a Host header that names another machine: what a DNS-rebinding page
+// sends. mcp-go refuses such requests; a gateway without authentication
+// does too.
+func ForeignHostOnLoopback(r *http.Request) bool {
+	local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+	if !ok || local == nil {
+		return false
+	}
+	return loopbackHost(local.String()) && !loopbackHost(r.Host)
+}
+
+// loopbackHost reports whether a host or host:port is localhost or a
+// loopback address.
+func loopbackHost(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		host = strings.Trim(addr, "[]")
+	}
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.IsLoopback()
 }
