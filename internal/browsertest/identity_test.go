@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -152,21 +153,8 @@ func connections(t *testing.T, e *env) string {
 		t.Fatal(err)
 	}
 	defer res.Body.Close()
-	var sb strings.Builder
-	_, _ = fmt.Fprint(&sb, readBody(res))
-	return sb.String()
-}
-
-func readBody(res *http.Response) string {
-	b := new(strings.Builder)
-	buf := make([]byte, 4096)
-	for {
-		n, err := res.Body.Read(buf)
-		b.Write(buf[:n])
-		if err != nil {
-			return b.String()
-		}
-	}
+	b, _ := io.ReadAll(res.Body)
+	return string(b)
 }
 
 // submitLink opens a connect link in the tab, signs in with key, types
