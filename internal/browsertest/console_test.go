@@ -99,7 +99,7 @@ func connect(t *testing.T, url, key string) *client.Client {
 func browser(t *testing.T) (context.Context, func() []string) {
 	t.Helper()
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(testenv.Chromium(t)),
+		chromedp.ExecPath(chromium(t)),
 		chromedp.NoSandbox,
 		chromedp.Flag("disable-gpu", true),
 		chromedp.Flag("disable-quic", true),
@@ -451,4 +451,20 @@ func retrieveIDs(t *testing.T, base, key, query string) []string {
 		ids = append(ids, r.ToolID)
 	}
 	return ids
+}
+
+// chromium returns Debian's headless-capable chromium (installed by
+// scripts/deps.sh), for the console's browser tests.
+func chromium(t testing.TB) string {
+	t.Helper()
+	for _, p := range []string{os.Getenv("TOOLRAG_CHROMIUM"), "/usr/bin/chromium", "/usr/bin/chromium-browser"} {
+		if p == "" {
+			continue
+		}
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+	}
+	testenv.Missing(t, "chromium (Debian package chromium)")
+	return ""
 }

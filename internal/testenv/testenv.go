@@ -84,18 +84,3 @@ func SharedDir(t testing.TB) string {
 	return p
 }
 
-// Chromium returns Debian's headless-capable chromium (installed by
-// scripts/deps.sh), for the console's browser tests.
-func Chromium(t testing.TB) string {
-	t.Helper()
-	for _, p := range []string{os.Getenv("TOOLRAG_CHROMIUM"), "/usr/bin/chromium", "/usr/bin/chromium-browser"} {
-		if p == "" {
-			continue
-		}
-		if _, err := os.Stat(p); err == nil {
-			return p
-		}
-	}
-	Missing(t, "chromium (Debian package chromium)")
-	return ""
-}
