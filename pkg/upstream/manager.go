@@ -427,88 +427,84 @@ func (m *Manager) CallTool(ctx context.Context, id, name string, args map[string
 // ListPrompts returns every prompt of server id (none if it does not
 // declare the prompts capability).
 func (m *Manager) ListPrompts(ctx context.Context, id string) ([]mcp.Prompt, error) {
-	var out []mcp.Prompt
-	err := m.call(ctx, id, string(mcp.MethodPromptsList), true, func(ctx context.Context, c *client.Client) error {
+	return ask(ctx, m, id, mcp.MethodPromptsList, true, func(ctx context.Context, c *client.Client) ([]mcp.Prompt, error) {
 		if c.GetServerCapabilities().Prompts == nil {
-			return nil
+			return nil, nil
 		}
 		res, err := c.ListPrompts(ctx, mcp.ListPromptsRequest{})
-		if err == nil {
-			out = res.Prompts
-		}
-		return err
+		return field(res, err, func(r *mcp.ListPromptsResult) []mcp.Prompt { return r.Prompts })
 	})
-	return out, err
 }
 
 // GetPrompt renders prompt name of server id with args.
 func (m *Manager) GetPrompt(ctx context.Context, id, name string, args map[string]string) (*mcp.GetPromptResult, error) {
-	var out *mcp.GetPromptResult
-	err := m.call(ctx, id, string(mcp.MethodPromptsGet), true, func(ctx context.Context, c *client.Client) error {
+	return ask(ctx, m, id, mcp.MethodPromptsGet, true, func(ctx context.Context, c *client.Client) (*mcp.GetPromptResult, error) {
 		req := mcp.GetPromptRequest{}
 		req.Params.Name = name
 		req.Params.Arguments = args
 		withLogLevel(ctx, &req.Params.Meta)
-		res, err := c.GetPrompt(ctx, req)
-		out = res
-		linger(ctx)
-		return err
+		defer linger(ctx)
+		return c.GetPrompt(ctx, req)
 	})
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
 }
 
 // ListResources returns every resource of server id (none if it does not
 // declare the resources capability).
 func (m *Manager) ListResources(ctx context.Context, id string) ([]mcp.Resource, error) {
-	var out []mcp.Resource
-	err := m.call(ctx, id, string(mcp.MethodResourcesList), true, func(ctx context.Context, c *client.Client) error {
+	return ask(ctx, m, id, mcp.MethodResourcesList, true, func(ctx context.Context, c *client.Client) ([]mcp.Resource, error) {
 		if c.GetServerCapabilities().Resources == nil {
-			return nil
+			return nil, nil
 		}
 		res, err := c.ListResources(ctx, mcp.ListResourcesRequest{})
-		if err == nil {
-			out = res.Resources
-		}
-		return err
+		return field(res, err, func(r *mcp.ListResourcesResult) []mcp.Resource { return r.Resources })
 	})
-	return out, err
 }
 
 // ListResourceTemplates returns every resource template of server id.
 func (m *Manager) ListResourceTemplates(ctx context.Context, id string) ([]mcp.ResourceTemplate, error) {
-	var out []mcp.ResourceTemplate
-	err := m.call(ctx, id, string(mcp.MethodResourcesTemplatesList), true, func(ctx context.Context, c *client.Client) error {
+	return ask(ctx, m, id, mcp.MethodResourcesTemplatesList, true, func(ctx context.Context, c *client.Client) ([]mcp.ResourceTemplate, error) {
 		if c.GetServerCapabilities().Resources == nil {
-			return nil
+			return nil, nil
 		}
 		res, err := c.ListResourceTemplates(ctx, mcp.ListResourceTemplatesRequest{})
-		if err == nil {
-			out = res.ResourceTemplates
-		}
-		return err
+		return field(res, err, func(r *mcp.ListResourceTemplatesResult) []mcp.ResourceTemplate { return r.ResourceTemplates })
 	})
-	return out, err
 }
 
 // ReadResource reads uri from server id.
 func (m *Manager) ReadResource(ctx context.Context, id, uri string) (*mcp.ReadResourceResult, error) {
-	var out *mcp.ReadResourceResult
-	err := m.call(ctx, id, string(mcp.MethodResourcesRead), true, func(ctx context.Context, c *client.Client) error {
+	return ask(ctx, m, id, mcp.MethodResourcesRead, true, func(ctx context.Context, c *client.Client) (*mcp.ReadResourceResult, error) {
 		req := mcp.ReadResourceRequest{}
 		req.Params.URI = uri
 		withLogLevel(ctx, &req.Params.Meta)
-		res, err := c.ReadResource(ctx, req)
-		out = res
-		linger(ctx)
+		defer linger(ctx)
+		return c.ReadResource(ctx, req)
+	})
+}
+
+// ask runs fn on server id's connection through m.call (retried when
+// idempotent) and returns its answer, or the error and the zero T.
+func ask[T any](ctx context.Context, m *Manager, id string, method mcp.MCPMethod, idempotent bool, fn func(context.Context, *client.Client) (T, error)) (T, error) {
+	var out T
+	err := m.call(ctx, id, string(method), idempotent, func(ctx context.Context, c *client.Client) error {
+		var err error
+		out, err = fn(ctx, c)
 		return err
 	})
 	if err != nil {
-		return nil, err
+		var zero T
+		return zero, err
 	}
 	return out, nil
+}
+
+// field picks the list of a list answer, when there is one.
+func field[R, T any](res R, err error, list func(R) T) (T, error) {
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	return list(res), nil
 }
 
 // Complete asks server id for completions of a prompt or resource template
