@@ -337,6 +337,10 @@ func (t *Tokenizer) encodeSegment(text string, out []int, max int, dropUnk bool)
 	return out
 }
 
+// unicodeForms are the Unicode normalisation forms of the normaliser steps
+// that apply one (ASCII text is the same in all four).
+var unicodeForms = map[normStep]norm.Form{nsNFD: norm.NFD, nsNFKD: norm.NFKD, nsNFC: norm.NFC, nsNFKC: norm.NFKC}
+
 // normalize applies the normaliser steps.
 func (t *Tokenizer) normalize(s string) string {
 	for _, st := range t.norm {
@@ -345,21 +349,9 @@ func (t *Tokenizer) normalize(s string) string {
 			s = cleanText(s)
 		case nsChinese:
 			s = padChinese(s)
-		case nsNFD:
+		case nsNFD, nsNFKD, nsNFC, nsNFKC:
 			if !isASCII(s) {
-				s = norm.NFD.String(s)
-			}
-		case nsNFKD:
-			if !isASCII(s) {
-				s = norm.NFKD.String(s)
-			}
-		case nsNFC:
-			if !isASCII(s) {
-				s = norm.NFC.String(s)
-			}
-		case nsNFKC:
-			if !isASCII(s) {
-				s = norm.NFKC.String(s)
+				s = unicodeForms[st].String(s)
 			}
 		case nsStripAccents:
 			if !isASCII(s) {
