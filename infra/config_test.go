@@ -78,6 +78,8 @@ func TestConfigDefaults(t *testing.T) {
 		Gateway: FunctionSize{MemoryMiB: 1769, TimeoutSeconds: 29, ReservedConcurrency: 100},
 		Sync:    FunctionSize{MemoryMiB: 2240, TimeoutSeconds: 900},
 		Health:  FunctionSize{MemoryMiB: 256, TimeoutSeconds: 60},
+		// The streamed front door's function follows the gateway's memory.
+		GatewayStream: FunctionSize{MemoryMiB: 1769, TimeoutSeconds: 900, ReservedConcurrency: 20},
 	}
 	if c.Functions != want {
 		t.Errorf("function defaults %+v, want %+v", c.Functions, want)
@@ -110,12 +112,12 @@ func TestFunctionContext(t *testing.T) {
 		want    FunctionsConfig // after Defaults
 		wantErr string
 	}{
-		{ctx: map[string]string{}, want: FunctionsConfig{Gateway: FunctionSize{1024, 29, 100}, Sync: FunctionSize{2240, 900, 0}, Health: FunctionSize{256, 60, 0}}},
-		{ctx: map[string]string{"gatewayMemory": "2048"}, want: FunctionsConfig{Gateway: FunctionSize{2048, 29, 100}, Sync: FunctionSize{2240, 900, 0}, Health: FunctionSize{256, 60, 0}}},
-		{ctx: map[string]string{"gatewayMemory": "3008", "syncMemory": "4096"}, want: FunctionsConfig{Gateway: FunctionSize{3008, 29, 100}, Sync: FunctionSize{4096, 900, 0}, Health: FunctionSize{256, 60, 0}}},
+		{ctx: map[string]string{}, want: FunctionsConfig{Gateway: FunctionSize{1024, 29, 100}, Sync: FunctionSize{2240, 900, 0}, Health: FunctionSize{256, 60, 0}, GatewayStream: FunctionSize{1024, 900, 20}}},
+		{ctx: map[string]string{"gatewayMemory": "2048"}, want: FunctionsConfig{Gateway: FunctionSize{2048, 29, 100}, Sync: FunctionSize{2240, 900, 0}, Health: FunctionSize{256, 60, 0}, GatewayStream: FunctionSize{2048, 900, 20}}},
+		{ctx: map[string]string{"gatewayMemory": "3008", "syncMemory": "4096"}, want: FunctionsConfig{Gateway: FunctionSize{3008, 29, 100}, Sync: FunctionSize{4096, 900, 0}, Health: FunctionSize{256, 60, 0}, GatewayStream: FunctionSize{3008, 900, 20}}},
 		// Defaults derived from the catalog size; reserved concurrency off.
-		{ctx: map[string]string{"expectedTools": "10000", "gatewayReservedConcurrency": "-1"}, want: FunctionsConfig{Gateway: FunctionSize{1024, 29, -1}, Sync: FunctionSize{1024, 900, 0}, Health: FunctionSize{256, 60, 0}}},
-		{ctx: map[string]string{"expectedTools": "300000"}, want: FunctionsConfig{Gateway: FunctionSize{1024, 29, 100}, Sync: FunctionSize{6464, 900, 0}, Health: FunctionSize{256, 60, 0}}},
+		{ctx: map[string]string{"expectedTools": "10000", "gatewayReservedConcurrency": "-1"}, want: FunctionsConfig{Gateway: FunctionSize{1024, 29, -1}, Sync: FunctionSize{1024, 900, 0}, Health: FunctionSize{256, 60, 0}, GatewayStream: FunctionSize{1024, 900, 20}}},
+		{ctx: map[string]string{"expectedTools": "300000"}, want: FunctionsConfig{Gateway: FunctionSize{1024, 29, 100}, Sync: FunctionSize{6464, 900, 0}, Health: FunctionSize{256, 60, 0}, GatewayStream: FunctionSize{1024, 900, 20}}},
 		{ctx: map[string]string{"gatewayMemory": "2GB"}, wantErr: `context gatewayMemory "2GB" is not a number`},
 		{ctx: map[string]string{"syncMemory": ""}, wantErr: `context syncMemory "" is not a number`},
 	}
