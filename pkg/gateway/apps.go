@@ -93,6 +93,13 @@ func claimsServer[V any](u string, servers map[string]V) bool {
 	return taken
 }
 
-// appsExtensions is the extensions capability the gateway declares to its
-// clients.
-func appsExtensions() map[string]any { return upstream.Extensions() }
+// gatewayExtensions is the extensions capability the gateway declares to
+// its clients: MCP Apps, and the tasks extension when it keeps task
+// records.
+func gatewayExtensions(tasks bool) map[string]any {
+	exts := upstream.Extensions()
+	if tasks {
+		exts[TasksExtension] = map[string]any{}
+	}
+	return exts
+}

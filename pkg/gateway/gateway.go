@@ -373,7 +373,7 @@ func New(cfg Config) (*Server, error) {
 		server.WithPromptCompletionProvider(completions{g}),
 		server.WithResourceCompletionProvider(completions{g}),
 		server.WithPaginationLimit(1000),
-		server.WithExtensions(appsExtensions()),
+		server.WithExtensions(gatewayExtensions(cfg.Tasks != nil)),
 	}
 	if cfg.Tasks != nil {
 		// tools/call with a task, tasks/get, tasks/result, tasks/cancel

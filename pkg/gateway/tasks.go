@@ -13,6 +13,10 @@ package gateway
 // the caller's policy is checked again on every request (a task of a tool
 // the key no longer reaches is gone), and another principal's task id is
 // answered exactly like one that never existed.
+//
+// The same records serve the 2026-07-28 tasks extension (tasksext.go):
+// a task made for a client of that extension says so (session.Task.Ext)
+// and is answered in the extension's shapes.
 
 import (
 	"context"
@@ -69,10 +73,10 @@ func (g *Server) isTaskRequest(head *requestHead) bool {
 		return false
 	}
 	switch mcp.MCPMethod(head.Method) {
-	case mcp.MethodTasksGet, mcp.MethodTasksResult, mcp.MethodTasksCancel, mcp.MethodTasksList:
+	case mcp.MethodTasksGet, mcp.MethodTasksResult, mcp.MethodTasksCancel, mcp.MethodTasksList, methodTasksUpdate:
 		return true
 	case mcp.MethodToolsCall:
-		return len(head.Params.Task) > 0 && string(head.Params.Task) != "null"
+		return hasTaskParam(head) || g.extTaskWanted(head)
 	}
 	return false
 }
@@ -105,7 +109,7 @@ func (g *Server) serveTask(w http.ResponseWriter, r *http.Request, head *request
 	var err error
 	switch mcp.MCPMethod(head.Method) {
 	case mcp.MethodToolsCall:
-		res, err = g.startTask(ctx, pol, p.Name, p.Arguments, p.Task.TTL)
+		res, err = g.startTask(ctx, pol, p.Name, p.Arguments, p.Task.TTL, !hasTaskParam(head))
 	case mcp.MethodTasksGet:
 		res, err = g.getTask(ctx, pol, p.TaskID)
 	case mcp.MethodTasksResult:
@@ -114,6 +118,8 @@ func (g *Server) serveTask(w http.ResponseWriter, r *http.Request, head *request
 		res, err = g.cancelTask(ctx, pol, p.TaskID)
 	case mcp.MethodTasksList:
 		res, err = g.listTasks(ctx, pol)
+	case methodTasksUpdate:
+		res, err = g.updateTask(ctx, pol, p.TaskID)
 	}
 	writeTaskAnswer(w, head.ID, res, err)
 }
@@ -149,9 +155,15 @@ func writeTaskAnswer(w http.ResponseWriter, id json.RawMessage, res any, err err
 	_ = json.NewEncoder(w).Encode(out)
 }
 
+// hasTaskParam reports whether a tools/call is task-augmented (2025-11-25).
+func hasTaskParam(head *requestHead) bool {
+	return len(head.Params.Task) > 0 && string(head.Params.Task) != "null"
+}
+
 // startTask starts a task-augmented tools/call: at the upstream when it
-// runs the tool as a task, else the gateway's own.
-func (g *Server) startTask(ctx context.Context, pol policy.Policy, name string, args map[string]any, ttl *int64) (any, error) {
+// runs the tool as a task, else the gateway's own. ext: the call is of a
+// client of the 2026-07-28 tasks extension (answered in its shape).
+func (g *Server) startTask(ctx context.Context, pol policy.Policy, name string, args map[string]any, ttl *int64, ext bool) (any, error) {
 	callName := name
 	if name == ToolRun {
 		var err error
@@ -183,7 +195,7 @@ func (g *Server) startTask(ctx context.Context, pol policy.Policy, name string, 
 	now := time.Now().UTC()
 	rec := session.Task{ID: newTaskID(), Principal: pol.KeyID, Server: tool.Server, Tool: id, Name: tool.Name,
 		Status: string(mcp.TaskStatusWorking), TTLMs: life.Milliseconds(), PollMs: taskPoll.Milliseconds(),
-		Created: now, Updated: now, Expires: now.Add(life)}
+		Created: now, Updated: now, Expires: now.Add(life), Ext: ext}
 	if up, ok := g.cfg.Upstreams.(TaskUpstreams); ok && runsAsTask(tool.Extra) {
 		ictx, err := g.withIdentity(ctx, tool.Server)
 		if err != nil {
@@ -202,7 +214,7 @@ func (g *Server) startTask(ctx context.Context, pol policy.Policy, name string, 
 			if err := g.cfg.Tasks.PutTask(ctx, rec); err != nil {
 				return nil, fmt.Errorf("the gateway could not record the task: %w", err)
 			}
-			return mcp.CreateTaskResult{Task: wireTask(rec)}, nil
+			return createdTask(rec), nil
 		case err == nil:
 			rec.Upstream, rec.Status, rec.Message = t.TaskId, string(t.Status), t.StatusMessage
 			if t.PollInterval != nil {
@@ -226,7 +238,7 @@ func (g *Server) startTask(ctx context.Context, pol policy.Policy, name string, 
 		}
 	}
 	g.log.Info("task started", "key", pol.KeyID, "tool", id, "at_upstream", rec.Upstream != "")
-	return mcp.CreateTaskResult{Task: wireTask(rec)}, nil
+	return createdTask(rec), nil
 }
 
 // runsAsTask reports whether a tool declares that its server runs it as a
@@ -336,6 +348,9 @@ func (g *Server) getTask(ctx context.Context, pol policy.Policy, id string) (any
 			return nil, err
 		}
 	}
+	if rec.Ext {
+		return g.extDetail(ctx, rec)
+	}
 	return mcp.GetTaskResult{Task: wireTask(rec)}, nil
 }
 
@@ -362,6 +377,35 @@ func (g *Server) taskResult(ctx context.Context, pol policy.Policy, id string) (
 	if err != nil {
 		return nil, err
 	}
+	// For a gateway-run task, tasks/result waits for the task to end
+	// (polling the record, which another instance may be writing); the
+	// upstream's own tasks/result waits for an upstream's task.
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for rec.Upstream == "" && !rec.Ended() {
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-tick.C:
+		}
+		if rec, err = g.ownTask(ctx, pol, id); err != nil {
+			return nil, err
+		}
+	}
+	if rec.Upstream == "" && rec.Status == string(mcp.TaskStatusCancelled) {
+		return nil, &taskError{mcp.INVALID_PARAMS, "the task was cancelled"}
+	}
+	res, err := g.endResult(ctx, rec)
+	if err != nil {
+		return nil, err
+	}
+	return withRelatedTask(res, rec.ID), nil
+}
+
+// endResult is the tool result of a task: asked at the upstream for an
+// upstream's task (which waits for its end there), else the one the
+// gateway stored when its own task ended.
+func (g *Server) endResult(ctx context.Context, rec session.Task) (*mcp.CallToolResult, error) {
 	if rec.Upstream != "" {
 		ictx, err := g.withIdentity(ctx, rec.Server)
 		if err != nil {
@@ -372,25 +416,9 @@ func (g *Server) taskResult(ctx context.Context, pol policy.Policy, id string) (
 			return nil, fmt.Errorf("the task's server did not answer: %w", publicError(err))
 		}
 		g.gatewayLinks(rec.Server, res)
-		return withRelatedTask(res, rec.ID), nil
+		return res, nil
 	}
-	// tasks/result waits for the task to end (polling the record, which
-	// another instance may be writing).
-	tick := time.NewTicker(100 * time.Millisecond)
-	defer tick.Stop()
-	for !rec.Ended() {
-		select {
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case <-tick.C:
-		}
-		if rec, err = g.ownTask(ctx, pol, id); err != nil {
-			return nil, err
-		}
-	}
-	if rec.Status == string(mcp.TaskStatusCancelled) {
-		return nil, &taskError{mcp.INVALID_PARAMS, "the task was cancelled"}
-	}
+	var err error
 	raw := rec.Result
 	if rec.ResultRef != "" {
 		store := g.cfg.TaskResults
@@ -408,7 +436,7 @@ func (g *Server) taskResult(ctx context.Context, pol policy.Policy, id string) (
 	if err != nil {
 		return nil, fmt.Errorf("the task's stored result is unreadable: %w", err)
 	}
-	return withRelatedTask(res, rec.ID), nil
+	return res, nil
 }
 
 func withRelatedTask(res *mcp.CallToolResult, id string) *mcp.CallToolResult {
@@ -447,6 +475,9 @@ func (g *Server) cancelTask(ctx context.Context, pol policy.Policy, id string) (
 	}
 	if cancel, ok := g.taskCancels.Load(rec.ID); ok {
 		cancel.(context.CancelFunc)()
+	}
+	if rec.Ext {
+		return extAck, nil
 	}
 	return mcp.CancelTaskResult{Task: wireTask(rec)}, nil
 }

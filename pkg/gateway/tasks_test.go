@@ -63,8 +63,9 @@ func taskUpstream(t testing.TB, stopped *atomic.Int32) *server.MCPServer {
 	return s
 }
 
-// taskGateway serves a gateway with a task store over up.
-func taskGateway(t testing.TB, up *server.MCPServer) string {
+// taskGateway serves a gateway with a task store over up; opts adjust
+// its config.
+func taskGateway(t testing.TB, up *server.MCPServer, opts ...func(*gateway.Config)) string {
 	t.Helper()
 	// Tasks are those of protocol 2025-11-25, which mcp-go's server serves
 	// to clients of that protocol only.
@@ -75,8 +76,12 @@ func taskGateway(t testing.TB, up *server.MCPServer) string {
 		t.Fatal(err)
 	}
 	sessions := session.NewMemory()
-	gw, err := gateway.New(gateway.Config{Catalog: st, Upstreams: mgr, Retriever: rt, Sessions: sessions,
-		Logger: slog.New(slog.DiscardHandler), Tasks: sessions})
+	cfg := gateway.Config{Catalog: st, Upstreams: mgr, Retriever: rt, Sessions: sessions,
+		Logger: slog.New(slog.DiscardHandler), Tasks: sessions}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	gw, err := gateway.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,8 +106,14 @@ type rpcError struct {
 // rpc sends one 2026-07-28 request of key and returns its result or error.
 func rpc(t testing.TB, url, key, method, name string, params map[string]any) (json.RawMessage, *rpcError) {
 	t.Helper()
+	return rpcCaps(t, url, key, method, name, params, map[string]any{})
+}
+
+// rpcCaps is rpc of a client declaring caps.
+func rpcCaps(t testing.TB, url, key, method, name string, params, caps map[string]any) (json.RawMessage, *rpcError) {
+	t.Helper()
 	params["_meta"] = map[string]any{mcp.MetaKeyProtocolVersion: mcp.LATEST_PROTOCOL_VERSION,
-		mcp.MetaKeyClientInfo: map[string]any{"name": "raw-2026", "version": "1"}, mcp.MetaKeyClientCapabilities: map[string]any{}}
+		mcp.MetaKeyClientInfo: map[string]any{"name": "raw-2026", "version": "1"}, mcp.MetaKeyClientCapabilities: caps}
 	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 3, "method": method, "params": params})
 	h := fastHeader(key, mcp.LATEST_PROTOCOL_VERSION, "", name)
 	h.Set(mcp.HeaderMethod, method)

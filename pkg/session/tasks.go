@@ -20,6 +20,9 @@ type Task struct {
 	// Upstream is the upstream's task id; "" when the gateway runs the
 	// call itself.
 	Upstream string `json:"upstream,omitempty"`
+	// Ext says the task was made for a client of the 2026-07-28 tasks
+	// extension, which is answered in that extension's shapes.
+	Ext bool `json:"ext,omitempty"`
 	// Status is working, input_required, completed, failed or cancelled;
 	// Message the status message (gateway-run tasks).
 	Status  string `json:"status"`
