@@ -29,6 +29,36 @@ func lambdaRPC(t *testing.T, h func(context.Context, json.RawMessage) (any, erro
 	return nil, nil
 }
 
+// lambdaHandler is a Lambda function's handler.
+type lambdaHandler = func(context.Context, json.RawMessage) (any, error)
+
+// taskLambdas serves a slow upstream ("echo") to Lambda gateways: front
+// runs its tasks in asynchronous invocations (through api) of a third,
+// and other is another instance sharing their state.
+func taskLambdas(t *testing.T) (e *testEnv, api *testenv.LambdaAPI, front, other lambdaHandler) {
+	t.Helper()
+	e = newTestEnv(t)
+	up := testenv.StartSlowServer(t)
+	e.register(t, "echo", up.URL)
+	if rep := e.sync(t, string(event(t, "schedule-sync.json", request{}))); rep.Sync.Synced != 1 {
+		t.Fatalf("sync: %+v", rep)
+	}
+	worker := e.gateway(t)
+	run := lambdahttp.Dispatch(worker, lambdahttp.Options{Task: worker.HandleTask})
+	api = testenv.StartLambdaAPI(t, map[string]testenv.Invoker{"toolrag-gateway": func(ctx context.Context, payload []byte) ([]byte, error) {
+		out, err := run(ctx, payload)
+		if err != nil {
+			return nil, err
+		}
+		return json.Marshal(out)
+	}})
+	front = lambdahttp.Dispatch(e.gateway(t, func(c *Config) {
+		c.SelfFunction, c.LambdaEndpoint = "toolrag-gateway", api.URL
+	}), lambdahttp.Options{})
+	other = lambdahttp.Dispatch(e.gateway(t), lambdahttp.Options{})
+	return e, api, front, other
+}
+
 // TestLongCallsTasksLambda: on the Lambda runtime, a task-augmented call
 // of a tool whose upstream runs no tasks (a test-scaled "10-minute" tool:
 // 3 s here) is answered with the task's handle at once; the call runs in
@@ -39,25 +69,7 @@ func lambdaRPC(t *testing.T, h func(context.Context, json.RawMessage) (any, erro
 // answered like an unknown one; a cancelled task stays cancelled when its
 // invocation ends.
 func TestLongCallsTasksLambda(t *testing.T) {
-	e := newTestEnv(t)
-	up := testenv.StartSlowServer(t)
-	e.register(t, "echo", up.URL)
-	if rep := e.sync(t, string(event(t, "schedule-sync.json", request{}))); rep.Sync.Synced != 1 {
-		t.Fatalf("sync: %+v", rep)
-	}
-	worker := e.gateway(t)
-	run := lambdahttp.Dispatch(worker, lambdahttp.Options{Task: worker.HandleTask})
-	api := testenv.StartLambdaAPI(t, map[string]testenv.Invoker{"toolrag-gateway": func(ctx context.Context, payload []byte) ([]byte, error) {
-		out, err := run(ctx, payload)
-		if err != nil {
-			return nil, err
-		}
-		return json.Marshal(out)
-	}})
-	front := lambdahttp.Dispatch(e.gateway(t, func(c *Config) {
-		c.SelfFunction, c.LambdaEndpoint = "toolrag-gateway", api.URL
-	}), lambdahttp.Options{})
-	other := lambdahttp.Dispatch(e.gateway(t), lambdahttp.Options{})
+	e, api, front, other := taskLambdas(t)
 
 	start := time.Now()
 	res, rerr := lambdaRPC(t, front, agentSecret, "tools/call", "echo__slow",

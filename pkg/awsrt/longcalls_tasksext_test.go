@@ -1,7 +1,6 @@
 package awsrt
 
 import (
-	"context"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -9,8 +8,6 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
-	"github.com/toolrag/mcp-gateway/internal/testenv"
-	"github.com/toolrag/mcp-gateway/pkg/aws/lambdahttp"
 	"github.com/toolrag/mcp-gateway/pkg/gateway"
 )
 
@@ -31,25 +28,7 @@ func withTasksExt(params map[string]any) map[string]any {
 // completed; another principal's task id is answered like an unknown one,
 // and a client without the extension gets the plain result.
 func TestLongCallsTasksExtensionLambda(t *testing.T) {
-	e := newTestEnv(t)
-	up := testenv.StartSlowServer(t)
-	e.register(t, "echo", up.URL)
-	if rep := e.sync(t, string(event(t, "schedule-sync.json", request{}))); rep.Sync.Synced != 1 {
-		t.Fatalf("sync: %+v", rep)
-	}
-	worker := e.gateway(t)
-	run := lambdahttp.Dispatch(worker, lambdahttp.Options{Task: worker.HandleTask})
-	api := testenv.StartLambdaAPI(t, map[string]testenv.Invoker{"toolrag-gateway": func(ctx context.Context, payload []byte) ([]byte, error) {
-		out, err := run(ctx, payload)
-		if err != nil {
-			return nil, err
-		}
-		return json.Marshal(out)
-	}})
-	front := lambdahttp.Dispatch(e.gateway(t, func(c *Config) {
-		c.SelfFunction, c.LambdaEndpoint = "toolrag-gateway", api.URL
-	}), lambdahttp.Options{})
-	other := lambdahttp.Dispatch(e.gateway(t), lambdahttp.Options{})
+	_, api, front, other := taskLambdas(t)
 
 	type answer struct {
 		ResultType, TaskID, Status string

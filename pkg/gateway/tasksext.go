@@ -78,22 +78,16 @@ func declaresTasksExt(meta json.RawMessage) bool {
 // (resultType "task") or a tasks/get result (resultType "complete", with
 // the result or error of a task that has ended).
 type extTask struct {
-	ResultType    mcp.ResultType  `json:"resultType"`
-	TaskID        string          `json:"taskId"`
-	Status        string          `json:"status"`
-	StatusMessage string          `json:"statusMessage,omitempty"`
-	CreatedAt     string          `json:"createdAt"`
-	LastUpdatedAt string          `json:"lastUpdatedAt"`
-	TTLMs         int64           `json:"ttlMs"`
-	PollMs        int64           `json:"pollIntervalMs"`
-	Result        any             `json:"result,omitempty"`
-	Error         *extTaskError   `json:"error,omitempty"`
-	InputRequests json.RawMessage `json:"inputRequests,omitempty"`
-}
-
-type extTaskError struct {
-	Code    int    `json:"code"`
-	Message string `json:"message"`
+	ResultType    mcp.ResultType           `json:"resultType"`
+	TaskID        string                   `json:"taskId"`
+	Status        string                   `json:"status"`
+	StatusMessage string                   `json:"statusMessage,omitempty"`
+	CreatedAt     string                   `json:"createdAt"`
+	LastUpdatedAt string                   `json:"lastUpdatedAt"`
+	TTLMs         int64                    `json:"ttlMs"`
+	PollMs        int64                    `json:"pollIntervalMs"`
+	Result        any                      `json:"result,omitempty"`
+	Error         *mcp.JSONRPCErrorDetails `json:"error,omitempty"`
 }
 
 // extAck is the empty acknowledgement of tasks/cancel and tasks/update.
@@ -131,7 +125,7 @@ func (g *Server) extDetail(ctx context.Context, r session.Task) (any, error) {
 		}
 		out.Result = res
 	case mcp.TaskStatusFailed:
-		out.Error = &extTaskError{Code: mcp.INTERNAL_ERROR, Message: r.Message}
+		out.Error = &mcp.JSONRPCErrorDetails{Code: mcp.INTERNAL_ERROR, Message: r.Message}
 	case mcp.TaskStatusInputRequired:
 		out.Status = string(mcp.TaskStatusWorking)
 	}
