@@ -278,7 +278,7 @@ func (l localRunner) StartTask(ctx context.Context, job TaskJob) error {
 // when the task has been cancelled (on any instance); a task cancelled
 // meanwhile stays cancelled.
 func (g *Server) RunTask(ctx context.Context, job TaskJob) {
-	ctx, cancel := context.WithDeadline(ctx, job.Task.Expires)
+	ctx, cancel := context.WithDeadline(inTask(ctx), job.Task.Expires)
 	defer cancel()
 	// tasks/cancel on another instance: the task's record says so.
 	done := make(chan struct{})
@@ -312,6 +312,24 @@ func (g *Server) RunTask(ctx context.Context, job TaskJob) {
 	if err := g.cfg.Tasks.UpdateTask(context.WithoutCancel(ctx), rec); err != nil && !errors.Is(err, session.ErrTaskEnded) {
 		g.log.Warn("task outcome not recorded", "tool", rec.Tool, "error", err)
 	}
+}
+
+// errTaskInput answers an upstream that asks for input during a
+// gateway-run task.
+var errTaskInput = errors.New("the call runs as a task of the gateway's, outside any client request, so the gateway cannot put the server's request for input to its client; call the tool without a task")
+
+// inTask is ctx of a gateway-run task's call: the upstream's requests for
+// input (elicitation, sampling; from a 2026-07-28 upstream, those of its
+// input_required result) get errTaskInput.
+func inTask(ctx context.Context) context.Context {
+	return upstream.WithRelay(ctx, upstream.Relay{
+		Sample: func(context.Context, mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+			return nil, errTaskInput
+		},
+		Elicit: func(context.Context, mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
+			return nil, errTaskInput
+		},
+	})
 }
 
 // TaskResultStore keeps the results of gateway-run tasks outside the task

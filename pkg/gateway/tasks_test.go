@@ -69,8 +69,14 @@ func taskGateway(t testing.TB, up *server.MCPServer, opts ...func(*gateway.Confi
 	t.Helper()
 	// Tasks are those of protocol 2025-11-25, which mcp-go's server serves
 	// to clients of that protocol only.
-	mgr, st, rt := syncedCatalogOf(t, server.NewStreamableHTTPServer(up,
-		server.WithStreamableHTTPProtocolVersions(mcp.LATEST_LEGACY_PROTOCOL_VERSION)), 30*time.Second)
+	return taskGatewayOf(t, server.NewStreamableHTTPServer(up,
+		server.WithStreamableHTTPProtocolVersions(mcp.LATEST_LEGACY_PROTOCOL_VERSION)), opts...)
+}
+
+// taskGatewayOf is taskGateway over an upstream's HTTP handler.
+func taskGatewayOf(t testing.TB, up http.Handler, opts ...func(*gateway.Config)) string {
+	t.Helper()
+	mgr, st, rt := syncedCatalogOf(t, up, 30*time.Second)
 	keys, err := config.ParseKeys("keys.yaml", []byte(fastKeys))
 	if err != nil {
 		t.Fatal(err)

@@ -7,6 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/toolrag/mcp-gateway/internal/testenv"
 	"github.com/toolrag/mcp-gateway/pkg/gateway"
 )
 
@@ -153,5 +156,19 @@ func TestLongCallsTasksExtensionGatewayRun(t *testing.T) {
 	}
 	if stopped.Load() != 1 {
 		t.Error("the cancelled task's call did not stop at the upstream")
+	}
+}
+
+// TestLongCallsTasksExtensionAsks: a gateway-run task runs outside any
+// client request, so when its upstream (here on 2026-07-28) asks for input
+// the task ends with an error result saying so, not with a request the
+// client can never answer.
+func TestLongCallsTasksExtensionAsks(t *testing.T) {
+	url := taskGatewayOf(t, server.NewStreamableHTTPServer(testenv.AskingServer()), func(c *gateway.Config) { c.NoClientStreams = true })
+	caps := map[string]any{"elicitation": map[string]any{}, "extensions": extCaps["extensions"]}
+	id := extTask(t, extCall(t, url, "agent", "alpha__confirm", map[string]any{"item": "x"}, caps))
+	end := extEnd(t, url, "agent", id)
+	if end.Status != "completed" || end.Result == nil || len(end.Result.Content) == 0 || !strings.Contains(end.Result.Content[0].Text, "outside any client request") {
+		t.Errorf("a task whose upstream asks for input: %+v", end)
 	}
 }
