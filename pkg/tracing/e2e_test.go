@@ -117,6 +117,18 @@ func TestTracingGatewayToUpstreams(t *testing.T) {
 	want := []string{"find_tools", "retrieve", "retrieve candidates", "retrieve keyword", "retrieve dense", "retrieve fusion",
 		"execute_tool web__trace_context", "execute_tool pipe__trace_context", "schema check", "authenticate"}
 	spans := j.Trace(t, traceID, 30*time.Second, func(spans []testenv.JaegerSpan) bool {
+		// Complete only when every span's parent has arrived too: the
+		// server span of the last request ends after its response is
+		// written, so it may reach Jaeger a batch later than the rest.
+		ids := make(map[string]bool, len(spans))
+		for _, s := range spans {
+			ids[s.SpanID] = true
+		}
+		for _, s := range spans {
+			if s.ParentID != "" && !ids[s.ParentID] && !strings.Contains(parent, s.ParentID) {
+				return false
+			}
+		}
 		n := 0
 		for _, s := range spans {
 			if s.Name == "tools/call trace_context" {
