@@ -123,21 +123,20 @@ func (g *Server) gatewayLinks(srv string, res *mcp.CallToolResult) {
 		return
 	}
 	for i, c := range res.Content {
+		// A pointer is copied first so the caller's value is left as it was.
+		switch v := c.(type) {
+		case *mcp.ResourceLink:
+			c = *v
+		case *mcp.EmbeddedResource:
+			c = *v
+		}
 		switch v := c.(type) {
 		case mcp.ResourceLink:
 			v.URI = GatewayURI(srv, v.URI)
 			res.Content[i] = v
-		case *mcp.ResourceLink:
-			cp := *v
-			cp.URI = GatewayURI(srv, cp.URI)
-			res.Content[i] = cp
 		case mcp.EmbeddedResource:
 			v.Resource = rewriteContentsURI(srv, v.Resource)
 			res.Content[i] = v
-		case *mcp.EmbeddedResource:
-			cp := *v
-			cp.Resource = rewriteContentsURI(srv, cp.Resource)
-			res.Content[i] = cp
 		}
 	}
 	if res.Meta != nil {

@@ -64,21 +64,20 @@ func (g *Server) resourceHandler() server.ResourceHandlerFunc {
 }
 
 func rewriteContentsURI(srv string, c mcp.ResourceContents) mcp.ResourceContents {
+	// A pointer is copied first so the caller's value is left as it was.
+	switch v := c.(type) {
+	case *mcp.TextResourceContents:
+		c = *v
+	case *mcp.BlobResourceContents:
+		c = *v
+	}
 	switch v := c.(type) {
 	case mcp.TextResourceContents:
 		v.URI = GatewayURI(srv, v.URI)
 		return v
-	case *mcp.TextResourceContents:
-		cp := *v
-		cp.URI = GatewayURI(srv, cp.URI)
-		return cp
 	case mcp.BlobResourceContents:
 		v.URI = GatewayURI(srv, v.URI)
 		return v
-	case *mcp.BlobResourceContents:
-		cp := *v
-		cp.URI = GatewayURI(srv, cp.URI)
-		return cp
 	}
 	return c
 }

@@ -118,10 +118,7 @@ func (m *Manager) janitor() {
 			return
 		case now := <-t.C:
 			m.mu.RLock()
-			list := make([]*server, 0, len(m.servers))
-			for _, s := range m.servers {
-				list = append(list, s)
-			}
+			list := m.serverList()
 			m.mu.RUnlock()
 			for _, s := range list {
 				s.b.reap(now)
@@ -577,6 +574,16 @@ func (m *Manager) Ping(ctx context.Context, id string) error {
 	})
 }
 
+// serverList returns the servers registered now, so the caller can work on
+// them after releasing m.mu. The caller holds m.mu.
+func (m *Manager) serverList() []*server {
+	list := make([]*server, 0, len(m.servers))
+	for _, s := range m.servers {
+		list = append(list, s)
+	}
+	return list
+}
+
 // Close stops every server (processes are killed with their process group
 // and reaped) and waits for them. Calls still running fail.
 func (m *Manager) Close() error {
@@ -587,10 +594,7 @@ func (m *Manager) Close() error {
 	}
 	m.closed = true
 	close(m.stopping)
-	list := make([]*server, 0, len(m.servers))
-	for _, s := range m.servers {
-		list = append(list, s)
-	}
+	list := m.serverList()
 	m.servers = map[string]*server{}
 	m.mu.Unlock()
 

@@ -138,10 +138,7 @@ func (s *server) stopPrincipals() {
 // their grant is revoked), so no session opened with it is used again.
 func (m *Manager) DropPrincipal(principal string) {
 	m.mu.RLock()
-	list := make([]*server, 0, len(m.servers))
-	for _, s := range m.servers {
-		list = append(list, s)
-	}
+	list := m.serverList()
 	m.mu.RUnlock()
 	for _, s := range list {
 		s.pp.mu.Lock()
