@@ -17,6 +17,20 @@ import (
 func (g *Server) withRelay(ctx context.Context) context.Context {
 	caps, known := clientCapabilities(ctx)
 	modern := server.IsModernRequest(ctx)
+	// ask checks the client can be sent a feature request (declared: it
+	// declared the capability) and returns the context to send it on, ended
+	// when either the client's request or the upstream's request ends.
+	ask := func(uctx context.Context, declared bool, feature string) (context.Context, func(), error) {
+		if err := g.canAsk(known, declared, modern, feature); err != nil {
+			return nil, nil, err
+		}
+		if err := g.canReach(ctx, feature); err != nil {
+			return nil, nil, err
+		}
+		rctx, done := bound(ctx, uctx)
+		g.Metrics.Relayed.Add(1)
+		return rctx, done, nil
+	}
 	r := upstream.Relay{
 		LogLevel: clientLogLevel(ctx),
 		Log: func(n mcp.LoggingMessageNotification) {
@@ -26,27 +40,19 @@ func (g *Server) withRelay(ctx context.Context) context.Context {
 			}
 		},
 		Sample: func(uctx context.Context, req mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
-			if err := g.canAsk(known, caps.Sampling != nil, modern, "sampling"); err != nil {
+			rctx, done, err := ask(uctx, caps.Sampling != nil, "sampling")
+			if err != nil {
 				return nil, err
 			}
-			if err := g.canReach(ctx, "sampling"); err != nil {
-				return nil, err
-			}
-			rctx, done := bound(ctx, uctx)
 			defer done()
-			g.Metrics.Relayed.Add(1)
 			return g.requestSampling(rctx, req)
 		},
 		Elicit: func(uctx context.Context, req mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
-			if err := g.canAsk(known, caps.Elicitation != nil, modern, "elicitation"); err != nil {
+			rctx, done, err := ask(uctx, caps.Elicitation != nil, "elicitation")
+			if err != nil {
 				return nil, err
 			}
-			if err := g.canReach(ctx, "elicitation"); err != nil {
-				return nil, err
-			}
-			rctx, done := bound(ctx, uctx)
 			defer done()
-			g.Metrics.Relayed.Add(1)
 			return g.srv.RequestElicitation(rctx, req)
 		},
 	}

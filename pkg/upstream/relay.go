@@ -247,15 +247,6 @@ func (e *RelayError) Unwrap() error { return e.Err }
 
 // CreateMessage implements client.SamplingHandler.
 func (h *connRelay) CreateMessage(ctx context.Context, req mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
-	const method = string(mcp.MethodSamplingCreateMessage)
-	r, rctx, done, err := h.target(ctx, method)
-	if err != nil {
-		return nil, &RelayError{method, err}
-	}
-	defer done()
-	if r.Sample == nil {
-		return nil, &RelayError{method, errors.New("the gateway's client does not support sampling")}
-	}
 	// Input requests of a multi round-trip result come with their content
 	// still a JSON object.
 	for i := range req.Messages {
@@ -263,27 +254,37 @@ func (h *connRelay) CreateMessage(ctx context.Context, req mcp.CreateMessageRequ
 			req.Messages[i].Content = c
 		}
 	}
-	res, err := r.Sample(rctx, req)
-	if err != nil {
-		return nil, &RelayError{method, err}
-	}
-	return res, nil
+	return relayRequest(ctx, h, string(mcp.MethodSamplingCreateMessage), "sampling", req,
+		func(r *Relay) func(context.Context, mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+			return r.Sample
+		})
 }
 
 // Elicit implements client.ElicitationHandler.
 func (h *connRelay) Elicit(ctx context.Context, req mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
-	const method = string(mcp.MethodElicitationCreate)
+	return relayRequest(ctx, h, string(mcp.MethodElicitationCreate), "elicitation", req,
+		func(r *Relay) func(context.Context, mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
+			return r.Elicit
+		})
+}
+
+// relayRequest sends a server's method request to the handler answer picks
+// from the relay of the client request it belongs to; feature names what a
+// client without that handler does not support.
+func relayRequest[Req, Res any](ctx context.Context, h *connRelay, method, feature string, req Req, answer func(*Relay) func(context.Context, Req) (Res, error)) (Res, error) {
+	var zero Res
 	r, rctx, done, err := h.target(ctx, method)
 	if err != nil {
-		return nil, &RelayError{method, err}
+		return zero, &RelayError{method, err}
 	}
 	defer done()
-	if r.Elicit == nil {
-		return nil, &RelayError{method, errors.New("the gateway's client does not support elicitation")}
+	send := answer(r)
+	if send == nil {
+		return zero, &RelayError{method, errors.New("the gateway's client does not support " + feature)}
 	}
-	res, err := r.Elicit(rctx, req)
+	res, err := send(rctx, req)
 	if err != nil {
-		return nil, &RelayError{method, err}
+		return zero, &RelayError{method, err}
 	}
 	return res, nil
 }
