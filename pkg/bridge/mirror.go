@@ -141,71 +141,68 @@ func (b *Bridge) changed(st *listState, list any, raw map[string]json.RawMessage
 }
 
 func (b *Bridge) setTools(tools []mcp.Tool, raw map[string]json.RawMessage) {
-	sort.SliceStable(tools, func(i, j int) bool { return tools[i].Name < tools[j].Name })
-	if !b.changed(&b.mirror.tools, tools, raw, len(tools)) {
-		return
-	}
-	entries := make([]server.ServerTool, 0, len(tools))
-	for _, t := range tools {
-		// mcp-go refuses (panics on) tools with invalid x-mcp-header
-		// annotations; leave such a tool out rather than stop.
-		if err := mcp.ValidateParamHeaderAnnotations(&t); err != nil {
-			b.log.Warn("leaving out a tool the bridge cannot serve", "tool", t.Name, "err", err)
-			continue
-		}
-		entries = append(entries, server.ServerTool{Tool: t, Handler: b.callTool})
-	}
-	b.srv.SetTools(entries...)
-	b.log.Info("registered the server's tools", "tools", len(entries))
+	mirrorList(b, &b.mirror.tools, tools, raw, func(t mcp.Tool) string { return t.Name },
+		func(t mcp.Tool) (server.ServerTool, bool) {
+			// mcp-go refuses (panics on) tools with invalid x-mcp-header
+			// annotations; leave such a tool out rather than stop.
+			if err := mcp.ValidateParamHeaderAnnotations(&t); err != nil {
+				b.log.Warn("leaving out a tool the bridge cannot serve", "tool", t.Name, "err", err)
+				return server.ServerTool{}, false
+			}
+			return server.ServerTool{Tool: t, Handler: b.callTool}, true
+		}, b.srv.SetTools, "tools", "tools")
 }
 
 func (b *Bridge) setPrompts(prompts []mcp.Prompt, raw map[string]json.RawMessage) {
-	sort.SliceStable(prompts, func(i, j int) bool { return prompts[i].Name < prompts[j].Name })
-	if !b.changed(&b.mirror.prompts, prompts, raw, len(prompts)) {
-		return
-	}
-	entries := make([]server.ServerPrompt, 0, len(prompts))
-	for _, p := range prompts {
-		entries = append(entries, server.ServerPrompt{Prompt: p, Handler: b.getPrompt})
-	}
-	b.srv.SetPrompts(entries...)
-	b.log.Info("registered the server's prompts", "prompts", len(entries))
+	mirrorList(b, &b.mirror.prompts, prompts, raw, func(p mcp.Prompt) string { return p.Name },
+		func(p mcp.Prompt) (server.ServerPrompt, bool) {
+			return server.ServerPrompt{Prompt: p, Handler: b.getPrompt}, true
+		}, b.srv.SetPrompts, "prompts", "prompts")
 }
 
 func (b *Bridge) setResources(resources []mcp.Resource, raw map[string]json.RawMessage) {
-	sort.SliceStable(resources, func(i, j int) bool { return resources[i].URI < resources[j].URI })
-	if !b.changed(&b.mirror.resources, resources, raw, len(resources)) {
-		return
-	}
-	entries := make([]server.ServerResource, 0, len(resources))
-	for _, r := range resources {
-		entries = append(entries, server.ServerResource{Resource: r, Handler: b.readResource})
-	}
-	b.srv.SetResources(entries...)
-	b.log.Info("registered the server's resources", "resources", len(entries))
+	mirrorList(b, &b.mirror.resources, resources, raw, func(r mcp.Resource) string { return r.URI },
+		func(r mcp.Resource) (server.ServerResource, bool) {
+			return server.ServerResource{Resource: r, Handler: b.readResource}, true
+		}, b.srv.SetResources, "resources", "resources")
 }
 
 func (b *Bridge) setTemplates(templates []mcp.ResourceTemplate, raw map[string]json.RawMessage) {
-	uriTemplate := func(t mcp.ResourceTemplate) string {
-		if t.URITemplate == nil || t.URITemplate.Template == nil {
-			return ""
-		}
-		return t.URITemplate.Raw()
+	mirrorList(b, &b.mirror.templates, templates, raw, templateURI,
+		func(t mcp.ResourceTemplate) (server.ServerResourceTemplate, bool) {
+			if templateURI(t) == "" {
+				b.log.Warn("leaving out a resource template without a URI template", "name", t.Name)
+				return server.ServerResourceTemplate{}, false
+			}
+			return server.ServerResourceTemplate{Template: t, Handler: b.readResource}, true
+		}, b.srv.SetResourceTemplates, "resource templates", "templates")
+}
+
+func templateURI(t mcp.ResourceTemplate) string {
+	if t.URITemplate == nil || t.URITemplate.Template == nil {
+		return ""
 	}
-	sort.SliceStable(templates, func(i, j int) bool { return uriTemplate(templates[i]) < uriTemplate(templates[j]) })
-	if !b.changed(&b.mirror.templates, templates, raw, len(templates)) {
+	return t.URITemplate.Raw()
+}
+
+// mirrorList registers one of the child's lists on the bridge's server:
+// items sorted by key and, when they differ from what st holds, the entry
+// of each (those entry leaves out are not registered) through register.
+// what names the list in the log, count the log's attribute.
+func mirrorList[T, E any](b *Bridge, st *listState, items []T, raw map[string]json.RawMessage,
+	key func(T) string, entry func(T) (E, bool), register func(...E), what, count string) {
+	sort.SliceStable(items, func(i, j int) bool { return key(items[i]) < key(items[j]) })
+	if !b.changed(st, items, raw, len(items)) {
 		return
 	}
-	entries := make([]server.ServerResourceTemplate, 0, len(templates))
-	for _, t := range templates {
-		if uriTemplate(t) == "" {
-			b.log.Warn("leaving out a resource template without a URI template", "name", t.Name)
-			continue
+	entries := make([]E, 0, len(items))
+	for _, it := range items {
+		if e, ok := entry(it); ok {
+			entries = append(entries, e)
 		}
-		entries = append(entries, server.ServerResourceTemplate{Template: t, Handler: b.readResource})
 	}
-	b.srv.SetResourceTemplates(entries...)
-	b.log.Info("registered the server's resource templates", "templates", len(entries))
+	register(entries...)
+	b.log.Info("registered the server's "+what, count, len(entries))
 }
 
 // The handlers proxy to the pool under the original names and URIs. A
