@@ -111,37 +111,39 @@ func (g *Server) filterPrompts(ctx context.Context, prompts []mcp.Prompt) []mcp.
 }
 
 func (g *Server) filterResources(ctx context.Context, rs []mcp.Resource) []mcp.Resource {
-	pol, ok := policy.FromContext(ctx)
-	out := make([]mcp.Resource, 0, len(rs))
-	if !ok {
-		return out
-	}
-	for _, r := range rs {
-		if srv, orig, ok := g.resolveURI(r.URI); ok && pol.AllowsURI(srv, orig) {
-			out = append(out, r)
-		}
-	}
-	return out
+	return allowed(ctx, rs, func(pol policy.Policy, r mcp.Resource) bool {
+		srv, orig, ok := g.resolveURI(r.URI)
+		return ok && pol.AllowsURI(srv, orig)
+	})
 }
 
 func (g *Server) filterTemplates(ctx context.Context, ts []mcp.ResourceTemplate) []mcp.ResourceTemplate {
-	pol, ok := policy.FromContext(ctx)
-	out := make([]mcp.ResourceTemplate, 0, len(ts))
-	if !ok {
-		return out
-	}
-	for _, t := range ts {
+	return allowed(ctx, ts, func(pol policy.Policy, t mcp.ResourceTemplate) bool {
 		if t.Name == catchAllName || t.URITemplate == nil {
-			continue
+			return false
 		}
 		o, ok := g.surfNames.Load().exposedTemplates[t.URITemplate.Raw()]
 		srv, orig := o.server, o.name
 		if !ok || !pol.AllowsServer(srv) {
-			continue
+			return false
 		}
 		// A template is listed when it can produce a granted URI.
-		if prefix, _, _ := strings.Cut(orig, "{"); pol.MayAllowURIPrefix(srv, prefix) {
-			out = append(out, t)
+		prefix, _, _ := strings.Cut(orig, "{")
+		return pol.MayAllowURIPrefix(srv, prefix)
+	})
+}
+
+// allowed returns the items the request's policy lets it see (keep says
+// which), none without a policy.
+func allowed[T any](ctx context.Context, items []T, keep func(policy.Policy, T) bool) []T {
+	pol, ok := policy.FromContext(ctx)
+	out := make([]T, 0, len(items))
+	if !ok {
+		return out
+	}
+	for _, it := range items {
+		if keep(pol, it) {
+			out = append(out, it)
 		}
 	}
 	return out
