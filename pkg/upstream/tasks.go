@@ -62,13 +62,7 @@ func (m *Manager) CallToolTask(ctx context.Context, id, name string, args map[st
 
 // GetTask returns the state of task taskID at server id.
 func (m *Manager) GetTask(ctx context.Context, id, taskID string) (*mcp.Task, error) {
-	var out mcp.GetTaskResult
-	if err := m.taskRequest(ctx, id, mcp.MethodTasksGet, true, taskID, func(raw json.RawMessage) error {
-		return json.Unmarshal(raw, &out)
-	}); err != nil {
-		return nil, err
-	}
-	return &out.Task, nil
+	return m.taskState(ctx, id, mcp.MethodTasksGet, true, taskID)
 }
 
 // TaskResult returns the tool result of task taskID at server id (the
@@ -84,8 +78,18 @@ func (m *Manager) TaskResult(ctx context.Context, id, taskID string) (*mcp.CallT
 
 // CancelTask asks server id to cancel task taskID and returns its state.
 func (m *Manager) CancelTask(ctx context.Context, id, taskID string) (*mcp.Task, error) {
-	var out mcp.CancelTaskResult
-	if err := m.taskRequest(ctx, id, mcp.MethodTasksCancel, false, taskID, func(raw json.RawMessage) error {
+	return m.taskState(ctx, id, mcp.MethodTasksCancel, false, taskID)
+}
+
+// taskState sends method for task taskID to server id and returns the
+// task's state from the answer (tasks/get and tasks/cancel both answer
+// with the task).
+func (m *Manager) taskState(ctx context.Context, id string, method mcp.MCPMethod, idempotent bool, taskID string) (*mcp.Task, error) {
+	var out struct {
+		mcp.Result
+		mcp.Task
+	}
+	if err := m.taskRequest(ctx, id, method, idempotent, taskID, func(raw json.RawMessage) error {
 		return json.Unmarshal(raw, &out)
 	}); err != nil {
 		return nil, err
