@@ -83,4 +83,3 @@ func SharedDir(t testing.TB) string {
 	}
 	return p
 }
-
