@@ -23,10 +23,7 @@ import (
 // function's tools/list and describe_tool, compared as JSON after the
 // gateway's namespacing.
 func TestFidelityBridgeUnknownFields(t *testing.T) {
-	rie := filepath.Join(testenv.ToolsDir(t), "bin", "aws-lambda-rie")
-	if _, err := os.Stat(rie); err != nil {
-		testenv.Missing(t, "aws-lambda-rie")
-	}
+	rie, bins := emulated(t, "sync", "gateway")
 	ctx := context.Background()
 	d := newDeployment(t)
 	lists := filepath.Join(testenv.Root(t), "pkg", "bridge", "testdata", "rawserver", "lists.json")
@@ -37,13 +34,13 @@ func TestFidelityBridgeUnknownFields(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	syncFn := startFunction(t, rie, "toolrag-sync", testenv.GoBinary(t, "./functions/sync"), 900, d.env)
+	syncFn := startFunction(t, rie, "toolrag-sync", bins["sync"], 900, d.env)
 	var rep awsrt.SyncReport
 	if err := json.Unmarshal(syncFn.invoke(t, sample(t, "schedule-sync.json")), &rep); err != nil || rep.IndexErr != "" || len(rep.Sync.Stale) > 0 {
 		t.Fatalf("sync report: %v %+v", err, rep)
 	}
 
-	gw := startFunction(t, rie, "toolrag-gateway", testenv.GoBinary(t, "./functions/gateway"), 29, d.env)
+	gw := startFunction(t, rie, "toolrag-gateway", bins["gateway"], 29, d.env)
 	r := decodeHTTP(t, gw.invoke(t, mcpEvent(t, secret, "",
 		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"host","version":"1"}}}`)))
 	sid := r.header("Mcp-Session-Id")

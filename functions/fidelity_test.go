@@ -17,7 +17,6 @@ import (
 	"github.com/toolrag/mcp-gateway/internal/testenv"
 	"github.com/toolrag/mcp-gateway/pkg/aws/dynamo"
 	"github.com/toolrag/mcp-gateway/pkg/awsrt"
-	"github.com/toolrag/mcp-gateway/pkg/config"
 	"github.com/toolrag/mcp-gateway/pkg/policy"
 	"github.com/toolrag/mcp-gateway/pkg/upstream"
 )
@@ -127,16 +126,7 @@ func TestFidelityAWSRoundTrip(t *testing.T) {
 	ctx := context.Background()
 	d := newDeployment(t)
 	upstreams := map[string]string{"everything": startEverythingHTTP(t), "apps": testenv.StartMCPAppHTTP(t)}
-	reg := dynamo.NewRegistryStore(d.ddb, d.tables.Registry)
-	for id, url := range upstreams {
-		doc, err := config.EncodeServerConfig(upstream.ServerConfig{Transport: upstream.TransportStreamableHTTP, URL: url})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := reg.PutServer(ctx, id, doc); err != nil {
-			t.Fatal(err)
-		}
-	}
+	d.addServers(t, upstreams)
 	const secret = "k-fidelity-admin"
 	if err := dynamo.NewKeyStore(d.ddb, d.tables.Keys).Create(ctx, policy.Key{ID: "fidelity", SecretHash: policy.HashSecret(secret), Admin: true,
 		Servers: map[string]policy.Rule{"everything": {}, "apps": {}}}); err != nil {

@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"maps"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -26,10 +24,7 @@ import (
 // the HTTP request under it, and the upstream call under the tool call.
 // The upstream receives a traceparent of that trace.
 func TestTracingLambdaRIE(t *testing.T) {
-	rie := filepath.Join(testenv.ToolsDir(t), "bin", "aws-lambda-rie")
-	if _, err := os.Stat(rie); err != nil {
-		testenv.Missing(t, "aws-lambda-rie")
-	}
+	rie, bins := emulated(t, "sync", "gateway")
 	j := testenv.StartJaeger(t)
 	d := newDeployment(t)
 	// The one upstream, "echo", becomes one that reports the trace context
@@ -54,7 +49,7 @@ func TestTracingLambdaRIE(t *testing.T) {
 		return e
 	}
 
-	syncFn := startFunction(t, rie, "toolrag-sync", testenv.GoBinary(t, "./functions/sync"), 900, env("sync"))
+	syncFn := startFunction(t, rie, "toolrag-sync", bins["sync"], 900, env("sync"))
 	var rep awsrt.SyncReport
 	if err := json.Unmarshal(syncFn.invoke(t, sample(t, "schedule-sync.json")), &rep); err != nil {
 		t.Fatal(err)
@@ -83,7 +78,7 @@ func TestTracingLambdaRIE(t *testing.T) {
 	// under the caller's trace.
 	const traceID = "5b8efff798038103d269b633813fc60c"
 	parent := "00-" + traceID + "-eee19b7ec3c1b174-01"
-	gw := startFunction(t, rie, "toolrag-gateway", testenv.GoBinary(t, "./functions/gateway"), 29, env("gateway"))
+	gw := startFunction(t, rie, "toolrag-gateway", bins["gateway"], 29, env("gateway"))
 	call := withBody(t, "http-api-run-tool.json", "",
 		`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"run_tool","arguments":{"call_name":"echo__trace_context","arguments":{}}}}`)
 	var ev map[string]any
