@@ -7,7 +7,10 @@ import (
 	"io"
 	"math"
 	"os"
+	"slices"
 	"unicode/utf8"
+
+	"github.com/toolrag/mcp-gateway/pkg/index/vindex"
 )
 
 // TeacherRunes is where a text given to a teacher sentence encoder is cut
@@ -78,17 +81,10 @@ func (tr *trainer) loadTeacher(path string, docs []string) error {
 	}
 	byText := make(map[string][]float32, len(texts))
 	for i, v := range vecs {
-		var ss float64
-		for _, x := range v {
-			ss += float64(x) * float64(x)
+		if !slices.ContainsFunc(v, func(x float32) bool { return x != 0 }) {
+			continue // a zero vector has no direction: left out
 		}
-		if ss == 0 {
-			continue
-		}
-		inv := float32(1 / math.Sqrt(ss))
-		for j := range v {
-			v[j] *= inv
-		}
+		vindex.Normalize(v)
 		byText[texts[i]] = v
 	}
 	tr.qTeach = make([][]float32, len(tr.pairs))
