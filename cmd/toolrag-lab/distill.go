@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -12,8 +13,7 @@ import (
 	"github.com/toolrag/mcp-gateway/pkg/embed/model2vec"
 )
 
-func runDistill(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := commands.Flags("distill", stderr)
+func distillFlags(fs *flag.FlagSet) run {
 	data := fs.String("data", "../shared/train", "folder of datasets whose tool documents and queries make the corpus")
 	exclude := fs.String("exclude", strings.Join(train.DevDatasets, ","), "comma-separated dataset folders to leave out (default: the real-MCP DEV datasets)")
 	textsOut := fs.String("texts", "", "write the corpus texts (one JSON string per line) to this file for the teacher, and stop")
@@ -24,61 +24,60 @@ func runDistill(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	fs.IntVar(&o.Dim, "dim", 0, "student dimension (default 128)")
 	fs.IntVar(&o.Epochs, "epochs", 0, "passes over the corpus (default 8)")
 	fs.Uint64Var(&o.Seed, "seed", 1, "random seed (same seed, same table)")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	if *textsOut != "" {
-		var ex []string
-		if *exclude != "" {
-			ex = strings.Split(*exclude, ",")
+	return func(ctx context.Context, stdout, stderr io.Writer) error {
+		if *textsOut != "" {
+			var ex []string
+			if *exclude != "" {
+				ex = strings.Split(*exclude, ",")
+			}
+			c, err := train.LoadCorpus(*data, ex)
+			if err != nil {
+				return err
+			}
+			texts := train.CorpusTexts(c)
+			f, err := os.Create(*textsOut)
+			if err != nil {
+				return err
+			}
+			if err := train.WriteTexts(f, texts); err != nil {
+				f.Close()
+				return err
+			}
+			if err := f.Close(); err != nil {
+				return err
+			}
+			fmt.Fprintf(stderr, "wrote %d texts to %s\n", len(texts), *textsOut)
+			return nil
 		}
-		c, err := train.LoadCorpus(*data, ex)
+		if *vectors == "" || *out == "" {
+			return errors.New("distill: give --texts FILE (write the corpus), or --vectors FILE and --out DIR (train on the teacher's vectors)")
+		}
+		f, err := os.Open(*vectors)
 		if err != nil {
 			return err
 		}
-		texts := train.CorpusTexts(c)
-		f, err := os.Create(*textsOut)
+		o.Texts, o.Vectors, err = train.ReadTeacherVectors(f)
+		f.Close()
 		if err != nil {
 			return err
 		}
-		if err := train.WriteTexts(f, texts); err != nil {
-			f.Close()
+		if o.Tokenizer, err = os.ReadFile(*tokenizer); err != nil {
 			return err
 		}
-		if err := f.Close(); err != nil {
+		res, err := train.Distill(ctx, o, func(format string, args ...any) { fmt.Fprintf(stderr, format+"\n", args...) })
+		if err != nil {
 			return err
 		}
-		fmt.Fprintf(stderr, "wrote %d texts to %s\n", len(texts), *textsOut)
+		if err := model2vec.Save(*out, res.Model, model2vec.I8); err != nil {
+			return err
+		}
+		saved, err := model2vec.LoadDir(*out)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stderr, "wrote %s (i8, id %s, %d texts)\n", *out, saved.ID(), res.Texts)
 		return nil
 	}
-	if *vectors == "" || *out == "" {
-		return errors.New("distill: give --texts FILE (write the corpus), or --vectors FILE and --out DIR (train on the teacher's vectors)")
-	}
-	f, err := os.Open(*vectors)
-	if err != nil {
-		return err
-	}
-	o.Texts, o.Vectors, err = train.ReadTeacherVectors(f)
-	f.Close()
-	if err != nil {
-		return err
-	}
-	if o.Tokenizer, err = os.ReadFile(*tokenizer); err != nil {
-		return err
-	}
-	res, err := train.Distill(ctx, o, func(format string, args ...any) { fmt.Fprintf(stderr, format+"\n", args...) })
-	if err != nil {
-		return err
-	}
-	if err := model2vec.Save(*out, res.Model, model2vec.I8); err != nil {
-		return err
-	}
-	saved, err := model2vec.LoadDir(*out)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(stderr, "wrote %s (i8, id %s, %d texts)\n", *out, saved.ID(), res.Texts)
-	return nil
 }
 
 const distillAbout = `Distils a sentence encoder (the teacher, lab/teacher) into a static token

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -12,63 +13,61 @@ import (
 	"github.com/toolrag/mcp-gateway/pkg/embed"
 )
 
-func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := commands.Flags("eval", stderr)
+func evalFlags(fs *flag.FlagSet) run {
 	var datasets multiFlag
 	fs.Var(&datasets, "dataset", "dataset folder (repeatable)")
 	topK := fs.Int("top-k", 10, "results per query")
 	source := fs.String("source", "mcp", "how the catalog is loaded: mcp (in-process MCP servers + the gateway's sync) or direct")
 	ablation := fs.Bool("ablation", false, "compare BM25F, dense, hybrid and each optional part")
 	limit := fs.Int("limit", 0, "evaluate only the first N queries")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	if len(datasets) == 0 {
-		return errors.New("eval: --dataset is required: " + datasetHelp)
-	}
-	for _, ds := range datasets {
-		if err := checkDataset(ds); err != nil {
-			return err
+	return func(ctx context.Context, stdout, stderr io.Writer) error {
+		if len(datasets) == 0 {
+			return errors.New("eval: --dataset is required: " + datasetHelp)
 		}
-	}
-	var src eval.Source
-	switch *source {
-	case "mcp":
-		src = eval.MCPSource{}
-	case "direct":
-		src = eval.DirectSource{}
-	default:
-		return fmt.Errorf("eval: --source must be mcp or direct, not %q", *source)
-	}
-	// The default configuration is what the gateway runs: the embedder
-	// from TOOL_RAG_EMBEDDER (builtin unless set).
-	ecfg, err := embed.ConfigFromEnv(os.Getenv)
-	if err != nil {
-		return err
-	}
-	emb, err := embed.New(ctx, ecfg)
-	if err != nil {
-		return err
-	}
-	for _, ds := range datasets {
-		opts := eval.Options{Dataset: ds, TopK: *topK, Source: src, Limit: *limit, Config: eval.Config{Embedder: emb}, Progress: stderr}
-		if *ablation {
-			configs := eval.DefaultAblation()
-			for i := range configs {
-				if configs[i].Embedder == nil {
-					configs[i].Embedder = emb
-				}
-			}
-			if _, err := eval.Ablation(ctx, opts, configs, stdout); err != nil {
+		for _, ds := range datasets {
+			if err := checkDataset(ds); err != nil {
 				return err
 			}
-			continue
 		}
-		if _, err := eval.Run(ctx, opts, stdout); err != nil {
+		var src eval.Source
+		switch *source {
+		case "mcp":
+			src = eval.MCPSource{}
+		case "direct":
+			src = eval.DirectSource{}
+		default:
+			return fmt.Errorf("eval: --source must be mcp or direct, not %q", *source)
+		}
+		// The default configuration is what the gateway runs: the embedder
+		// from TOOL_RAG_EMBEDDER (builtin unless set).
+		ecfg, err := embed.ConfigFromEnv(os.Getenv)
+		if err != nil {
 			return err
 		}
+		emb, err := embed.New(ctx, ecfg)
+		if err != nil {
+			return err
+		}
+		for _, ds := range datasets {
+			opts := eval.Options{Dataset: ds, TopK: *topK, Source: src, Limit: *limit, Config: eval.Config{Embedder: emb}, Progress: stderr}
+			if *ablation {
+				configs := eval.DefaultAblation()
+				for i := range configs {
+					if configs[i].Embedder == nil {
+						configs[i].Embedder = emb
+					}
+				}
+				if _, err := eval.Ablation(ctx, opts, configs, stdout); err != nil {
+					return err
+				}
+				continue
+			}
+			if _, err := eval.Run(ctx, opts, stdout); err != nil {
+				return err
+			}
+		}
+		return nil
 	}
-	return nil
 }
 
 type multiFlag []string

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -12,9 +13,8 @@ import (
 	"github.com/toolrag/mcp-gateway/lab/loadtest"
 )
 
-func runLoadtest(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := commands.Flags("loadtest", stderr)
-	cfg := loadtest.Config{Progress: stderr}
+func loadtestFlags(fs *flag.FlagSet) run {
+	var cfg loadtest.Config
 	fs.IntVar(&cfg.Upstreams, "upstreams", 50, "in-process Streamable HTTP upstreams the benchmark catalog is split over")
 	fs.IntVar(&cfg.Stdio, "stdio", 3, "stdio upstreams running servers/echo")
 	fs.IntVar(&cfg.Clients, "clients", 200, "concurrent MCP clients")
@@ -24,42 +24,42 @@ func runLoadtest(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	bench := fs.String("bench", filepath.Join("..", "shared", "bench"), "benchmark folder: holds livemcpbench/ and stabletoolbench/, or a tools.jsonl")
 	echo := fs.String("echo", "", "servers/echo binary for the stdio upstreams (default: go build ./servers/echo)")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	dirs, err := benchDirs(*bench)
-	if err != nil {
-		return err
-	}
-	cfg.BenchDirs = dirs
-	if cfg.Stdio > 0 {
-		bin := *echo
-		if bin == "" {
-			tmp, err := os.MkdirTemp("", "toolrag-loadtest-echo")
-			if err != nil {
-				return err
-			}
-			defer os.RemoveAll(tmp)
-			bin = filepath.Join(tmp, "echo")
-			build := exec.CommandContext(ctx, "go", "build", "-o", bin, "./servers/echo")
-			if out, err := build.CombinedOutput(); err != nil {
-				return fmt.Errorf("build servers/echo for the stdio upstreams: %v\n%s(run from the repository root, pass --echo PATH, or use --stdio 0)", err, out)
-			}
+	return func(ctx context.Context, stdout, stderr io.Writer) error {
+		cfg.Progress = stderr
+		dirs, err := benchDirs(*bench)
+		if err != nil {
+			return err
 		}
-		cfg.EchoCommand = []string{bin}
+		cfg.BenchDirs = dirs
+		if cfg.Stdio > 0 {
+			bin := *echo
+			if bin == "" {
+				tmp, err := os.MkdirTemp("", "toolrag-loadtest-echo")
+				if err != nil {
+					return err
+				}
+				defer os.RemoveAll(tmp)
+				bin = filepath.Join(tmp, "echo")
+				build := exec.CommandContext(ctx, "go", "build", "-o", bin, "./servers/echo")
+				if out, err := build.CombinedOutput(); err != nil {
+					return fmt.Errorf("build servers/echo for the stdio upstreams: %v\n%s(run from the repository root, pass --echo PATH, or use --stdio 0)", err, out)
+				}
+			}
+			cfg.EchoCommand = []string{bin}
+		}
+		rep, err := loadtest.Run(ctx, cfg)
+		if err != nil {
+			return err
+		}
+		if *asJSON {
+			return printJSON(stdout, rep)
+		}
+		rep.WriteTable(stdout)
+		if rep.Total.Errors > 0 {
+			return fmt.Errorf("%d operations failed", rep.Total.Errors)
+		}
+		return nil
 	}
-	rep, err := loadtest.Run(ctx, cfg)
-	if err != nil {
-		return err
-	}
-	if *asJSON {
-		return printJSON(stdout, rep)
-	}
-	rep.WriteTable(stdout)
-	if rep.Total.Errors > 0 {
-		return fmt.Errorf("%d operations failed", rep.Total.Errors)
-	}
-	return nil
 }
 
 const loadtestDefaultDuration = 60 * time.Second

@@ -26,11 +26,35 @@ var commands = subcommand.Set{
 }
 
 func init() {
-	commands.Add("bench-peers", subcommand.Command{Summary: "benchmark bridge and serve against supergateway, mcp-proxy and server-everything's HTTP mode (make bench-peers)", About: benchPeersAbout, Run: runBenchPeers})
-	commands.Add("distill", subcommand.Command{Summary: "distil a sentence encoder's vectors into a static table (make distilled; an experiment)", About: distillAbout, Run: runDistill})
-	commands.Add("eval", subcommand.Command{Summary: "measure retrieval quality on a tools.jsonl + queries.jsonl folder (make eval)", About: evalAbout, Run: runEval})
-	commands.Add("loadtest", subcommand.Command{Summary: "load-test a local gateway with in-process upstreams and concurrent MCP clients (make loadtest)", About: loadtestAbout, Run: runLoadtest})
-	commands.Add("train", subcommand.Command{Summary: "train the builtin tool-retrieval embedding model from (query, tool) pairs (make model)", About: trainAbout, Run: runTrain})
+	for _, c := range []struct {
+		name, summary, about string
+		flags                func(fs *flag.FlagSet) run
+	}{
+		{"bench-peers", "benchmark bridge and serve against supergateway, mcp-proxy and server-everything's HTTP mode (make bench-peers)", benchPeersAbout, benchPeersFlags},
+		{"distill", "distil a sentence encoder's vectors into a static table (make distilled; an experiment)", distillAbout, distillFlags},
+		{"eval", "measure retrieval quality on a tools.jsonl + queries.jsonl folder (make eval)", evalAbout, evalFlags},
+		{"loadtest", "load-test a local gateway with in-process upstreams and concurrent MCP clients (make loadtest)", loadtestAbout, loadtestFlags},
+		{"train", "train the builtin tool-retrieval embedding model from (query, tool) pairs (make model)", trainAbout, trainFlags},
+	} {
+		commands.Add(c.name, subcommand.Command{Summary: c.summary, About: c.about, Run: withFlags(c.name, c.flags)})
+	}
+}
+
+// run is a command's work once its flags are parsed.
+type run func(ctx context.Context, stdout, stderr io.Writer) error
+
+// withFlags makes the command name of flags, which declares the command's
+// flags on fs and returns its run: the flags are parsed from the
+// command's arguments (-h prints its About text and flags) before run.
+func withFlags(name string, flags func(fs *flag.FlagSet) run) subcommand.Func {
+	return func(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+		fs := commands.Flags(name, stderr)
+		run := flags(fs)
+		if err := fs.Parse(args); err != nil {
+			return err
+		}
+		return run(ctx, stdout, stderr)
+	}
 }
 
 func main() {

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"strconv"
@@ -12,8 +13,7 @@ import (
 	"github.com/toolrag/mcp-gateway/pkg/embed/model2vec"
 )
 
-func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := commands.Flags("train", stderr)
+func trainFlags(fs *flag.FlagSet) run {
 	var o train.Options
 	fs.StringVar(&o.TrainDir, "data", "../shared/train", "folder of datasets (each with tools.jsonl and pairs.jsonl)")
 	fs.StringVar(&o.OutDir, "out", "pkg/embed/toolmodel/model", "where to write the Model2Vec model directory")
@@ -37,35 +37,34 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	})
 	weights := fs.String("weight", "", "dataset weights as name=w,... over the defaults (clinc150=0.5,hwu64=0.5); w > 1 repeats the dataset's examples")
 	fs.IntVar(&o.ServerNegatives, "server-negatives", 0, "hard-negative places reserved for tools of the positive's own server (default 10; negative: none)")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	if o.TrainDir == "" {
-		return errors.New("train: --data is required")
-	}
-	o.Seed = *seed
-	switch strings.ToLower(*dtype) {
-	case "f32":
-		o.DType = model2vec.F32
-	case "f16":
-		o.DType = model2vec.F16
-	case "i8":
-		o.DType = model2vec.I8
-	default:
-		return errors.New("train: --dtype must be f32, f16 or i8")
-	}
-	if *exclude != "" {
-		o.Exclude = strings.Split(*exclude, ",")
-	}
-	o.Extra = extra
-	if *weights != "" {
-		w, err := parseWeights(*weights)
-		if err != nil {
-			return err
+	return func(ctx context.Context, stdout, stderr io.Writer) error {
+		if o.TrainDir == "" {
+			return errors.New("train: --data is required")
 		}
-		o.DatasetWeight = w
+		o.Seed = *seed
+		switch strings.ToLower(*dtype) {
+		case "f32":
+			o.DType = model2vec.F32
+		case "f16":
+			o.DType = model2vec.F16
+		case "i8":
+			o.DType = model2vec.I8
+		default:
+			return errors.New("train: --dtype must be f32, f16 or i8")
+		}
+		if *exclude != "" {
+			o.Exclude = strings.Split(*exclude, ",")
+		}
+		o.Extra = extra
+		if *weights != "" {
+			w, err := parseWeights(*weights)
+			if err != nil {
+				return err
+			}
+			o.DatasetWeight = w
+		}
+		return train.Run(ctx, o, stderr)
 	}
-	return train.Run(ctx, o, stderr)
 }
 
 // parseWeights reads "name=w,name=w" over train.DefaultDatasetWeights.
