@@ -156,13 +156,9 @@ func (s *StatelessCaller) params(p mcp.CallToolParams, caps *mcp.ClientCapabilit
 		buf = append(buf, s.meta...)
 	}
 	if p.Meta != nil {
-		own, err := json.Marshal(p.Meta)
-		if err != nil {
+		var err error
+		if buf, err = appendMembers(buf, p.Meta); err != nil {
 			return nil, err
-		}
-		if len(own) > 2 { // not {}
-			buf = append(buf, ',')
-			buf = append(buf, own[1:len(own)-1]...)
 		}
 	}
 	buf = append(buf, `},"name":`...)
@@ -180,16 +176,26 @@ func (s *StatelessCaller) params(p mcp.CallToolParams, caps *mcp.ClientCapabilit
 		buf = append(buf, args...)
 	}
 	if len(p.InputResponses) > 0 || p.RequestState != "" {
-		mrtr, err := json.Marshal(p.MultiRoundTripParams)
-		if err != nil {
+		if buf, err = appendMembers(buf, p.MultiRoundTripParams); err != nil {
 			return nil, err
-		}
-		if len(mrtr) > 2 { // not {}
-			buf = append(buf, ',')
-			buf = append(buf, mrtr[1:len(mrtr)-1]...)
 		}
 	}
 	buf = append(buf, '}')
+	return buf, nil
+}
+
+// appendMembers appends the members of v, which encodes as a JSON object,
+// to buf inside an object that already has members: a comma, then the
+// members without their braces (nothing for {}).
+func appendMembers(buf []byte, v any) ([]byte, error) {
+	obj, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	if len(obj) > 2 { // not {}
+		buf = append(buf, ',')
+		buf = append(buf, obj[1:len(obj)-1]...)
+	}
 	return buf, nil
 }
 
