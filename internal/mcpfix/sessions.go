@@ -106,11 +106,7 @@ func (s *Sessions) Servable(sid, name string, touchEvery time.Duration) (*LiveSe
 // session's activity is noted and, for a request expecting an answer
 // (answered), the returned writer records the answer's framing.
 func (s *Sessions) Observe(w http.ResponseWriter, r *http.Request, answered bool) http.ResponseWriter {
-	sid := r.Header.Get(server.HeaderKeySessionID)
-	if sid == "" {
-		return w
-	}
-	v, ok := s.live.Load(sid)
+	v, ok := loadSession(&s.live, r)
 	if !ok {
 		return w
 	}
@@ -121,6 +117,16 @@ func (s *Sessions) Observe(w http.ResponseWriter, r *http.Request, answered bool
 		return w
 	}
 	return &observeWriter{ResponseWriter: w, Flusher: f, live: l, gen: s.notifyGen.Load()}
+}
+
+// loadSession returns the value m holds for the session r names in its
+// Mcp-Session-Id header (none when it names no session).
+func loadSession(m *sync.Map, r *http.Request) (any, bool) {
+	sid := r.Header.Get(server.HeaderKeySessionID)
+	if sid == "" {
+		return nil, false
+	}
+	return m.Load(sid)
 }
 
 // observeWriter watches mcp-go's answer to a request of a live session: SSE

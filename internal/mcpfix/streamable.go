@@ -90,11 +90,7 @@ type InitGate struct {
 // Wait holds r while its session's initialize is handled, and reports
 // false if the client went away meanwhile.
 func (g *InitGate) Wait(r *http.Request) bool {
-	sid := r.Header.Get(server.HeaderKeySessionID)
-	if sid == "" {
-		return true
-	}
-	ch, ok := g.initializing.Load(sid)
+	ch, ok := loadSession(&g.initializing, r)
 	if !ok {
 		return true
 	}
