@@ -23,7 +23,7 @@ import (
 // It sets stdio's context function (server.WithStdioContextFunc) to learn
 // the session's context: do not set one of your own.
 func (s *Server) ServeStdio(ctx context.Context, stdio *server.StdioServer, in io.Reader, out io.Writer) error {
-	w := &lockedWriter{w: out}
+	w := NewLockedWriter(out)
 	ready := make(chan context.Context, 1)
 	server.WithStdioContextFunc(func(c context.Context) context.Context {
 		ready <- s.BaseContext(c)
@@ -172,13 +172,18 @@ func (m mergedContext) Value(key any) any {
 	return m.Context.Value(key)
 }
 
-// lockedWriter serialises writes: each Write is one whole message.
-type lockedWriter struct {
+// LockedWriter serialises writes to an output: each Write is one whole
+// message, never interleaved with another. ServeStdio writes through one; a
+// server that also writes to the same output itself uses one too.
+type LockedWriter struct {
 	mu sync.Mutex
 	w  io.Writer
 }
 
-func (l *lockedWriter) Write(p []byte) (int, error) {
+// NewLockedWriter returns a LockedWriter writing to w.
+func NewLockedWriter(w io.Writer) *LockedWriter { return &LockedWriter{w: w} }
+
+func (l *LockedWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.w.Write(p)

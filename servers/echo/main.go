@@ -45,7 +45,6 @@ import (
 	"runtime/pprof"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
@@ -129,7 +128,9 @@ func main() {
 	ctx, cancel := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer cancel()
 	defer cpuProfile()()
-	out := &lockedWriter{w: os.Stdout}
+	// Frames written by the misbehave filter and growWhenAsked never
+	// interleave with the server's.
+	out := mcpfix.NewLockedWriter(os.Stdout)
 	var in io.Reader = os.Stdin
 	if *misbehave != "" {
 		in = misbehaveFilter(os.Stdin, out, *misbehave, *hugeBytes, *floodPage)
@@ -300,8 +301,6 @@ func newServer() *server.MCPServer {
 	return s
 }
 
-// lockedWriter serialises writes so that frames written by the misbehave
-// filter never interleave with the server's.
 // growWhenAsked waits for file to appear, then offers a tool named by its
 // first line and tells the client its tool list changed: the test of a
 // catalog that follows its servers live.
@@ -328,17 +327,6 @@ func growWhenAsked(ctx context.Context, s *server.MCPServer, out io.Writer, file
 		fmt.Fprintln(out, `{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`)
 		return
 	}
-}
-
-type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (l *lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
 }
 
 // misbehaveFilter returns the server's input: stdin with tools/call requests
