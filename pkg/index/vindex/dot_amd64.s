@@ -1,14 +1,49 @@
 #include "textflag.h"
 
+// ZERO4 clears the accumulators a, b, c and d.
+#define ZERO4(a, b, c, d) \
+	VXORPS a, a, a; \
+	VXORPS b, b, b; \
+	VXORPS c, c, c; \
+	VXORPS d, d, d
+
+// FMA4 adds to the accumulators a, b, c and d the products of Y4, Y5, Y6
+// and Y7 with the 32 floats at p, 8 floats each.
+#define FMA4(p, a, b, c, d) \
+	VFMADD231PS (p), Y4, a; \
+	VFMADD231PS 32(p), Y5, b; \
+	VFMADD231PS 64(p), Y6, c; \
+	VFMADD231PS 96(p), Y7, d
+
+// WIDEN4 loads the 32 bytes at p into Y4-Y7 as 32 float32s (zero-extended,
+// then converted).
+#define WIDEN4(p) \
+	VPMOVZXBD (p), Y4; \
+	VPMOVZXBD 8(p), Y5; \
+	VPMOVZXBD 16(p), Y6; \
+	VPMOVZXBD 24(p), Y7; \
+	VCVTDQ2PS Y4, Y4; \
+	VCVTDQ2PS Y5, Y5; \
+	VCVTDQ2PS Y6, Y6; \
+	VCVTDQ2PS Y7, Y7
+
+// HSUM4 leaves the sum of all lanes of the accumulators a, b, c and d in the
+// low float of xa, the low half of a; xb, the low half of b, is clobbered.
+#define HSUM4(a, b, c, d, xa, xb) \
+	VADDPS b, a, a; \
+	VADDPS d, c, c; \
+	VADDPS c, a, a; \
+	VEXTRACTF128 $1, a, xb; \
+	VADDPS xb, xa, xa; \
+	VHADDPS xa, xa, xa; \
+	VHADDPS xa, xa, xa
+
 // func dotAVX2(a, b *float32, n int) float32
 TEXT ·dotAVX2(SB), NOSPLIT, $0-28
 	MOVQ a+0(FP), SI
 	MOVQ b+8(FP), DI
 	MOVQ n+16(FP), CX
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
+	ZERO4(Y0, Y1, Y2, Y3)
 
 loop32:
 	CMPQ CX, $32
@@ -17,10 +52,7 @@ loop32:
 	VMOVUPS 32(SI), Y5
 	VMOVUPS 64(SI), Y6
 	VMOVUPS 96(SI), Y7
-	VFMADD231PS (DI), Y4, Y0
-	VFMADD231PS 32(DI), Y5, Y1
-	VFMADD231PS 64(DI), Y6, Y2
-	VFMADD231PS 96(DI), Y7, Y3
+	FMA4(DI, Y0, Y1, Y2, Y3)
 	ADDQ $128, SI
 	ADDQ $128, DI
 	SUBQ $32, CX
@@ -37,13 +69,7 @@ loop8:
 	JMP  loop8
 
 reduce:
-	VADDPS Y1, Y0, Y0
-	VADDPS Y3, Y2, Y2
-	VADDPS Y2, Y0, Y0
-	VEXTRACTF128 $1, Y0, X1
-	VADDPS X1, X0, X0
-	VHADDPS X0, X0, X0
-	VHADDPS X0, X0, X0
+	HSUM4(Y0, Y1, Y2, Y3, X0, X1)
 	VZEROUPPER
 	MOVSS X0, ret+24(FP)
 	RET
@@ -67,14 +93,8 @@ group:
 	LEAQ  (R9)(DX*2), R11
 	MOVQ  SI, AX
 	MOVQ  CX, R13
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
+	ZERO4(Y0, Y1, Y2, Y3)
+	ZERO4(Y4, Y5, Y6, Y7)
 
 loop16:
 	CMPQ R13, $16
@@ -133,26 +153,13 @@ TEXT ·dotU8AVX2(SB), NOSPLIT, $0-28
 	MOVQ w+0(FP), SI
 	MOVQ c+8(FP), DI
 	MOVQ n+16(FP), CX
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
+	ZERO4(Y0, Y1, Y2, Y3)
 
 u8loop32:
 	CMPQ CX, $32
 	JL   u8loop8
-	VPMOVZXBD (DI), Y4
-	VPMOVZXBD 8(DI), Y5
-	VPMOVZXBD 16(DI), Y6
-	VPMOVZXBD 24(DI), Y7
-	VCVTDQ2PS Y4, Y4
-	VCVTDQ2PS Y5, Y5
-	VCVTDQ2PS Y6, Y6
-	VCVTDQ2PS Y7, Y7
-	VFMADD231PS (SI), Y4, Y0
-	VFMADD231PS 32(SI), Y5, Y1
-	VFMADD231PS 64(SI), Y6, Y2
-	VFMADD231PS 96(SI), Y7, Y3
+	WIDEN4(DI)
+	FMA4(SI, Y0, Y1, Y2, Y3)
 	ADDQ $128, SI
 	ADDQ $32, DI
 	SUBQ $32, CX
@@ -170,13 +177,7 @@ u8loop8:
 	JMP  u8loop8
 
 u8reduce:
-	VADDPS Y1, Y0, Y0
-	VADDPS Y3, Y2, Y2
-	VADDPS Y2, Y0, Y0
-	VEXTRACTF128 $1, Y0, X1
-	VADDPS X1, X0, X0
-	VHADDPS X0, X0, X0
-	VHADDPS X0, X0, X0
+	HSUM4(Y0, Y1, Y2, Y3, X0, X1)
 	VZEROUPPER
 	MOVSS X0, ret+24(FP)
 	RET
@@ -191,34 +192,15 @@ TEXT ·dotU8x2AVX2(SB), NOSPLIT, $0-40
 	MOVQ c+16(FP), DI
 	MOVQ n+24(FP), CX
 	MOVQ out+32(FP), DX
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y8, Y8, Y8
-	VXORPS Y9, Y9, Y9
-	VXORPS Y10, Y10, Y10
-	VXORPS Y11, Y11, Y11
+	ZERO4(Y0, Y1, Y2, Y3)
+	ZERO4(Y8, Y9, Y10, Y11)
 
 u8x2loop32:
 	CMPQ CX, $32
 	JL   u8x2loop8
-	VPMOVZXBD (DI), Y4
-	VPMOVZXBD 8(DI), Y5
-	VPMOVZXBD 16(DI), Y6
-	VPMOVZXBD 24(DI), Y7
-	VCVTDQ2PS Y4, Y4
-	VCVTDQ2PS Y5, Y5
-	VCVTDQ2PS Y6, Y6
-	VCVTDQ2PS Y7, Y7
-	VFMADD231PS (SI), Y4, Y0
-	VFMADD231PS 32(SI), Y5, Y1
-	VFMADD231PS 64(SI), Y6, Y2
-	VFMADD231PS 96(SI), Y7, Y3
-	VFMADD231PS (R8), Y4, Y8
-	VFMADD231PS 32(R8), Y5, Y9
-	VFMADD231PS 64(R8), Y6, Y10
-	VFMADD231PS 96(R8), Y7, Y11
+	WIDEN4(DI)
+	FMA4(SI, Y0, Y1, Y2, Y3)
+	FMA4(R8, Y8, Y9, Y10, Y11)
 	ADDQ $128, SI
 	ADDQ $128, R8
 	ADDQ $32, DI
@@ -239,21 +221,9 @@ u8x2loop8:
 	JMP  u8x2loop8
 
 u8x2reduce:
-	VADDPS Y1, Y0, Y0
-	VADDPS Y3, Y2, Y2
-	VADDPS Y2, Y0, Y0
-	VEXTRACTF128 $1, Y0, X1
-	VADDPS X1, X0, X0
-	VHADDPS X0, X0, X0
-	VHADDPS X0, X0, X0
+	HSUM4(Y0, Y1, Y2, Y3, X0, X1)
 	MOVSS X0, (DX)
-	VADDPS Y9, Y8, Y8
-	VADDPS Y11, Y10, Y10
-	VADDPS Y10, Y8, Y8
-	VEXTRACTF128 $1, Y8, X9
-	VADDPS X9, X8, X8
-	VHADDPS X8, X8, X8
-	VHADDPS X8, X8, X8
+	HSUM4(Y8, Y9, Y10, Y11, X8, X9)
 	MOVSS X8, 4(DX)
 	VZEROUPPER
 	RET
