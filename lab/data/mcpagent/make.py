@@ -3,20 +3,20 @@
 (README.md), next to this script, from:
 
 - the TRAIN servers of ../shared/train/docker_mcp_registry (TRAIN_SERVERS),
-- fs.jsonl, mem.jsonl and refservers.py (reference servers),
+- fs.jsonl, mem.jsonl and refservers.jsonl (reference servers; one tool a
+  line: {"server", "name", "description", "params": {name: description}}),
 - every servers/<server>.jsonl (one tool a line: {"name", "description",
   "input_schema"}; the server is the file name; it replaces a built-in
   catalog of the same server),
-- the queries of every queries*.py module in this folder (each has
-  Q = {server: {tool: [queries]}} and TASKS = [(query, [(server, tool)])]).
+- the queries of every queries*.jsonl file in this folder (one record a
+  line: {"server", "tool", "passes": {"1": [queries], ...}} for a tool's
+  single-capability queries, {"task", "tools": [[server, tool], ...]} for
+  a multi-tool task; README.md).
 
     python3 make.py ../../../../shared/train
 """
-import glob, importlib, json, os, sys
-sys.dont_write_bytecode = True  # no __pycache__ in the repo
+import glob, json, os, sys
 here = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, here)
-import refservers
 
 TRAIN_SERVERS = {"dotnet-types-explorer", "keboola-mcp", "maestro-mcp-server", "neo4j", "notion-remote",
                  "okta-mcp-server", "sentry-remote", "simplechecklist", "sonarqube", "stripe-remote"}
@@ -58,10 +58,9 @@ for t in docker:
 for server, path in (("filesystem", "fs.jsonl"), ("memory", "mem.jsonl")):
     for t in jsonl(os.path.join(here, path)):
         add(server, t["name"], t["description"], t.get("input_schema"), path)
-for server, ts in refservers.REF.items():
-    for name, desc, params in ts:
-        props = {k: {"type": "string", "description": v} for k, v in params.items()}
-        add(server, name, desc, {"type": "object", "properties": props}, "refservers.py")
+for t in jsonl(os.path.join(here, "refservers.jsonl")):
+    props = {k: {"type": "string", "description": v} for k, v in t["params"].items()}
+    add(t["server"], t["name"], t["description"], {"type": "object", "properties": props}, "refservers.jsonl")
 for server, path in harvested.items():
     for t in jsonl(path):
         if not isinstance(t, dict) or not t.get("name"):
@@ -78,19 +77,25 @@ def pair(q, ids, source):
         return  # the same query and labels written twice
     seen.add(key)
     pairs.append({"query": q, "tool_ids": ids})
-mods = sorted(os.path.basename(p)[:-3] for p in glob.glob(os.path.join(here, "queries*.py")))
-for name in mods:
-    m = importlib.import_module(name)
-    for server, byTool in getattr(m, "Q", {}).items():
-        for tool, qs in byTool.items():
-            for q in qs:
-                pair(q, ["mcpagent__%s__%s" % (server, tool)], name + ".py")
-    for q, needed in getattr(m, "TASKS", []):
-        pair(q, ["mcpagent__%s__%s" % x for x in needed], name + ".py")
+names = sorted(os.path.basename(p) for p in glob.glob(os.path.join(here, "queries*.jsonl")))
+for name in names:
+    # Each tool's queries (pass by pass) in file order, then the tasks.
+    tasks = []
+    for n, r in enumerate(jsonl(os.path.join(here, name)), 1):
+        if "tool" in r:
+            for p in sorted(r["passes"], key=int):
+                for q in r["passes"][p]:
+                    pair(q, ["mcpagent__%s__%s" % (r["server"], r["tool"])], name)
+        elif "task" in r:
+            tasks.append(r)
+        else:
+            raise SystemExit("%s:%d: neither a tool's queries nor a task: %r" % (name, n, r))
+    for t in tasks:
+        pair(t["task"], ["mcpagent__%s__%s" % tuple(x) for x in t["tools"]], name)
 with open(os.path.join(here, "tools.jsonl"), "w") as f:
     for tid in sorted(tools):
         f.write(json.dumps(tools[tid]) + "\n")
 with open(os.path.join(here, "pairs.jsonl"), "w") as f:
     for p in pairs:
         f.write(json.dumps(p) + "\n")
-print(len(tools), "tools,", len(pairs), "pairs (from %s)" % ", ".join(m + ".py" for m in mods))
+print(len(tools), "tools,", len(pairs), "pairs (from %s)" % ", ".join(names))
