@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Writes queries.jsonl (task mode) and tasks.jsonl (agent mode) of the
-real-MCP DEV set from dev_docker.py, dev_agent_tt.py and the tooltalk /
-taubench pairs in ../shared/train. Run from this directory:
+real-MCP DEV set from dev_docker.jsonl, dev_agent_tt.jsonl (README.md) and
+the tooltalk / taubench pairs in ../shared/train. Run from this directory:
 
     python3 make.py ../../../../../shared/train
 
@@ -12,11 +12,22 @@ taubench.<domain>. Stdlib only; the output is deterministic.
 import json, sys, os, hashlib
 
 train = sys.argv[1]
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import dev_docker, dev_agent_tt
+here = os.path.dirname(os.path.abspath(__file__))
+
+def jsonl(path):
+    return [json.loads(l) for l in open(path)]
 
 def load(ds):
-    return [json.loads(l) for l in open(os.path.join(train, ds, "tools.jsonl"))]
+    return jsonl(os.path.join(train, ds, "tools.jsonl"))
+
+# dev_docker.jsonl: {"server", "query", "tools": [names]} a single-capability
+# query, {"task", "queries", "tools": [[server, name]]} a task.
+# dev_agent_tt.jsonl: {"set", "prefix", "queries"}, the agent queries of the
+# tooltalk or taubench task whose text starts with prefix.
+docker = jsonl(os.path.join(here, "dev_docker.jsonl"))
+agent = jsonl(os.path.join(here, "dev_agent_tt.jsonl"))
+TOOLTALK = [(a["prefix"], a["queries"]) for a in agent if a["set"] == "tooltalk"]
+TAUBENCH = [(a["prefix"], a["queries"]) for a in agent if a["set"] == "taubench"]
 
 def catalog_id(ds, t):
     if ds == "docker_mcp_registry":
@@ -38,29 +49,29 @@ def check(x):
 
 queries, tasks = [], []
 n = 0
-for server, qs in dev_docker.S.items():
-    for q, names in qs:
+for d in docker:
+    if "query" in d:
         n += 1
-        queries.append({"id": "dk%03d" % n, "query": q, "relevant": [check(server + "__" + x) for x in names], "set": "docker_mcp_registry"})
-for i, (task, aq, rel) in enumerate(dev_docker.T):
-    r = [check(s + "__" + x) for s, x in rel]
-    queries.append({"id": "dkt%02d" % (i + 1), "query": task, "relevant": r, "set": "docker_tasks"})
-    tasks.append({"id": "dkt%02d" % (i + 1), "task": task, "queries": aq, "relevant": r, "set": "docker_tasks"})
+        queries.append({"id": "dk%03d" % n, "query": d["query"], "relevant": [check(d["server"] + "__" + x) for x in d["tools"]], "set": "docker_mcp_registry"})
+for i, d in enumerate(d for d in docker if "task" in d):
+    r = [check(s + "__" + x) for s, x in d["tools"]]
+    queries.append({"id": "dkt%02d" % (i + 1), "query": d["task"], "relevant": r, "set": "docker_tasks"})
+    tasks.append({"id": "dkt%02d" % (i + 1), "task": d["task"], "queries": d["queries"], "relevant": r, "set": "docker_tasks"})
 
 def pairs(ds):
-    return [json.loads(l) for l in open(os.path.join(train, ds, "pairs.jsonl"))]
+    return jsonl(os.path.join(train, ds, "pairs.jsonl"))
 
 for i, p in enumerate(x for x in pairs("tooltalk") if x["query_style"] == "first_user_turn"):
     r = sorted(set(ids[t] for t in p["tool_ids"]))
     qid = "tt%02d" % (i + 1)
     queries.append({"id": qid, "query": p["query"], "relevant": r, "set": "tooltalk"})
-    aq = next((v for k, v in dev_agent_tt.TOOLTALK.items() if p["query"].startswith(k.strip())), None)
+    aq = next((v for k, v in TOOLTALK if p["query"].startswith(k.strip())), None)
     if aq:
         tasks.append({"id": qid, "task": p["query"], "queries": aq, "relevant": r, "set": "tooltalk"})
 
 def tau_key(q):
     best = None
-    for k, v in list(dev_agent_tt.TAUBENCH.items()) + list(dev_agent_tt.TAUBENCH_LONG.items()):
+    for k, v in TAUBENCH:
         if q.startswith(k) and (best is None or len(k) > len(best[0])):
             best = (k, v)
     return best[1] if best else None
