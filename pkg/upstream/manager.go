@@ -181,9 +181,7 @@ func (m *Manager) retire(s *server) {
 		close(s.idle)
 	}
 	s.mu.Unlock()
-	m.retiring.Add(1)
-	go func() {
-		defer m.retiring.Done()
+	m.retiring.Go(func() {
 		grace := time.NewTimer(s.timeout + m.opts.ConnectTimeout)
 		defer grace.Stop()
 		select {
@@ -191,9 +189,8 @@ func (m *Manager) retire(s *server) {
 		case <-grace.C:
 		case <-m.stopping:
 		}
-		s.b.stop()
-		s.stopPrincipals()
-	}()
+		s.stop()
+	})
 }
 
 // begin registers a call on server id.
@@ -211,6 +208,13 @@ func (m *Manager) begin(id string) (*server, error) {
 	s.active++
 	s.mu.Unlock()
 	return s, nil
+}
+
+// stop ends s's shared connection or processes and its principals' own
+// connections.
+func (s *server) stop() {
+	s.b.stop()
+	s.stopPrincipals()
 }
 
 func (s *server) end() {
@@ -600,12 +604,7 @@ func (m *Manager) Close() error {
 
 	var wg sync.WaitGroup
 	for _, s := range list {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			s.b.stop()
-			s.stopPrincipals()
-		}()
+		wg.Go(s.stop)
 	}
 	wg.Wait()
 	m.retiring.Wait()

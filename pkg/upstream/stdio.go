@@ -326,11 +326,7 @@ func (p *stdioPool) startLocked() *proc {
 	p.procs = append(p.procs, pr)
 	p.started++
 	protocol := p.protocol
-	p.wg.Add(1)
-	go func() {
-		defer p.wg.Done()
-		pr.start(protocol)
-	}()
+	p.wg.Go(func() { pr.start(protocol) })
 	return pr
 }
 
@@ -607,11 +603,7 @@ func (p *stdioPool) reap(now time.Time) {
 	p.mu.Unlock()
 	for _, pr := range idle {
 		p.log.Info("stopping idle upstream server process", "pid", pr.pid)
-		p.wg.Add(1)
-		go func() {
-			defer p.wg.Done()
-			pr.stop()
-		}()
+		p.wg.Go(pr.stop)
 	}
 }
 
@@ -625,15 +617,9 @@ func (p *stdioPool) stop() {
 	}
 	p.procs = nil
 	p.mu.Unlock()
-	var wg sync.WaitGroup
 	for _, pr := range procs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			pr.stop()
-		}()
+		p.wg.Go(pr.stop)
 	}
-	wg.Wait()
 	p.wg.Wait()
 }
 
