@@ -1,14 +1,13 @@
 package eval
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"sort"
 
+	"github.com/toolrag/mcp-gateway/lab/jsonl"
 	"github.com/toolrag/mcp-gateway/pkg/catalog"
 )
 
@@ -133,27 +132,10 @@ func LoadDataset(dir string) (*Dataset, error) {
 	return ds, nil
 }
 
+// readJSONL is jsonl.ReadFile with the package's prefix on its errors.
 func readJSONL(path string, fn func(line int, raw []byte) error) error {
-	f, err := os.Open(path)
-	if err != nil {
+	if err := jsonl.ReadFile(path, fn); err != nil {
 		return fmt.Errorf("eval: %w", err)
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 64<<20)
-	n := 0
-	for sc.Scan() {
-		n++
-		b := sc.Bytes()
-		if len(b) == 0 {
-			continue
-		}
-		if err := fn(n, b); err != nil {
-			return fmt.Errorf("eval: %s line %d: %w", path, n, err)
-		}
-	}
-	if err := sc.Err(); err != nil {
-		return fmt.Errorf("eval: reading %s: %w", path, err)
 	}
 	return nil
 }

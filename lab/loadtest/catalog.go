@@ -1,9 +1,9 @@
 package loadtest
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/toolrag/mcp-gateway/lab/jsonl"
 )
 
 // BenchTool is one tool of a benchmark catalog (tools.jsonl).
@@ -25,20 +27,19 @@ type BenchTool struct {
 func LoadCatalog(dirs ...string) ([]BenchTool, error) {
 	var out []BenchTool
 	for _, dir := range dirs {
-		path := filepath.Join(dir, "tools.jsonl")
-		lines, err := readJSONL(path)
-		if err != nil {
-			return nil, err
-		}
-		for i, line := range lines {
+		err := jsonl.ReadFile(filepath.Join(dir, "tools.jsonl"), func(_ int, raw []byte) error {
 			var t BenchTool
-			if err := json.Unmarshal(line, &t); err != nil {
-				return nil, fmt.Errorf("%s:%d: %w", path, i+1, err)
+			if err := json.Unmarshal(raw, &t); err != nil {
+				return err
 			}
 			if t.Server == "" || t.Name == "" {
-				return nil, fmt.Errorf("%s:%d: a tool needs server and name", path, i+1)
+				return errors.New("a tool needs server and name")
 			}
 			out = append(out, t)
+			return nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("read benchmark catalog: %w", err)
 		}
 	}
 	return out, nil
@@ -49,45 +50,21 @@ func LoadCatalog(dirs ...string) ([]BenchTool, error) {
 func LoadQueries(dirs ...string) ([]string, error) {
 	var out []string
 	for _, dir := range dirs {
-		path := filepath.Join(dir, "queries.jsonl")
-		if _, err := os.Stat(path); err != nil {
-			continue
-		}
-		lines, err := readJSONL(path)
-		if err != nil {
-			return nil, err
-		}
-		for i, line := range lines {
+		err := jsonl.ReadFile(filepath.Join(dir, "queries.jsonl"), func(_ int, raw []byte) error {
 			var q struct {
 				Query string `json:"query"`
 			}
-			if err := json.Unmarshal(line, &q); err != nil {
-				return nil, fmt.Errorf("%s:%d: %w", path, i+1, err)
+			if err := json.Unmarshal(raw, &q); err != nil {
+				return err
 			}
 			if q.Query = strings.TrimSpace(q.Query); q.Query != "" {
 				out = append(out, q.Query)
 			}
+			return nil
+		})
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("read benchmark queries: %w", err)
 		}
-	}
-	return out, nil
-}
-
-func readJSONL(path string) ([][]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("read benchmark catalog: %w", err)
-	}
-	defer f.Close()
-	var out [][]byte
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 0, 1<<20), 16<<20)
-	for sc.Scan() {
-		if line := bytes.TrimSpace(sc.Bytes()); len(line) > 0 {
-			out = append(out, append([]byte(nil), line...))
-		}
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("read %s: %w", path, err)
 	}
 	return out, nil
 }

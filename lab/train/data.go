@@ -1,17 +1,16 @@
 package train
 
 import (
-	"bufio"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"hash/fnv"
-	"io"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 
+	"github.com/toolrag/mcp-gateway/lab/jsonl"
 	"github.com/toolrag/mcp-gateway/pkg/catalog"
 	"github.com/toolrag/mcp-gateway/pkg/index/indexer"
 )
@@ -109,7 +108,7 @@ func LoadCorpus(dir string, exclude []string, extra ...string) (*Corpus, error) 
 	}
 	for _, ds := range c.Datasets {
 		sub := folder[ds]
-		err := readJSONL(filepath.Join(sub, "tools.jsonl"), func(raw []byte) error {
+		err := jsonl.ReadFile(filepath.Join(sub, "tools.jsonl"), func(_ int, raw []byte) error {
 			var tl toolLine
 			if err := json.Unmarshal(raw, &tl); err != nil {
 				return err
@@ -128,13 +127,13 @@ func LoadCorpus(dir string, exclude []string, extra ...string) (*Corpus, error) 
 			return nil
 		})
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("training data: %w", err)
 		}
 		pp := filepath.Join(sub, "pairs.jsonl")
 		if _, err := os.Stat(pp); err != nil {
 			continue
 		}
-		err = readJSONL(pp, func(raw []byte) error {
+		err = jsonl.ReadFile(pp, func(_ int, raw []byte) error {
 			var pl pairLine
 			if err := json.Unmarshal(raw, &pl); err != nil {
 				return err
@@ -151,7 +150,7 @@ func LoadCorpus(dir string, exclude []string, extra ...string) (*Corpus, error) 
 			return nil
 		})
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("training data: %w", err)
 		}
 	}
 	sort.Slice(c.Tools, func(i, j int) bool { return c.Tools[i].ID < c.Tools[j].ID })
@@ -159,33 +158,6 @@ func LoadCorpus(dir string, exclude []string, extra ...string) (*Corpus, error) 
 		c.byID[t.ID] = i
 	}
 	return c, nil
-}
-
-func readJSONL(path string, fn func(raw []byte) error) error {
-	f, err := os.Open(path)
-	if err != nil {
-		return fmt.Errorf("training data: %w", err)
-	}
-	defer f.Close()
-	r := bufio.NewReaderSize(f, 1<<20)
-	line := 0
-	for {
-		b, err := r.ReadBytes('\n')
-		if len(strings.TrimSpace(string(b))) > 0 {
-			line++
-			if ferr := fn(b); ferr != nil {
-				return fmt.Errorf("training data: %s line %d: %w", path, line, ferr)
-			}
-		} else if err == nil {
-			line++
-		}
-		if err == io.EOF {
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("training data: %s: %w", path, err)
-		}
-	}
 }
 
 // Document is the text a training tool is embedded as: the gateway's own

@@ -8,6 +8,7 @@ import (
 	"math"
 	"path/filepath"
 
+	"github.com/toolrag/mcp-gateway/lab/jsonl"
 	"github.com/toolrag/mcp-gateway/pkg/catalog"
 	"github.com/toolrag/mcp-gateway/pkg/embed/model2vec"
 	"github.com/toolrag/mcp-gateway/pkg/index/indexer"
@@ -204,7 +205,7 @@ type BenchQuery struct {
 func LoadBench(dir string) (*Bench, error) {
 	b := &Bench{Name: filepath.Base(filepath.Clean(dir)), Servers: map[string]catalog.Server{}}
 	seen := map[string]bool{}
-	err := readJSONL(filepath.Join(dir, "tools.jsonl"), func(raw []byte) error {
+	err := jsonl.ReadFile(filepath.Join(dir, "tools.jsonl"), func(_ int, raw []byte) error {
 		var tl struct {
 			toolLine
 			ServerTitle       string `json:"server_title"`
@@ -234,7 +235,7 @@ func LoadBench(dir string) (*Bench, error) {
 	if err != nil {
 		return nil, err
 	}
-	err = readJSONL(filepath.Join(dir, "queries.jsonl"), func(raw []byte) error {
+	err = jsonl.ReadFile(filepath.Join(dir, "queries.jsonl"), func(_ int, raw []byte) error {
 		var q BenchQuery
 		if err := json.Unmarshal(raw, &q); err != nil {
 			return err

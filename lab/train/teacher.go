@@ -1,8 +1,8 @@
 package train
 
 import (
-	"bufio"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -10,6 +10,7 @@ import (
 	"slices"
 	"unicode/utf8"
 
+	"github.com/toolrag/mcp-gateway/lab/jsonl"
 	"github.com/toolrag/mcp-gateway/pkg/index/vindex"
 )
 
@@ -39,28 +40,22 @@ func TeacherText(s string) string {
 // "v": [numbers]} (blank lines skipped). A malformed line is an error that
 // names it.
 func ReadTeacherVectors(r io.Reader) (texts []string, vecs [][]float32, err error) {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 1<<20), 1<<26)
-	line := 0
-	for sc.Scan() {
-		line++
-		if len(sc.Bytes()) == 0 {
-			continue
-		}
+	err = jsonl.Read(r, func(_ int, raw []byte) error {
 		var row struct {
 			T *string   `json:"t"`
 			V []float32 `json:"v"`
 		}
-		if err := json.Unmarshal(sc.Bytes(), &row); err != nil {
-			return nil, nil, fmt.Errorf("train: teacher vectors, line %d: %w", line, err)
+		if err := json.Unmarshal(raw, &row); err != nil {
+			return err
 		}
 		if row.T == nil || len(row.V) == 0 {
-			return nil, nil, fmt.Errorf("train: teacher vectors, line %d: want {\"t\": text, \"v\": [numbers]}", line)
+			return errors.New(`want {"t": text, "v": [numbers]}`)
 		}
 		texts = append(texts, *row.T)
 		vecs = append(vecs, row.V)
-	}
-	if err := sc.Err(); err != nil {
+		return nil
+	})
+	if err != nil {
 		return nil, nil, fmt.Errorf("train: teacher vectors: %w", err)
 	}
 	return texts, vecs, nil

@@ -7,7 +7,6 @@
 package main
 
 import (
-	"bufio"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -18,29 +17,28 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/toolrag/mcp-gateway/lab/jsonl"
+	"github.com/toolrag/mcp-gateway/lab/train"
 	"github.com/toolrag/mcp-gateway/pkg/retrieve"
 )
 
-// devSets are the datasets of the real-MCP DEV set: never learned from.
-var devSets = []string{"tooltalk", "taubench", "docker_mcp_registry"}
-
 func main() {
-	train := flag.String("train", "", "folder of training datasets (../shared/train)")
+	trainDir := flag.String("train", "", "folder of training datasets (../shared/train)")
 	extra := flag.String("extra", "", "comma-separated extra dataset folders")
 	out := flag.String("out", "relatedprior.json", "output file")
 	alpha := flag.Float64("alpha", 5, "smoothing: pseudo counts pulling every lift towards 1")
 	flag.Parse()
-	if *train == "" {
+	if *trainDir == "" {
 		log.Fatal("genprior: -train is required")
 	}
 	var dirs []string
-	entries, err := os.ReadDir(*train)
+	entries, err := os.ReadDir(*trainDir)
 	if err != nil {
 		log.Fatalf("genprior: %v", err)
 	}
 	for _, e := range entries {
-		if e.IsDir() && !slices.Contains(devSets, e.Name()) {
-			dirs = append(dirs, filepath.Join(*train, e.Name()))
+		if e.IsDir() && !slices.Contains(train.DevDatasets, e.Name()) {
+			dirs = append(dirs, filepath.Join(*trainDir, e.Name()))
 		}
 	}
 	if *extra != "" {
@@ -88,7 +86,7 @@ func load(dir string) ([]retrieve.PriorCatalog, error) {
 	}
 	byServer := map[string]*cat{}
 	where := map[string][2]any{} // tool id → server, index
-	err := readJSONL(filepath.Join(dir, "tools.jsonl"), func(raw []byte) error {
+	err := jsonl.ReadFile(filepath.Join(dir, "tools.jsonl"), func(_ int, raw []byte) error {
 		var t tool
 		if err := json.Unmarshal(raw, &t); err != nil {
 			return err
@@ -113,7 +111,7 @@ func load(dir string) ([]retrieve.PriorCatalog, error) {
 	if err != nil {
 		return nil, err
 	}
-	err = readJSONL(filepath.Join(dir, "pairs.jsonl"), func(raw []byte) error {
+	err = jsonl.ReadFile(filepath.Join(dir, "pairs.jsonl"), func(_ int, raw []byte) error {
 		var p struct {
 			ToolIDs []string `json:"tool_ids"`
 		}
@@ -161,25 +159,4 @@ func firstNonEmpty(xs ...string) string {
 		}
 	}
 	return ""
-}
-
-func readJSONL(path string, fn func([]byte) error) error {
-	f, err := os.Open(path)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 0, 1<<20), 16<<20)
-	line := 0
-	for sc.Scan() {
-		line++
-		if len(strings.TrimSpace(sc.Text())) == 0 {
-			continue
-		}
-		if err := fn(sc.Bytes()); err != nil {
-			return fmt.Errorf("%s:%d: %w", path, line, err)
-		}
-	}
-	return sc.Err()
 }

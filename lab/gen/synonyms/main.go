@@ -9,6 +9,7 @@ import (
 	"bufio"
 	"compress/gzip"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -17,6 +18,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/toolrag/mcp-gateway/lab/jsonl"
 	"github.com/toolrag/mcp-gateway/pkg/catalog"
 )
 
@@ -115,7 +117,7 @@ func Vocabulary(train string) (catalogWords, queryWords map[string]int, err erro
 			continue
 		}
 		dir := filepath.Join(train, e.Name())
-		err := eachJSON(filepath.Join(dir, "tools.jsonl"), func(raw []byte) error {
+		err := jsonl.ReadFile(filepath.Join(dir, "tools.jsonl"), func(_ int, raw []byte) error {
 			var t struct {
 				Name        string          `json:"name"`
 				Description string          `json:"description"`
@@ -129,10 +131,10 @@ func Vocabulary(train string) (catalogWords, queryWords map[string]int, err erro
 			count(catalogWords, schemaText(t.InputSchema))
 			return nil
 		})
-		if err != nil {
+		if err != nil && !errors.Is(err, os.ErrNotExist) { // a dataset without the file has no words of it
 			return nil, nil, err
 		}
-		err = eachJSON(filepath.Join(dir, "pairs.jsonl"), func(raw []byte) error {
+		err = jsonl.ReadFile(filepath.Join(dir, "pairs.jsonl"), func(_ int, raw []byte) error {
 			var p struct {
 				Query string `json:"query"`
 			}
@@ -142,7 +144,7 @@ func Vocabulary(train string) (catalogWords, queryWords map[string]int, err erro
 			count(queryWords, p.Query)
 			return nil
 		})
-		if err != nil {
+		if err != nil && !errors.Is(err, os.ErrNotExist) { // a dataset without the file has no words of it
 			return nil, nil, err
 		}
 	}
@@ -175,28 +177,6 @@ func schemaText(raw json.RawMessage) string {
 		walk(v)
 	}
 	return b.String()
-}
-
-func eachJSON(path string, fn func([]byte) error) error {
-	f, err := os.Open(path)
-	if err != nil {
-		if os.IsNotExist(err) {
-			return nil
-		}
-		return err
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 64<<20)
-	for n := 1; sc.Scan(); n++ {
-		if len(sc.Bytes()) == 0 {
-			continue
-		}
-		if err := fn(sc.Bytes()); err != nil {
-			return fmt.Errorf("%s line %d: %w", path, n, err)
-		}
-	}
-	return sc.Err()
 }
 
 // stopWords neither get nor give synonyms.
