@@ -9,6 +9,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/toolrag/mcp-gateway/lab/rank"
 	"github.com/toolrag/mcp-gateway/pkg/policy"
 	"github.com/toolrag/mcp-gateway/pkg/retrieve"
 )
@@ -222,7 +223,7 @@ func (e *env) runAgent(ctx context.Context, c Config, tasks []Task) (AgentReport
 		for _, r := range single.Results {
 			ranked = append(ranked, r.Tool.ID)
 		}
-		taskRecall := recallAt(ranked, rel, e.topK)
+		taskRecall := rank.RecallAt(ranked, rel, e.topK)
 
 		groups, err := retrieve.RetrieveGroups(ctx, s, retrieve.Request{TopK: e.topK, Policy: pol}, t.Queries)
 		if err != nil {
@@ -290,8 +291,8 @@ func (e *env) runAgent(ctx context.Context, c Config, tasks []Task) (AgentReport
 				return out
 			}
 			acc.m.GroupTasks++
-			acc.m.GroupRecall += groupRecallAt(keys(union), t.Groups, len(union))
-			acc.m.GroupRelated += groupRecallAt(keys(withRel), t.Groups, len(withRel))
+			acc.m.GroupRecall += rank.GroupRecallAt(keys(union), t.Groups, len(union))
+			acc.m.GroupRelated += rank.GroupRecallAt(keys(withRel), t.Groups, len(withRel))
 		}
 		if t.Set != "" {
 			a := bySet[t.Set]

@@ -19,6 +19,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/toolrag/mcp-gateway/lab/rank"
 	"github.com/toolrag/mcp-gateway/pkg/callseq"
 	"github.com/toolrag/mcp-gateway/pkg/catalog"
 	"github.com/toolrag/mcp-gateway/pkg/catalog/sqlite"
@@ -138,18 +139,18 @@ type QueryResult struct {
 
 // Report is the outcome of one configuration on one dataset.
 type Report struct {
-	Dataset    string        `json:"dataset"`
-	Config     string        `json:"config"`
-	Tools      int           `json:"tools"`
-	Metrics                  // quality figures
-	LatencyP50 time.Duration `json:"latency_p50_ns"`
-	LatencyP99 time.Duration `json:"latency_p99_ns"`
-	BuildTime  time.Duration `json:"build_time_ns"` // 0 when NoDense
-	Fallbacks  int           `json:"fallbacks"`     // queries answered by the keyword scan
+	Dataset      string        `json:"dataset"`
+	Config       string        `json:"config"`
+	Tools        int           `json:"tools"`
+	rank.Metrics               // quality figures
+	LatencyP50   time.Duration `json:"latency_p50_ns"`
+	LatencyP99   time.Duration `json:"latency_p99_ns"`
+	BuildTime    time.Duration `json:"build_time_ns"` // 0 when NoDense
+	Fallbacks    int           `json:"fallbacks"`     // queries answered by the keyword scan
 	// BySet breaks the figures down by Query.Set when the queries name
 	// sets; Macro is then the unweighted mean over the sets.
-	BySet map[string]Metrics `json:"by_set,omitempty"`
-	Macro *Metrics           `json:"macro,omitempty"`
+	BySet map[string]rank.Metrics `json:"by_set,omitempty"`
+	Macro *rank.Metrics           `json:"macro,omitempty"`
 }
 
 // env is a loaded dataset: store and built indexes, shared by the
@@ -248,8 +249,8 @@ func (e *env) run(ctx context.Context, c Config) (Report, error) {
 		return rep, err
 	}
 	rep.BuildTime = buildTime
-	var acc accumulator
-	bySet := map[string]*accumulator{}
+	var acc rank.Sum[string]
+	bySet := map[string]*rank.Sum[string]{}
 	lat := make([]time.Duration, 0, len(e.ds.Queries))
 	pol := policy.Unrestricted()
 	step := max(1, len(e.ds.Queries)/10)
@@ -270,7 +271,7 @@ func (e *env) run(ctx context.Context, c Config) (Report, error) {
 		for i, res := range resp.Results {
 			ranked[i] = res.Tool.ID
 		}
-		acc.add(ranked, q.Relevant, q.Groups)
+		acc.Add(ranked, q.Relevant, q.Groups)
 		if err := fd.write(FeatureRow{Config: c.Name, ID: q.ID, Set: q.Set, Relevant: q.Relevant, Groups: q.Groups}); err != nil {
 			return rep, err
 		}
@@ -282,19 +283,19 @@ func (e *env) run(ctx context.Context, c Config) (Report, error) {
 		if q.Set != "" {
 			a := bySet[q.Set]
 			if a == nil {
-				a = &accumulator{}
+				a = &rank.Sum[string]{}
 				bySet[q.Set] = a
 			}
-			a.add(ranked, q.Relevant, q.Groups)
+			a.Add(ranked, q.Relevant, q.Groups)
 		}
 	}
-	rep.Metrics = acc.result()
+	rep.Metrics = acc.Result()
 	if len(bySet) > 0 {
-		rep.BySet = map[string]Metrics{}
+		rep.BySet = map[string]rank.Metrics{}
 		for name, a := range bySet {
-			rep.BySet[name] = a.result()
+			rep.BySet[name] = a.Result()
 		}
-		m := macro(rep.BySet)
+		m := rank.Macro(rep.BySet)
 		rep.Macro = &m
 	}
 	rep.LatencyP50 = percentile(lat, 50)

@@ -15,49 +15,6 @@ import (
 
 func near(a, b float64) bool { return math.Abs(a-b) < 1e-9 }
 
-func set(ids ...string) map[string]bool {
-	m := map[string]bool{}
-	for _, id := range ids {
-		m[id] = true
-	}
-	return m
-}
-
-func TestMetrics(t *testing.T) {
-	ranked := []string{"a", "x", "b", "y", "z", "c"}
-	rel := set("a", "b", "c", "d")
-	tests := []struct {
-		name string
-		got  float64
-		want float64
-	}{
-		{"recall@1", recallAt(ranked, rel, 1), 0.25},
-		{"recall@5", recallAt(ranked, rel, 5), 0.5},
-		{"recall@10", recallAt(ranked, rel, 10), 0.75},
-		{"recall empty relevant", recallAt(ranked, set(), 5), 0},
-		{"group recall@5", groupRecallAt(ranked, [][]string{{"q", "b"}, {"c"}, {"a"}}, 5), 2.0 / 3},
-		{"group recall none", groupRecallAt(ranked, nil, 5), 0},
-		{"mrr first", reciprocalRank(ranked, set("a")), 1},
-		{"mrr third", reciprocalRank(ranked, set("b")), 1.0 / 3},
-		{"mrr none", reciprocalRank(ranked, set("q")), 0},
-		{"ndcg perfect", ndcgAt([]string{"a", "b"}, set("a", "b"), 10), 1},
-		{"ndcg", ndcgAt([]string{"x", "a"}, set("a"), 10), 1 / math.Log2(3)},
-		{"ndcg cut", ndcgAt([]string{"x", "a"}, set("a"), 1), 0},
-	}
-	for _, tt := range tests {
-		if !near(tt.got, tt.want) {
-			t.Errorf("%s = %v, want %v", tt.name, tt.got, tt.want)
-		}
-	}
-	var acc accumulator
-	acc.add([]string{"a"}, []string{"a"}, nil)
-	acc.add([]string{"x"}, []string{"a"}, [][]string{{"a"}})
-	m := acc.result()
-	if m.Queries != 2 || !near(m.RecallAt1, 0.5) || !near(m.HitAt5, 0.5) || m.GroupQueries != 1 || m.GroupRecall5 != 0 {
-		t.Errorf("accumulated = %+v", m)
-	}
-}
-
 func TestPercentile(t *testing.T) {
 	var ds []time.Duration
 	for i := 1; i <= 100; i++ {
@@ -146,18 +103,5 @@ func TestLoadDatasetErrors(t *testing.T) {
 				t.Errorf("err = %v, want it to mention %q", err, tt.want)
 			}
 		})
-	}
-}
-
-// TestMacro: the macro average weighs every set the same, and averages the
-// group recalls only over the sets that have groups.
-func TestMacro(t *testing.T) {
-	got := macro(map[string]Metrics{
-		"a": {Queries: 10, RecallAt1: 1, RecallAt5: 1, RecallAt10: 1, NDCG10: 1, MRR: 1, HitAt5: 1, GroupQueries: 2, GroupRecall5: 0.5, GroupRecall10: 1},
-		"b": {Queries: 30, RecallAt1: 0, RecallAt5: 0.5, RecallAt10: 0.5, NDCG10: 0, MRR: 0, HitAt5: 0},
-	})
-	want := Metrics{Queries: 40, RecallAt1: 0.5, RecallAt5: 0.75, RecallAt10: 0.75, NDCG10: 0.5, MRR: 0.5, HitAt5: 0.5, GroupQueries: 2, GroupRecall5: 0.5, GroupRecall10: 1}
-	if got != want {
-		t.Errorf("macro = %+v\nwant    %+v", got, want)
 	}
 }

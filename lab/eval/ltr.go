@@ -14,6 +14,7 @@ import (
 	"math/rand"
 	"sort"
 
+	"github.com/toolrag/mcp-gateway/lab/rank"
 	"github.com/toolrag/mcp-gateway/pkg/retrieve"
 )
 
@@ -240,7 +241,7 @@ func logSumExp(s []float64) float64 {
 // (nil: by the fusion score, which reproduces the run that wrote them).
 type RerankedFigures struct {
 	// Task mode (rows without a Task): the macro over Set, as Report.Macro.
-	Task Metrics
+	Task rank.Metrics
 	// Agent mode (rows with a Task): the union of each capability
 	// query's top 5 (tools already found skipped), recall per task.
 	AgentRecall float64
@@ -250,7 +251,7 @@ type RerankedFigures struct {
 // Rerank measures rows re-ranked by s.
 func Rerank(rows []FeatureRow, s func([]retrieve.Features) []float64) RerankedFigures {
 	var out RerankedFigures
-	bySet := map[string]*accumulator{}
+	bySet := map[string]*rank.Sum[string]{}
 	tasks := map[string][]FeatureRow{}
 	var order []string
 	for _, r := range rows {
@@ -263,17 +264,17 @@ func Rerank(rows []FeatureRow, s func([]retrieve.Features) []float64) RerankedFi
 		}
 		a := bySet[r.Set]
 		if a == nil {
-			a = &accumulator{}
+			a = &rank.Sum[string]{}
 			bySet[r.Set] = a
 		}
-		a.add(rerankRow(r, s), r.Relevant, r.Groups)
+		a.Add(rerankRow(r, s), r.Relevant, r.Groups)
 	}
 	if len(bySet) > 0 {
-		sets := make(map[string]Metrics, len(bySet))
+		sets := make(map[string]rank.Metrics, len(bySet))
 		for name, a := range bySet {
-			sets[name] = a.result()
+			sets[name] = a.Result()
 		}
-		out.Task = macro(sets)
+		out.Task = rank.Macro(sets)
 	}
 	for _, id := range order {
 		found := map[string]bool{}

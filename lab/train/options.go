@@ -3,6 +3,7 @@ package train
 import (
 	"runtime"
 
+	"github.com/toolrag/mcp-gateway/lab/rank"
 	"github.com/toolrag/mcp-gateway/pkg/embed/model2vec"
 )
 
@@ -179,10 +180,10 @@ type Result struct {
 	Model      *model2vec.Model
 	Vocab      int
 	BestEpoch  int
-	Validation Metrics            // on the held-out tools, best epoch, float table
-	PerDataset map[string]Metrics // validation by dataset
-	LossStart  float64            // mean loss of the first epoch
-	LossEnd    float64            // mean loss of the last epoch
+	Validation rank.Metrics            // on the held-out tools, best epoch, float table
+	PerDataset map[string]rank.Metrics // validation by dataset
+	LossStart  float64                 // mean loss of the first epoch
+	LossEnd    float64                 // mean loss of the last epoch
 	// QuantMaxErr and QuantMeanErr compare query–document cosines of the
 	// saved (quantised) model with the float model (0 when not saved).
 	QuantMaxErr, QuantMeanErr float64

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/toolrag/mcp-gateway/lab/rank"
 	"github.com/toolrag/mcp-gateway/pkg/embed/model2vec"
 )
 
@@ -158,7 +159,7 @@ func cosineDrift(a, b *model2vec.Model, queries, docs []string) (maxErr, meanErr
 	return maxErr, meanErr
 }
 
-func perString(per map[string]Metrics) string {
+func perString(per map[string]rank.Metrics) string {
 	names := make([]string, 0, len(per))
 	for k := range per {
 		names = append(names, k)
