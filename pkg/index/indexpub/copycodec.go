@@ -183,57 +183,8 @@ func decodeCopyBinary(r *bufio.Reader, header func(indexSHA, keywordsSHA string)
 	if d.err == nil && header != nil {
 		header(c.IndexSHA256, c.KeywordsSHA256)
 	}
-	n := d.count()
-	c.Servers = make([]catalog.Server, 0, min(n, copyPrealloc))
-	for range n {
-		if d.err != nil {
-			break
-		}
-		var s catalog.Server
-		s.ID = d.str()
-		s.Title = d.str()
-		s.Description = d.str()
-		s.Status = d.short()
-		s.LastError = d.str()
-		s.SyncedAt = d.time()
-		if version >= 2 {
-			s.Extra = d.bytes()
-		}
-		c.Servers = append(c.Servers, s)
-	}
-	n = d.count()
-	c.Tools = make([]catalog.Tool, 0, min(n, copyPrealloc))
-	for range n {
-		if d.err != nil {
-			break
-		}
-		var t catalog.Tool
-		t.ID = d.str()
-		t.Server = d.short()
-		t.Name = d.str()
-		t.Title = d.str()
-		t.Description = d.str()
-		t.InputSchema = d.bytes()
-		t.Annotations = d.bytes()
-		t.ToolType = d.short()
-		t.PermissionScope = d.short()
-		if k := d.count(); k > 0 {
-			t.Tags = make([]string, 0, min(k, copyPrealloc))
-			for range k {
-				if d.err != nil {
-					break
-				}
-				t.Tags = append(t.Tags, d.short())
-			}
-		}
-		t.Status = d.short()
-		t.ContentHash = d.str()
-		t.UpdatedAt = d.time()
-		if version >= 2 {
-			t.Extra = d.bytes()
-		}
-		c.Tools = append(c.Tools, t)
-	}
+	c.Servers = decodeList(&d, d.count(), func() catalog.Server { return d.server(version) })
+	c.Tools = decodeList(&d, d.count(), func() catalog.Tool { return d.tool(version) })
 	if d.err != nil {
 		return CatalogCopy{}, d.err
 	}
@@ -250,6 +201,56 @@ type copyDecoder struct {
 	r      *bufio.Reader
 	err    error
 	intern map[string]string
+}
+
+// decodeList reads n items with item, stopping at the first error; the
+// slice is allocated ahead for at most copyPrealloc of them.
+func decodeList[T any](d *copyDecoder, n int, item func() T) []T {
+	out := make([]T, 0, min(n, copyPrealloc))
+	for range n {
+		if d.err != nil {
+			break
+		}
+		out = append(out, item())
+	}
+	return out
+}
+
+func (d *copyDecoder) server(version uint64) catalog.Server {
+	var s catalog.Server
+	s.ID = d.str()
+	s.Title = d.str()
+	s.Description = d.str()
+	s.Status = d.short()
+	s.LastError = d.str()
+	s.SyncedAt = d.time()
+	if version >= 2 {
+		s.Extra = d.bytes()
+	}
+	return s
+}
+
+func (d *copyDecoder) tool(version uint64) catalog.Tool {
+	var t catalog.Tool
+	t.ID = d.str()
+	t.Server = d.short()
+	t.Name = d.str()
+	t.Title = d.str()
+	t.Description = d.str()
+	t.InputSchema = d.bytes()
+	t.Annotations = d.bytes()
+	t.ToolType = d.short()
+	t.PermissionScope = d.short()
+	if k := d.count(); k > 0 {
+		t.Tags = decodeList(d, k, d.short)
+	}
+	t.Status = d.short()
+	t.ContentHash = d.str()
+	t.UpdatedAt = d.time()
+	if version >= 2 {
+		t.Extra = d.bytes()
+	}
+	return t
 }
 
 func (d *copyDecoder) fail(err error) {
