@@ -26,31 +26,45 @@ import (
 // Local), otherwise the region's AWS endpoint.
 
 func init() {
-	register("keys", "manage API keys in DynamoDB: keys create | list | revoke", func(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-		return awsHint(runKeys(ctx, args, stdout, stderr))
-	})
-	register("registry", "publish the upstream registry to DynamoDB: registry push", func(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-		return awsHint(runRegistry(ctx, args, stdout, stderr))
-	})
-	register("dynamo", "DynamoDB setup: dynamo create-tables", func(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-		return awsHint(runDynamo(ctx, args, stdout, stderr))
+	registerAWS("keys", "manage API keys in DynamoDB: keys create | list | revoke",
+		"toolrag keys create --id ID --server S[:prefix,...] [--server ...] [--admin] | keys list | keys revoke --id ID",
+		map[string]awsSubcommand{"create": keysCreate, "list": keysList, "revoke": keysRevoke})
+	registerAWS("registry", "publish the upstream registry to DynamoDB: registry push",
+		"toolrag registry push [--allow-stdio] [--expand-env] [--dry-run]",
+		map[string]awsSubcommand{"push": registryPush})
+	registerAWS("dynamo", "DynamoDB setup: dynamo create-tables",
+		"toolrag dynamo create-tables | dynamo seed-events [--server ID ...]",
+		map[string]awsSubcommand{"create-tables": createTables, "seed-events": seedEvents})
+}
+
+// awsSubcommand runs one subcommand of an AWS command (keys create) with
+// the arguments after its name; fs is its flag set, writing to stderr.
+type awsSubcommand func(ctx context.Context, fs *flag.FlagSet, args []string, stdout, stderr io.Writer) error
+
+// registerAWS registers a command made of subcommands (keys create, keys
+// list, ...) under usage; its errors go through awsHint.
+func registerAWS(name, summary, usage string, subs map[string]awsSubcommand) {
+	register(name, summary, func(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+		if len(args) > 0 && isHelp(args[0]) {
+			fmt.Fprintf(stderr, "usage: %s\n\n%s\n", usage, awsEnvHelp)
+			return flag.ErrHelp
+		}
+		if len(args) == 0 || strings.HasPrefix(args[0], "-") {
+			return fmt.Errorf("missing subcommand; usage: %s", usage)
+		}
+		run, ok := subs[args[0]]
+		if !ok {
+			return fmt.Errorf("unknown subcommand %q; usage: %s", args[0], usage)
+		}
+		fs := flag.NewFlagSet(name+" "+args[0], flag.ContinueOnError)
+		fs.SetOutput(stderr)
+		return awsHint(run(ctx, fs, args[1:], stdout, stderr))
 	})
 }
 
 func dynamoClient(ctx context.Context) (*dynamodb.Client, dynamo.Tables, error) {
 	c, err := dynamo.NewClient(ctx, "", nil)
 	return c, dynamo.TablesFromEnv(os.Getenv), err
-}
-
-func splitSubcommand(args []string, usage string, stderr io.Writer) (string, []string, error) {
-	if len(args) > 0 && isHelp(args[0]) {
-		fmt.Fprintf(stderr, "usage: %s\n\n%s\n", usage, awsEnvHelp)
-		return "", nil, flag.ErrHelp
-	}
-	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
-		return "", nil, fmt.Errorf("missing subcommand; usage: %s", usage)
-	}
-	return args[0], args[1:], nil
 }
 
 // stringList is a repeatable flag.
@@ -68,17 +82,8 @@ func withTableHint(err error) error {
 	return err
 }
 
-func runKeys(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	const usage = "toolrag keys create --id ID --server S[:prefix,...] [--server ...] [--admin] | keys list | keys revoke --id ID"
-	sub, args, err := splitSubcommand(args, usage, stderr)
-	if err != nil {
-		return err
-	}
-	fs := flag.NewFlagSet("keys "+sub, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	switch sub {
-	case "create":
-		describe(fs, stderr, "toolrag keys create --id ID --server S[:prefix,...] [--server ...] [--admin] [--rate R --burst B] [--expires-at T]", `
+func keysCreate(ctx context.Context, fs *flag.FlagSet, args []string, stdout, stderr io.Writer) error {
+	describe(fs, stderr, "toolrag keys create --id ID --server S[:prefix,...] [--server ...] [--admin] [--rate R --burst B] [--expires-at T]", `
 Creates an API key in the keys table (TOOL_RAG_KEYS_TABLE) and prints its secret once, on stdout;
 only its SHA-256 hash is stored. Every granted server must be in the registry table
 (TOOL_RAG_REGISTRY_TABLE, written by `+"`toolrag registry push`"+`).
@@ -87,53 +92,55 @@ Example:
   toolrag keys create --id ci-agent --server echo --server github:get,list
 
 `+awsEnvHelp)
-		id := fs.String("id", "", "key id (required)")
-		var servers stringList
-		fs.Var(&servers, "server", "grant a server: ID (all of it), or ID:prefix1,prefix2 to grant only tools with those name prefixes and no prompt or resource (repeatable; the server must be in the registry table)")
-		admin := fs.Bool("admin", false, "admin key: sees the merged catalog in tools/list and may reindex")
-		rate := fs.Float64("rate", 0, "rate limit in requests per second (0 = unlimited)")
-		burst := fs.Int("burst", 0, "rate limit burst")
-		expires := fs.String("expires-at", "", "the key stops working at this time (RFC 3339, e.g. 2027-01-31T18:00:00Z)")
-		if err := fs.Parse(args); err != nil {
-			return err
+	id := fs.String("id", "", "key id (required)")
+	var servers stringList
+	fs.Var(&servers, "server", "grant a server: ID (all of it), or ID:prefix1,prefix2 to grant only tools with those name prefixes and no prompt or resource (repeatable; the server must be in the registry table)")
+	admin := fs.Bool("admin", false, "admin key: sees the merged catalog in tools/list and may reindex")
+	rate := fs.Float64("rate", 0, "rate limit in requests per second (0 = unlimited)")
+	burst := fs.Int("burst", 0, "rate limit burst")
+	expires := fs.String("expires-at", "", "the key stops working at this time (RFC 3339, e.g. 2027-01-31T18:00:00Z)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *id == "" {
+		return errors.New("keys create: --id is required")
+	}
+	if len(servers) == 0 && !*admin {
+		return errors.New("keys create: grant at least one --server (a key without servers can do nothing)")
+	}
+	k := policy.Key{ID: *id, Admin: *admin, Servers: map[string]policy.Rule{}, RateLimit: policy.RateLimit{Rate: *rate, Burst: *burst}}
+	if *expires != "" {
+		t, err := time.Parse(time.RFC3339, *expires)
+		if err != nil {
+			return fmt.Errorf("keys create: --expires-at %q is not an RFC 3339 time (e.g. 2027-01-31T18:00:00Z)", *expires)
 		}
-		if *id == "" {
-			return errors.New("keys create: --id is required")
-		}
-		if len(servers) == 0 && !*admin {
-			return errors.New("keys create: grant at least one --server (a key without servers can do nothing)")
-		}
-		k := policy.Key{ID: *id, Admin: *admin, Servers: map[string]policy.Rule{}, RateLimit: policy.RateLimit{Rate: *rate, Burst: *burst}}
-		if *expires != "" {
-			t, err := time.Parse(time.RFC3339, *expires)
-			if err != nil {
-				return fmt.Errorf("keys create: --expires-at %q is not an RFC 3339 time (e.g. 2027-01-31T18:00:00Z)", *expires)
-			}
-			k.ExpiresAt = t
-		}
-		for _, s := range servers {
-			sid, rule, err := policy.ParseGrant(s)
-			if err != nil {
-				return err
-			}
-			k.Servers[sid] = rule
-		}
-		c, tables, err := dynamoClient(ctx)
+		k.ExpiresAt = t
+	}
+	for _, s := range servers {
+		sid, rule, err := policy.ParseGrant(s)
 		if err != nil {
 			return err
 		}
-		if err := dynamo.NewRegistryStore(c, tables.Registry).CheckGrants(ctx, k); err != nil {
-			return err
-		}
-		secret, err := dynamo.NewKeyStore(c, tables.Keys).CreateWithSecret(ctx, k)
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(stderr, "created key %q in %s; its secret is shown once, store it now:\n", *id, tables.Keys)
-		fmt.Fprintln(stdout, secret)
-		return nil
-	case "list":
-		describe(fs, stderr, "toolrag keys list", `
+		k.Servers[sid] = rule
+	}
+	c, tables, err := dynamoClient(ctx)
+	if err != nil {
+		return err
+	}
+	if err := dynamo.NewRegistryStore(c, tables.Registry).CheckGrants(ctx, k); err != nil {
+		return err
+	}
+	secret, err := dynamo.NewKeyStore(c, tables.Keys).CreateWithSecret(ctx, k)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stderr, "created key %q in %s; its secret is shown once, store it now:\n", *id, tables.Keys)
+	fmt.Fprintln(stdout, secret)
+	return nil
+}
+
+func keysList(ctx context.Context, fs *flag.FlagSet, args []string, stdout, stderr io.Writer) error {
+	describe(fs, stderr, "toolrag keys list", `
 Lists the API keys of the keys table (TOOL_RAG_KEYS_TABLE): id, admin, state (active, revoked,
 expired), granted servers, the start of the secret's SHA-256 hash and when it was created.
 Secrets are never stored, so they cannot be listed. It only reads.
@@ -142,34 +149,36 @@ Example:
   TOOL_RAG_DYNAMODB_ENDPOINT=http://127.0.0.1:8000 toolrag keys list
 
 `+awsEnvHelp)
-		if err := fs.Parse(args); err != nil {
-			return err
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	c, tables, err := dynamoClient(ctx)
+	if err != nil {
+		return err
+	}
+	keys, err := dynamo.NewKeyStore(c, tables.Keys).List(ctx)
+	if err != nil {
+		return err
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tADMIN\tSTATE\tSERVERS\tHASH\tCREATED")
+	for _, k := range keys {
+		state := "active"
+		switch {
+		case k.Disabled:
+			state = "revoked"
+		case k.Expired(time.Now()):
+			state = "expired"
+		case !k.ExpiresAt.IsZero():
+			state = "active until " + k.ExpiresAt.UTC().Format("2006-01-02 15:04")
 		}
-		c, tables, err := dynamoClient(ctx)
-		if err != nil {
-			return err
-		}
-		keys, err := dynamo.NewKeyStore(c, tables.Keys).List(ctx)
-		if err != nil {
-			return err
-		}
-		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "ID\tADMIN\tSTATE\tSERVERS\tHASH\tCREATED")
-		for _, k := range keys {
-			state := "active"
-			switch {
-			case k.Disabled:
-				state = "revoked"
-			case k.Expired(time.Now()):
-				state = "expired"
-			case !k.ExpiresAt.IsZero():
-				state = "active until " + k.ExpiresAt.UTC().Format("2006-01-02 15:04")
-			}
-			fmt.Fprintf(tw, "%s\t%v\t%s\t%s\t%s\t%s\n", k.ID, k.Admin, state, grants(k.Servers), shortHash(k.SecretHash), k.CreatedAt.Format("2006-01-02 15:04"))
-		}
-		return tw.Flush()
-	case "revoke":
-		describe(fs, stderr, "toolrag keys revoke --id ID", `
+		fmt.Fprintf(tw, "%s\t%v\t%s\t%s\t%s\t%s\n", k.ID, k.Admin, state, grants(k.Servers), shortHash(k.SecretHash), k.CreatedAt.Format("2006-01-02 15:04"))
+	}
+	return tw.Flush()
+}
+
+func keysRevoke(ctx context.Context, fs *flag.FlagSet, args []string, stdout, stderr io.Writer) error {
+	describe(fs, stderr, "toolrag keys revoke --id ID", `
 Marks the key revoked in the keys table (TOOL_RAG_KEYS_TABLE); gateways stop accepting it
 within TOOL_RAG_KEY_CACHE_TTL (default 30 s). The entry stays, for the record. The key's
 upstream connections (TOOL_RAG_VAULT_TABLE) are deleted.
@@ -178,29 +187,27 @@ Example:
   toolrag keys revoke --id ci-agent
 
 `+awsEnvHelp)
-		id := fs.String("id", "", "key id (required)")
-		if err := fs.Parse(args); err != nil {
-			return err
-		}
-		if *id == "" {
-			return errors.New("keys revoke: --id is required")
-		}
-		c, tables, err := dynamoClient(ctx)
-		if err != nil {
-			return err
-		}
-		if err := dynamo.NewKeyStore(c, tables.Keys).Revoke(ctx, *id); err != nil {
-			return err
-		}
-		// The key's upstream connections end with it (the token vault).
-		n, err := dynamo.NewVaultRows(c, tables.Vault).DeleteKey(ctx, *id)
-		if err != nil {
-			return fmt.Errorf("revoked key %q, but its upstream connections could not be removed (run it again): %w", *id, err)
-		}
-		fmt.Fprintf(stdout, "revoked key %q (and its %d upstream connections); gateways stop accepting it within TOOL_RAG_KEY_CACHE_TTL (default 30s)\n", *id, n)
-		return nil
+	id := fs.String("id", "", "key id (required)")
+	if err := fs.Parse(args); err != nil {
+		return err
 	}
-	return fmt.Errorf("unknown subcommand %q; usage: %s", sub, usage)
+	if *id == "" {
+		return errors.New("keys revoke: --id is required")
+	}
+	c, tables, err := dynamoClient(ctx)
+	if err != nil {
+		return err
+	}
+	if err := dynamo.NewKeyStore(c, tables.Keys).Revoke(ctx, *id); err != nil {
+		return err
+	}
+	// The key's upstream connections end with it (the token vault).
+	n, err := dynamo.NewVaultRows(c, tables.Vault).DeleteKey(ctx, *id)
+	if err != nil {
+		return fmt.Errorf("revoked key %q, but its upstream connections could not be removed (run it again): %w", *id, err)
+	}
+	fmt.Fprintf(stdout, "revoked key %q (and its %d upstream connections); gateways stop accepting it within TOOL_RAG_KEY_CACHE_TTL (default 30s)\n", *id, n)
+	return nil
 }
 
 func grants(servers map[string]policy.Rule) string {
@@ -225,17 +232,8 @@ func shortHash(h string) string {
 	return h
 }
 
-func runRegistry(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	const usage = "toolrag registry push [--allow-stdio] [--expand-env] [--dry-run]"
-	sub, args, err := splitSubcommand(args, usage, stderr)
-	if err != nil {
-		return err
-	}
-	if sub != "push" {
-		return fmt.Errorf("unknown subcommand %q; usage: %s", sub, usage)
-	}
-	fs := flag.NewFlagSet("registry push", flag.ContinueOnError)
-	describe(fs, stderr, usage, `
+func registryPush(ctx context.Context, fs *flag.FlagSet, args []string, stdout, stderr io.Writer) error {
+	describe(fs, stderr, "toolrag registry push [--allow-stdio] [--expand-env] [--dry-run]", `
 Publishes the local registry (config/registry.yaml merged over config/registry.generated.yaml,
 or MCP_GATEWAY_REGISTRY / MCP_GATEWAY_REGISTRY_GENERATED) to the registry table
 (TOOL_RAG_REGISTRY_TABLE): adds, updates and removes entries so that the table holds exactly the
@@ -294,19 +292,7 @@ Example:
 	return nil
 }
 
-func runDynamo(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	const usage = "toolrag dynamo create-tables | dynamo seed-events [--server ID ...]"
-	sub, args, err := splitSubcommand(args, usage, stderr)
-	if err != nil {
-		return err
-	}
-	if sub == "seed-events" {
-		return seedEvents(ctx, args, stdout, stderr)
-	}
-	if sub != "create-tables" {
-		return fmt.Errorf("unknown subcommand %q; usage: %s", sub, usage)
-	}
-	fs := flag.NewFlagSet("dynamo create-tables", flag.ContinueOnError)
+func createTables(ctx context.Context, fs *flag.FlagSet, args []string, stdout, stderr io.Writer) error {
 	describe(fs, stderr, "toolrag dynamo create-tables", `
 Creates the gateway's DynamoDB tables (tools, keys, registry, sessions, call sequences; layouts
 in docs/dynamodb.md) where they do not exist yet, and waits until they are active. For DynamoDB
@@ -333,8 +319,7 @@ Example, with DynamoDB Local on port 8000:
 
 // seedEvents puts the example key and the fixture session of events/ in
 // the tables, for `sam local invoke` against a development deployment.
-func seedEvents(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("dynamo seed-events", flag.ContinueOnError)
+func seedEvents(ctx context.Context, fs *flag.FlagSet, args []string, stdout, stderr io.Writer) error {
 	describe(fs, stderr, "toolrag dynamo seed-events [--server ID ...]", `
 Puts the example key and the fixture session of events/ into the keys and sessions tables, for
 `+"`sam local invoke`"+` against a development deployment.

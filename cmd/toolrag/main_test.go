@@ -80,3 +80,23 @@ func TestServeHelpListsEnv(t *testing.T) {
 		}
 	}
 }
+
+// TestAWSSubcommandErrors: an AWS command without a subcommand, or with
+// one it does not have, fails with its usage line and touches no table.
+func TestAWSSubcommandErrors(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"keys"}, "missing subcommand; usage: toolrag keys create"},
+		{[]string{"keys", "--id", "x"}, "missing subcommand; usage: toolrag keys create"},
+		{[]string{"keys", "delete"}, `unknown subcommand "delete"; usage: toolrag keys create`},
+		{[]string{"registry", "pull"}, `unknown subcommand "pull"; usage: toolrag registry push`},
+		{[]string{"dynamo", "drop-tables"}, `unknown subcommand "drop-tables"; usage: toolrag dynamo create-tables`},
+	} {
+		err := commands.Run(context.Background(), tc.args, &bytes.Buffer{}, &bytes.Buffer{})
+		if err == nil || !strings.HasPrefix(err.Error(), tc.want) {
+			t.Errorf("%v: error %v, want it to start with %q", tc.args, err, tc.want)
+		}
+	}
+}
