@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -236,10 +237,7 @@ func FromTrainingSet(trainDir, outDir string, opts TrainingSetOptions) (Training
 		if err != nil {
 			return info, err
 		}
-		ids := make([]string, 0, len(labelled))
-		for id := range labelled {
-			ids = append(ids, id)
-		}
+		ids := slices.Collect(maps.Keys(labelled))
 		sort.Slice(ids, func(i, j int) bool { return splitHash(ids[i], opts.Seed) < splitHash(ids[j], opts.Seed) })
 		heldOut := map[string]bool{}
 		for _, id := range ids[:int(float64(len(ids))*opts.HoldOut+0.5)] {

@@ -3,9 +3,10 @@ package train
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math"
 	"math/rand/v2"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/toolrag/mcp-gateway/lab/rank"
@@ -160,13 +161,8 @@ func cosineDrift(a, b *model2vec.Model, queries, docs []string) (maxErr, meanErr
 }
 
 func perString(per map[string]rank.Metrics) string {
-	names := make([]string, 0, len(per))
-	for k := range per {
-		names = append(names, k)
-	}
-	sort.Strings(names)
 	var parts []string
-	for _, k := range names {
+	for _, k := range slices.Sorted(maps.Keys(per)) {
 		parts = append(parts, fmt.Sprintf("%s %.2f", k, per[k].NDCG10))
 	}
 	return strings.Join(parts, ", ")

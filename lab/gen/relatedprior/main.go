@@ -11,10 +11,10 @@ import (
 	"flag"
 	"fmt"
 	"log"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/toolrag/mcp-gateway/lab/jsonl"
@@ -139,13 +139,8 @@ func load(dir string) ([]retrieve.PriorCatalog, error) {
 	if err != nil {
 		return nil, err
 	}
-	keys := make([]string, 0, len(byServer))
-	for k := range byServer {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
 	var out []retrieve.PriorCatalog
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(byServer)) {
 		c := byServer[k]
 		out = append(out, retrieve.PriorCatalog{Tools: c.tools, Tasks: c.tasks})
 	}
