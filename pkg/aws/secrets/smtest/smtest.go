@@ -68,12 +68,7 @@ func New(t testing.TB, secrets map[string]string) *Server {
 // NewClient returns a Secrets Manager client for a fake at url. It does not
 // retry, so that tests of failures do not wait for back-off.
 func NewClient(url string) *secretsmanager.Client {
-	return secretsmanager.New(secretsmanager.Options{
-		Region:           awsjsonfake.Region,
-		BaseEndpoint:     aws.String(url),
-		Credentials:      awsjsonfake.Credentials,
-		RetryMaxAttempts: 1,
-	})
+	return secretsmanager.NewFromConfig(awsjsonfake.Config(url))
 }
 
 // ARN returns the ARN the fake reports for name. Like Secrets Manager's, it

@@ -18,7 +18,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 
 	"github.com/toolrag/mcp-gateway/pkg/aws/secrets/internal/awsjsonfake"
@@ -69,12 +68,7 @@ func New(t testing.TB, params map[string]string) *Server {
 // NewClient returns an SSM client for a fake at url. It does not retry, so
 // that tests of failures do not wait for back-off.
 func NewClient(url string) *ssm.Client {
-	return ssm.New(ssm.Options{
-		Region:           awsjsonfake.Region,
-		BaseEndpoint:     aws.String(url),
-		Credentials:      awsjsonfake.Credentials,
-		RetryMaxAttempts: 1,
-	})
+	return ssm.NewFromConfig(awsjsonfake.Config(url))
 }
 
 // Put stores a parameter.

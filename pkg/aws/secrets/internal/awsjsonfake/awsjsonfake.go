@@ -17,11 +17,17 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 )
 
-// Region is the region every fake client uses.
-const Region = "us-east-1"
-
-// Credentials are the static credentials of every fake client.
-var Credentials aws.CredentialsProvider = credentials.NewStaticCredentialsProvider("AKID", "SECRET", "")
+// Config is the configuration of a client of a fake at url: static
+// credentials, region us-east-1, and no retries, so that tests of failures
+// do not wait for back-off.
+func Config(url string) aws.Config {
+	return aws.Config{
+		Region:           "us-east-1",
+		BaseEndpoint:     aws.String(url),
+		Credentials:      credentials.NewStaticCredentialsProvider("AKID", "SECRET", ""),
+		RetryMaxAttempts: 1,
+	}
+}
 
 // Request is one request as received, its body decoded into In.
 type Request[In any] struct {
