@@ -38,10 +38,11 @@ func Dot(a, b []float32) float32 {
 	return dotGeneric(a[:n], b[:n])
 }
 
-// dotGeneric is the portable kernel: eight independent accumulators so the
-// CPU can overlap the multiply-adds, and re-sliced blocks so the compiler
-// drops the bounds checks in the loop body.
-func dotGeneric(a, b []float32) float32 {
+// dotGeneric is the portable kernel of Dot and dotCodes (b float32s or
+// 8-bit codes): eight independent accumulators so the CPU can overlap the
+// multiply-adds, and re-sliced blocks so the compiler drops the bounds
+// checks in the loop body.
+func dotGeneric[E float32 | uint8](a []float32, b []E) float32 {
 	n := min(len(a), len(b))
 	a, b = a[:n], b[:n]
 	var s0, s1, s2, s3, s4, s5, s6, s7 float32
@@ -49,17 +50,17 @@ func dotGeneric(a, b []float32) float32 {
 	for ; i+8 <= n; i += 8 {
 		x := a[i : i+8 : i+8]
 		y := b[i : i+8 : i+8]
-		s0 += x[0] * y[0]
-		s1 += x[1] * y[1]
-		s2 += x[2] * y[2]
-		s3 += x[3] * y[3]
-		s4 += x[4] * y[4]
-		s5 += x[5] * y[5]
-		s6 += x[6] * y[6]
-		s7 += x[7] * y[7]
+		s0 += x[0] * float32(y[0])
+		s1 += x[1] * float32(y[1])
+		s2 += x[2] * float32(y[2])
+		s3 += x[3] * float32(y[3])
+		s4 += x[4] * float32(y[4])
+		s5 += x[5] * float32(y[5])
+		s6 += x[6] * float32(y[6])
+		s7 += x[7] * float32(y[7])
 	}
 	for ; i < n; i++ {
-		s0 += a[i] * b[i]
+		s0 += a[i] * float32(b[i])
 	}
 	return ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7))
 }

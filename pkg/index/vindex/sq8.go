@@ -96,31 +96,7 @@ func dotCodes(w []float32, codes []uint8) float32 {
 		}
 		return s
 	}
-	return dotCodesGeneric(w[:n], codes[:n])
-}
-
-// dotCodesGeneric is the portable kernel of dotCodes.
-func dotCodesGeneric(w []float32, c []uint8) float32 {
-	n := min(len(w), len(c))
-	w, c = w[:n], c[:n]
-	var s0, s1, s2, s3, s4, s5, s6, s7 float32
-	i := 0
-	for ; i+8 <= n; i += 8 {
-		x := w[i : i+8 : i+8]
-		y := c[i : i+8 : i+8]
-		s0 += x[0] * float32(y[0])
-		s1 += x[1] * float32(y[1])
-		s2 += x[2] * float32(y[2])
-		s3 += x[3] * float32(y[3])
-		s4 += x[4] * float32(y[4])
-		s5 += x[5] * float32(y[5])
-		s6 += x[6] * float32(y[6])
-		s7 += x[7] * float32(y[7])
-	}
-	for ; i < n; i++ {
-		s0 += w[i] * float32(c[i])
-	}
-	return ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7))
+	return dotGeneric(w[:n], codes[:n])
 }
 
 // Quantized reports whether the index stores 8-bit codes (Quantize) rather
@@ -221,5 +197,5 @@ func dotCodes2(w1, w2 []float32, codes []uint8) (float32, float32) {
 		}
 		return out[0], out[1]
 	}
-	return dotCodesGeneric(w1[:n], codes[:n]), dotCodesGeneric(w2[:n], codes[:n])
+	return dotGeneric(w1[:n], codes[:n]), dotGeneric(w2[:n], codes[:n])
 }
