@@ -94,24 +94,24 @@ func (c *Copy) Content() ([]Tool, []Server, bool) {
 
 // ListTools returns the copy (a fresh slice; the records are shared).
 func (c *Copy) ListTools(ctx context.Context) ([]Tool, error) {
-	c.mu.RLock()
-	tools, loaded := slices.Clone(c.tools), c.loaded
-	c.mu.RUnlock()
-	if !loaded {
-		return c.src.ListTools(ctx)
-	}
-	return tools, nil
+	return listCopy(ctx, c, &c.tools, c.src.ListTools)
 }
 
 // ListServers returns the copy's servers.
 func (c *Copy) ListServers(ctx context.Context) ([]Server, error) {
+	return listCopy(ctx, c, &c.servers, c.src.ListServers)
+}
+
+// listCopy returns a clone of *list (c.tools or c.servers) or, while the
+// copy holds nothing, what src returns.
+func listCopy[T any](ctx context.Context, c *Copy, list *[]T, src func(context.Context) ([]T, error)) ([]T, error) {
 	c.mu.RLock()
-	servers, loaded := slices.Clone(c.servers), c.loaded
+	out, loaded := slices.Clone(*list), c.loaded
 	c.mu.RUnlock()
 	if !loaded {
-		return c.src.ListServers(ctx)
+		return src(ctx)
 	}
-	return servers, nil
+	return out, nil
 }
 
 // GetTool answers from the copy and falls back to the store for a tool

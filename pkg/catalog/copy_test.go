@@ -52,3 +52,38 @@ func TestSharedTools(t *testing.T) {
 		t.Fatal("a plain source is not read with ListTools")
 	}
 }
+
+// TestCopyLists: ListTools and ListServers read the source until the copy
+// is loaded and after it is released; in between they return fresh slices
+// of the copy, which a caller may change without reaching it.
+func TestCopyLists(t *testing.T) {
+	ctx := context.Background()
+	src := &listOnly{tools: []Tool{{ID: "a__x"}}}
+	c := NewCopy(src)
+	if got, err := c.ListTools(ctx); err != nil || len(got) != 1 || src.reads != 1 {
+		t.Fatalf("unloaded: %d tools, %d reads, err %v; want the source's", len(got), src.reads, err)
+	}
+	c.Set([]Tool{{ID: "b__y"}, {ID: "b__z"}}, []Server{{ID: "b"}})
+	tools, err := c.ListTools(ctx)
+	if err != nil || len(tools) != 2 || tools[0].ID != "b__y" || src.reads != 1 {
+		t.Fatalf("loaded: tools %v, %d reads, err %v; want the copy's two", tools, src.reads, err)
+	}
+	servers, err := c.ListServers(ctx)
+	if err != nil || len(servers) != 1 || servers[0].ID != "b" {
+		t.Fatalf("loaded: servers %v, err %v; want the copy's", servers, err)
+	}
+	tools[0].ID, servers[0].ID = "changed", "changed"
+	if again, _ := c.ListTools(ctx); again[0].ID != "b__y" {
+		t.Error("a change to ListTools' slice reached the copy")
+	}
+	if again, _ := c.ListServers(ctx); again[0].ID != "b" {
+		t.Error("a change to ListServers' slice reached the copy")
+	}
+	c.Release()
+	if got, _ := c.ListServers(ctx); got != nil {
+		t.Errorf("released: servers %v, want the source's (none)", got)
+	}
+	if got, _ := c.ListTools(ctx); len(got) != 1 || src.reads != 2 {
+		t.Errorf("released: %d tools, %d reads; want the source's", len(got), src.reads)
+	}
+}
