@@ -9,6 +9,7 @@ import (
 	"github.com/toolrag/mcp-gateway/pkg/console"
 	"github.com/toolrag/mcp-gateway/pkg/gateway"
 	"github.com/toolrag/mcp-gateway/pkg/upconnect"
+	"github.com/toolrag/mcp-gateway/pkg/vault"
 )
 
 // identityOf is the Backend's identity service as the MCP server takes it
@@ -74,17 +75,8 @@ func connectionsOf(id *upconnect.Service) console.Connections {
 	return connections{id}
 }
 
-func (c connections) Connections(ctx context.Context, server string) ([]console.Connection, error) {
-	list, err := c.svc.Connections(ctx, server)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]console.Connection, 0, len(list))
-	for _, in := range list {
-		out = append(out, console.Connection{Principal: in.Principal, KeyID: in.KeyID, Server: in.Server, Kind: in.Kind,
-			Connected: in.Updated, Expires: in.Expiry})
-	}
-	return out, nil
+func (c connections) Connections(ctx context.Context, server string) ([]vault.Info, error) {
+	return c.svc.Connections(ctx, server)
 }
 
 func (c connections) Revoke(ctx context.Context, principal, server string) (int, error) {

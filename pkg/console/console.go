@@ -32,6 +32,7 @@ import (
 	"github.com/toolrag/mcp-gateway/pkg/metrics/usage"
 	"github.com/toolrag/mcp-gateway/pkg/policy"
 	"github.com/toolrag/mcp-gateway/pkg/retrieve"
+	"github.com/toolrag/mcp-gateway/pkg/vault"
 )
 
 //go:embed assets
@@ -76,23 +77,12 @@ type Source interface {
 	Keys(ctx context.Context) ([]policy.Key, error)
 }
 
-// Connection is one principal's grant for a server whose auth is per
-// principal, as the console shows it: whose (the key id audit lines name,
-// and the opaque principal), what kind and since when. Never a token.
-type Connection struct {
-	Principal string    `json:"principal"`
-	KeyID     string    `json:"key_id"`
-	Server    string    `json:"server"`
-	Kind      string    `json:"kind"`
-	Connected time.Time `json:"connected_at"`
-	Expires   time.Time `json:"expires_at,omitzero"`
-}
-
 // Connections is the gateway's per-principal upstream identity as the
 // console reads and revokes it (pkg/upconnect).
 type Connections interface {
-	// Connections lists every principal's connections to server.
-	Connections(ctx context.Context, server string) ([]Connection, error)
+	// Connections lists every principal's connections to server ("" for
+	// every server): whose, what kind and since when; never a token.
+	Connections(ctx context.Context, server string) ([]vault.Info, error)
 	// Revoke removes principal's connection to server, or all of the
 	// principal's connections when server is "", and returns how many.
 	Revoke(ctx context.Context, principal, server string) (int, error)
@@ -641,7 +631,17 @@ func (c *Console) connections(w http.ResponseWriter, r *http.Request) {
 		}
 		return list[i].Principal+list[i].Server < list[j].Principal+list[j].Server
 	})
-	writeJSON(w, http.StatusOK, map[string]any{"server": server, "connections": nonNil(list)})
+	// vault.Info leaves the principal out of its JSON (a user's own
+	// connections page); the console shows it, to revoke by it.
+	type connection struct {
+		vault.Info
+		Principal string `json:"principal"`
+	}
+	out := make([]connection, len(list))
+	for i, in := range list {
+		out[i] = connection{in, in.Principal}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"server": server, "connections": out})
 }
 
 // revoke removes ?principal='s connection to ?server=, or all of the

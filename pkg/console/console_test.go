@@ -17,6 +17,7 @@ import (
 	"github.com/toolrag/mcp-gateway/pkg/metrics/usage"
 	"github.com/toolrag/mcp-gateway/pkg/policy"
 	"github.com/toolrag/mcp-gateway/pkg/retrieve"
+	"github.com/toolrag/mcp-gateway/pkg/vault"
 )
 
 // staticSource is an in-memory gateway: a fixed catalog and key list.
@@ -326,4 +327,41 @@ func TestAssetsAreSmallAndHaveNoInlineCode(t *testing.T) {
 		t.Errorf("console assets are %d bytes gzipped; the budget is 150 KB", raw.Len())
 	}
 	t.Logf("console assets: %d bytes gzipped", raw.Len())
+}
+
+// fixedConnections is a Connections with a fixed list.
+type fixedConnections []vault.Info
+
+func (f fixedConnections) Connections(context.Context, string) ([]vault.Info, error) {
+	return f, nil
+}
+func (f fixedConnections) Revoke(context.Context, string, string) (int, error) { return 0, nil }
+
+// TestConnectionsShowPrincipal: the admin list of connections carries each
+// principal (vault.Info leaves it out of its own JSON; the console revokes
+// by it), sorted by key id, with the grant's kind and times.
+func TestConnectionsShowPrincipal(t *testing.T) {
+	at := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	c, err := New(Config{Source: staticSource{}, Retrievers: []NamedRetriever{{Name: "default", Retriever: policyRetriever{}}}, Connections: fixedConnections{
+		{Principal: "p-bob", Server: "up", Kind: vault.KindSecret, KeyID: "bob", Updated: at},
+		{Principal: "p-alice", Server: "up", Kind: vault.KindOAuth, KeyID: "alice", Updated: at, Expiry: at.Add(time.Hour)},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	admin := policy.For(policy.Key{ID: "root", Admin: true})
+	w, out := do(t, c.Admin(), &admin, "GET", "/tool-rag/admin/connections?server=up", "")
+	list, _ := out["connections"].([]any)
+	if w.Code != http.StatusOK || len(list) != 2 {
+		t.Fatalf("%d %s, want 2 connections", w.Code, w.Body)
+	}
+	first, _ := list[0].(map[string]any)
+	want := map[string]any{"principal": "p-alice", "key_id": "alice", "server": "up", "kind": "oauth",
+		"connected_at": "2026-03-01T12:00:00Z", "expires_at": "2026-03-01T13:00:00Z"}
+	if fmt.Sprint(first) != fmt.Sprint(want) {
+		t.Errorf("first connection %v, want %v", first, want)
+	}
+	if second, _ := list[1].(map[string]any); second["principal"] != "p-bob" || second["expires_at"] != nil {
+		t.Errorf("second connection %v, want bob's without expiry", second)
+	}
 }
