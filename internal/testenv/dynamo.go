@@ -34,10 +34,7 @@ import (
 // Local started by hand) that endpoint is used and nothing is started.
 
 var (
-	dynamoOnce     sync.Once
-	dynamoEndpoint string
-	dynamoErr      error
-	dynamoStop     func()
+	dynamoLocal shared[string]
 
 	atExitMu sync.Mutex
 	atExit   []func()
@@ -89,19 +86,7 @@ func DynamoDB(t testing.TB) string {
 	if err != nil {
 		Missing(t, "java (Java 17 runs DynamoDB Local)")
 	}
-	dynamoOnce.Do(func() {
-		for attempt := 0; attempt < 3; attempt++ {
-			dynamoEndpoint, dynamoStop, dynamoErr = startDynamoDBLocal(java, dir, jar)
-			if dynamoErr == nil {
-				registerAtExit(dynamoStop)
-				return
-			}
-		}
-	})
-	if dynamoErr != nil {
-		t.Fatalf("testenv: DynamoDB Local did not start: %v", dynamoErr)
-	}
-	return dynamoEndpoint
+	return dynamoLocal.get(t, "DynamoDB Local", func() (string, func(), error) { return startDynamoDBLocal(java, dir, jar) })
 }
 
 // UniqueName returns a name that no other test of this run uses, made of

@@ -10,7 +10,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 )
@@ -26,11 +25,7 @@ type Jaeger struct {
 	Query string
 }
 
-var (
-	jaegerOnce sync.Once
-	jaeger     *Jaeger
-	jaegerErr  error
-)
+var jaeger shared[*Jaeger]
 
 // JaegerBinary returns .tools/bin/jaeger-all-in-one (built by
 // scripts/deps.sh), or fails or skips the test when it is missing.
@@ -49,20 +44,7 @@ func JaegerBinary(t testing.TB) string {
 func StartJaeger(t testing.TB) *Jaeger {
 	t.Helper()
 	bin := JaegerBinary(t)
-	jaegerOnce.Do(func() {
-		for attempt := 0; attempt < 3; attempt++ {
-			var stop func()
-			jaeger, stop, jaegerErr = startJaeger(bin)
-			if jaegerErr == nil {
-				registerAtExit(stop)
-				return
-			}
-		}
-	})
-	if jaegerErr != nil {
-		t.Fatalf("testenv: Jaeger did not start: %v", jaegerErr)
-	}
-	return jaeger
+	return jaeger.get(t, "Jaeger", func() (*Jaeger, func(), error) { return startJaeger(bin) })
 }
 
 func startJaeger(bin string) (*Jaeger, func(), error) {
@@ -145,22 +127,7 @@ func (s JaegerSpan) Tag(k string) string {
 // read when done never agrees.
 func (j *Jaeger) Trace(t testing.TB, id string, timeout time.Duration, done func([]JaegerSpan) bool) []JaegerSpan {
 	t.Helper()
-	var spans []JaegerSpan
-	deadline := time.Now().Add(timeout)
-	for {
-		var err error
-		spans, err = j.readTrace(id)
-		if err == nil && done(spans) {
-			return spans
-		}
-		if time.Now().After(deadline) {
-			if err != nil {
-				t.Logf("jaeger: trace %s: %v", id, err)
-			}
-			return spans
-		}
-		time.Sleep(250 * time.Millisecond)
-	}
+	return j.poll(t, "trace "+id, "/api/traces/"+id, timeout, done)
 }
 
 // Service reads back the traces of service (the last hour, at most 100),
@@ -168,25 +135,29 @@ func (j *Jaeger) Trace(t testing.TB, id string, timeout time.Duration, done func
 // the last read, every span of every trace.
 func (j *Jaeger) Service(t testing.TB, service string, timeout time.Duration, done func([]JaegerSpan) bool) []JaegerSpan {
 	t.Helper()
-	var spans []JaegerSpan
+	return j.poll(t, "service "+service, "/api/traces?limit=100&lookback=1h&service="+url.QueryEscape(service), timeout, done)
+}
+
+// poll reads path every 250 ms until done agrees with the spans read or
+// timeout has passed, and returns the last read; what names it in the log
+// of a failed read.
+func (j *Jaeger) poll(t testing.TB, what, path string, timeout time.Duration, done func([]JaegerSpan) bool) []JaegerSpan {
+	t.Helper()
 	deadline := time.Now().Add(timeout)
 	for {
-		var err error
-		spans, err = j.read("/api/traces?limit=100&lookback=1h&service=" + url.QueryEscape(service))
+		spans, err := j.read(path)
 		if err == nil && done(spans) {
 			return spans
 		}
 		if time.Now().After(deadline) {
 			if err != nil {
-				t.Logf("jaeger: service %s: %v", service, err)
+				t.Logf("jaeger: %s: %v", what, err)
 			}
 			return spans
 		}
 		time.Sleep(250 * time.Millisecond)
 	}
 }
-
-func (j *Jaeger) readTrace(id string) ([]JaegerSpan, error) { return j.read("/api/traces/" + id) }
 
 func (j *Jaeger) read(path string) ([]JaegerSpan, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)

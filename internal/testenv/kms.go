@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 )
@@ -31,34 +30,19 @@ func KMS(t testing.TB) string {
 	if _, err := os.Stat(bin); err != nil {
 		Missing(t, "local-kms ("+bin+")")
 	}
-	kmsOnce.Do(func() {
-		for attempt := 0; attempt < 3; attempt++ {
-			kmsEndpoint, kmsErr = startLocalKMS(bin)
-			if kmsErr == nil {
-				return
-			}
-		}
-	})
-	if kmsErr != nil {
-		t.Fatalf("testenv: local-kms did not start: %v", kmsErr)
-	}
-	return kmsEndpoint
+	return localKMS.get(t, "local-kms", func() (string, func(), error) { return startLocalKMS(bin) })
 }
 
-var (
-	kmsOnce     sync.Once
-	kmsEndpoint string
-	kmsErr      error
-)
+var localKMS shared[string]
 
-func startLocalKMS(bin string) (string, error) {
+func startLocalKMS(bin string) (string, func(), error) {
 	port, err := freePort()
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	dir, err := os.MkdirTemp("", "toolrag-kms-")
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	cmd := exec.Command(bin)
 	cmd.Env = append(os.Environ(), "PORT="+strconv.Itoa(port), "KMS_DATA_PATH="+dir,
@@ -67,13 +51,12 @@ func startLocalKMS(bin string) (string, error) {
 	stop, err := startDaemon(cmd, "local-kms on "+ep, 30*time.Second, func(c *http.Client) bool { return answersKMS(c, ep) })
 	if err != nil {
 		os.RemoveAll(dir)
-		return "", err
+		return "", nil, err
 	}
-	registerAtExit(func() {
+	return ep, func() {
 		stop()
 		os.RemoveAll(dir)
-	})
-	return ep, nil
+	}, nil
 }
 
 // answersKMS reports whether ep answers a ListKeys request as KMS does.

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -73,6 +74,35 @@ func startNode(t testing.TB, cleanup func(func()), what string, wait time.Durati
 	case <-time.After(wait):
 		t.Fatalf("%s did not start within %v: %s", what, wait, stderr.String())
 	}
+}
+
+// shared is a program shared by the whole test binary (DynamoDB Local,
+// local-kms, Jaeger): started on first use, stopped when Main returns.
+type shared[T any] struct {
+	once sync.Once
+	v    T // where it listens
+	err  error
+}
+
+// get returns s's program, starting it with start on first use: up to
+// three attempts (another process can take a free port before the program
+// binds it). start returns the function that stops it. A test fails when
+// no attempt succeeded; what names the program.
+func (s *shared[T]) get(t testing.TB, what string, start func() (T, func(), error)) T {
+	t.Helper()
+	s.once.Do(func() {
+		for range 3 {
+			var stop func()
+			if s.v, stop, s.err = start(); s.err == nil {
+				registerAtExit(stop)
+				return
+			}
+		}
+	})
+	if s.err != nil {
+		t.Fatalf("testenv: %s did not start: %v", what, s.err)
+	}
+	return s.v
 }
 
 // startDaemon starts cmd, a program shared by the whole test binary, and
