@@ -227,22 +227,22 @@ func normSteps(c component) ([]normStep, error) {
 			steps = append(steps, nsLowercase)
 		}
 		return steps, nil
-	case "Lowercase":
-		return []normStep{nsLowercase}, nil
-	case "NFD":
-		return []normStep{nsNFD}, nil
-	case "NFKD":
-		return []normStep{nsNFKD}, nil
-	case "NFC":
-		return []normStep{nsNFC}, nil
-	case "NFKC":
-		return []normStep{nsNFKC}, nil
-	case "StripAccents":
-		return []normStep{nsStripAccents}, nil
-	case "Strip":
-		return []normStep{nsStrip}, nil
+	}
+	if step, ok := oneNormStep[c.Type]; ok {
+		return []normStep{step}, nil
 	}
 	return nil, fmt.Errorf("tokenizer.json: normalizer type %q is not supported", c.Type)
+}
+
+// oneNormStep are the normalizers that are one step, with no options.
+var oneNormStep = map[string]normStep{
+	"Lowercase":    nsLowercase,
+	"NFD":          nsNFD,
+	"NFKD":         nsNFKD,
+	"NFC":          nsNFC,
+	"NFKC":         nsNFKC,
+	"StripAccents": nsStripAccents,
+	"Strip":        nsStrip,
 }
 
 // preSteps are the steps of a pre_tokenizer other than a Sequence.

@@ -1,6 +1,7 @@
 package model2vec
 
 import (
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -176,4 +177,30 @@ func FuzzEncode(f *testing.F) {
 			t.Fatalf("max 3 returned %d ids", n)
 		}
 	})
+}
+
+// TestOneStepNormalizers: each normalizer without options does its one
+// step (checked on text that every one of them changes).
+func TestOneStepNormalizers(t *testing.T) {
+	tests := []struct{ typ, in, want string }{
+		{"Lowercase", "ÉCOLE", "école"},
+		{"NFD", "é", "e\u0301"},
+		{"NFKD", "ﬁé", "fie\u0301"},
+		{"NFC", "e\u0301", "é"},
+		{"NFKC", "ﬁe\u0301", "fié"},
+		{"StripAccents", "e\u0301", "e"},
+		{"Strip", "  x  ", "x"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.typ, func(t *testing.T) {
+			steps, err := parseNormalizer(json.RawMessage(`{"type":"` + tt.typ + `"}`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			tok := &Tokenizer{norm: steps}
+			if got := tok.normalize(tt.in); got != tt.want {
+				t.Errorf("%s(%q) = %q, want %q", tt.typ, tt.in, got, tt.want)
+			}
+		})
+	}
 }
