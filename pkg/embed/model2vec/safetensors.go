@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 )
 
@@ -114,29 +115,13 @@ func (t tensor) floats() ([]float32, error) {
 	d := t.Data
 	switch t.DType {
 	case "F32":
-		out := make([]float32, len(d)/4)
-		for i := range out {
-			out[i] = math.Float32frombits(binary.LittleEndian.Uint32(d[4*i:]))
-		}
-		return out, nil
+		return decodeEach(d, 4, func(b []byte) float32 { return math.Float32frombits(binary.LittleEndian.Uint32(b)) }), nil
 	case "F64":
-		out := make([]float32, len(d)/8)
-		for i := range out {
-			out[i] = float32(math.Float64frombits(binary.LittleEndian.Uint64(d[8*i:])))
-		}
-		return out, nil
+		return decodeEach(d, 8, func(b []byte) float32 { return float32(math.Float64frombits(binary.LittleEndian.Uint64(b))) }), nil
 	case "F16":
-		out := make([]float32, len(d)/2)
-		for i := range out {
-			out[i] = f16ToF32(binary.LittleEndian.Uint16(d[2*i:]))
-		}
-		return out, nil
+		return decodeEach(d, 2, func(b []byte) float32 { return f16ToF32(binary.LittleEndian.Uint16(b)) }), nil
 	case "BF16":
-		out := make([]float32, len(d)/2)
-		for i := range out {
-			out[i] = math.Float32frombits(uint32(binary.LittleEndian.Uint16(d[2*i:])) << 16)
-		}
-		return out, nil
+		return decodeEach(d, 2, func(b []byte) float32 { return math.Float32frombits(uint32(binary.LittleEndian.Uint16(b)) << 16) }), nil
 	case "I8":
 		out := make([]float32, len(d))
 		for i, v := range d {
@@ -158,35 +143,30 @@ func (t tensor) ints() ([]int64, error) {
 	d := t.Data
 	switch t.DType {
 	case "I32":
-		out := make([]int64, len(d)/4)
-		for i := range out {
-			out[i] = int64(int32(binary.LittleEndian.Uint32(d[4*i:])))
-		}
-		return out, nil
+		return decodeEach(d, 4, func(b []byte) int64 { return int64(int32(binary.LittleEndian.Uint32(b))) }), nil
 	case "U32":
-		out := make([]int64, len(d)/4)
-		for i := range out {
-			out[i] = int64(binary.LittleEndian.Uint32(d[4*i:]))
-		}
-		return out, nil
+		return decodeEach(d, 4, func(b []byte) int64 { return int64(binary.LittleEndian.Uint32(b)) }), nil
 	case "I64", "U64":
-		out := make([]int64, len(d)/8)
-		for i := range out {
-			v := binary.LittleEndian.Uint64(d[8*i:])
-			if t.DType == "U64" && v > math.MaxInt64 {
-				return nil, errors.New("U64 value out of range")
-			}
-			out[i] = int64(v)
+		out := decodeEach(d, 8, func(b []byte) int64 { return int64(binary.LittleEndian.Uint64(b)) })
+		if t.DType == "U64" && slices.ContainsFunc(out, func(v int64) bool { return v < 0 }) {
+			return nil, errors.New("U64 value out of range")
 		}
 		return out, nil
 	case "I16":
-		out := make([]int64, len(d)/2)
-		for i := range out {
-			out[i] = int64(int16(binary.LittleEndian.Uint16(d[2*i:])))
-		}
-		return out, nil
+		return decodeEach(d, 2, func(b []byte) int64 { return int64(int16(binary.LittleEndian.Uint16(b))) }), nil
 	}
 	return nil, fmt.Errorf("dtype %s is not an integer type", t.DType)
+}
+
+// decodeEach decodes d as consecutive little-endian values of size bytes,
+// each with value (which reads its bytes from the start of the slice it is
+// given).
+func decodeEach[T any](d []byte, size int, value func([]byte) T) []T {
+	out := make([]T, len(d)/size)
+	for i := range out {
+		out[i] = value(d[size*i:])
+	}
+	return out
 }
 
 // writeSafetensors serialises tensors (sorted by name, contiguous, the data
