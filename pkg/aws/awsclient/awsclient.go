@@ -86,6 +86,19 @@ func Load(ctx context.Context, endpoint string) (aws.Config, error) {
 	return cfg, nil
 }
 
+// Bounded is Load with the bounds of t: each HTTP attempt within
+// t.Attempt (connect within Connect), each API call, retries included,
+// within t.Operation, its deadline error naming service.
+func Bounded(ctx context.Context, endpoint, service string, t Timeouts) (aws.Config, error) {
+	cfg, err := Load(ctx, endpoint)
+	if err != nil {
+		return aws.Config{}, err
+	}
+	cfg.HTTPClient = AttemptClient(min(Connect, t.Attempt), t.Attempt)
+	cfg.APIOptions = append(cfg.APIOptions, OperationDeadline(service, t.Operation))
+	return cfg, nil
+}
+
 // IsLoopback reports whether host is localhost or a loopback address.
 func IsLoopback(host string) bool {
 	if host == "localhost" {
@@ -140,14 +153,11 @@ func Lambda(ctx context.Context, endpoint string) (*lambda.Client, error) {
 // SSM returns a Parameter Store client bounded by t (zero fields:
 // SecretsTimeouts).
 func SSM(ctx context.Context, endpoint string, t Timeouts) (*ssm.Client, error) {
-	ac, err := Load(ctx, endpoint)
+	ac, err := Bounded(ctx, endpoint, "SSM Parameter Store", t.or(SecretsTimeouts))
 	if err != nil {
 		return nil, err
 	}
-	t = t.or(SecretsTimeouts)
 	return ssm.NewFromConfig(ac, func(o *ssm.Options) {
-		o.HTTPClient = AttemptClient(min(Connect, t.Attempt), t.Attempt)
-		o.APIOptions = append(o.APIOptions, OperationDeadline("SSM Parameter Store", t.Operation))
 		if endpoint != "" {
 			o.BaseEndpoint = aws.String(endpoint)
 		}
@@ -157,14 +167,11 @@ func SSM(ctx context.Context, endpoint string, t Timeouts) (*ssm.Client, error) 
 // SecretsManager returns a Secrets Manager client bounded by t (zero
 // fields: SecretsTimeouts).
 func SecretsManager(ctx context.Context, endpoint string, t Timeouts) (*secretsmanager.Client, error) {
-	ac, err := Load(ctx, endpoint)
+	ac, err := Bounded(ctx, endpoint, "Secrets Manager", t.or(SecretsTimeouts))
 	if err != nil {
 		return nil, err
 	}
-	t = t.or(SecretsTimeouts)
 	return secretsmanager.NewFromConfig(ac, func(o *secretsmanager.Options) {
-		o.HTTPClient = AttemptClient(min(Connect, t.Attempt), t.Attempt)
-		o.APIOptions = append(o.APIOptions, OperationDeadline("Secrets Manager", t.Operation))
 		if endpoint != "" {
 			o.BaseEndpoint = aws.String(endpoint)
 		}
@@ -177,14 +184,11 @@ var KMSTimeouts = Timeouts{Attempt: 3 * time.Second, Operation: 8 * time.Second}
 
 // KMS returns a KMS client bounded by KMSTimeouts.
 func KMS(ctx context.Context, endpoint string) (*kms.Client, error) {
-	ac, err := Load(ctx, endpoint)
+	ac, err := Bounded(ctx, endpoint, "KMS", KMSTimeouts)
 	if err != nil {
 		return nil, err
 	}
-	t := KMSTimeouts
 	return kms.NewFromConfig(ac, func(o *kms.Options) {
-		o.HTTPClient = AttemptClient(min(Connect, t.Attempt), t.Attempt)
-		o.APIOptions = append(o.APIOptions, OperationDeadline("KMS", t.Operation))
 		if endpoint != "" {
 			o.BaseEndpoint = aws.String(endpoint)
 		}

@@ -2,8 +2,16 @@ package awsclient
 
 import (
 	"context"
+	"net/http"
+	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/kms"
+	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
+	"github.com/aws/aws-sdk-go-v2/service/ssm"
 )
 
 func TestIsLoopback(t *testing.T) {
@@ -69,5 +77,58 @@ func TestClientsUseEndpointAndTimeouts(t *testing.T) {
 	}
 	if got := (Timeouts{Attempt: time.Second}).or(SecretsTimeouts); got.Attempt != time.Second || got.Operation != SecretsTimeouts.Operation {
 		t.Errorf("or: %+v", got)
+	}
+}
+
+// TestBoundedClientsFailFast: the SSM, Secrets Manager and KMS clients
+// give up on a service that accepts the connection but never answers
+// within their operation deadline, and say which service it was.
+func TestBoundedClientsFailFast(t *testing.T) {
+	t.Setenv("AWS_REGION", "us-east-1")
+	stop := make(chan struct{})
+	hang := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-r.Context().Done():
+		case <-stop:
+		}
+	}))
+	defer hang.Close()
+	defer close(stop)
+	ctx := context.Background()
+	short := Timeouts{Attempt: 200 * time.Millisecond, Operation: 500 * time.Millisecond}
+	defer func(k Timeouts) { KMSTimeouts = k }(KMSTimeouts)
+	KMSTimeouts = short
+	calls := []struct {
+		service string
+		call    func() error
+	}{
+		{"SSM Parameter Store", func() error {
+			c, err := SSM(ctx, hang.URL, short)
+			if err == nil {
+				_, err = c.GetParametersByPath(ctx, &ssm.GetParametersByPathInput{Path: aws.String("/x")})
+			}
+			return err
+		}},
+		{"Secrets Manager", func() error {
+			c, err := SecretsManager(ctx, hang.URL, short)
+			if err == nil {
+				_, err = c.GetSecretValue(ctx, &secretsmanager.GetSecretValueInput{SecretId: aws.String("x")})
+			}
+			return err
+		}},
+		{"KMS", func() error {
+			c, err := KMS(ctx, hang.URL)
+			if err == nil {
+				_, err = c.ListKeys(ctx, &kms.ListKeysInput{})
+			}
+			return err
+		}},
+	}
+	for _, c := range calls {
+		start := time.Now()
+		err := c.call()
+		if took := time.Since(start); err == nil || !strings.Contains(err.Error(), c.service+" did not answer within") || took > 5*time.Second {
+			t.Errorf("%s: error %v after %v, want its deadline", c.service, err, took)
+		}
 	}
 }

@@ -102,15 +102,12 @@ func NewClient(ctx context.Context, endpoint string, m *Metrics) (*dynamodb.Clie
 			return nil, fmt.Errorf("DynamoDB endpoint %q is not a URL like http://127.0.0.1:8000", endpoint)
 		}
 	}
-	cfg, err := awsclient.Load(ctx, endpoint)
+	cfg, err := awsclient.Bounded(ctx, endpoint, "DynamoDB", awsclient.DynamoTimeouts)
 	if err != nil {
 		return nil, err
 	}
-	to := awsclient.DynamoTimeouts
 	return dynamodb.NewFromConfig(cfg, func(o *dynamodb.Options) {
 		o.Logger = quietChecksumLogger{next: cfg.Logger}
-		o.HTTPClient = awsclient.AttemptClient(awsclient.Connect, to.Attempt)
-		o.APIOptions = append(o.APIOptions, awsclient.OperationDeadline("DynamoDB", to.Operation))
 		if endpoint != "" {
 			o.BaseEndpoint = aws.String(endpoint)
 		}
