@@ -59,7 +59,7 @@ func OpenKeyFile(path string) (*KeyFile, error) {
 		if _, dup := kf.aeads[id]; dup {
 			return nil, fmt.Errorf("vault key file %s:%d: key id %q twice", path, line, id)
 		}
-		a, err := newGCM(key)
+		a, err := NewAEAD(key)
 		if err != nil {
 			return nil, err
 		}
@@ -74,12 +74,29 @@ func OpenKeyFile(path string) (*KeyFile, error) {
 	return kf, nil
 }
 
-func newGCM(key []byte) (cipher.AEAD, error) {
+// NewAEAD returns the AEAD that seals vault values under a 32-byte key:
+// AES-256-GCM with a random 96-bit nonce, which Seal puts before the
+// ciphertext and Open takes from there. A KeyFile's values are that; a KMS
+// envelope (pkg/aws/kmsseal) ends with it.
+func NewAEAD(key []byte) (cipher.AEAD, error) {
 	b, err := aes.NewCipher(key)
 	if err != nil {
 		return nil, err
 	}
-	return cipher.NewGCM(b)
+	return cipher.NewGCMWithRandomNonce(b)
+}
+
+// OpenAEAD opens sealed, sealed by a (from NewAEAD) with aad; the error
+// says no more than that it does not open.
+func OpenAEAD(a cipher.AEAD, sealed, aad []byte) ([]byte, error) {
+	if len(sealed) < a.Overhead() {
+		return nil, errors.New("sealed value is too short")
+	}
+	pt, err := a.Open(nil, nil, sealed, aad)
+	if err != nil {
+		return nil, errors.New("authentication failed")
+	}
+	return pt, nil
 }
 
 // NewKeyLine returns a key file line with a fresh random key.
@@ -114,12 +131,7 @@ func (k *KeyFile) CurrentKeyID() string { return k.current }
 
 // Seal implements Sealer: nonce || AES-256-GCM(plaintext, aad).
 func (k *KeyFile) Seal(_ context.Context, plaintext, aad []byte) ([]byte, string, error) {
-	a := k.aeads[k.current]
-	nonce := make([]byte, a.NonceSize(), a.NonceSize()+len(plaintext)+a.Overhead())
-	if _, err := rand.Read(nonce); err != nil {
-		return nil, "", err
-	}
-	return a.Seal(nonce, nonce, plaintext, aad), k.current, nil
+	return k.aeads[k.current].Seal(nil, nil, plaintext, aad), k.current, nil
 }
 
 // Open implements Sealer.
@@ -128,12 +140,5 @@ func (k *KeyFile) Open(_ context.Context, sealed []byte, keyID string, aad []byt
 	if !ok {
 		return nil, fmt.Errorf("sealing key %q is not in the key file", keyID)
 	}
-	if len(sealed) < a.NonceSize()+a.Overhead() {
-		return nil, errors.New("sealed value is too short")
-	}
-	pt, err := a.Open(nil, sealed[:a.NonceSize()], sealed[a.NonceSize():], aad)
-	if err != nil {
-		return nil, errors.New("authentication failed")
-	}
-	return pt, nil
+	return OpenAEAD(a, sealed, aad)
 }

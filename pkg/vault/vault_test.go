@@ -3,6 +3,9 @@ package vault
 import (
 	"bytes"
 	"context"
+	"crypto/aes"
+	"crypto/cipher"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -183,6 +186,56 @@ func BenchmarkVaultWarmGet(b *testing.B) {
 	for b.Loop() {
 		if _, err := v.Get(context.Background(), k); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// TestKeyFileFormat: a KeyFile value is nonce (12 bytes) || AES-256-GCM,
+// as stored before NewAEAD (values sealed then still open, and plain GCM
+// opens what it seals now); a short or altered value does not open.
+func TestKeyFileFormat(t *testing.T) {
+	ctx := context.Background()
+	key := bytes.Repeat([]byte{7}, 32)
+	p := filepath.Join(t.TempDir(), "v.key")
+	if err := os.WriteFile(p, []byte("k1 "+base64.StdEncoding.EncodeToString(key)+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	kf, err := OpenKeyFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	block, _ := aes.NewCipher(key)
+	gcm, _ := cipher.NewGCM(block)
+	aad := []byte("grant")
+
+	nonce := bytes.Repeat([]byte{1}, 12)
+	before := gcm.Seal(append([]byte(nil), nonce...), nonce, []byte("old secret"), aad)
+	if got, err := kf.Open(ctx, before, "k1", aad); err != nil || string(got) != "old secret" {
+		t.Errorf("a value sealed as before: %q, %v", got, err)
+	}
+
+	sealed, id, err := kf.Seal(ctx, []byte("new secret"), aad)
+	if err != nil || id != "k1" {
+		t.Fatalf("seal: %v, key %q", err, id)
+	}
+	if got, err := gcm.Open(nil, sealed[:12], sealed[12:], aad); err != nil || string(got) != "new secret" {
+		t.Errorf("plain GCM opening a new value: %q, %v", got, err)
+	}
+
+	for name, c := range map[string]struct {
+		sealed []byte
+		want   string
+	}{
+		"short":       {sealed[:27], "too short"},
+		"altered":     {append(append([]byte(nil), sealed[:len(sealed)-1]...), sealed[len(sealed)-1]^1), "authentication failed"},
+		"another aad": {sealed, "authentication failed"},
+	} {
+		a := aad
+		if name == "another aad" {
+			a = []byte("other")
+		}
+		if _, err := kf.Open(ctx, c.sealed, "k1", a); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: error %v, want %q", name, err, c.want)
 		}
 	}
 }

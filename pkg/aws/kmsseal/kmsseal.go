@@ -10,9 +10,6 @@ package kmsseal
 
 import (
 	"context"
-	"crypto/aes"
-	"crypto/cipher"
-	"crypto/rand"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -63,19 +60,14 @@ func (s *Sealer) Seal(ctx context.Context, plaintext, aad []byte) ([]byte, strin
 	if len(dk.CiphertextBlob) > 0xffff || len(dk.Plaintext) != 32 {
 		return nil, "", errors.New("KMS returned an unexpected data key")
 	}
-	a, err := gcm(dk.Plaintext)
+	a, err := vault.NewAEAD(dk.Plaintext)
 	if err != nil {
 		return nil, "", err
 	}
-	out := make([]byte, 2, 2+len(dk.CiphertextBlob)+a.NonceSize()+len(plaintext)+a.Overhead())
+	out := make([]byte, 2, 2+len(dk.CiphertextBlob)+len(plaintext)+a.Overhead())
 	binary.BigEndian.PutUint16(out, uint16(len(dk.CiphertextBlob)))
 	out = append(out, dk.CiphertextBlob...)
-	nonce := make([]byte, a.NonceSize())
-	if _, err := rand.Read(nonce); err != nil {
-		return nil, "", err
-	}
-	out = append(out, nonce...)
-	return a.Seal(out, nonce, plaintext, aad), Format, nil
+	return a.Seal(out, nil, plaintext, aad), Format, nil
 }
 
 // Open implements vault.Sealer. KMS refuses the data key when aad's
@@ -91,7 +83,7 @@ func (s *Sealer) Open(ctx context.Context, sealed []byte, keyID string, aad []by
 		return nil, errors.New("sealed value is too short")
 	}
 	n := int(binary.BigEndian.Uint16(sealed))
-	if len(sealed) < 2+n+12+16 {
+	if len(sealed) < 2+n+12+16 { // nonce and tag: refused before a KMS call
 		return nil, errors.New("sealed value is too short")
 	}
 	edk, rest := sealed[2:2+n], sealed[2+n:]
@@ -100,21 +92,9 @@ func (s *Sealer) Open(ctx context.Context, sealed []byte, keyID string, aad []by
 		return nil, fmt.Errorf("KMS Decrypt: %w", err)
 	}
 	defer clear(dk.Plaintext)
-	a, err := gcm(dk.Plaintext)
+	a, err := vault.NewAEAD(dk.Plaintext)
 	if err != nil {
 		return nil, err
 	}
-	pt, err := a.Open(nil, rest[:a.NonceSize()], rest[a.NonceSize():], aad)
-	if err != nil {
-		return nil, errors.New("authentication failed")
-	}
-	return pt, nil
-}
-
-func gcm(key []byte) (cipher.AEAD, error) {
-	b, err := aes.NewCipher(key)
-	if err != nil {
-		return nil, err
-	}
-	return cipher.NewGCM(b)
+	return vault.OpenAEAD(a, rest, aad)
 }
