@@ -59,62 +59,59 @@ func (u Upstreams) margin() time.Duration {
 	return u.Margin
 }
 
-func (u Upstreams) bound(ctx context.Context) (context.Context, time.Duration, context.CancelFunc) {
+// withBudget runs call with ctx bounded by Budget and explains an
+// error that Budget caused.
+func withBudget[T any](ctx context.Context, u Upstreams, call func(context.Context) (T, error)) (T, error) {
 	bctx, cancel := Budget(ctx, u.margin())
+	defer cancel()
 	var left time.Duration
 	if d, ok := bctx.Deadline(); ok {
 		left = time.Until(d)
 	}
-	return bctx, left, cancel
+	res, err := call(bctx)
+	return res, budgetError(bctx, u.margin(), left, err)
 }
 
 func (u Upstreams) CallTool(ctx context.Context, id, name string, args map[string]any) (*mcp.CallToolResult, error) {
-	ctx, left, cancel := u.bound(ctx)
-	defer cancel()
-	res, err := u.Manager.CallTool(ctx, id, name, args)
-	return res, budgetError(ctx, u.margin(), left, err)
+	return withBudget(ctx, u, func(ctx context.Context) (*mcp.CallToolResult, error) {
+		return u.Manager.CallTool(ctx, id, name, args)
+	})
 }
 
 func (u Upstreams) GetPrompt(ctx context.Context, id, name string, args map[string]string) (*mcp.GetPromptResult, error) {
-	ctx, left, cancel := u.bound(ctx)
-	defer cancel()
-	res, err := u.Manager.GetPrompt(ctx, id, name, args)
-	return res, budgetError(ctx, u.margin(), left, err)
+	return withBudget(ctx, u, func(ctx context.Context) (*mcp.GetPromptResult, error) {
+		return u.Manager.GetPrompt(ctx, id, name, args)
+	})
 }
 
 func (u Upstreams) ReadResource(ctx context.Context, id, uri string) (*mcp.ReadResourceResult, error) {
-	ctx, left, cancel := u.bound(ctx)
-	defer cancel()
-	res, err := u.Manager.ReadResource(ctx, id, uri)
-	return res, budgetError(ctx, u.margin(), left, err)
+	return withBudget(ctx, u, func(ctx context.Context) (*mcp.ReadResourceResult, error) {
+		return u.Manager.ReadResource(ctx, id, uri)
+	})
 }
 
 func (u Upstreams) ListPrompts(ctx context.Context, id string) ([]mcp.Prompt, error) {
-	ctx, left, cancel := u.bound(ctx)
-	defer cancel()
-	res, err := u.Manager.ListPrompts(ctx, id)
-	return res, budgetError(ctx, u.margin(), left, err)
+	return withBudget(ctx, u, func(ctx context.Context) ([]mcp.Prompt, error) {
+		return u.Manager.ListPrompts(ctx, id)
+	})
 }
 
 func (u Upstreams) ListResources(ctx context.Context, id string) ([]mcp.Resource, error) {
-	ctx, left, cancel := u.bound(ctx)
-	defer cancel()
-	res, err := u.Manager.ListResources(ctx, id)
-	return res, budgetError(ctx, u.margin(), left, err)
+	return withBudget(ctx, u, func(ctx context.Context) ([]mcp.Resource, error) {
+		return u.Manager.ListResources(ctx, id)
+	})
 }
 
 func (u Upstreams) ListResourceTemplates(ctx context.Context, id string) ([]mcp.ResourceTemplate, error) {
-	ctx, left, cancel := u.bound(ctx)
-	defer cancel()
-	res, err := u.Manager.ListResourceTemplates(ctx, id)
-	return res, budgetError(ctx, u.margin(), left, err)
+	return withBudget(ctx, u, func(ctx context.Context) ([]mcp.ResourceTemplate, error) {
+		return u.Manager.ListResourceTemplates(ctx, id)
+	})
 }
 
 func (u Upstreams) Complete(ctx context.Context, id string, req mcp.CompleteRequest) (*mcp.CompleteResult, error) {
-	ctx, left, cancel := u.bound(ctx)
-	defer cancel()
-	res, err := u.Manager.Complete(ctx, id, req)
-	return res, budgetError(ctx, u.margin(), left, err)
+	return withBudget(ctx, u, func(ctx context.Context) (*mcp.CompleteResult, error) {
+		return u.Manager.Complete(ctx, id, req)
+	})
 }
 
 // FrontTimeout is API Gateway's integration timeout (29 s for a REST API,

@@ -122,3 +122,27 @@ func TestResponseKeepsNoFlusher(t *testing.T) {
 }
 
 type noFlush struct{ http.ResponseWriter }
+
+// TestWithBudget: an Upstreams call runs within the invocation's deadline
+// minus the margin; one that Budget stops says so (and how long it had),
+// while an answer or an error of its own passes through.
+func TestWithBudget(t *testing.T) {
+	u := Upstreams{Margin: time.Second}
+	ctx, cancel := context.WithTimeout(context.Background(), 1200*time.Millisecond)
+	defer cancel()
+	_, err := withBudget(ctx, u, func(ctx context.Context) (int, error) {
+		<-ctx.Done()
+		return 0, context.Cause(ctx)
+	})
+	if err == nil || !strings.Contains(err.Error(), "stop 1s before it (this one had ") {
+		t.Errorf("a call past the budget: %v", err)
+	}
+	n, err := withBudget(ctx, u, func(context.Context) (int, error) { return 7, nil })
+	if n != 7 || err != nil {
+		t.Errorf("a call within the budget: %d, %v", n, err)
+	}
+	own := errors.New("tool failed")
+	if _, err := withBudget(context.Background(), u, func(context.Context) (int, error) { return 0, own }); err != own {
+		t.Errorf("the call's own error: %v", err)
+	}
+}
