@@ -95,35 +95,35 @@ func (b *Bridge) Refresh(ctx context.Context) error {
 func (b *Bridge) refresh(ctx context.Context) error {
 	caps := b.info.Capabilities
 	if caps.Tools != nil {
-		rctx, raws := mcpfix.WithRawResults(ctx)
-		tools, err := b.m.ListTools(rctx, b.id)
-		if err != nil {
+		if err := readList(ctx, b, b.m.ListTools, "tools", "name", b.setTools); err != nil {
 			return err
 		}
-		b.setTools(tools, raws.Tools())
 	}
 	if caps.Prompts != nil {
-		rctx, raws := mcpfix.WithRawResults(ctx)
-		prompts, err := b.m.ListPrompts(rctx, b.id)
-		if err != nil {
+		if err := readList(ctx, b, b.m.ListPrompts, "prompts", "name", b.setPrompts); err != nil {
 			return err
 		}
-		b.setPrompts(prompts, raws.Items("prompts", "name"))
 	}
 	if caps.Resources != nil {
-		rctx, raws := mcpfix.WithRawResults(ctx)
-		resources, err := b.m.ListResources(rctx, b.id)
-		if err != nil {
+		if err := readList(ctx, b, b.m.ListResources, "resources", "uri", b.setResources); err != nil {
 			return err
 		}
-		b.setResources(resources, raws.Items("resources", "uri"))
-		rctx, raws = mcpfix.WithRawResults(ctx)
-		templates, err := b.m.ListResourceTemplates(rctx, b.id)
-		if err != nil {
+		if err := readList(ctx, b, b.m.ListResourceTemplates, "resourceTemplates", "uriTemplate", b.setTemplates); err != nil {
 			return err
 		}
-		b.setTemplates(templates, raws.Items("resourceTemplates", "uriTemplate"))
 	}
+	return nil
+}
+
+// readList reads one of the child's lists with list and hands it to set
+// with its items as sent (member of each page, each item by its key).
+func readList[T any](ctx context.Context, b *Bridge, list func(context.Context, string) ([]T, error), member, key string, set func([]T, map[string]json.RawMessage)) error {
+	rctx, raws := mcpfix.WithRawResults(ctx)
+	items, err := list(rctx, b.id)
+	if err != nil {
+		return err
+	}
+	set(items, raws.Items(member, key))
 	return nil
 }
 
