@@ -112,26 +112,30 @@ func replace(t *testing.T, s catalog.Store, server catalog.Server, tools []catal
 
 func listTools(t *testing.T, s catalog.Store) []catalog.Tool {
 	t.Helper()
-	tools, err := s.ListTools(context.Background())
-	if err != nil {
-		t.Fatalf("ListTools: %v", err)
-	}
-	if !sort.SliceIsSorted(tools, func(i, j int) bool { return tools[i].ID < tools[j].ID }) {
-		t.Fatalf("ListTools is not sorted by ID: %v", ids(tools))
-	}
-	return tools
+	return listByID(t, "ListTools", s.ListTools, func(x catalog.Tool) string { return x.ID })
 }
 
 func listServers(t *testing.T, s catalog.Store) []catalog.Server {
 	t.Helper()
-	servers, err := s.ListServers(context.Background())
+	return listByID(t, "ListServers", s.ListServers, func(x catalog.Server) string { return x.ID })
+}
+
+// listByID returns what list (the store's method named name) returns,
+// and fails the test on an error or a list not sorted by id.
+func listByID[T any](t *testing.T, name string, list func(context.Context) ([]T, error), id func(T) string) []T {
+	t.Helper()
+	items, err := list(context.Background())
 	if err != nil {
-		t.Fatalf("ListServers: %v", err)
+		t.Fatalf("%s: %v", name, err)
 	}
-	if !sort.SliceIsSorted(servers, func(i, j int) bool { return servers[i].ID < servers[j].ID }) {
-		t.Fatalf("ListServers is not sorted by ID: %v", servers)
+	keys := make([]string, len(items))
+	for i, x := range items {
+		keys[i] = id(x)
 	}
-	return servers
+	if !slices.IsSorted(keys) {
+		t.Fatalf("%s is not sorted by ID: %v", name, keys)
+	}
+	return items
 }
 
 func toolsOf(tools []catalog.Tool, server string) []catalog.Tool {
