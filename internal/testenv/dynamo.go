@@ -137,16 +137,8 @@ func startDynamoDBLocal(java, dir, jar string) (endpoint string, stop func(), er
 // answersDynamoDB reports whether endpoint answers a ListTables request
 // the way DynamoDB does.
 func answersDynamoDB(client *http.Client, endpoint string) bool {
-	req, err := http.NewRequest(http.MethodPost, endpoint, strings.NewReader(`{"Limit":1}`))
-	if err != nil {
-		return false
-	}
-	req.Header.Set("Content-Type", "application/x-amz-json-1.0")
-	req.Header.Set("X-Amz-Target", "DynamoDB_20120810.ListTables")
-	// Any credentials: DynamoDB Local checks only that they are there.
-	req.Header.Set("Authorization", "AWS4-HMAC-SHA256 Credential=local/20260101/us-east-1/dynamodb/aws4_request, SignedHeaders=host, Signature=0")
-	resp, err := client.Do(req)
-	if err != nil {
+	resp := callAWSJSON(client, endpoint, "dynamodb", "1.0", "DynamoDB_20120810.ListTables", `{"Limit":1}`)
+	if resp == nil {
 		return false
 	}
 	defer resp.Body.Close()
@@ -154,6 +146,25 @@ func answersDynamoDB(client *http.Client, endpoint string) bool {
 		TableNames *[]string `json:"TableNames"`
 	}
 	return resp.StatusCode == http.StatusOK && json.NewDecoder(resp.Body).Decode(&out) == nil && out.TableNames != nil
+}
+
+// callAWSJSON posts body to endpoint as a call of target in the AWS JSON
+// protocol of version ("1.0", "1.1"), signed for service with any
+// credentials (the emulators check only that there are some), and returns
+// the answer, or nil when none came.
+func callAWSJSON(client *http.Client, endpoint, service, version, target, body string) *http.Response {
+	req, err := http.NewRequest(http.MethodPost, endpoint, strings.NewReader(body))
+	if err != nil {
+		return nil
+	}
+	req.Header.Set("Content-Type", "application/x-amz-json-"+version)
+	req.Header.Set("X-Amz-Target", target)
+	req.Header.Set("Authorization", "AWS4-HMAC-SHA256 Credential=local/20260101/us-east-1/"+service+"/aws4_request, SignedHeaders=host, Signature=0")
+	resp, err := client.Do(req)
+	if err != nil {
+		return nil
+	}
+	return resp
 }
 
 func freePort() (int, error) {

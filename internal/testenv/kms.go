@@ -61,14 +61,8 @@ func startLocalKMS(bin string) (string, func(), error) {
 
 // answersKMS reports whether ep answers a ListKeys request as KMS does.
 func answersKMS(client *http.Client, ep string) bool {
-	req, err := http.NewRequest(http.MethodPost, ep, strings.NewReader(`{}`))
-	if err != nil {
-		return false
-	}
-	req.Header.Set("Content-Type", "application/x-amz-json-1.1")
-	req.Header.Set("X-Amz-Target", "TrentService.ListKeys")
-	resp, err := client.Do(req)
-	if err != nil {
+	resp := callAWSJSON(client, ep, "kms", "1.1", "TrentService.ListKeys", `{}`)
+	if resp == nil {
 		return false
 	}
 	defer resp.Body.Close()
