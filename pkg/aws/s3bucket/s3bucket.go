@@ -16,13 +16,13 @@ import (
 	"path"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"github.com/aws/smithy-go"
 	smithyhttp "github.com/aws/smithy-go/transport/http"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/toolrag/mcp-gateway/pkg/index/indexpub"
 )
@@ -143,71 +143,52 @@ func (b *Bucket) get(ctx context.Context, key, ifNoneMatch string) ([]byte, stri
 }
 
 // getParts fills buf[from:] with ranged GETs of size part, at most
-// Parallel at once, each conditional on etag.
+// Parallel at once, each conditional on etag. The first failure cancels
+// the rest.
 func (b *Bucket) getParts(ctx context.Context, key, etag string, buf []byte, from, part int64) error {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	sem := make(chan struct{}, b.parallel())
-	var (
-		wg       sync.WaitGroup
-		mu       sync.Mutex
-		firstErr error
-	)
-	fail := func(err error) {
-		mu.Lock()
-		if firstErr == nil {
-			firstErr = err
-			cancel()
-		}
-		mu.Unlock()
-	}
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(b.parallel())
 	total := int64(len(buf))
-	for off := from; off < total; off += part {
+	for off := from; off < total && gctx.Err() == nil; off += part {
 		end := min(off+part, total) // exclusive
-		select {
-		case sem <- struct{}{}:
-		case <-ctx.Done():
-		}
-		if ctx.Err() != nil {
-			break
-		}
-		wg.Add(1)
-		go func(off, end int64) {
-			defer wg.Done()
-			defer func() { <-sem }()
-			in := &s3.GetObjectInput{
-				Bucket: aws.String(b.bucket), Key: aws.String(key),
-				Range: aws.String(fmt.Sprintf("bytes=%d-%d", off, end-1)),
+		g.Go(func() error {
+			if err := gctx.Err(); err != nil {
+				return err // a part failed while this one waited for its turn
 			}
-			if etag != "" {
-				in.IfMatch = aws.String(etag)
-			}
-			out, err := b.client.GetObject(ctx, in)
-			if err != nil {
-				if isStatus(err, http.StatusPreconditionFailed) || isNotFound(err) {
-					fail(errChanged)
-				} else {
-					fail(fmt.Errorf("s3: reading bytes %d-%d of %s: %w", off, end-1, b.where(key), err))
-				}
-				return
-			}
-			defer out.Body.Close()
-			if got := aws.ToString(out.ETag); etag != "" && got != "" && got != etag {
-				fail(errChanged) // a store that ignores If-Match on GET
-				return
-			}
-			if _, err := io.ReadFull(out.Body, buf[off:end]); err != nil {
-				fail(fmt.Errorf("s3: reading bytes %d-%d of %s: %w", off, end-1, b.where(key), err))
-			}
-		}(off, end)
+			return b.getPart(gctx, key, etag, buf[off:end], off)
+		})
 	}
-	wg.Wait()
-	mu.Lock()
-	defer mu.Unlock()
-	if firstErr == nil && ctx.Err() != nil {
-		return ctx.Err()
+	if err := g.Wait(); err != nil {
+		return err
 	}
-	return firstErr
+	return ctx.Err()
+}
+
+// getPart fills dst with the bytes of key from off on, conditional on etag.
+func (b *Bucket) getPart(ctx context.Context, key, etag string, dst []byte, off int64) error {
+	last := off + int64(len(dst)) - 1
+	in := &s3.GetObjectInput{
+		Bucket: aws.String(b.bucket), Key: aws.String(key),
+		Range: aws.String(fmt.Sprintf("bytes=%d-%d", off, last)),
+	}
+	if etag != "" {
+		in.IfMatch = aws.String(etag)
+	}
+	out, err := b.client.GetObject(ctx, in)
+	if err != nil {
+		if isStatus(err, http.StatusPreconditionFailed) || isNotFound(err) {
+			return errChanged
+		}
+		return fmt.Errorf("s3: reading bytes %d-%d of %s: %w", off, last, b.where(key), err)
+	}
+	defer out.Body.Close()
+	if got := aws.ToString(out.ETag); etag != "" && got != "" && got != etag {
+		return errChanged // a store that ignores If-Match on GET
+	}
+	if _, err := io.ReadFull(out.Body, dst); err != nil {
+		return fmt.Errorf("s3: reading bytes %d-%d of %s: %w", off, last, b.where(key), err)
+	}
+	return nil
 }
 
 // totalSize returns the object size from a ranged response's Content-Range

@@ -8,6 +8,9 @@ import (
 	"math"
 	"math/rand/v2"
 	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -171,6 +174,88 @@ func TestRangedGetRestartsWhenObjectChanges(t *testing.T) {
 	}
 	if !bytes.Equal(got, v2) {
 		t.Fatalf("got a mix of two versions (equal to v1: %v)", bytes.Equal(got, v1))
+	}
+}
+
+// The ranged GETs of one object run at most Parallel at once, and the
+// first that fails cancels those in flight and starts no more.
+func TestRangedGetBoundAndFirstFailure(t *testing.T) {
+	const size, part = 8000, 1000 // one first GET, then 7 ranged parts
+	tests := []struct {
+		name     string
+		parallel int
+		fail     string // Range of the part answered 403; the others then wait to be cancelled
+		wantGets int64  // requests that reached the server
+		wantErr  string
+	}{
+		{name: "one at a time", parallel: 1, wantGets: 8},
+		{name: "three at a time", parallel: 3, wantGets: 8},
+		{name: "more than the parts", parallel: 16, wantGets: 8},
+		{name: "first failure cancels the rest", parallel: 3, fail: "bytes=2000-2999", wantGets: 1 + 3, wantErr: "bytes 2000-2999"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := s3test.New(t, bucket)
+			want := randomBytes(size, 7)
+			srv.PutRaw(t, bucket, "blob", want)
+			target, err := url.Parse(srv.URL)
+			if err != nil {
+				t.Fatal(err)
+			}
+			proxy := httputil.NewSingleHostReverseProxy(target)
+			var gets, inflight, maxInflight atomic.Int64
+			front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				gets.Add(1)
+				n := inflight.Add(1)
+				defer inflight.Add(-1)
+				for m := maxInflight.Load(); n > m && !maxInflight.CompareAndSwap(m, n); m = maxInflight.Load() {
+				}
+				rng := r.Header.Get("Range")
+				switch {
+				case tc.fail != "" && rng == tc.fail:
+					time.Sleep(20 * time.Millisecond) // let the other parts start
+					w.Header().Set("Content-Type", "application/xml")
+					w.WriteHeader(http.StatusForbidden)
+					fmt.Fprint(w, `<Error><Code>AccessDenied</Code><Message>Access Denied</Message></Error>`)
+					return
+				case tc.fail != "" && !strings.HasPrefix(rng, "bytes=0-"):
+					select {
+					case <-r.Context().Done(): // the client gave up on this part
+					case <-time.After(10 * time.Second):
+					}
+					return
+				case !strings.HasPrefix(rng, "bytes=0-"):
+					time.Sleep(20 * time.Millisecond) // long enough for the parts to overlap
+				}
+				proxy.ServeHTTP(w, r)
+			}))
+			t.Cleanup(front.Close)
+			b := New(s3test.NewClient(front.URL), bucket)
+			b.PartSize, b.Parallel = part, tc.parallel
+			start := time.Now()
+			got, _, err := b.Get(context.Background(), "blob", "")
+			if elapsed := time.Since(start); elapsed > 5*time.Second {
+				t.Errorf("Get took %v: the parts in flight were not cancelled", elapsed)
+			}
+			if n := gets.Load(); n != tc.wantGets {
+				t.Errorf("%d GET requests, want %d", n, tc.wantGets)
+			}
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) || !strings.Contains(err.Error(), "AccessDenied") {
+					t.Fatalf("err = %v, want the failed part (%s) and why", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got, want) {
+				t.Fatal("ranged download differs from the object")
+			}
+			if m, want := maxInflight.Load(), int64(min(tc.parallel, size/part-1)); m != want {
+				t.Errorf("at most %d GETs in flight, want %d (Parallel %d)", m, want, tc.parallel)
+			}
+		})
 	}
 }
 
