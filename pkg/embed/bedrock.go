@@ -6,12 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/toolrag/mcp-gateway/internal/redact"
 	"github.com/toolrag/mcp-gateway/pkg/index/vindex"
@@ -105,37 +105,23 @@ func (e *bedrockEmbedder) EmbedQuery(ctx context.Context, text string) ([]float3
 // time; the first failure cancels the rest.
 func (e *bedrockEmbedder) EmbedDocuments(ctx context.Context, texts []string) ([][]float32, error) {
 	out := make([][]float32, len(texts))
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var (
-		wg       sync.WaitGroup
-		once     sync.Once
-		firstErr error
-		sem      = make(chan struct{}, e.cfg.Concurrency)
-	)
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(e.cfg.Concurrency)
 	for i, t := range texts {
-		select {
-		case sem <- struct{}{}:
-		case <-ctx.Done():
-		}
-		if ctx.Err() != nil {
+		if gctx.Err() != nil {
 			break
 		}
-		wg.Add(1)
-		go func(i int, t string) {
-			defer wg.Done()
-			defer func() { <-sem }()
-			v, err := e.embedOne(ctx, t)
-			if err != nil {
-				once.Do(func() { firstErr = err; cancel() })
-				return
+		g.Go(func() error {
+			if err := gctx.Err(); err != nil {
+				return err // a call failed while this one waited for its turn
 			}
+			v, err := e.embedOne(gctx, t)
 			out[i] = v
-		}(i, t)
+			return err
+		})
 	}
-	wg.Wait()
-	if firstErr != nil {
-		return nil, firstErr
+	if err := g.Wait(); err != nil {
+		return nil, err
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err

@@ -247,25 +247,56 @@ func TestBedrockErrors(t *testing.T) {
 	}
 }
 
+// The first failed call of a batch cancels the calls in flight and starts
+// no more.
 func TestBedrockFirstErrorStopsBatch(t *testing.T) {
-	f := &fakeTitan{t: t, model: DefaultBedrockModel}
-	f.script = func(n int, w http.ResponseWriter, r *http.Request) bool {
-		w.Header().Set("X-Amzn-ErrorType", "ValidationException")
-		w.WriteHeader(http.StatusBadRequest)
-		fmt.Fprint(w, `{"message":"Malformed input request"}`)
-		return true
+	tests := []struct {
+		name        string
+		concurrency int
+		// fail answers call n with a 400; otherwise the call waits until
+		// its client gives up (or 10s).
+		fail func(n int) bool
+	}{
+		{"every call fails, one at a time", 1, func(int) bool { return true }},
+		{"the first call fails, the others hang", 4, func(n int) bool { return n == 0 }},
 	}
-	e := newBedrockTest(t, f, BedrockConfig{Dim: 512, Concurrency: 1})
-	texts := make([]string, 50)
-	for i := range texts {
-		texts[i] = "t"
-	}
-	_, err := e.EmbedDocuments(context.Background(), texts)
-	if err == nil || !strings.Contains(err.Error(), "Malformed input request") {
-		t.Fatalf("err = %v", err)
-	}
-	if got := f.calls.Load(); got > 2 {
-		t.Errorf("%d calls after the first failure, want the batch stopped", got)
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f := &fakeTitan{t: t, model: DefaultBedrockModel}
+			f.script = func(n int, w http.ResponseWriter, r *http.Request) bool {
+				if !tc.fail(n) {
+					select {
+					case <-r.Context().Done():
+					case <-time.After(10 * time.Second):
+					}
+					return true
+				}
+				time.Sleep(20 * time.Millisecond) // let the others start
+				w.Header().Set("X-Amzn-ErrorType", "ValidationException")
+				w.WriteHeader(http.StatusBadRequest)
+				fmt.Fprint(w, `{"message":"Malformed input request"}`)
+				return true
+			}
+			e := newBedrockTest(t, f, BedrockConfig{Dim: 512, Concurrency: tc.concurrency})
+			texts := make([]string, 50)
+			for i := range texts {
+				texts[i] = "t"
+			}
+			start := time.Now()
+			_, err := e.EmbedDocuments(context.Background(), texts)
+			if err == nil || !strings.Contains(err.Error(), "Malformed input request") {
+				t.Fatalf("err = %v, want the first failure", err)
+			}
+			if elapsed := time.Since(start); elapsed > 5*time.Second {
+				t.Errorf("EmbedDocuments took %v: the calls in flight were not cancelled", elapsed)
+			}
+			if got := f.calls.Load(); got > int32(tc.concurrency) {
+				t.Errorf("%d calls, want at most %d (those in flight when the first failed)", got, tc.concurrency)
+			}
+			if m := f.maxSeen.Load(); m > int32(tc.concurrency) {
+				t.Errorf("%d calls at once, want at most %d", m, tc.concurrency)
+			}
+		})
 	}
 }
 
