@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/toolrag/mcp-gateway/pkg/tracing"
 )
@@ -54,14 +55,10 @@ func ProbeAll(ctx context.Context, p Prober, timeout time.Duration, parallel int
 	servers := p.Servers()
 	out = make(map[string]Status, len(servers))
 	var mu sync.Mutex
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, parallel)
+	var g errgroup.Group // a server down is a status, not an error: it stops no other probe
+	g.SetLimit(parallel)
 	for _, id := range servers {
-		wg.Add(1)
-		go func(id string) {
-			defer wg.Done()
-			sem <- struct{}{}
-			defer func() { <-sem }()
+		g.Go(func() error {
 			pctx, cancel := context.WithTimeout(ctx, timeout)
 			defer cancel()
 			start := time.Now()
@@ -73,9 +70,10 @@ func ProbeAll(ctx context.Context, p Prober, timeout time.Duration, parallel int
 			mu.Lock()
 			out[id] = st
 			mu.Unlock()
-		}(id)
+			return nil
+		})
 	}
-	wg.Wait()
+	g.Wait()
 	return out
 }
 

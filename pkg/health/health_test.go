@@ -3,6 +3,8 @@ package health
 import (
 	"context"
 	"errors"
+	"fmt"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -41,6 +43,68 @@ func TestProbeAllAndTracker(t *testing.T) {
 	}
 	if d := tr.Down(); len(d) != 2 || d[0] != "b" || d[1] != "hang" {
 		t.Fatalf("Down = %v", d)
+	}
+}
+
+// slowProber answers each ping after a pause, counting the pings in
+// flight; the servers named in down fail.
+type slowProber struct {
+	servers           []string
+	down              map[string]bool
+	inflight, maxSeen atomic.Int32
+}
+
+func (p *slowProber) Servers() []string { return p.servers }
+
+func (p *slowProber) Ping(ctx context.Context, id string) error {
+	n := p.inflight.Add(1)
+	defer p.inflight.Add(-1)
+	for m := p.maxSeen.Load(); n > m && !p.maxSeen.CompareAndSwap(m, n); m = p.maxSeen.Load() {
+	}
+	select {
+	case <-time.After(30 * time.Millisecond):
+	case <-ctx.Done():
+		return ctx.Err() // cancelled by a sibling's failure: must not happen
+	}
+	if p.down[id] {
+		return errors.New("connection refused")
+	}
+	return nil
+}
+
+// ProbeAll probes at most parallel servers at once, and a server down
+// stops no other probe.
+func TestProbeAllBoundedAndIndependent(t *testing.T) {
+	tests := []struct {
+		name     string
+		servers  int
+		parallel int
+		wantMax  int32
+	}{
+		{"one at a time", 5, 1, 1},
+		{"three at a time", 10, 3, 3},
+		{"fewer servers than the bound", 2, 8, 2},
+		{"default bound of 16", 20, 0, 16},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p := &slowProber{down: map[string]bool{"s0": true}}
+			for i := range tc.servers {
+				p.servers = append(p.servers, fmt.Sprintf("s%d", i))
+			}
+			st := ProbeAll(context.Background(), p, time.Second, tc.parallel)
+			if m := p.maxSeen.Load(); m != tc.wantMax {
+				t.Errorf("%d probes at once, want %d", m, tc.wantMax)
+			}
+			if len(st) != tc.servers {
+				t.Fatalf("%d statuses, want one per server (%d)", len(st), tc.servers)
+			}
+			for id, s := range st {
+				if wantUp := !p.down[id]; s.Up != wantUp {
+					t.Errorf("%s: %+v, want up %v (one server down must not cancel the others)", id, s, wantUp)
+				}
+			}
+		})
 	}
 }
 
