@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/toolrag/mcp-gateway/pkg/gateway"
 	"github.com/toolrag/mcp-gateway/pkg/upstream"
@@ -68,25 +69,21 @@ func SyncSurfaces(ctx context.Context, up *upstream.Manager, reg SurfaceWriter, 
 	var (
 		mu     sync.Mutex
 		failed = map[string]string{}
-		wg     sync.WaitGroup
-		sem    = make(chan struct{}, parallel)
+		g      errgroup.Group // a server that cannot be listed stops no other
 	)
+	g.SetLimit(parallel)
 	for _, id := range ids {
-		wg.Add(1)
-		go func(id string) {
-			defer wg.Done()
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			err := syncSurface(ctx, up, reg, id, timeout)
-			if err != nil {
+		g.Go(func() error {
+			if err := syncSurface(ctx, up, reg, id, timeout); err != nil {
 				log.Warn("could not list prompts/resources; gateways keep the ones stored before", "server", id, "error", err)
 				mu.Lock()
 				failed[id] = err.Error()
 				mu.Unlock()
 			}
-		}(id)
+			return nil
+		})
 	}
-	wg.Wait()
+	g.Wait()
 	return failed
 }
 

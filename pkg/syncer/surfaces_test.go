@@ -1,11 +1,23 @@
 package syncer
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	mcpserver "github.com/mark3labs/mcp-go/server"
+
+	"github.com/toolrag/mcp-gateway/pkg/upstream"
 )
 
 // docs is a Reader over fixed documents (the DynamoDB one is exercised
@@ -73,5 +85,85 @@ func TestStoredSetDown(t *testing.T) {
 		if _, ok, _ := s.Surface(ctx, "echo"); ok != st.wantEchoOK {
 			t.Errorf("%s: Surface(echo) ok = %v, want %v", st.name, ok, st.wantEchoOK)
 		}
+	}
+}
+
+// surfaceDocs is a SurfaceWriter in memory.
+type surfaceDocs struct {
+	mu   sync.Mutex
+	docs map[string]json.RawMessage
+}
+
+func (s *surfaceDocs) SetSurface(_ context.Context, id string, doc json.RawMessage) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.docs[id] = doc
+	return nil
+}
+
+// SyncSurfaces lists at most parallel servers at once, and a server that
+// cannot be listed stops no other.
+func TestSyncSurfacesBoundedAndIndependent(t *testing.T) {
+	s := mcpserver.NewMCPServer("fixture", "1.0", mcpserver.WithPromptCapabilities(false))
+	s.AddPrompt(mcp.NewPrompt("greet"), func(context.Context, mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+		return mcp.NewGetPromptResult("", nil), nil
+	})
+	h := mcpserver.NewStreamableHTTPServer(s)
+	var inflight, maxSeen atomic.Int32
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/broken" {
+			http.Error(w, "no such server", http.StatusNotFound)
+			return
+		}
+		body, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		if bytes.Contains(body, []byte(`"method":"prompts/list"`)) {
+			n := inflight.Add(1)
+			defer inflight.Add(-1)
+			for m := maxSeen.Load(); n > m && !maxSeen.CompareAndSwap(m, n); m = maxSeen.Load() {
+			}
+			time.Sleep(100 * time.Millisecond) // long enough for the servers listed at once to overlap
+		}
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(up.Close)
+	log := slog.New(slog.DiscardHandler)
+	tests := []struct {
+		name     string
+		servers  int
+		parallel int
+		wantMax  int32
+	}{
+		{"one at a time", 3, 1, 1},
+		{"two at a time", 6, 2, 2},
+		{"fewer servers than the bound", 2, 8, 2},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			maxSeen.Store(0)
+			cfgs := map[string]upstream.ServerConfig{"broken": {Transport: upstream.TransportStreamableHTTP, URL: up.URL + "/broken"}}
+			for i := range tc.servers {
+				cfgs[fmt.Sprintf("s%d", i)] = upstream.ServerConfig{Transport: upstream.TransportStreamableHTTP, URL: up.URL + "/mcp"}
+			}
+			mgr := upstream.NewManager(upstream.Options{CallTimeout: 5 * time.Second, Logger: log})
+			t.Cleanup(func() { mgr.Close() })
+			mgr.SetServers(cfgs)
+			reg := &surfaceDocs{docs: map[string]json.RawMessage{}}
+			failed := SyncSurfaces(context.Background(), mgr, reg, cfgs, tc.parallel, 5*time.Second, log)
+			if len(failed) != 1 || failed["broken"] == "" {
+				t.Errorf("failed = %v, want only the broken server", failed)
+			}
+			if len(reg.docs) != tc.servers {
+				t.Errorf("%d surfaces stored, want one per working server (%d): the broken one must not stop the others", len(reg.docs), tc.servers)
+			}
+			for id, doc := range reg.docs {
+				if !bytes.Contains(doc, []byte(`"greet"`)) {
+					t.Errorf("%s: stored %s, want the prompt greet", id, doc)
+				}
+			}
+			if m := maxSeen.Load(); m != tc.wantMax {
+				t.Errorf("%d servers listed at once, want %d", m, tc.wantMax)
+			}
+		})
 	}
 }
