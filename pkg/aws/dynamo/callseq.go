@@ -3,11 +3,12 @@ package dynamo
 import (
 	"context"
 	"fmt"
-	"sync"
+	"sync/atomic"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/toolrag/mcp-gateway/pkg/callseq"
 )
@@ -51,31 +52,21 @@ func (s *CallSeqStore) AddCallSequences(ctx context.Context, counts []callseq.Co
 		return err
 	}
 	var (
-		wg     sync.WaitGroup
-		mu     sync.Mutex
-		failed int
-		first  error
+		g      errgroup.Group // a pair that fails stops no other: the error counts them
+		failed atomic.Int64
 	)
-	sem := make(chan struct{}, callSeqParallel)
+	g.SetLimit(callSeqParallel)
 	for _, c := range counts {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func(c callseq.Count) {
-			defer wg.Done()
-			defer func() { <-sem }()
-			if err := s.add(ctx, c); err != nil {
-				mu.Lock()
-				failed++
-				if first == nil {
-					first = err
-				}
-				mu.Unlock()
+		g.Go(func() error {
+			err := s.add(ctx, c)
+			if err != nil {
+				failed.Add(1)
 			}
-		}(c)
+			return err
+		})
 	}
-	wg.Wait()
-	if first != nil {
-		return fmt.Errorf("add call-sequence counts to %s (%d of %d pairs not added): %w", s.table, failed, len(counts), first)
+	if err := g.Wait(); err != nil {
+		return fmt.Errorf("add call-sequence counts to %s (%d of %d pairs not added): %w", s.table, failed.Load(), len(counts), err)
 	}
 	return nil
 }

@@ -1,8 +1,20 @@
 package dynamo
 
 import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
+	"github.com/toolrag/mcp-gateway/internal/testenv"
 	"github.com/toolrag/mcp-gateway/pkg/callseq"
 	"github.com/toolrag/mcp-gateway/pkg/callseq/callseqtest"
 )
@@ -12,4 +24,83 @@ func TestCallSeqStoreConformance(t *testing.T) {
 		c, tb := testTables(t, "callseq")
 		return NewCallSeqStore(c, tb.CallSeq)
 	})
+}
+
+// AddCallSequences runs at most callSeqParallel UpdateItems at once, and a
+// pair that fails stops no other: the error says how many were not added.
+func TestAddCallSequencesBoundedAndIndependent(t *testing.T) {
+	tests := []struct {
+		name    string
+		pairs   int
+		fail    int // pairs whose UpdateItem the proxy refuses
+		wantMax int32
+		wantErr string
+	}{
+		{name: "fewer pairs than the bound", pairs: 3, wantMax: 3},
+		{name: "more pairs than the bound", pairs: 20, wantMax: callSeqParallel},
+		{name: "some pairs fail", pairs: 20, fail: 3, wantMax: callSeqParallel, wantErr: "(3 of 20 pairs not added)"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			_, tb := testTables(t, "callseq")
+			target, err := url.Parse(testenv.DynamoDB(t))
+			if err != nil {
+				t.Fatal(err)
+			}
+			proxy := httputil.NewSingleHostReverseProxy(target)
+			var inflight, maxSeen atomic.Int32
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if !strings.HasSuffix(r.Header.Get("X-Amz-Target"), ".UpdateItem") {
+					proxy.ServeHTTP(w, r)
+					return
+				}
+				n := inflight.Add(1)
+				defer inflight.Add(-1)
+				for m := maxSeen.Load(); n > m && !maxSeen.CompareAndSwap(m, n); m = maxSeen.Load() {
+				}
+				time.Sleep(30 * time.Millisecond) // long enough for the calls to overlap
+				body, _ := io.ReadAll(r.Body)
+				if bytes.Contains(body, []byte(`"bad-`)) {
+					w.Header().Set("Content-Type", "application/x-amz-json-1.0")
+					w.WriteHeader(http.StatusBadRequest)
+					io.WriteString(w, `{"__type":"com.amazon.coral.validate#ValidationException","message":"injected failure"}`)
+					return
+				}
+				r.Body = io.NopCloser(bytes.NewReader(body))
+				proxy.ServeHTTP(w, r)
+			}))
+			t.Cleanup(srv.Close)
+			c, err := NewClient(ctx, srv.URL, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := NewCallSeqStore(c, tb.CallSeq)
+			counts := make([]callseq.Count, tc.pairs)
+			for i := range counts {
+				from := fmt.Sprintf("a__t%d", i)
+				if i < tc.fail {
+					from = fmt.Sprintf("bad-%d", i)
+				}
+				counts[i] = callseq.Count{From: from, To: "a__next", N: 1, Day: 1}
+			}
+			err = s.AddCallSequences(ctx, counts)
+			if tc.wantErr == "" && err != nil {
+				t.Fatal(err)
+			}
+			if tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr) || !strings.Contains(err.Error(), "injected failure")) {
+				t.Fatalf("err = %v, want it to count the pairs not added (%s) and say why", err, tc.wantErr)
+			}
+			if m := maxSeen.Load(); m != tc.wantMax {
+				t.Errorf("%d UpdateItems at once, want %d", m, tc.wantMax)
+			}
+			got, err := s.ListCallSequences(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got) != tc.pairs-tc.fail {
+				t.Errorf("%d pairs stored, want %d: a failed pair must not stop the others", len(got), tc.pairs-tc.fail)
+			}
+		})
+	}
 }
