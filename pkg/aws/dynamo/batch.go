@@ -6,13 +6,13 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strconv"
-	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/toolrag/mcp-gateway/internal/pause"
 )
@@ -99,7 +99,6 @@ func pageLimit(n int32) *int32 {
 	return aws.Int32(n)
 }
 
-// scanAll runs a Scan to the last page.
 // scanSegments scans the table of in as n segments at once (a parallel
 // scan: each segment is a disjoint set of partition keys, so all items of
 // one partition key come from the same segment) and returns the items of
@@ -108,23 +107,18 @@ func scanSegments(ctx context.Context, c *dynamodb.Client, in *dynamodb.ScanInpu
 	if n < 2 {
 		return scanAll(ctx, c, in)
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
 	parts := make([][]item, n)
 	errs := make([]error, n)
-	var wg sync.WaitGroup
+	g, gctx := errgroup.WithContext(ctx) // a failed segment loses the result: it stops the others
 	for i := range n {
 		seg := *in
 		seg.Segment, seg.TotalSegments = aws.Int32(int32(i)), aws.Int32(int32(n))
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if parts[i], errs[i] = scanAll(ctx, c, &seg); errs[i] != nil {
-				cancel() // the result is lost anyway: stop the other segments
-			}
-		}()
+		g.Go(func() error {
+			parts[i], errs[i] = scanAll(gctx, c, &seg)
+			return errs[i]
+		})
 	}
-	wg.Wait()
+	g.Wait() // the error returned is chosen below, in segment order
 	total := 0
 	for i, err := range errs {
 		if err != nil && !errors.Is(err, context.Canceled) {
@@ -142,6 +136,7 @@ func scanSegments(ctx context.Context, c *dynamodb.Client, in *dynamodb.ScanInpu
 	return out, nil
 }
 
+// scanAll runs a Scan to the last page.
 func scanAll(ctx context.Context, c *dynamodb.Client, in *dynamodb.ScanInput) ([]item, error) {
 	return allPages(ctx, dynamodb.NewScanPaginator(c, in),
 		func(o *dynamodb.ScanOutput) []item { return o.Items }, "scan "+aws.ToString(in.TableName))

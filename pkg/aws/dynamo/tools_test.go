@@ -1,9 +1,15 @@
 package dynamo
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -13,6 +19,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
+	"github.com/toolrag/mcp-gateway/internal/testenv"
 	"github.com/toolrag/mcp-gateway/pkg/catalog"
 	"github.com/toolrag/mcp-gateway/pkg/catalog/storetest"
 )
@@ -473,5 +480,66 @@ func BenchmarkDynamoGetTool(b *testing.B) {
 		if _, err := s.GetTool(ctx, fmt.Sprintf("big__tool%03d", i%300)); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// A segment of a parallel scan that fails cancels the others: ListTools
+// returns its error without waiting for them.
+func TestParallelScanFirstFailureCancelsTheRest(t *testing.T) {
+	tests := []struct {
+		name     string
+		segments int
+		fail     string // the Segment field of the Scan the proxy refuses
+	}{
+		{"first of two", 2, `"Segment":0`},
+		{"middle of four", 4, `"Segment":2`},
+		{"last of eight", 8, `"Segment":7`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s, _, _ := newToolStore(t)
+			target, err := url.Parse(testenv.DynamoDB(t))
+			if err != nil {
+				t.Fatal(err)
+			}
+			proxy := httputil.NewSingleHostReverseProxy(target)
+			var scans atomic.Int32
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if !strings.HasSuffix(r.Header.Get("X-Amz-Target"), ".Scan") {
+					proxy.ServeHTTP(w, r)
+					return
+				}
+				scans.Add(1)
+				body, _ := io.ReadAll(r.Body)
+				if !bytes.Contains(body, []byte(tc.fail)) {
+					select {
+					case <-r.Context().Done(): // the client gave up on this segment
+					case <-time.After(10 * time.Second):
+					}
+					return
+				}
+				time.Sleep(20 * time.Millisecond) // let the other segments start
+				w.Header().Set("Content-Type", "application/x-amz-json-1.0")
+				w.WriteHeader(http.StatusBadRequest)
+				io.WriteString(w, `{"__type":"com.amazon.coral.validate#ValidationException","message":"injected failure"}`)
+			}))
+			t.Cleanup(srv.Close)
+			c, err := NewClient(context.Background(), srv.URL, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s.client, s.ScanSegments = c, tc.segments
+			start := time.Now()
+			_, err = s.ListTools(context.Background())
+			if err == nil || !strings.Contains(err.Error(), "injected failure") {
+				t.Fatalf("err = %v, want the failed segment's error", err)
+			}
+			if elapsed := time.Since(start); elapsed > 5*time.Second {
+				t.Errorf("ListTools took %v: the other segments were not cancelled", elapsed)
+			}
+			if n := scans.Load(); n != int32(tc.segments) {
+				t.Errorf("%d Scan requests, want one per segment (%d)", n, tc.segments)
+			}
+		})
 	}
 }
