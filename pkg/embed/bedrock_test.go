@@ -18,6 +18,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
+
+	"github.com/toolrag/mcp-gateway/internal/testenv"
 )
 
 // fakeTitan speaks the Bedrock InvokeModel wire format for Titan Text
@@ -27,8 +29,7 @@ type fakeTitan struct {
 	t        *testing.T
 	model    string
 	calls    atomic.Int32
-	inflight atomic.Int32
-	maxSeen  atomic.Int32
+	inflight testenv.InFlight
 	gate     chan struct{} // when set, each call waits for a token
 	mu       sync.Mutex
 	texts    []string
@@ -38,14 +39,7 @@ type fakeTitan struct {
 
 func (f *fakeTitan) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	n := int(f.calls.Add(1)) - 1
-	cur := f.inflight.Add(1)
-	defer f.inflight.Add(-1)
-	for {
-		m := f.maxSeen.Load()
-		if cur <= m || f.maxSeen.CompareAndSwap(m, cur) {
-			break
-		}
-	}
+	defer f.inflight.Enter()()
 	if f.gate != nil {
 		<-f.gate
 	}
@@ -146,7 +140,7 @@ func TestBedrockEmbedsWithBoundedConcurrency(t *testing.T) {
 	if got := f.calls.Load(); got != 9 {
 		t.Errorf("calls = %d, want 9 (one per non-blank text)", got)
 	}
-	if m := f.maxSeen.Load(); m > 3 || m < 1 {
+	if m := f.inflight.Max(); m > 3 || m < 1 {
 		t.Errorf("max concurrent calls = %d, want 1..3", m)
 	}
 	for i, s := range texts {
@@ -293,7 +287,7 @@ func TestBedrockFirstErrorStopsBatch(t *testing.T) {
 			if got := f.calls.Load(); got > int32(tc.concurrency) {
 				t.Errorf("%d calls, want at most %d (those in flight when the first failed)", got, tc.concurrency)
 			}
-			if m := f.maxSeen.Load(); m > int32(tc.concurrency) {
+			if m := f.inflight.Max(); m > int32(tc.concurrency) {
 				t.Errorf("%d calls at once, want at most %d", m, tc.concurrency)
 			}
 		})

@@ -4,9 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/toolrag/mcp-gateway/internal/testenv"
 )
 
 type fakeUpstreams map[string]error // a probe target per server; real upstreams are covered in pkg/local tests
@@ -49,18 +50,15 @@ func TestProbeAllAndTracker(t *testing.T) {
 // slowProber answers each ping after a pause, counting the pings in
 // flight; the servers named in down fail.
 type slowProber struct {
-	servers           []string
-	down              map[string]bool
-	inflight, maxSeen atomic.Int32
+	servers  []string
+	down     map[string]bool
+	inflight testenv.InFlight
 }
 
 func (p *slowProber) Servers() []string { return p.servers }
 
 func (p *slowProber) Ping(ctx context.Context, id string) error {
-	n := p.inflight.Add(1)
-	defer p.inflight.Add(-1)
-	for m := p.maxSeen.Load(); n > m && !p.maxSeen.CompareAndSwap(m, n); m = p.maxSeen.Load() {
-	}
+	defer p.inflight.Enter()()
 	select {
 	case <-time.After(30 * time.Millisecond):
 	case <-ctx.Done():
@@ -93,7 +91,7 @@ func TestProbeAllBoundedAndIndependent(t *testing.T) {
 				p.servers = append(p.servers, fmt.Sprintf("s%d", i))
 			}
 			st := ProbeAll(context.Background(), p, time.Second, tc.parallel)
-			if m := p.maxSeen.Load(); m != tc.wantMax {
+			if m := p.inflight.Max(); m != tc.wantMax {
 				t.Errorf("%d probes at once, want %d", m, tc.wantMax)
 			}
 			if len(st) != tc.servers {

@@ -10,13 +10,13 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	mcpserver "github.com/mark3labs/mcp-go/server"
 
+	"github.com/toolrag/mcp-gateway/internal/testenv"
 	"github.com/toolrag/mcp-gateway/pkg/upstream"
 )
 
@@ -109,7 +109,7 @@ func TestSyncSurfacesBoundedAndIndependent(t *testing.T) {
 		return mcp.NewGetPromptResult("", nil), nil
 	})
 	h := mcpserver.NewStreamableHTTPServer(s)
-	var inflight, maxSeen atomic.Int32
+	var inflight testenv.InFlight
 	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/broken" {
 			http.Error(w, "no such server", http.StatusNotFound)
@@ -118,10 +118,7 @@ func TestSyncSurfacesBoundedAndIndependent(t *testing.T) {
 		body, _ := io.ReadAll(r.Body)
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		if bytes.Contains(body, []byte(`"method":"prompts/list"`)) {
-			n := inflight.Add(1)
-			defer inflight.Add(-1)
-			for m := maxSeen.Load(); n > m && !maxSeen.CompareAndSwap(m, n); m = maxSeen.Load() {
-			}
+			defer inflight.Enter()()
 			time.Sleep(100 * time.Millisecond) // long enough for the servers listed at once to overlap
 		}
 		h.ServeHTTP(w, r)
@@ -140,7 +137,7 @@ func TestSyncSurfacesBoundedAndIndependent(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			maxSeen.Store(0)
+			inflight.Reset()
 			cfgs := map[string]upstream.ServerConfig{"broken": {Transport: upstream.TransportStreamableHTTP, URL: up.URL + "/broken"}}
 			for i := range tc.servers {
 				cfgs[fmt.Sprintf("s%d", i)] = upstream.ServerConfig{Transport: upstream.TransportStreamableHTTP, URL: up.URL + "/mcp"}
@@ -161,7 +158,7 @@ func TestSyncSurfacesBoundedAndIndependent(t *testing.T) {
 					t.Errorf("%s: stored %s, want the prompt greet", id, doc)
 				}
 			}
-			if m := maxSeen.Load(); m != tc.wantMax {
+			if m := inflight.Max(); m != tc.wantMax {
 				t.Errorf("%d servers listed at once, want %d", m, tc.wantMax)
 			}
 		})

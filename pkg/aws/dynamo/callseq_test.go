@@ -10,7 +10,6 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -49,16 +48,13 @@ func TestAddCallSequencesBoundedAndIndependent(t *testing.T) {
 				t.Fatal(err)
 			}
 			proxy := httputil.NewSingleHostReverseProxy(target)
-			var inflight, maxSeen atomic.Int32
+			var inflight testenv.InFlight
 			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				if !strings.HasSuffix(r.Header.Get("X-Amz-Target"), ".UpdateItem") {
 					proxy.ServeHTTP(w, r)
 					return
 				}
-				n := inflight.Add(1)
-				defer inflight.Add(-1)
-				for m := maxSeen.Load(); n > m && !maxSeen.CompareAndSwap(m, n); m = maxSeen.Load() {
-				}
+				defer inflight.Enter()()
 				time.Sleep(30 * time.Millisecond) // long enough for the calls to overlap
 				body, _ := io.ReadAll(r.Body)
 				if bytes.Contains(body, []byte(`"bad-`)) {
@@ -91,7 +87,7 @@ func TestAddCallSequencesBoundedAndIndependent(t *testing.T) {
 			if tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr) || !strings.Contains(err.Error(), "injected failure")) {
 				t.Fatalf("err = %v, want it to count the pairs not added (%s) and say why", err, tc.wantErr)
 			}
-			if m := maxSeen.Load(); m != tc.wantMax {
+			if m := inflight.Max(); m != tc.wantMax {
 				t.Errorf("%d UpdateItems at once, want %d", m, tc.wantMax)
 			}
 			got, err := s.ListCallSequences(ctx)

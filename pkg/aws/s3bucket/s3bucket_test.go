@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolrag/mcp-gateway/internal/testenv"
 	"github.com/toolrag/mcp-gateway/pkg/aws/s3bucket/s3test"
 	"github.com/toolrag/mcp-gateway/pkg/index/indexpub"
 	"github.com/toolrag/mcp-gateway/pkg/index/vindex"
@@ -203,13 +204,11 @@ func TestRangedGetBoundAndFirstFailure(t *testing.T) {
 				t.Fatal(err)
 			}
 			proxy := httputil.NewSingleHostReverseProxy(target)
-			var gets, inflight, maxInflight atomic.Int64
+			var gets atomic.Int64
+			var inflight testenv.InFlight
 			front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				gets.Add(1)
-				n := inflight.Add(1)
-				defer inflight.Add(-1)
-				for m := maxInflight.Load(); n > m && !maxInflight.CompareAndSwap(m, n); m = maxInflight.Load() {
-				}
+				defer inflight.Enter()()
 				rng := r.Header.Get("Range")
 				switch {
 				case tc.fail != "" && rng == tc.fail:
@@ -252,7 +251,7 @@ func TestRangedGetBoundAndFirstFailure(t *testing.T) {
 			if !bytes.Equal(got, want) {
 				t.Fatal("ranged download differs from the object")
 			}
-			if m, want := maxInflight.Load(), int64(min(tc.parallel, size/part-1)); m != want {
+			if m, want := inflight.Max(), int32(min(tc.parallel, size/part-1)); m != want {
 				t.Errorf("at most %d GETs in flight, want %d (Parallel %d)", m, want, tc.parallel)
 			}
 		})
