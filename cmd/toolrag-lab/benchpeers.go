@@ -9,10 +9,11 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/toolrag/mcp-gateway/internal/subcommand"
 	"github.com/toolrag/mcp-gateway/lab/peerbench"
 )
 
-func benchPeersFlags(fs *flag.FlagSet) run {
+func benchPeersFlags(fs *flag.FlagSet) subcommand.Run {
 	toolrag := fs.String("toolrag", "bin/toolrag", "the toolrag binary whose bridge and serve are measured")
 	tools := fs.String("tools", ".tools/peers", "directory where scripts/peers.sh installed supergateway, mcp-proxy and server-everything")
 	targets := fs.String("targets", "", "comma-separated targets to measure (default: all; with --baseline also its bridge and serve): "+strings.Join(peerbench.AllTargets, ", "))

@@ -9,11 +9,12 @@ import (
 	"os"
 	"strings"
 
+	"github.com/toolrag/mcp-gateway/internal/subcommand"
 	"github.com/toolrag/mcp-gateway/lab/train"
 	"github.com/toolrag/mcp-gateway/pkg/embed/model2vec"
 )
 
-func distillFlags(fs *flag.FlagSet) run {
+func distillFlags(fs *flag.FlagSet) subcommand.Run {
 	data := fs.String("data", "../shared/train", "folder of datasets whose tool documents and queries make the corpus")
 	exclude := fs.String("exclude", strings.Join(train.DevDatasets, ","), "comma-separated dataset folders to leave out (default: the real-MCP DEV datasets)")
 	textsOut := fs.String("texts", "", "write the corpus texts (one JSON string per line) to this file for the teacher, and stop")

@@ -9,11 +9,12 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/toolrag/mcp-gateway/internal/subcommand"
 	"github.com/toolrag/mcp-gateway/lab/eval"
 	"github.com/toolrag/mcp-gateway/pkg/embed"
 )
 
-func evalFlags(fs *flag.FlagSet) run {
+func evalFlags(fs *flag.FlagSet) subcommand.Run {
 	var datasets multiFlag
 	fs.Var(&datasets, "dataset", "dataset folder (repeatable)")
 	topK := fs.Int("top-k", 10, "results per query")

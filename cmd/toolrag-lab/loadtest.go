@@ -10,10 +10,11 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/toolrag/mcp-gateway/internal/subcommand"
 	"github.com/toolrag/mcp-gateway/lab/loadtest"
 )
 
-func loadtestFlags(fs *flag.FlagSet) run {
+func loadtestFlags(fs *flag.FlagSet) subcommand.Run {
 	var cfg loadtest.Config
 	fs.IntVar(&cfg.Upstreams, "upstreams", 50, "in-process Streamable HTTP upstreams the benchmark catalog is split over")
 	fs.IntVar(&cfg.Stdio, "stdio", 3, "stdio upstreams running servers/echo")

@@ -9,11 +9,12 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/toolrag/mcp-gateway/internal/subcommand"
 	"github.com/toolrag/mcp-gateway/lab/train"
 	"github.com/toolrag/mcp-gateway/pkg/embed/model2vec"
 )
 
-func trainFlags(fs *flag.FlagSet) run {
+func trainFlags(fs *flag.FlagSet) subcommand.Run {
 	var o train.Options
 	fs.StringVar(&o.TrainDir, "data", "../shared/train", "folder of datasets (each with tools.jsonl and pairs.jsonl)")
 	fs.StringVar(&o.OutDir, "out", "pkg/embed/toolmodel/model", "where to write the Model2Vec model directory")

@@ -12,22 +12,27 @@ import (
 	"strings"
 	"time"
 
+	"github.com/toolrag/mcp-gateway/internal/subcommand"
 	"github.com/toolrag/mcp-gateway/pkg/aws/awsclient"
 	"github.com/toolrag/mcp-gateway/pkg/aws/syncinvoke"
 	"github.com/toolrag/mcp-gateway/pkg/bridge"
 )
 
 func init() {
-	register("bridge", "serve a stdio MCP server over Streamable HTTP (/mcp, /health): toolrag bridge [flags] -- <command> [args...]", runBridge)
+	commands.Add("bridge", subcommand.Command{
+		Summary: "serve a stdio MCP server over Streamable HTTP (/mcp, /health): toolrag bridge [flags] -- <command> [args...]",
+		Usage:   "toolrag bridge [flags] -- <command> [args...]",
+		About: `Runs <command> as a pool of stdio MCP server processes and serves it over
+Streamable HTTP at --path, with GET /health. The server gets the bridge's
+whole environment except ` + bridge.TokenEnv + `.
+
+With ` + bridge.TokenEnv + ` set (the hop credential), every request must carry
+Authorization: Bearer <it>; others are answered 401.`,
+		Flags: bridgeFlags,
+	})
 }
 
-func runBridge(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("bridge", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: toolrag bridge [flags] -- <command> [args...]\n\nRuns <command> as a pool of stdio MCP server processes and serves it over\nStreamable HTTP at --path, with GET /health. The server gets the bridge's\nwhole environment except "+bridge.TokenEnv+".\n\nWith "+bridge.TokenEnv+" set (the hop credential), every request must carry\nAuthorization: Bearer <it>; others are answered 401.\n\nflags:")
-		fs.PrintDefaults()
-	}
+func bridgeFlags(fs *flag.FlagSet) subcommand.Run {
 	addr := fs.String("addr", ":8080", "listen address")
 	fs.StringVar(addr, "listen", ":8080", "same as -addr")
 	path := fs.String("path", bridge.DefaultPath, "URL path of the MCP endpoint")
@@ -44,53 +49,52 @@ func runBridge(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	syncFunction := fs.String("sync-function", os.Getenv("TOOL_RAG_SYNC_FUNCTION"), "on AWS: the sync function to invoke (asynchronously, for -sync-server alone) when the server announces a change of its lists; damped for a server that announces changes in a loop (default $TOOL_RAG_SYNC_FUNCTION)")
 	syncServer := fs.String("sync-server", os.Getenv("TOOL_RAG_SYNC_SERVER"), "with -sync-function: the server's id in the gateway's registry (default $TOOL_RAG_SYNC_SERVER)")
 	requireToken := fs.Bool("require-token", false, "refuse to start unless "+bridge.TokenEnv+" holds the hop credential (the Fargate images set it, so a missing secret never opens the hop)")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	token := os.Getenv(bridge.TokenEnv)
-	if *probe {
-		return probeBridge(ctx, *addr, *path, token, *healthTimeout+5*time.Second, stdout)
-	}
-	if *requireToken && token == "" {
-		return fmt.Errorf("bridge: --require-token is set but %s is empty: the task definition must fill it from the server's secret", bridge.TokenEnv)
-	}
-	cmd := fs.Args()
-	if len(cmd) == 0 {
-		fs.Usage()
-		return errors.New("bridge: no server command: give it after --")
-	}
-	var inherit []string
-	for _, kv := range os.Environ() {
-		if k, _, ok := strings.Cut(kv, "="); ok && k != "" {
-			inherit = append(inherit, k)
+	return func(ctx context.Context, stdout, _ io.Writer) error {
+		token := os.Getenv(bridge.TokenEnv)
+		if *probe {
+			return probeBridge(ctx, *addr, *path, token, *healthTimeout+5*time.Second, stdout)
 		}
-	}
-	var trigger func(context.Context) error
-	if *syncFunction != "" {
-		if *syncServer == "" {
-			return errors.New("bridge: -sync-function needs -sync-server, the server's id in the gateway's registry")
+		if *requireToken && token == "" {
+			return fmt.Errorf("bridge: --require-token is set but %s is empty: the task definition must fill it from the server's secret", bridge.TokenEnv)
 		}
-		lc, err := awsclient.Lambda(ctx, firstEnv("TOOL_RAG_LAMBDA_ENDPOINT", "AWS_ENDPOINT_URL_LAMBDA", "AWS_ENDPOINT_URL"))
+		cmd := fs.Args()
+		if len(cmd) == 0 {
+			fs.Usage()
+			return errors.New("bridge: no server command: give it after --")
+		}
+		var inherit []string
+		for _, kv := range os.Environ() {
+			if k, _, ok := strings.Cut(kv, "="); ok && k != "" {
+				inherit = append(inherit, k)
+			}
+		}
+		var trigger func(context.Context) error
+		if *syncFunction != "" {
+			if *syncServer == "" {
+				return errors.New("bridge: -sync-function needs -sync-server, the server's id in the gateway's registry")
+			}
+			lc, err := awsclient.Lambda(ctx, firstEnv("TOOL_RAG_LAMBDA_ENDPOINT", "AWS_ENDPOINT_URL_LAMBDA", "AWS_ENDPOINT_URL"))
+			if err != nil {
+				return fmt.Errorf("bridge: the Lambda client for -sync-function: %w", err)
+			}
+			trigger = syncinvoke.Trigger(lc, *syncFunction, *syncServer)
+		}
+		b, err := bridge.New(ctx, bridge.Config{
+			Command: cmd[0], Args: cmd[1:], Cwd: *cwd, Name: *name, InheritEnv: inherit,
+			PoolSize: *pool, MaxConcurrent: *maxConc, CallTimeout: *callTimeout, ConnectTimeout: *connectTimeout,
+			RefreshInterval: *refresh, HealthTimeout: *healthTimeout, Path: *path, Token: token,
+			Logger: slog.Default(), SyncTrigger: trigger,
+		})
 		if err != nil {
-			return fmt.Errorf("bridge: the Lambda client for -sync-function: %w", err)
+			return err
 		}
-		trigger = syncinvoke.Trigger(lc, *syncFunction, *syncServer)
+		ln, err := net.Listen("tcp", *addr)
+		if err != nil {
+			b.Close()
+			return fmt.Errorf("bridge: cannot listen on %s: %w", *addr, err)
+		}
+		return b.Serve(ctx, ln, *drain)
 	}
-	b, err := bridge.New(ctx, bridge.Config{
-		Command: cmd[0], Args: cmd[1:], Cwd: *cwd, Name: *name, InheritEnv: inherit,
-		PoolSize: *pool, MaxConcurrent: *maxConc, CallTimeout: *callTimeout, ConnectTimeout: *connectTimeout,
-		RefreshInterval: *refresh, HealthTimeout: *healthTimeout, Path: *path, Token: token,
-		Logger: slog.Default(), SyncTrigger: trigger,
-	})
-	if err != nil {
-		return err
-	}
-	ln, err := net.Listen("tcp", *addr)
-	if err != nil {
-		b.Close()
-		return fmt.Errorf("bridge: cannot listen on %s: %w", *addr, err)
-	}
-	return b.Serve(ctx, ln, *drain)
 }
 
 // probeBridge checks the bridge on addr with bridge.Probe and fails

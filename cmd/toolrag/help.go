@@ -1,29 +1,12 @@
 package main
 
 import (
-	"flag"
 	"fmt"
-	"io"
 	"os"
 	"strings"
 
 	"github.com/toolrag/mcp-gateway/pkg/aws/dynamo"
 )
-
-// describe gives fs a usage text: the command line, what the command does
-// (what it reads and writes), an example, then the flags.
-func describe(fs *flag.FlagSet, w io.Writer, line, text string) {
-	fs.SetOutput(w)
-	fs.Usage = func() {
-		fmt.Fprintf(w, "usage: %s\n\n%s\n", line, strings.TrimSpace(text))
-		n := 0
-		fs.VisitAll(func(*flag.Flag) { n++ })
-		if n > 0 {
-			fmt.Fprintln(w, "\nflags:")
-			fs.PrintDefaults()
-		}
-	}
-}
 
 // awsEnvHelp says where the AWS commands take their credentials, region,
 // endpoint and tables from.

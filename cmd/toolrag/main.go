@@ -4,9 +4,6 @@ package main
 
 import (
 	"context"
-	"errors"
-	"flag"
-	"fmt"
 	"log/slog"
 	"os"
 	"os/signal"
@@ -18,10 +15,6 @@ import (
 )
 
 var commands = subcommand.Set{Program: "toolrag", Footer: "run `toolrag <command> -h` for a command's flags"}
-
-func register(name, summary string, run subcommand.Func) {
-	commands.Add(name, subcommand.Command{Summary: summary, Run: run})
-}
 
 func main() {
 	// Log lines (a request's audit line among them) and the commands'
@@ -37,12 +30,8 @@ func main() {
 	stopTracing()
 	stopProfile()
 	stderr.Close()
-	if err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			os.Exit(0)
-		}
-		fmt.Fprintln(os.Stderr, "toolrag:", err)
-		os.Exit(1)
+	if code := commands.ExitCode(err, os.Stderr); code != 0 {
+		os.Exit(code)
 	}
 }
 

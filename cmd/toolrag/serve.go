@@ -6,19 +6,19 @@ import (
 	"flag"
 	"io"
 
+	"github.com/toolrag/mcp-gateway/internal/subcommand"
 	"github.com/toolrag/mcp-gateway/pkg/index/indexer"
 	"github.com/toolrag/mcp-gateway/pkg/local"
 )
 
 func init() {
-	register("serve", "run the gateway (configured by MCP_GATEWAY_* and TOOL_RAG_* variables)", func(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-		fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-		fs.SetOutput(stderr)
-		fs.Usage = func() { serveUsage(stderr) }
-		if err := fs.Parse(args); err != nil {
-			return err
-		}
-		return serve(ctx, stdout)
+	commands.Add("serve", subcommand.Command{
+		Summary: "run the gateway (configured by MCP_GATEWAY_* and TOOL_RAG_* variables)",
+		Usage:   "toolrag serve",
+		About:   serveAbout,
+		Flags: func(*flag.FlagSet) subcommand.Run {
+			return func(ctx context.Context, stdout, _ io.Writer) error { return serve(ctx, stdout) }
+		},
 	})
 	registerOneShot("sync", "pull tool lists from every upstream into the catalog and rebuild the index, then exit",
 		"incremental", "index rebuild mode: full, incremental or off", `
@@ -46,29 +46,26 @@ Example:
 
 // registerOneShot registers a command that builds the local gateway, runs
 // one operation with a --mode flag and prints its result as JSON.
-func registerOneShot(name, summary, defMode, modeHelp, help string, op func(context.Context, *local.Runtime, indexer.Mode) (any, error)) {
-	register(name, summary, func(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-		fs := flag.NewFlagSet(name, flag.ContinueOnError)
-		describe(fs, stderr, "toolrag "+name+" [--mode MODE]", help)
+func registerOneShot(name, summary, defMode, modeHelp, about string, op func(context.Context, *local.Runtime, indexer.Mode) (any, error)) {
+	commands.Add(name, subcommand.Command{Summary: summary, Usage: "toolrag " + name + " [--mode MODE]", About: about, Flags: func(fs *flag.FlagSet) subcommand.Run {
 		mode := fs.String("mode", defMode, modeHelp)
-		if err := fs.Parse(args); err != nil {
-			return err
+		return func(ctx context.Context, stdout, _ io.Writer) error {
+			m, err := indexer.ParseMode(*mode)
+			if err != nil {
+				return err
+			}
+			g, err := local.New(ctx, local.Options{})
+			if err != nil {
+				return err
+			}
+			defer g.Close()
+			res, err := op(ctx, g, m)
+			if err != nil {
+				return err
+			}
+			return printJSON(stdout, res)
 		}
-		m, err := indexer.ParseMode(*mode)
-		if err != nil {
-			return err
-		}
-		g, err := local.New(ctx, local.Options{})
-		if err != nil {
-			return err
-		}
-		defer g.Close()
-		res, err := op(ctx, g, m)
-		if err != nil {
-			return err
-		}
-		return printJSON(stdout, res)
-	})
+	}})
 }
 
 func printJSON(w io.Writer, v any) error {

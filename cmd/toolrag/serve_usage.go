@@ -1,10 +1,5 @@
 package main
 
-import (
-	"fmt"
-	"io"
-)
-
 // serveEnv documents the environment `toolrag serve` reads (README,
 // Configuration). TestServeHelpListsEnv checks it against the variables the
 // code reads.
@@ -81,8 +76,5 @@ Environment variables (all optional; defaults in brackets):
     TOOL_RAG_PLANNER_TIMEOUT
 `
 
-func serveUsage(w io.Writer) {
-	fmt.Fprintln(w, "usage: toolrag serve\n\nRuns the gateway: MCP on MCP_GATEWAY_MCP_PATH, the REST API under /tool-rag/, /health.")
-	fmt.Fprintln(w)
-	fmt.Fprint(w, serveEnv)
-}
+// serveAbout is the -h of `toolrag serve`.
+const serveAbout = "Runs the gateway: MCP on MCP_GATEWAY_MCP_PATH, the REST API under /tool-rag/, /health.\n\n" + serveEnv

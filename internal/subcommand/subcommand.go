@@ -1,6 +1,6 @@
 // Package subcommand runs a program made of named commands (toolrag,
-// toolrag-lab): the command list, dispatch, a command's -h, and a CPU
-// profile of the whole run.
+// toolrag-lab): the command list, dispatch, a command's flags and -h, the
+// exit status, and a CPU profile of the whole run.
 package subcommand
 
 import (
@@ -19,12 +19,25 @@ import (
 // Func runs a command with the arguments after its name.
 type Func func(ctx context.Context, args []string, stdout, stderr io.Writer) error
 
-// Command is one command: a one-line summary for the command list and,
-// optionally, a longer text for its -h (what it does, what it reads and
-// writes, an example; see Set.Flags).
+// Run is a command's work once its flags are parsed; the arguments left
+// after the flags are the flag set's Args.
+type Run func(ctx context.Context, stdout, stderr io.Writer) error
+
+// Flags declares a command's flags on fs and returns its work.
+type Flags func(fs *flag.FlagSet) Run
+
+// Command is one command: a one-line summary for the command list and
+// either Flags or, for a command that parses its arguments itself, Run.
 type Command struct {
-	Summary, About string
-	Run            Func
+	Summary string
+	// Usage is the command line its -h starts with, after "usage: "
+	// (default "<program> <name> [flags]").
+	Usage string
+	// About is the longer text of its -h: what it does, what it reads and
+	// writes, an example.
+	About string
+	Flags Flags
+	Run   Func
 }
 
 // Set is a program's commands.
@@ -39,10 +52,17 @@ type Set struct {
 	commands map[string]Command
 }
 
-// Add registers a command under name.
+// Add registers a command under name; a command with Flags runs through
+// WithFlags.
 func (s *Set) Add(name string, c Command) {
 	if s.commands == nil {
 		s.commands = map[string]Command{}
+	}
+	if c.Flags != nil {
+		if c.Usage == "" {
+			c.Usage = s.Program + " " + name + " [flags]"
+		}
+		c.Run = WithFlags(name, c.Usage, c.About, c.Flags)
 	}
 	s.commands[name] = c
 }
@@ -87,16 +107,41 @@ func (s *Set) usage(w io.Writer) {
 	fmt.Fprintf(w, "\n%s\n", s.Footer)
 }
 
-// Flags returns the flag set of command name, whose -h prints the
-// command's About text before its flags.
-func (s *Set) Flags(name string, stderr io.Writer) *flag.FlagSet {
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: %s %s [flags]\n\n%s\n\nflags:\n", s.Program, name, strings.TrimSpace(s.commands[name].About))
-		fs.PrintDefaults()
+// ExitCode is the exit status of a run that ended with err: 0 without an
+// error or after a -h (flag.ErrHelp), otherwise 1 once err is printed on
+// stderr after the program's name.
+func (s *Set) ExitCode(err error, stderr io.Writer) int {
+	if err == nil || errors.Is(err, flag.ErrHelp) {
+		return 0
 	}
-	return fs
+	fmt.Fprintln(stderr, s.Program+":", err)
+	return 1
+}
+
+// WithFlags makes the Func of the command name whose flags declares its
+// flags: they are parsed from the command's arguments before its work
+// runs. A bad flag is the error, after the usage; -h prints the usage and
+// returns flag.ErrHelp. The usage (on stderr) is "usage: " line, about,
+// then the flags, if it has any.
+func WithFlags(name, line, about string, flags Flags) Func {
+	return func(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+		fs := flag.NewFlagSet(name, flag.ContinueOnError)
+		fs.SetOutput(stderr)
+		fs.Usage = func() {
+			fmt.Fprintf(stderr, "usage: %s\n\n%s\n", line, strings.TrimSpace(about))
+			n := 0
+			fs.VisitAll(func(*flag.Flag) { n++ })
+			if n > 0 {
+				fmt.Fprintln(stderr, "\nflags:")
+				fs.PrintDefaults()
+			}
+		}
+		run := flags(fs)
+		if err := fs.Parse(args); err != nil {
+			return err
+		}
+		return run(ctx, stdout, stderr)
+	}
 }
 
 // CPUProfile writes a CPU profile of the whole run to the file named by
