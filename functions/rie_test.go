@@ -17,6 +17,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -116,6 +117,23 @@ func startFunction(t *testing.T, rie, name, bootstrap string, timeout int, env m
 			t.Fatalf("%s: the emulator did not listen on %s: %s", name, addr, logs.String())
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// logLine waits up to 10 s for a line of the function's output matching
+// re and returns the match: the emulator forwards what the function writes
+// on its own schedule, so a line may arrive after the invoke's answer.
+func (f *function) logLine(t *testing.T, re *regexp.Regexp) []string {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if m := re.FindStringSubmatch(f.logs.String()); m != nil {
+			return m
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: no line matching %s in its output: %.2000s", f.name, re, f.logs.String())
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
 
