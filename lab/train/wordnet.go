@@ -1,17 +1,16 @@
 package train
 
 import (
-	"bufio"
 	"fmt"
-	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
+
+	"github.com/toolrag/mcp-gateway/lab/wordnet"
 )
 
 // DefaultWordNetDir is where Debian's wordnet-base package installs the
 // WordNet 3.0 database.
-const DefaultWordNetDir = "/usr/share/wordnet"
+const DefaultWordNetDir = wordnet.DefaultDir
 
 // synset is one WordNet synonym set.
 type synset struct {
@@ -28,30 +27,23 @@ func loadWordNet(dir string) ([]Pair, error) {
 	sets := map[string]*synset{}
 	var order []string
 	for _, part := range []struct{ file, pos string }{{"data.noun", "n"}, {"data.verb", "v"}, {"data.adj", "a"}, {"data.adv", "r"}} {
-		f, err := os.Open(filepath.Join(dir, part.file))
-		if err != nil {
-			return nil, fmt.Errorf("wordnet: %w", err)
-		}
-		sc := bufio.NewScanner(f)
-		sc.Buffer(make([]byte, 1<<20), 1<<20)
-		for sc.Scan() {
-			line := sc.Text()
-			if strings.HasPrefix(line, "  ") || line == "" {
-				continue // licence header
+		err := wordnet.EachLine(filepath.Join(dir, part.file), func(line string) error {
+			if line == "" {
+				return nil
 			}
-			key, s, ok := parseSynsetLine(line, part.pos)
-			if !ok {
-				continue
+			ws, err := wordnet.ParseData(line)
+			if err != nil {
+				return nil // a line the trainer cannot use
 			}
+			key := part.pos + ":" + ws.Offset
 			if _, dup := sets[key]; !dup {
 				order = append(order, key)
 			}
-			sets[key] = s
-		}
-		err = sc.Err()
-		f.Close()
+			sets[key] = newSynset(ws)
+			return nil
+		})
 		if err != nil {
-			return nil, fmt.Errorf("wordnet: %s: %w", part.file, err)
+			return nil, fmt.Errorf("wordnet: %w", err)
 		}
 	}
 	var out []Pair
@@ -83,50 +75,27 @@ func loadWordNet(dir string) ([]Pair, error) {
 	return out, nil
 }
 
-// parseSynsetLine parses one line of a WordNet data file:
-// offset lex_filenum ss_type w_cnt(hex) (word lex_id)... p_cnt (ptr)... | gloss
-func parseSynsetLine(line, pos string) (string, *synset, bool) {
-	bar := strings.Index(line, " | ")
-	if bar < 0 {
-		return "", nil, false
-	}
-	fields := strings.Fields(line[:bar])
-	gloss := strings.TrimSpace(line[bar+3:])
-	if len(fields) < 4 {
-		return "", nil, false
-	}
-	key := pos + ":" + fields[0]
-	n, err := strconv.ParseInt(fields[3], 16, 32)
-	if err != nil || 4+2*int(n) >= len(fields) {
-		return "", nil, false
-	}
+// newSynset keeps what the trainer uses of a synset: its lemmas as words,
+// its definition (the gloss up to the first quoted example) and its direct
+// hypernyms.
+func newSynset(ws wordnet.Synset) *synset {
 	s := &synset{}
-	for i := 0; i < int(n); i++ {
-		w := fields[4+2*i]
-		if p := strings.IndexByte(w, '('); p > 0 { // adjective marker: word(a)
-			w = w[:p]
-		}
+	for _, w := range ws.Words {
 		s.lemmas = append(s.lemmas, strings.ReplaceAll(w, "_", " "))
 	}
-	p := 4 + 2*int(n)
-	pc, err := strconv.Atoi(fields[p])
-	if err != nil {
-		return "", nil, false
-	}
-	for i := 0; i < pc && p+4+4*i < len(fields); i++ {
-		sym, off, ps := fields[p+1+4*i], fields[p+2+4*i], fields[p+3+4*i]
-		if sym == "@" || sym == "@i" {
-			if ps == "s" {
-				ps = "a"
+	for _, p := range ws.Pointers {
+		if p.Symbol == "@" || p.Symbol == "@i" {
+			pos := p.POS
+			if pos == "s" {
+				pos = "a"
 			}
-			s.hypernyms = append(s.hypernyms, ps+":"+off)
+			s.hypernyms = append(s.hypernyms, pos+":"+p.Offset)
 		}
 	}
-	// The definition is the gloss up to the first quoted example.
-	def := gloss
+	def := ws.Gloss
 	if q := strings.Index(def, `"`); q >= 0 {
 		def = def[:q]
 	}
 	s.definition = strings.TrimSpace(strings.TrimRight(strings.TrimSpace(def), ";"))
-	return key, s, true
+	return s
 }

@@ -1,14 +1,13 @@
 package main
 
 import (
-	"bufio"
 	"fmt"
-	"io"
-	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/toolrag/mcp-gateway/lab/wordnet"
 )
 
 // posFiles are the WordNet parts of speech read: index.<pos>, data.<pos>
@@ -55,38 +54,11 @@ func LoadWordNet(dir string) (*WordNet, error) {
 	return wn, nil
 }
 
-func eachLine(path string, fn func(line string) error) error {
-	f, err := os.Open(path)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	r := bufio.NewReaderSize(f, 1<<16)
-	n := 0
-	for {
-		line, err := r.ReadString('\n')
-		if line != "" {
-			n++
-			if !strings.HasPrefix(line, "  ") { // licence header lines
-				if e := fn(strings.TrimRight(line, "\r\n")); e != nil {
-					return fmt.Errorf("%s line %d: %w", path, n, e)
-				}
-			}
-		}
-		if err == io.EOF {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-	}
-}
-
 // readIndex parses index.<pos>:
 // lemma pos synset_cnt p_cnt [ptr_symbol...] sense_cnt tagsense_cnt synset_offset...
 func readIndex(path string) (map[string][]senseRef, error) {
 	out := map[string][]senseRef{}
-	err := eachLine(path, func(line string) error {
+	err := wordnet.EachLine(path, func(line string) error {
 		f := strings.Fields(line)
 		if len(f) < 6 {
 			return fmt.Errorf("short index line")
@@ -113,31 +85,22 @@ func readIndex(path string) (map[string][]senseRef, error) {
 	return out, err
 }
 
-// readData parses data.<pos>:
-// synset_offset lex_filenum ss_type w_cnt(hex) word lex_id [word lex_id...] ...
-// keeping single-word lemmas (adjective markers such as "(a)" removed).
+// readData reads data.<pos>, keeping each synset's single-word lemmas
+// (lower case, adjective markers such as "(a)" removed).
 func readData(path string) (map[int64][]string, error) {
 	out := map[int64][]string{}
-	err := eachLine(path, func(line string) error {
-		f := strings.Fields(line)
-		if len(f) < 4 {
-			return fmt.Errorf("short data line")
-		}
-		off, err := strconv.ParseInt(f[0], 10, 64)
+	err := wordnet.EachLine(path, func(line string) error {
+		s, err := wordnet.ParseData(line)
 		if err != nil {
-			return fmt.Errorf("bad offset %q", f[0])
+			return err
 		}
-		n, err := strconv.ParseInt(f[3], 16, 32)
-		if err != nil || 4+2*int(n) > len(f) {
-			return fmt.Errorf("bad word count %q", f[3])
+		off, err := strconv.ParseInt(s.Offset, 10, 64)
+		if err != nil {
+			return fmt.Errorf("bad offset %q", s.Offset)
 		}
 		var words []string
-		for i := 0; i < int(n); i++ {
-			w := strings.ToLower(f[4+2*i])
-			if j := strings.IndexByte(w, '('); j > 0 {
-				w = w[:j]
-			}
-			if isWord(w) {
+		for _, w := range s.Words {
+			if w = strings.ToLower(w); isWord(w) {
 				words = append(words, w)
 			}
 		}
@@ -150,7 +113,7 @@ func readData(path string) (map[int64][]string, error) {
 // readExc parses <pos>.exc: inflected base [base...].
 func readExc(path string) (map[string][]string, error) {
 	out := map[string][]string{}
-	err := eachLine(path, func(line string) error {
+	err := wordnet.EachLine(path, func(line string) error {
 		f := strings.Fields(line)
 		if len(f) >= 2 {
 			out[f[0]] = append(out[f[0]], f[1:]...)
