@@ -439,13 +439,13 @@ func TestKeyRevocationByReload(t *testing.T) {
 	}
 	// A broken file: the previous keys stay in force, the log says where.
 	writeFile(t, filepath.Join(dir, "keys.yaml"), keys(false)+"  - id: [broken\n")
-	eventually(t, 5*time.Second, "the reload error in the log", func() bool { return strings.Contains(s.out.String(), "keys.yaml:") })
+	testenv.Eventually(t, 5*time.Second, "the reload error in the log", func() bool { return strings.Contains(s.out.String(), "keys.yaml:") })
 	if c := status("sekret-victim-7777"); c != 200 {
 		t.Fatalf("after a broken keys.yaml the key got %d; the previous keys must stay in force", c)
 	}
 	revoked := time.Now()
 	writeFile(t, filepath.Join(dir, "keys.yaml"), keys(true))
-	eventually(t, 5*time.Second, "the revoked key to be refused", func() bool { return status("sekret-victim-7777") == http.StatusUnauthorized })
+	testenv.Eventually(t, 5*time.Second, "the revoked key to be refused", func() bool { return status("sekret-victim-7777") == http.StatusUnauthorized })
 	t.Logf("revocation took effect after %s", time.Since(revoked).Round(10*time.Millisecond))
 	if c := status("sekret-admin-a1b2"); c != 200 {
 		t.Fatalf("the other key after the reload: %d", c)
@@ -473,18 +473,7 @@ func TestKeyRevocationBySIGHUP(t *testing.T) {
 	if err := s.cmd.Process.Signal(syscall.SIGHUP); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 5*time.Second, "the removed key to be refused after SIGHUP", func() bool { return status() == http.StatusUnauthorized })
-}
-
-func eventually(t *testing.T, d time.Duration, what string, ok func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !ok() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", d, what)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	testenv.Eventually(t, 5*time.Second, "the removed key to be refused after SIGHUP", func() bool { return status() == http.StatusUnauthorized })
 }
 
 // TestServeSafeByDefault (finding 6): `toolrag serve` listens on loopback
@@ -520,7 +509,7 @@ func TestServeSafeByDefault(t *testing.T) {
 	default:
 	}
 	// Log lines reach stderr through a buffer (pkg/logwriter): shortly.
-	eventually(t, 5*time.Second, "serve with the default host to say it listens on loopback", func() bool {
+	testenv.Eventually(t, 5*time.Second, "serve with the default host to say it listens on loopback", func() bool {
 		return strings.Contains(s.out.String(), "addr=127.0.0.1:")
 	})
 }

@@ -305,7 +305,7 @@ func startHold(t *testing.T, c interface {
 		out <- callOutcome{res, err}
 	}()
 	var pid int
-	eventually(t, 30*time.Second, "the hold call reaching the child", func() bool {
+	testenv.Eventually(t, 30*time.Second, "the hold call reaching the child", func() bool {
 		b, err := os.ReadFile(marker)
 		if err != nil || len(b) == 0 {
 			return false
@@ -357,7 +357,7 @@ func TestKilledChild(t *testing.T) {
 		}
 	}
 	// The lists are re-read from the replacement without any interval.
-	eventually(t, 30*time.Second, "the replacement's tool list reaching the clients", func() bool {
+	testenv.Eventually(t, 30*time.Second, "the replacement's tool list reaching the clients", func() bool {
 		return slices.Equal(listedTools(t, ctx, c), []string{"beta", "hold", "pid"})
 	})
 	res, err := testenv.CallToolCtx(ctx, c, "beta", nil)
@@ -385,7 +385,7 @@ func TestRefreshInterval(t *testing.T) {
 		t.Fatalf("tools %v", got)
 	}
 	f.setTools(t, "two", "three")
-	eventually(t, 30*time.Second, "the new tools reaching the clients", func() bool {
+	testenv.Eventually(t, 30*time.Second, "the new tools reaching the clients", func() bool {
 		return slices.Equal(listedTools(t, ctx, c), []string{"hold", "pid", "three", "two"})
 	})
 	// The client opens its GET stream (where notifications go) on its own
@@ -408,14 +408,14 @@ func TestRefreshInterval(t *testing.T) {
 		}
 	}
 	if four { // back to two and three; the stream is open now, so that is notified too
-		eventually(t, 30*time.Second, "the extra tool reaching the clients", func() bool {
+		testenv.Eventually(t, 30*time.Second, "the extra tool reaching the clients", func() bool {
 			return slices.Contains(listedTools(t, ctx, c), "four")
 		})
 		k := changed.Load()
 		f.setTools(t, "two", "three")
-		eventually(t, 30*time.Second, "the notification of the last change", func() bool { return changed.Load() > k })
+		testenv.Eventually(t, 30*time.Second, "the notification of the last change", func() bool { return changed.Load() > k })
 	}
-	eventually(t, 30*time.Second, "the tools settling", func() bool {
+	testenv.Eventually(t, 30*time.Second, "the tools settling", func() bool {
 		return slices.Equal(listedTools(t, ctx, c), []string{"hold", "pid", "three", "two"})
 	})
 	res, err := testenv.CallToolCtx(ctx, c, "three", nil)
@@ -436,7 +436,7 @@ func TestRefreshInterval(t *testing.T) {
 	}
 	n := changed.Load()
 	before := f.counts().refreshed
-	eventually(t, 30*time.Second, "two more refreshes", func() bool {
+	testenv.Eventually(t, 30*time.Second, "two more refreshes", func() bool {
 		return f.counts().refreshed.After(before.Add(60 * time.Millisecond))
 	})
 	if got := changed.Load(); got != n {
@@ -491,12 +491,12 @@ func TestHealth(t *testing.T) {
 	if err := syscall.Kill(-h.PIDs[0], syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 30*time.Second, "the process exit", func() bool { return len(f.PIDs()) == 0 })
+	testenv.Eventually(t, 30*time.Second, "the process exit", func() bool { return len(f.PIDs()) == 0 })
 	h = getHealth(t, f.url, http.StatusServiceUnavailable)
 	if h.Status != "unavailable" || h.Processes != 0 || !strings.Contains(h.Error, `upstream "listserver"`) {
 		t.Errorf("health of a server that does not start: %+v", h)
 	}
-	eventually(t, 30*time.Second, "the start failure in /health", func() bool {
+	testenv.Eventually(t, 30*time.Second, "the start failure in /health", func() bool {
 		h = getHealth(t, f.url, http.StatusServiceUnavailable)
 		return strings.Contains(h.Error, "DATABASE_URL is not set")
 	})
@@ -505,7 +505,7 @@ func TestHealth(t *testing.T) {
 	if err := os.Remove(f.refuse); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 30*time.Second, "recovery", func() bool {
+	testenv.Eventually(t, 30*time.Second, "recovery", func() bool {
 		resp, err := http.Get(f.url + "/health")
 		if err != nil {
 			return false

@@ -98,18 +98,6 @@ func connectInit(t testing.TB, base string, legacy bool, topts ...transport.Stre
 	return testenv.Connect(t, base+"/mcp", testenv.MCPClient{Legacy: legacy, Name: "bridge-test", Transport: topts})
 }
 
-// eventually polls cond until it holds or the deadline passes.
-func eventually(t testing.TB, within time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(within)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s did not happen within %s", what, within)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
 func ctxT(t testing.TB, d time.Duration) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	t.Cleanup(cancel)

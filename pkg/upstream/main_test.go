@@ -135,18 +135,6 @@ func processExists(pid int) bool {
 	return err == nil
 }
 
-// eventually polls cond until it holds or d passes.
-func eventually(t testing.TB, d time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", d, what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
 func echoConfig(args ...string) ServerConfig {
 	return ServerConfig{Transport: TransportStdio, Command: echoBin, Args: args}
 }

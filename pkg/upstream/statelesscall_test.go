@@ -19,6 +19,7 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 	mcpserver "github.com/mark3labs/mcp-go/server"
+	"github.com/toolrag/mcp-gateway/internal/testenv"
 )
 
 // wireTap runs servers/echo behind `tee`, which copies every line the
@@ -145,7 +146,7 @@ func TestStatelessCallCancel(t *testing.T) {
 		t.Fatal("a 5 s sleep answered within 300 ms")
 	}
 	var lines []map[string]any
-	eventually(t, 5*time.Second, "notifications/cancelled on the wire", func() bool {
+	testenv.Eventually(t, 5*time.Second, "notifications/cancelled on the wire", func() bool {
 		lines = wire()
 		return len(byMethod(lines, string(mcp.MethodNotificationCancelled))) == 1
 	})

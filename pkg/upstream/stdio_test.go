@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/toolrag/mcp-gateway/internal/testenv"
 )
 
 func resultText(t testing.TB, res *mcp.CallToolResult) string {
@@ -226,7 +227,7 @@ func TestStdioProcessKilledMidCall(t *testing.T) {
 		_, err := m.CallTool(ctx, "echo", "sleep", map[string]any{"ms": 10000})
 		done <- err
 	}()
-	eventually(t, 5*time.Second, "the call to be in flight", func() bool {
+	testenv.Eventually(t, 5*time.Second, "the call to be in flight", func() bool {
 		p.mu.Lock()
 		defer p.mu.Unlock()
 		return len(p.procs) == 1 && p.procs[0].inflight == 1
@@ -389,7 +390,7 @@ func TestStdioIdleShutdown(t *testing.T) {
 	}
 	p := m.pool(t, "echo")
 	pid := p.livePIDs()[0]
-	eventually(t, 5*time.Second, "the idle process to stop", func() bool { return !processExists(pid) })
+	testenv.Eventually(t, 5*time.Second, "the idle process to stop", func() bool { return !processExists(pid) })
 	if live := p.livePIDs(); len(live) != 0 {
 		t.Errorf("processes %v still in the pool", live)
 	}
@@ -503,7 +504,7 @@ func TestSetServersWhileCallsRun(t *testing.T) {
 	if newPID == oldPID {
 		t.Errorf("the changed server still runs the old process")
 	}
-	eventually(t, 5*time.Second, "the replaced process to stop", func() bool { return !processExists(oldPID) })
+	testenv.Eventually(t, 5*time.Second, "the replaced process to stop", func() bool { return !processExists(oldPID) })
 
 	m.SetServers(map[string]ServerConfig{"a": changed, "c": echoConfig()})
 	if got := m.pool(t, "a").livePIDs(); !slices.Equal(got, []int{newPID}) {
@@ -529,7 +530,7 @@ func TestCallSlots(t *testing.T) {
 	m.mu.RLock()
 	srv := m.servers["echo"]
 	m.mu.RUnlock()
-	eventually(t, 5*time.Second, "the first call to hold the only slot", func() bool { return len(srv.slots) == 1 })
+	testenv.Eventually(t, 5*time.Second, "the first call to hold the only slot", func() bool { return len(srv.slots) == 1 })
 	short, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
 	defer cancel()
 	_, err := m.CallTool(short, "echo", "echo", map[string]any{"text": "x"})
