@@ -3,10 +3,10 @@ package mcpfix
 import (
 	"context"
 	"encoding/json"
-	"syscall"
 	"testing"
 
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/toolrag/mcp-gateway/internal/testenv"
 )
 
 // BenchmarkServerCall is the server's side of one echo tools/call, from the
@@ -65,21 +65,12 @@ func BenchmarkServerCall(b *testing.B) {
 				b.Fatalf("unexpected response (%v)", err)
 			}
 			b.ReportAllocs()
-			cpu0 := processCPU()
+			cpu0 := testenv.ProcessCPU()
 			for b.Loop() {
 				bc.run()
 			}
 			// CPU time rather than wall clock: the machine is shared.
-			b.ReportMetric(float64(processCPU()-cpu0)/float64(b.N), "cpu-ns/op")
+			b.ReportMetric(float64(testenv.ProcessCPU()-cpu0)/float64(b.N), "cpu-ns/op")
 		})
 	}
-}
-
-// processCPU is the user+system CPU time of this process, in ns.
-func processCPU() int64 {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return ru.Utime.Nano() + ru.Stime.Nano()
 }

@@ -5,10 +5,10 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"syscall"
 	"testing"
 
 	"github.com/toolrag/mcp-gateway/internal/redact"
+	"github.com/toolrag/mcp-gateway/internal/testenv"
 )
 
 // BenchmarkAuditLine is the gateway's per-call audit line (slog text
@@ -43,7 +43,7 @@ func BenchmarkAuditLine(b *testing.B) {
 						slog.String("key", "bench-admin"), slog.String("tool", "ev__echo"),
 						slog.String("outcome", "ok"), slog.Float64("duration_ms", 0.734))
 				}
-				cpu0 := processCPU()
+				cpu0 := testenv.ProcessCPU()
 				if mode == "serial" {
 					for b.Loop() {
 						line()
@@ -63,17 +63,8 @@ func BenchmarkAuditLine(b *testing.B) {
 				}
 				w.Close()
 				<-drained
-				b.ReportMetric(float64(processCPU()-cpu0)/float64(b.N), "cpu-ns/op")
+				b.ReportMetric(float64(testenv.ProcessCPU()-cpu0)/float64(b.N), "cpu-ns/op")
 			})
 		}
 	}
-}
-
-// processCPU is the user+system CPU time of this process, in ns.
-func processCPU() int64 {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return ru.Utime.Nano() + ru.Stime.Nano()
 }

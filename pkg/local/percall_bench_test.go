@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/mark3labs/mcp-go/client"
@@ -50,7 +49,7 @@ func BenchmarkPerCall(b *testing.B) {
 							b.Fatal(err)
 						}
 					}
-					cpu0 := processCPU()
+					cpu0 := testenv.ProcessCPU()
 					b.ResetTimer()
 					for b.Loop() {
 						if err := call(ctx); err != nil {
@@ -58,20 +57,11 @@ func BenchmarkPerCall(b *testing.B) {
 						}
 					}
 					b.StopTimer()
-					b.ReportMetric(float64(processCPU()-cpu0)/1e3/float64(b.N), "cpu-µs/op")
+					b.ReportMetric(float64(testenv.ProcessCPU()-cpu0)/1e3/float64(b.N), "cpu-µs/op")
 				})
 			}
 		}
 	}
-}
-
-// processCPU is this process's user+system CPU time in ns.
-func processCPU() int64 {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return ru.Utime.Nano() + ru.Stime.Nano()
 }
 
 // perCallKeys is one admin key for the echo server of the benchmark.

@@ -43,7 +43,7 @@ func BenchmarkTracingPerCall(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
-			cpu0 := processCPU()
+			cpu0 := testenv.ProcessCPU()
 			b.ResetTimer()
 			for b.Loop() {
 				if err := call(ctx); err != nil {
@@ -51,7 +51,7 @@ func BenchmarkTracingPerCall(b *testing.B) {
 				}
 			}
 			b.StopTimer()
-			b.ReportMetric(float64(processCPU()-cpu0)/1e3/float64(b.N), "cpu-µs/op")
+			b.ReportMetric(float64(testenv.ProcessCPU()-cpu0)/1e3/float64(b.N), "cpu-µs/op")
 			if mode == "on" {
 				tracing.Flush(context.Background())
 				spans := j.Service(b, service, 10*time.Second, func(s []testenv.JaegerSpan) bool { return len(s) > 0 })

@@ -8,10 +8,10 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/toolrag/mcp-gateway/internal/testenv"
 )
 
 // Per-call cost of the two protocol eras against the same Go upstream
@@ -106,7 +106,7 @@ func benchEraCalls(b *testing.B, m *Manager, era, mode string, pids func() []int
 		b.Fatalf("negotiated %s, want %s", info.ProtocolVersion, era)
 	}
 	args := map[string]any{"text": "hi"}
-	self0, up0 := selfCPU(), procsCPU(pids())
+	self0, up0 := testenv.ProcessCPU(), procsCPU(pids())
 	b.ResetTimer()
 	if mode == "serial" {
 		for b.Loop() {
@@ -127,17 +127,8 @@ func benchEraCalls(b *testing.B, m *Manager, era, mode string, pids func() []int
 	}
 	b.StopTimer()
 	n := float64(b.N)
-	b.ReportMetric(float64(selfCPU()-self0)/1e3/n, "cpu-µs/op")
+	b.ReportMetric(float64(testenv.ProcessCPU()-self0)/1e3/n, "cpu-µs/op")
 	b.ReportMetric(float64(procsCPU(pids())-up0)/1e3/n, "upstream-cpu-µs/op")
-}
-
-// selfCPU is the user+system CPU time of this process, in ns.
-func selfCPU() int64 {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return ru.Utime.Nano() + ru.Stime.Nano()
 }
 
 // procsCPU is the user+system CPU time of the processes pids, in ns, from
