@@ -175,7 +175,7 @@ func TestLongCallsTasksLambdaRIE(t *testing.T) {
 	}
 	// tasks/result on another instance waits for the end.
 	res, rerr := modernRPC(t, other, "k-owner", "tasks/result", "", map[string]any{"taskId": id})
-	text, isErr := toolText(t, res)
+	text, isErr := testenv.ResultText(t, res)
 	if rerr != nil || isErr || text != "worked 6000ms" {
 		t.Fatalf("tasks/result from another instance: %q %v %+v", text, isErr, rerr)
 	}

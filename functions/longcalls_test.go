@@ -140,7 +140,7 @@ func TestLongCallsLambda(t *testing.T) {
 		start := time.Now()
 		res := owner.call(t, "run_tool", map[string]any{"call_name": "down__echo", "arguments": map[string]any{"text": "x"}})
 		took := time.Since(start)
-		text, isErr := toolText(t, res)
+		text, isErr := testenv.ResultText(t, res)
 		if !isErr || !strings.Contains(text, `"down"`) || !strings.Contains(text, "down since "+since.Format(time.RFC3339)) {
 			t.Fatalf("call to the down server: error=%v %q", isErr, text)
 		}

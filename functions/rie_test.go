@@ -257,24 +257,6 @@ func rpcResult(t *testing.T, r httpResponse, id int) json.RawMessage {
 	return nil
 }
 
-func toolText(t *testing.T, res json.RawMessage) (string, bool) {
-	t.Helper()
-	var r struct {
-		Content []struct {
-			Text string `json:"text"`
-		} `json:"content"`
-		IsError bool `json:"isError"`
-	}
-	if err := json.Unmarshal(res, &r); err != nil {
-		t.Fatal(err)
-	}
-	var b strings.Builder
-	for _, c := range r.Content {
-		b.WriteString(c.Text)
-	}
-	return b.String(), r.IsError
-}
-
 func TestFunctionsUnderRIE(t *testing.T) {
 	rie, bins := emulated(t, "gateway", "sync", "health")
 
@@ -329,12 +311,12 @@ func TestFunctionsUnderRIE(t *testing.T) {
 		t.Fatalf("tools/list: %s", res)
 	}
 	r = decodeHTTP(t, gw.invoke(t, sample(t, "http-api-find-tools.json")))
-	text, isErr := toolText(t, rpcResult(t, r, 3))
+	text, isErr := testenv.ResultText(t, rpcResult(t, r, 3))
 	if isErr || !strings.Contains(text, "echo__") || strings.Contains(text, `"fallback_used":true`) {
 		t.Fatalf("find_tools: error=%v %s", isErr, text)
 	}
 	r = decodeHTTP(t, gw.invoke(t, sample(t, "http-api-run-tool.json")))
-	if text, isErr := toolText(t, rpcResult(t, r, 4)); isErr || text != "hello from sam local" {
+	if text, isErr := testenv.ResultText(t, rpcResult(t, r, 4)); isErr || text != "hello from sam local" {
 		t.Fatalf("run_tool: error=%v %q", isErr, text)
 	}
 
@@ -349,7 +331,7 @@ func TestFunctionsUnderRIE(t *testing.T) {
 	gw2 := startFunction(t, rie, "toolrag-gateway", bins["gateway"], 29, env2)
 	r = decodeHTTP(t, gw2.invoke(t, withBody(t, "http-api-run-tool.json", sid,
 		`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"run_tool","arguments":{"call_name":"echo__reverse","arguments":{"text":"abc"}}}}`)))
-	if text, isErr := toolText(t, rpcResult(t, r, 7)); isErr || text != "cba" {
+	if text, isErr := testenv.ResultText(t, rpcResult(t, r, 7)); isErr || text != "cba" {
 		t.Fatalf("run_tool on a second instance with the first one's session: error=%v %q", isErr, text)
 	}
 
@@ -378,12 +360,12 @@ func TestFunctionsUnderRIE(t *testing.T) {
 			t.Fatalf("payload of %d bytes for a result that should be linked", len(out))
 		}
 		res := rpcResult(t, decodeHTTP(t, out), 8)
-		if text, isErr := toolText(t, res); isErr || !strings.Contains(string(res), `"type":"resource_link"`) || !strings.Contains(text, "gateway://_results/") {
+		if text, isErr := testenv.ResultText(t, res); isErr || !strings.Contains(string(res), `"type":"resource_link"`) || !strings.Contains(text, "gateway://_results/") {
 			t.Fatalf("oversized result: error=%v %.300q", isErr, res)
 		}
 	}
 	r = decodeHTTP(t, gw2.invoke(t, sample(t, "http-api-run-tool.json")))
-	if text, _ := toolText(t, rpcResult(t, r, 4)); text != "hello from sam local" {
+	if text, _ := testenv.ResultText(t, rpcResult(t, r, 4)); text != "hello from sam local" {
 		t.Fatalf("after the oversized result: %q", text)
 	}
 	if !strings.Contains(gw.logs.String(), `"CloudWatchMetrics"`) {

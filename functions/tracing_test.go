@@ -87,7 +87,7 @@ func TestTracingLambdaRIE(t *testing.T) {
 	}
 	ev["headers"].(map[string]any)["traceparent"] = parent
 	call, _ = json.Marshal(ev)
-	text, isErr := toolText(t, rpcResult(t, decodeHTTP(t, gw.invoke(t, call)), 4))
+	text, isErr := testenv.ResultText(t, rpcResult(t, decodeHTTP(t, gw.invoke(t, call)), 4))
 	if isErr {
 		t.Fatalf("run_tool echo__trace_context: %s", text)
 	}

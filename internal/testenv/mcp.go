@@ -2,6 +2,7 @@ package testenv
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -102,6 +103,17 @@ func CallToolCtx(ctx context.Context, c *client.Client, name string, args map[st
 // Text joins the text content of a tool result ("" for nil).
 func Text(r *mcp.CallToolResult) string {
 	return TextSep(r, "")
+}
+
+// ResultText reads a tools/call result as JSON (the "result" of the
+// JSON-RPC answer): its text content joined, and whether it is a tool error.
+func ResultText(t testing.TB, raw json.RawMessage) (text string, isError bool) {
+	t.Helper()
+	var r mcp.CallToolResult
+	if err := json.Unmarshal(raw, &r); err != nil {
+		t.Fatalf("tools/call result %.300q: %v", raw, err)
+	}
+	return Text(&r), r.IsError
 }
 
 // TextSep joins the text content of a tool result with sep between parts

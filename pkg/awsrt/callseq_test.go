@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
+	"github.com/toolrag/mcp-gateway/internal/testenv"
 	"github.com/toolrag/mcp-gateway/pkg/aws/dynamo"
 	"github.com/toolrag/mcp-gateway/pkg/aws/lambdahttp"
 	"github.com/toolrag/mcp-gateway/pkg/callseq"
@@ -82,7 +83,7 @@ func TestCallSequencesAcrossInstances(t *testing.T) {
 	hb := lambdahttp.Dispatch(b, lambdahttp.Options{})
 	sidB := initialize(t, hb, "http-api-initialize.json", devSecret)
 	r := invoke(t, hb, event(t, "http-api-find-tools.json", request{session: sidB, body: findToolsBody(3, "return the given text unchanged", "")}))
-	text, isErr := toolText(t, result(t, r, 3))
+	text, isErr := testenv.ResultText(t, result(t, r, 3))
 	if isErr {
 		t.Fatal(text)
 	}
@@ -133,7 +134,7 @@ func runAll(t *testing.T, h func(context.Context, json.RawMessage) (any, error),
 		}
 		body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"run_tool","arguments":{"call_name":%q,"arguments":%s}}}`, 10+i, name, args)
 		r := invoke(t, h, event(t, "http-api-run-tool.json", request{session: sid, body: body}))
-		if text, isErr := toolText(t, result(t, r, 10+i)); isErr {
+		if text, isErr := testenv.ResultText(t, result(t, r, 10+i)); isErr {
 			t.Fatalf("run_tool %s: %s", name, text)
 		}
 	}

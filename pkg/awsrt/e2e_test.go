@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolrag/mcp-gateway/internal/testenv"
 	"github.com/toolrag/mcp-gateway/pkg/aws/dynamo"
 	"github.com/toolrag/mcp-gateway/pkg/aws/lambdahttp"
 	"github.com/toolrag/mcp-gateway/pkg/aws/s3bucket"
@@ -44,7 +45,7 @@ func initialize(t testing.TB, h func(context.Context, json.RawMessage) (any, err
 func findTools(t testing.TB, h func(context.Context, json.RawMessage) (any, error), secret, sid, query string) (found, response) {
 	t.Helper()
 	r := invoke(t, h, event(t, "http-api-find-tools.json", request{auth: secret, session: sid, body: findToolsBody(3, query, "")}))
-	text, isErr := toolText(t, result(t, r, 3))
+	text, isErr := testenv.ResultText(t, result(t, r, 3))
 	if isErr {
 		t.Fatalf("find_tools %q: %s", query, text)
 	}
@@ -136,7 +137,7 @@ func TestLambdaEndToEnd(t *testing.T) {
 		}
 
 		r = invoke(t, h, event(t, "http-api-run-tool.json", request{session: sid}))
-		if text, isErr := toolText(t, result(t, r, 4)); isErr || text != "hello from sam local" {
+		if text, isErr := testenv.ResultText(t, result(t, r, 4)); isErr || text != "hello from sam local" {
 			t.Fatalf("run_tool: %q (error %v)", text, isErr)
 		}
 
@@ -169,7 +170,7 @@ func TestLambdaEndToEnd(t *testing.T) {
 			t.Fatalf("instance B tools/list for the session started on A: %v; want the tools find_tools registered on A", names)
 		}
 		r = invoke(t, b, event(t, "http-api-run-tool.json", request{session: sid}))
-		if text, _ := toolText(t, result(t, r, 4)); text != "hello from sam local" {
+		if text, _ := testenv.ResultText(t, result(t, r, 4)); text != "hello from sam local" {
 			t.Fatalf("run_tool on B: %q", text)
 		}
 		// A session id no instance issued is refused.
@@ -183,7 +184,7 @@ func TestLambdaEndToEnd(t *testing.T) {
 		rsid := initialize(t, h, "rest-api-initialize.json", devSecret)
 		raw := event(t, "rest-api-initialize.json", request{session: rsid, body: findToolsBody(3, "reverse the characters of a text", "")})
 		r := invoke(t, h, raw)
-		text, isErr := toolText(t, result(t, r, 3))
+		text, isErr := testenv.ResultText(t, result(t, r, 3))
 		if isErr || !strings.Contains(text, "echo__reverse") {
 			t.Fatalf("find_tools over REST: %q", text)
 		}
@@ -199,7 +200,7 @@ func TestLambdaEndToEnd(t *testing.T) {
 		if r.status != 200 || !strings.HasPrefix(r.header("Content-Type"), "text/event-stream") {
 			t.Fatalf("find_tools over a Function URL: %d %v", r.status, r.headers)
 		}
-		text, _ := toolText(t, result(t, r, 3))
+		text, _ := testenv.ResultText(t, result(t, r, 3))
 		if !strings.Contains(text, "echo__add") || !hasNotification(t, r, "notifications/tools/list_changed") {
 			t.Fatalf("find_tools over a Function URL: %q", r.body)
 		}
@@ -268,7 +269,7 @@ func TestIndexSwapUnderWarmHandler(t *testing.T) {
 	sid := initialize(t, h, "http-api-initialize.json", devSecret)
 	body := `{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"run_tool","arguments":{"call_name":"echo2__reverse","arguments":{"text":"abc"}}}}`
 	r := invoke(t, h, event(t, "http-api-run-tool.json", request{session: sid, body: body}))
-	if text, isErr := toolText(t, result(t, r, 4)); isErr || text != "cba" {
+	if text, isErr := testenv.ResultText(t, result(t, r, 4)); isErr || text != "cba" {
 		t.Fatalf("run_tool echo2__reverse: %q %v", text, isErr)
 	}
 }

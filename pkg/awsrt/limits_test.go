@@ -164,13 +164,13 @@ func TestResponseOverLambdaPayloadLimit(t *testing.T) {
 				t.Fatalf("the Lambda response payload is %d bytes, over the 6 MB limit", len(payload))
 			}
 			r := invoke(t, h, raw)
-			text, isErr := toolText(t, result(t, r, 4))
+			text, isErr := testenv.ResultText(t, result(t, r, 4))
 			if !isErr || !strings.Contains(text, "exceeds the 6 MB Lambda response limit") || !strings.Contains(text, "result of ") {
 				t.Fatalf("oversized result: isError=%v text %.300q", isErr, text)
 			}
 			// A result that fits is untouched.
 			r = invoke(t, h, event(t, sample, request{auth: devSecret, session: sid, body: runToolBody(5, "echo__echo", `{"text":"<small>"}`)}))
-			if text, isErr := toolText(t, result(t, r, 5)); isErr || !strings.Contains(text, "<small>") {
+			if text, isErr := testenv.ResultText(t, result(t, r, 5)); isErr || !strings.Contains(text, "<small>") {
 				t.Fatalf("small result: isError=%v %q", isErr, text)
 			}
 		})
@@ -195,7 +195,7 @@ func TestUpstreamCallBoundedByInvocationDeadline(t *testing.T) {
 	if ctx.Err() != nil {
 		t.Fatal("the answer came after the invocation deadline")
 	}
-	text, isErr := toolText(t, result(t, r, 4))
+	text, isErr := testenv.ResultText(t, result(t, r, 4))
 	if !isErr || !strings.Contains(text, "AWS Lambda") || !strings.Contains(text, "Long-running tools") {
 		t.Fatalf("call past the deadline: isError=%v %q", isErr, text)
 	}

@@ -112,7 +112,7 @@ func TestLongCallsTasksLambda(t *testing.T) {
 		}
 	}
 	res, rerr = lambdaRPC(t, other, agentSecret, "tasks/result", "", map[string]any{"taskId": id})
-	text, isErr := toolText(t, res)
+	text, isErr := testenv.ResultText(t, res)
 	if rerr != nil || isErr || text != "worked 3000ms" {
 		t.Fatalf("tasks/result from another instance: %q %v %+v", text, isErr, rerr)
 	}

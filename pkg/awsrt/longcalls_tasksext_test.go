@@ -8,6 +8,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/toolrag/mcp-gateway/internal/testenv"
 	"github.com/toolrag/mcp-gateway/pkg/gateway"
 )
 
@@ -57,13 +58,13 @@ func TestLongCallsTasksExtensionLambda(t *testing.T) {
 			t.Fatalf("tasks/get: %s %+v", res, rerr)
 		}
 	}
-	if text, isErr := toolText(t, got.Result); isErr || text != "worked 1500ms" {
+	if text, isErr := testenv.ResultText(t, got.Result); isErr || text != "worked 1500ms" {
 		t.Errorf("the completed task's result: %q %v", text, isErr)
 	}
 
 	res, rerr = lambdaRPC(t, front, agentSecret, "tools/call", "echo__slow",
 		map[string]any{"name": "echo__slow", "arguments": map[string]any{"ms": 10}})
-	if text, isErr := toolText(t, res); rerr != nil || isErr || text != "worked 10ms" {
+	if text, isErr := testenv.ResultText(t, res); rerr != nil || isErr || text != "worked 10ms" {
 		t.Errorf("a client without the extension: %s %+v", res, rerr)
 	}
 }

@@ -59,7 +59,7 @@ func TestLongCallsInputRequiredLambda(t *testing.T) {
 	sid := initialize(t, one, "http-api-initialize.json", agentSecret)
 	body := `{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"run_tool","arguments":{"call_name":"echo__confirm","arguments":{"item":"q3.csv"}}}}`
 	r := invoke(t, one, event(t, "http-api-run-tool.json", request{auth: agentSecret, session: sid, body: body}))
-	text, isErr := toolText(t, result(t, r, 4))
+	text, isErr := testenv.ResultText(t, result(t, r, 4))
 	if !isErr || !strings.Contains(text, "runs on AWS Lambda") || !strings.Contains(text, "use a client on protocol 2026-07-28") {
 		t.Errorf("2025-era client on Lambda: %q (isError %v)", text, isErr)
 	}

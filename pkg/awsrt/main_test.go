@@ -400,26 +400,6 @@ func hasNotification(t testing.TB, r response, method string) bool {
 	return false
 }
 
-// toolText returns the text content of a tools/call result.
-func toolText(t testing.TB, res json.RawMessage) (string, bool) {
-	t.Helper()
-	var r struct {
-		Content []struct {
-			Type string `json:"type"`
-			Text string `json:"text"`
-		} `json:"content"`
-		IsError bool `json:"isError"`
-	}
-	if err := json.Unmarshal(res, &r); err != nil {
-		t.Fatal(err)
-	}
-	var b strings.Builder
-	for _, c := range r.Content {
-		b.WriteString(c.Text)
-	}
-	return b.String(), r.IsError
-}
-
 type found struct {
 	Results []struct {
 		CallName string `json:"call_name"`

@@ -351,7 +351,7 @@ func processColdStart(b *testing.B, d *benchDeployment, bin, initWait, gogc stri
 		toFind += time.Since(t0)
 		b.StopTimer()
 		coldGets += e.s3.Gets.Load() - gets0
-		text, _ := toolText(b, result(b, response{r.StatusCode, r.Headers, r.Body}, 3))
+		text, _ := testenv.ResultText(b, result(b, response{r.StatusCode, r.Headers, r.Body}, 3))
 		if !strings.Contains(text, `"fallback_used":false`) {
 			b.Fatalf("find_tools: %s\n%s", text, diag())
 		}
@@ -364,7 +364,7 @@ func processColdStart(b *testing.B, d *benchDeployment, bin, initWait, gogc stri
 			api.next <- event(b, "http-api-find-tools.json", request{auth: benchSecret, session: sid, body: findToolsBody(4, "create an invoice for a customer", "")})
 			r = api.await(b, diag)
 			refreshReq += time.Since(t1)
-			if text, _ := toolText(b, result(b, response{r.StatusCode, r.Headers, r.Body}, 4)); !strings.Contains(text, `"fallback_used":false`) {
+			if text, _ := testenv.ResultText(b, result(b, response{r.StatusCode, r.Headers, r.Body}, 4)); !strings.Contains(text, `"fallback_used":false`) {
 				b.Fatalf("find_tools after the publish: %s\n%s", text, diag())
 			}
 			peakRSS = max(peakRSS, vmHWM(b, cmd.Process.Pid))

@@ -76,7 +76,7 @@ func TestRuntimesAgreeUnprefixedAndPlan(t *testing.T) {
 	}
 	call := `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"reverse","arguments":{"text":"ab"}}}`
 	r = invoke(t, h, event(t, "http-api-find-tools.json", request{auth: secret, session: sid, body: call}))
-	if text, isErr := toolText(t, result(t, r, 3)); isErr || text != "ba" {
+	if text, isErr := testenv.ResultText(t, result(t, r, 3)); isErr || text != "ba" {
 		t.Errorf("Lambda: reverse = %q (error %v)", text, isErr)
 	}
 
