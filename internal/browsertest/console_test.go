@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
-	"github.com/mark3labs/mcp-go/client"
 
 	"github.com/toolrag/mcp-gateway/internal/testenv"
 	"github.com/toolrag/mcp-gateway/pkg/index/indexer"
@@ -85,12 +84,6 @@ func startGatewayKeys(t *testing.T, extraRegistry, keyDoc string, vars map[strin
 	srv := httptest.NewServer(g.Handler)
 	t.Cleanup(srv.Close)
 	return &env{g: g, srv: srv, url: srv.URL + "/mcp"}
-}
-
-func connect(t *testing.T, url, key string) *client.Client {
-	t.Helper()
-	c, _ := testenv.Connect(t, url, testenv.MCPClient{Key: key, Name: "browser"})
-	return c
 }
 
 // browser starts Debian's chromium headless (as root, so without its
@@ -217,7 +210,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	t.Cleanup(stopBG)
 	e.g.Background(bg)
 	// Some traffic for the usage page.
-	c := connect(t, e.url, "k-agent")
+	c, _ := testenv.Connect(t, e.url, testenv.MCPClient{Key: "k-agent", Name: "browser"})
 	for range 3 {
 		if _, err := testenv.CallTool(c, 30*time.Second, "run_tool", map[string]any{"call_name": "echo__echo", "arguments": map[string]any{"text": "hi"}}); err != nil {
 			t.Fatal(err)

@@ -28,7 +28,8 @@ func TestTracingConsoleTraceLink(t *testing.T) {
 	}
 	usageCalls := func(t *testing.T) traceCell {
 		e := startGatewayKeys(t, "", "keys:\n  - {id: admin, secret: k-admin, admin: true, servers: {echo: {}}}\n  - {id: agent, secret: k-agent, servers: {echo: {}}}\n", nil)
-		if _, err := testenv.CallTool(connect(t, e.url, "k-agent"), 30*time.Second, "run_tool",
+		c, _ := testenv.Connect(t, e.url, testenv.MCPClient{Key: "k-agent", Name: "browser"})
+		if _, err := testenv.CallTool(c, 30*time.Second, "run_tool",
 			map[string]any{"call_name": "echo__echo", "arguments": map[string]any{"text": "hi"}}); err != nil {
 			t.Fatal(err)
 		}

@@ -172,21 +172,24 @@ func (b *teeBody) Close() error {
 // session-based protocol era; otherwise the stateless 2026-07-28 one.
 func connect(t testing.TB, url, key string, legacy bool, rec *recorder) *client.Client {
 	t.Helper()
-	c, err := dial(url, key, legacy, rec)
-	if err != nil {
-		t.Fatalf("connect with key %q: %v", key, err)
-	}
-	t.Cleanup(func() { c.Close() })
+	c, _ := testenv.Connect(t, url, clientOptions(key, legacy, rec))
 	return c
 }
 
+// dial is connect that returns the error and leaves closing to the caller.
 func dial(url, key string, legacy bool, rec *recorder) (*client.Client, error) {
-	var topts []transport.StreamableHTTPCOption
-	if rec != nil {
-		topts = append(topts, transport.WithHTTPBasicClient(&http.Client{Transport: rec}))
-	}
-	c, _, err := testenv.Dial(url, testenv.MCPClient{Key: key, Legacy: legacy, Name: "reliability", Transport: topts})
+	c, _, err := testenv.Dial(url, clientOptions(key, legacy, rec))
 	return c, err
+}
+
+// clientOptions are the reliability tests' client: the key, the era and,
+// when rec is set, every response body recorded.
+func clientOptions(key string, legacy bool, rec *recorder) testenv.MCPClient {
+	o := testenv.MCPClient{Key: key, Legacy: legacy, Name: "reliability"}
+	if rec != nil {
+		o.Transport = []transport.StreamableHTTPCOption{transport.WithHTTPBasicClient(&http.Client{Transport: rec})}
+	}
+	return o
 }
 
 // batchResult is the structured answer of run_tools.

@@ -76,7 +76,7 @@ func TestMirrorsEcho(t *testing.T) {
 	} {
 		t.Run(era.name, func(t *testing.T) {
 			ctx := ctxT(t, 30*time.Second)
-			c, init := connectInit(t, tb.url, era.legacy)
+			c, init := testenv.Connect(t, tb.url+"/mcp", testenv.MCPClient{Legacy: era.legacy, Name: "bridge-test"})
 			if got := c.ProtocolVersion(); got != era.protocol {
 				t.Errorf("negotiated protocol %q, want %q", got, era.protocol)
 			}

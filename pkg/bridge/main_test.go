@@ -13,7 +13,6 @@ import (
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
-	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/toolrag/mcp-gateway/internal/testenv"
 )
@@ -88,14 +87,8 @@ func startBridge(t testing.TB, cfg Config) *testBridge {
 // legacy limits it to the initialize-handshake protocol versions.
 func connect(t testing.TB, base string, legacy bool, topts ...transport.StreamableHTTPCOption) *client.Client {
 	t.Helper()
-	c, _ := connectInit(t, base, legacy, topts...)
+	c, _ := testenv.Connect(t, base+"/mcp", testenv.MCPClient{Legacy: legacy, Name: "bridge-test", Transport: topts})
 	return c
-}
-
-// connectInit is connect that also returns the initialize result.
-func connectInit(t testing.TB, base string, legacy bool, topts ...transport.StreamableHTTPCOption) (*client.Client, *mcp.InitializeResult) {
-	t.Helper()
-	return testenv.Connect(t, base+"/mcp", testenv.MCPClient{Legacy: legacy, Name: "bridge-test", Transport: topts})
 }
 
 func ctxT(t testing.TB, d time.Duration) context.Context {
