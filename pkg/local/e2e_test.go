@@ -5,11 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
+	"maps"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -20,7 +18,6 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/toolrag/mcp-gateway/internal/testenv"
-	"github.com/toolrag/mcp-gateway/pkg/index/indexer"
 )
 
 // echoServer returns servers/echo, built once per test binary.
@@ -88,39 +85,17 @@ func startGateway(t *testing.T, extraRegistry string, vars map[string]string) *e
 	return startGatewayB(t, extraRegistry, vars)
 }
 
+// startGatewayB is startGateway for a benchmark too: the keys of testKeys
+// that grant only servers of the registry, a 64 KiB body limit, and vars
+// (later maps win).
 func startGatewayB(t testing.TB, extraRegistry string, varsOpt ...map[string]string) *env {
 	t.Helper()
-	dir := t.TempDir()
 	registry := fmt.Sprintf("servers:\n  echo:\n    transport: stdio\n    command: %q\n%s", echoServer(t), extraRegistry)
-	if err := os.WriteFile(filepath.Join(dir, "registry.yaml"), []byte(registry), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "keys.yaml"), []byte(keysFor(t, testKeys, registry)), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	vals := map[string]string{
-		"MCP_GATEWAY_CONFIG_DIR":        dir,
-		"TOOL_RAG_DB":                   filepath.Join(dir, "tools.db"),
-		"TOOL_RAG_HEALTHCHECK_INTERVAL": "0",
-		"MCP_GATEWAY_MAX_BODY_BYTES":    "65536",
-	}
+	vals := map[string]string{"MCP_GATEWAY_MAX_BODY_BYTES": "65536"}
 	for _, vars := range varsOpt {
-		for k, v := range vars {
-			vals[k] = v
-		}
+		maps.Copy(vals, vars)
 	}
-	ctx := context.Background()
-	g, err := New(ctx, Options{Getenv: func(k string) string { return vals[k] }, Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { g.Close() })
-	if _, err := g.Sync(ctx, indexer.ModeFull); err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(g.Handler)
-	t.Cleanup(srv.Close)
-	return &env{g: g, srv: srv, url: srv.URL + "/mcp"}
+	return startGatewayWith(t, registry, keysFor(t, testKeys, registry), vals)
 }
 
 // keysFor keeps the keys of doc that grant only servers of the registry:
