@@ -8,10 +8,10 @@ import (
 	"runtime"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/toolrag/mcp-gateway/internal/testenv"
 	"github.com/toolrag/mcp-gateway/pkg/catalog"
 	"github.com/toolrag/mcp-gateway/pkg/embed"
 	"github.com/toolrag/mcp-gateway/pkg/index/indexer"
@@ -88,7 +88,7 @@ func benchmarkRetrieve(b *testing.B, n int, dense bool, cfg retrieve.Config) {
 	r := newRetriever(b, cfg)
 	req := retrieve.Request{TopK: 10, Policy: policy.Unrestricted()}
 	b.ReportAllocs()
-	cpu0 := cpuTime()
+	cpu0 := testenv.ProcessCPU()
 	count := 0
 	var lat []time.Duration
 	for i := 0; b.Loop(); i++ {
@@ -102,18 +102,10 @@ func benchmarkRetrieve(b *testing.B, n int, dense bool, cfg retrieve.Config) {
 	}
 	// CPU time per query (user+system, all threads incl. GC): unlike
 	// ns/op it does not grow when other processes compete for the cores.
-	b.ReportMetric(float64(cpuTime()-cpu0)/float64(count), "cpu-ns/op")
+	b.ReportMetric(float64(testenv.ProcessCPU()-cpu0)/float64(count), "cpu-ns/op")
 	slices.Sort(lat)
 	b.ReportMetric(float64(lat[len(lat)/2]), "p50-ns")
 	b.ReportMetric(float64(lat[min(len(lat)-1, len(lat)*99/100)]), "p99-ns")
-}
-
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // BenchmarkRetrieve10k measures query latency over 10,000 tools with the
@@ -210,7 +202,7 @@ func BenchmarkFindTools5Queries10k(b *testing.B) {
 	ctx := context.Background()
 	run := func(b *testing.B, one func() error) {
 		b.ReportAllocs()
-		cpu0 := cpuTime()
+		cpu0 := testenv.ProcessCPU()
 		var lat []time.Duration
 		for b.Loop() {
 			start := time.Now()
@@ -219,7 +211,7 @@ func BenchmarkFindTools5Queries10k(b *testing.B) {
 			}
 			lat = append(lat, time.Since(start))
 		}
-		b.ReportMetric(float64(cpuTime()-cpu0)/float64(len(lat)), "cpu-ns/op")
+		b.ReportMetric(float64(testenv.ProcessCPU()-cpu0)/float64(len(lat)), "cpu-ns/op")
 		slices.Sort(lat)
 		b.ReportMetric(float64(lat[len(lat)/2]), "p50-ns")
 		b.ReportMetric(float64(lat[min(len(lat)-1, len(lat)*99/100)]), "p99-ns")
