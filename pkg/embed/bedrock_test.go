@@ -294,18 +294,17 @@ func TestBedrockFirstErrorStopsBatch(t *testing.T) {
 	}
 }
 
+// hangAll answers no call until its client gives up or the test ends;
+// take it after starting the fake (see testenv.Hang).
+func hangAll(t *testing.T) func(n int, w http.ResponseWriter, r *http.Request) bool {
+	wait := testenv.Hang(t)
+	return func(n int, w http.ResponseWriter, r *http.Request) bool { wait(r); return true }
+}
+
 func TestBedrockTimeout(t *testing.T) {
-	release := make(chan struct{})
 	f := &fakeTitan{t: t, model: DefaultBedrockModel}
 	e := newBedrockTest(t, f, BedrockConfig{Dim: 256, Timeout: 50 * time.Millisecond})
-	t.Cleanup(func() { close(release) }) // runs before the server's cleanup
-	f.script = func(n int, w http.ResponseWriter, r *http.Request) bool {
-		select {
-		case <-r.Context().Done():
-		case <-release:
-		}
-		return true
-	}
+	f.script = hangAll(t)
 	_, err := e.EmbedQuery(context.Background(), "hello")
 	if err == nil || !strings.Contains(err.Error(), "did not answer within 50ms") {
 		t.Errorf("err = %v, want a timeout error", err)
@@ -316,17 +315,9 @@ func TestBedrockTimeout(t *testing.T) {
 // deadline (the Lambda invocation's) even when Timeout is longer, so the
 // error is returned while the caller can still answer.
 func TestBedrockTimeoutCappedAtDeadline(t *testing.T) {
-	release := make(chan struct{})
 	f := &fakeTitan{t: t, model: DefaultBedrockModel}
 	e := newBedrockTest(t, f, BedrockConfig{Dim: 256, Timeout: 30 * time.Second, DeadlineMargin: 200 * time.Millisecond})
-	t.Cleanup(func() { close(release) })
-	f.script = func(n int, w http.ResponseWriter, r *http.Request) bool {
-		select {
-		case <-r.Context().Done():
-		case <-release:
-		}
-		return true
-	}
+	f.script = hangAll(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
 	defer cancel()
 	_, err := e.EmbedQuery(ctx, "hello")

@@ -13,6 +13,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/toolrag/mcp-gateway/internal/testenv"
 )
 
 // fakeEmbeddings is an OpenAI-shaped /v1/embeddings server. Each text
@@ -307,14 +309,10 @@ func TestURLTimeout(t *testing.T) {
 	// hang blocks the first call until the client gives up (or the test
 	// ends: the release is registered after the server, so it runs first).
 	hang := func(t *testing.T) func(n int, w http.ResponseWriter, r *http.Request) bool {
-		release := make(chan struct{})
-		t.Cleanup(func() { close(release) })
+		wait := testenv.Hang(t)
 		return func(n int, w http.ResponseWriter, r *http.Request) bool {
 			if n == 0 {
-				select {
-				case <-r.Context().Done():
-				case <-release:
-				}
+				wait(r)
 				return true
 			}
 			return false

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/toolrag/mcp-gateway/internal/testenv"
 )
 
 var candidates = []Candidate{
@@ -247,15 +249,7 @@ func TestPlanHTTPErrors(t *testing.T) {
 }
 
 func TestPlanTimeoutAndInput(t *testing.T) {
-	release := make(chan struct{})
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		select {
-		case <-r.Context().Done():
-		case <-release:
-		}
-	}))
-	defer srv.Close()
-	defer close(release)
+	srv := testenv.HangingServer(t)
 	p, err := New(Config{URL: srv.URL + "/v1/chat/completions", Model: "m", Timeout: 40 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
@@ -290,41 +284,18 @@ func TestCompactSchema(t *testing.T) {
 }
 
 func TestConfigFromEnv(t *testing.T) {
-	env := func(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
-	tests := []struct {
-		name    string
-		env     map[string]string
-		want    Config
-		wantErr string
-	}{
-		{"off", nil, Config{Temperature: 0.1, Timeout: time.Minute}, ""},
-		{"llm", map[string]string{"TOOL_RAG_PLANNER": "llm", "TOOL_RAG_PLANNER_URL": "http://127.0.0.1:11434/v1/chat/completions",
+	testenv.CheckFromEnv(t, ConfigFromEnv, []testenv.EnvCase[Config]{
+		{Name: "off", Want: Config{Temperature: 0.1, Timeout: time.Minute}},
+		{Name: "llm", Env: map[string]string{"TOOL_RAG_PLANNER": "llm", "TOOL_RAG_PLANNER_URL": "http://127.0.0.1:11434/v1/chat/completions",
 			"TOOL_RAG_PLANNER_MODEL": "qwen", "TOOL_RAG_PLANNER_API_KEY": "k", "TOOL_RAG_PLANNER_TEMPERATURE": "0", "TOOL_RAG_PLANNER_TIMEOUT": "90s"},
-			Config{Enabled: true, URL: "http://127.0.0.1:11434/v1/chat/completions", Model: "qwen", APIKey: "k", Temperature: 0, Timeout: 90 * time.Second}, ""},
-		{"bad mode", map[string]string{"TOOL_RAG_PLANNER": "on"}, Config{}, "TOOL_RAG_PLANNER="},
-		{"no url", map[string]string{"TOOL_RAG_PLANNER": "llm", "TOOL_RAG_PLANNER_MODEL": "m"}, Config{}, "TOOL_RAG_PLANNER_URL"},
-		{"no model", map[string]string{"TOOL_RAG_PLANNER": "llm", "TOOL_RAG_PLANNER_URL": "http://x"}, Config{}, "TOOL_RAG_PLANNER_MODEL"},
-		{"bad temperature", map[string]string{"TOOL_RAG_PLANNER_TEMPERATURE": "hot"}, Config{}, "TOOL_RAG_PLANNER_TEMPERATURE"},
-		{"temperature too high", map[string]string{"TOOL_RAG_PLANNER_TEMPERATURE": "3"}, Config{}, "TOOL_RAG_PLANNER_TEMPERATURE"},
-		{"bad timeout", map[string]string{"TOOL_RAG_PLANNER_TIMEOUT": "-1"}, Config{}, "TOOL_RAG_PLANNER_TIMEOUT"},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			got, err := ConfigFromEnv(env(tc.env))
-			if tc.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Errorf("err = %v, want it to name %s", err, tc.wantErr)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !reflect.DeepEqual(got, tc.want) {
-				t.Errorf("got %+v, want %+v", got, tc.want)
-			}
-		})
-	}
+			Want: Config{Enabled: true, URL: "http://127.0.0.1:11434/v1/chat/completions", Model: "qwen", APIKey: "k", Temperature: 0, Timeout: 90 * time.Second}},
+		{Name: "bad mode", Env: map[string]string{"TOOL_RAG_PLANNER": "on"}, WantErr: "TOOL_RAG_PLANNER="},
+		{Name: "no url", Env: map[string]string{"TOOL_RAG_PLANNER": "llm", "TOOL_RAG_PLANNER_MODEL": "m"}, WantErr: "TOOL_RAG_PLANNER_URL"},
+		{Name: "no model", Env: map[string]string{"TOOL_RAG_PLANNER": "llm", "TOOL_RAG_PLANNER_URL": "http://x"}, WantErr: "TOOL_RAG_PLANNER_MODEL"},
+		{Name: "bad temperature", Env: map[string]string{"TOOL_RAG_PLANNER_TEMPERATURE": "hot"}, WantErr: "TOOL_RAG_PLANNER_TEMPERATURE"},
+		{Name: "temperature too high", Env: map[string]string{"TOOL_RAG_PLANNER_TEMPERATURE": "3"}, WantErr: "TOOL_RAG_PLANNER_TEMPERATURE"},
+		{Name: "bad timeout", Env: map[string]string{"TOOL_RAG_PLANNER_TIMEOUT": "-1"}, WantErr: "TOOL_RAG_PLANNER_TIMEOUT"},
+	})
 	if _, err := New(Config{URL: "x", Model: "m"}); err == nil {
 		t.Error("New with a bad URL: want an error")
 	}

@@ -17,6 +17,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockagentruntime"
+
+	"github.com/toolrag/mcp-gateway/internal/testenv"
 )
 
 func bedrockClient(t *testing.T, h http.Handler) *bedrockagentruntime.Client {
@@ -195,44 +197,21 @@ func TestBedrockRerankLimits(t *testing.T) {
 }
 
 func TestConfigFromEnv(t *testing.T) {
-	env := func(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
-	tests := []struct {
-		name    string
-		env     map[string]string
-		want    Config
-		wantErr string
-	}{
-		{"default off", nil, Config{Provider: ProviderOff, BedrockModel: BedrockAmazonRerank, Timeout: 10 * time.Second}, ""},
-		{"url", map[string]string{"TOOL_RAG_RERANKER": "url", "TOOL_RAG_RERANKER_URL": "http://127.0.0.1:8080/rerank",
+	testenv.CheckFromEnv(t, ConfigFromEnv, []testenv.EnvCase[Config]{
+		{Name: "default off", Want: Config{Provider: ProviderOff, BedrockModel: BedrockAmazonRerank, Timeout: 10 * time.Second}},
+		{Name: "url", Env: map[string]string{"TOOL_RAG_RERANKER": "url", "TOOL_RAG_RERANKER_URL": "http://127.0.0.1:8080/rerank",
 			"TOOL_RAG_RERANKER_MODEL": "bge", "TOOL_RAG_RERANKER_API_KEY": "k", "TOOL_RAG_RERANKER_FORMAT": "TEI", "TOOL_RAG_RERANKER_TIMEOUT": "2"},
-			Config{Provider: ProviderURL, URL: "http://127.0.0.1:8080/rerank", Model: "bge", APIKey: "k", Format: FormatTEI,
-				BedrockModel: BedrockAmazonRerank, Timeout: 2 * time.Second}, ""},
-		{"bedrock cohere", map[string]string{"TOOL_RAG_RERANKER": "Bedrock", "TOOL_RAG_RERANKER_BEDROCK_MODEL": "cohere.rerank-v3-5:0"},
-			Config{Provider: ProviderBedrock, BedrockModel: BedrockCohereRerank, Timeout: 10 * time.Second}, ""},
-		{"unknown", map[string]string{"TOOL_RAG_RERANKER": "magic"}, Config{}, "TOOL_RAG_RERANKER="},
-		{"local", map[string]string{"TOOL_RAG_RERANKER": "local"}, Config{}, "TOOL_RAG_RERANKER=local"},
-		{"url missing", map[string]string{"TOOL_RAG_RERANKER": "url"}, Config{}, "TOOL_RAG_RERANKER_URL"},
-		{"bad model", map[string]string{"TOOL_RAG_RERANKER_BEDROCK_MODEL": "cohere.rerank-v2"}, Config{}, "TOOL_RAG_RERANKER_BEDROCK_MODEL"},
-		{"bad format", map[string]string{"TOOL_RAG_RERANKER_FORMAT": "jina"}, Config{}, "TOOL_RAG_RERANKER_FORMAT"},
-		{"bad timeout", map[string]string{"TOOL_RAG_RERANKER_TIMEOUT": "0"}, Config{}, "TOOL_RAG_RERANKER_TIMEOUT"},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			got, err := ConfigFromEnv(env(tc.env))
-			if tc.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Errorf("err = %v, want it to name %s", err, tc.wantErr)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !reflect.DeepEqual(got, tc.want) {
-				t.Errorf("got %+v\nwant %+v", got, tc.want)
-			}
-		})
-	}
+			Want: Config{Provider: ProviderURL, URL: "http://127.0.0.1:8080/rerank", Model: "bge", APIKey: "k", Format: FormatTEI,
+				BedrockModel: BedrockAmazonRerank, Timeout: 2 * time.Second}},
+		{Name: "bedrock cohere", Env: map[string]string{"TOOL_RAG_RERANKER": "Bedrock", "TOOL_RAG_RERANKER_BEDROCK_MODEL": "cohere.rerank-v3-5:0"},
+			Want: Config{Provider: ProviderBedrock, BedrockModel: BedrockCohereRerank, Timeout: 10 * time.Second}},
+		{Name: "unknown", Env: map[string]string{"TOOL_RAG_RERANKER": "magic"}, WantErr: "TOOL_RAG_RERANKER="},
+		{Name: "local", Env: map[string]string{"TOOL_RAG_RERANKER": "local"}, WantErr: "TOOL_RAG_RERANKER=local"},
+		{Name: "url missing", Env: map[string]string{"TOOL_RAG_RERANKER": "url"}, WantErr: "TOOL_RAG_RERANKER_URL"},
+		{Name: "bad model", Env: map[string]string{"TOOL_RAG_RERANKER_BEDROCK_MODEL": "cohere.rerank-v2"}, WantErr: "TOOL_RAG_RERANKER_BEDROCK_MODEL"},
+		{Name: "bad format", Env: map[string]string{"TOOL_RAG_RERANKER_FORMAT": "jina"}, WantErr: "TOOL_RAG_RERANKER_FORMAT"},
+		{Name: "bad timeout", Env: map[string]string{"TOOL_RAG_RERANKER_TIMEOUT": "0"}, WantErr: "TOOL_RAG_RERANKER_TIMEOUT"},
+	})
 }
 
 func TestNewOffAndUnknown(t *testing.T) {

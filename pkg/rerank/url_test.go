@@ -13,6 +13,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/toolrag/mcp-gateway/internal/testenv"
 )
 
 // relevance is the toy cross-encoder both fake servers use: the share of
@@ -260,15 +262,7 @@ func TestURLShortlistLimitAndEdgeCases(t *testing.T) {
 }
 
 func TestURLTimeout(t *testing.T) {
-	release := make(chan struct{})
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		select {
-		case <-r.Context().Done():
-		case <-release:
-		}
-	}))
-	defer srv.Close()
-	defer close(release) // before srv.Close: unblock the handlers
+	srv := testenv.HangingServer(t)
 	r, _ := NewURL(Config{URL: srv.URL + "/rerank", Format: FormatTEI, Timeout: 30 * time.Millisecond})
 	var slept []time.Duration
 	r.(*urlReranker).client.SetSleep(func(ctx context.Context, d time.Duration) error { slept = append(slept, d); return nil })
