@@ -14,7 +14,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-	"github.com/coreos/go-oidc/v3/oidc"
 
 	"github.com/toolrag/mcp-gateway/internal/testenv"
 	"github.com/toolrag/mcp-gateway/pkg/aws/dynamo"
@@ -36,17 +35,7 @@ const tokenExchangeGrant = "urn:ietf:params:oauth:grant-type:token-exchange"
 // and an API key caller is not sent upstream.
 func TestUpstreamIdentityLambdaTokenExchange(t *testing.T) {
 	p := testenv.StartOIDCProvider(t)
-	who := newWhoServer(t, nil)
-	who.issuer = p.Issuer
-	keys := oidc.NewRemoteKeySet(context.Background(), p.Issuer+"/jwks")
-	who.check = func(tok string) (string, bool) {
-		v := oidc.NewVerifier(p.Issuer, keys, &oidc.Config{ClientID: who.URL + "/mcp"})
-		idt, err := v.Verify(context.Background(), tok)
-		if err != nil {
-			return "", false
-		}
-		return idt.Subject, true
-	}
+	who := testenv.NewJWTWhoServer(t, p.Issuer)
 	catalog := p.SignToken(t, map[string]any{"sub": "catalog", "aud": who.URL + "/mcp"})
 	d := newIdentityDeployment(t, who, &upauth.Config{Mode: upauth.ModeTokenExchange, ClientID: testenv.ExchangeClientID,
 		ClientSecret: testenv.ExchangeClientSecret, TokenEndpoint: p.Issuer + "/token"}, catalog)
@@ -59,7 +48,7 @@ func TestUpstreamIdentityLambdaTokenExchange(t *testing.T) {
 	inbound := map[string]string{}
 	for _, sub := range []string{"dana", "erin"} {
 		inbound[sub] = p.SignToken(t, map[string]any{"sub": sub, "aud": gwAud, "scope": "gw"})
-		if _, ok := who.check(inbound[sub]); ok {
+		if _, ok := who.Check(inbound[sub]); ok {
 			t.Fatalf("the upstream accepts %s's token issued for the gateway", sub)
 		}
 	}
@@ -77,9 +66,8 @@ func TestUpstreamIdentityLambdaTokenExchange(t *testing.T) {
 	if n := p.OIDCStats(t).Grants[tokenExchangeGrant] - before; n != 2 {
 		t.Errorf("token exchanges for two principals over two calls each: %d, want 2 (the exchanged token is cached)", n)
 	}
-	who.mu.Lock()
-	seen := map[string]string{"dana": who.seen["dana"], "erin": who.seen["erin"]}
-	who.mu.Unlock()
+	all := who.Seen()
+	seen := map[string]string{"dana": all["dana"], "erin": all["erin"]}
 	for sub, tok := range seen {
 		if tok == "" || tok == inbound[sub] {
 			t.Errorf("%s reached the upstream with %s", sub, map[bool]string{true: "the inbound token", false: "no token"}[tok != ""])
@@ -130,19 +118,15 @@ func TestUpstreamIdentityLambdaTokenExchange(t *testing.T) {
 	// An API key caller has no token to exchange: not sent upstream.
 	// (The sync listed the tools with the catalog credential: "catalog"
 	// is among the subjects seen; callers' calls never used it.)
-	who.mu.Lock()
-	subjects := len(who.seen)
-	who.mu.Unlock()
+	subjects := len(who.Seen())
 	alice := openSession(t, front, "k-alice", urlElicitation)
 	msg := alice.whoami()
 	if text, isErr := resultText(msg); !isErr || strings.Contains(text, "sub=") {
 		t.Errorf("an API key caller reached the token_exchange server: %v %q", isErr, text)
 	}
-	who.mu.Lock()
-	if len(who.seen) != subjects || who.seen["catalog"] != catalog {
-		t.Errorf("subjects seen upstream: %v", keysOf(who.seen))
+	if all := who.Seen(); len(all) != subjects || all["catalog"] != catalog {
+		t.Errorf("subjects seen upstream: %v", keysOf(all))
 	}
-	who.mu.Unlock()
 	if logs := gw.logs.String() + gw2.logs.String(); strings.Contains(logs, inbound["dana"]) || strings.Contains(logs, seen["dana"]) {
 		t.Error("a token reached the function logs")
 	}
@@ -161,7 +145,7 @@ func keysOf(m map[string]string) []string {
 // vault table, and the principal's next call still asks to connect.
 func TestUpstreamIdentityLambdaExpiredLink(t *testing.T) {
 	ctx := context.Background()
-	d := newIdentityDeployment(t, newWhoServer(t, map[string]string{"catalog-token": "catalog"}), &upauth.Config{Mode: upauth.ModeUserSecret}, "catalog-token")
+	d := newIdentityDeployment(t, testenv.NewWhoServer(t, map[string]string{"catalog-token": "catalog"}), &upauth.Config{Mode: upauth.ModeUserSecret}, "catalog-token")
 	d.env["TOOL_RAG_CONNECT_LINK_TTL"] = "2"
 	_, front := d.syncAndStart(t)
 
@@ -181,7 +165,7 @@ func TestUpstreamIdentityLambdaExpiredLink(t *testing.T) {
 	if resp.StatusCode < 400 || resp.StatusCode >= 500 {
 		t.Errorf("GET an expired link: HTTP %d, want 4xx", resp.StatusCode)
 	}
-	d.who.set("tok-alice", "alice")
+	d.who.Set("tok-alice", "alice")
 	code, page := postLink(t, link, url.Values{"key": {"k-alice"}, "secret": {"tok-alice"}})
 	t.Logf("completing an expired link: HTTP %d", code)
 	if code < 400 || code >= 500 || strings.Contains(page, "Stored") {

@@ -8,21 +8,15 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/cookiejar"
-	"net/http/httptest"
 	"net/url"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/kms"
-	"github.com/coreos/go-oidc/v3/oidc"
-	"github.com/mark3labs/mcp-go/mcp"
-	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/toolrag/mcp-gateway/internal/testenv"
 	"github.com/toolrag/mcp-gateway/pkg/auth"
@@ -36,86 +30,6 @@ import (
 	"github.com/toolrag/mcp-gateway/pkg/upstream"
 	"github.com/toolrag/mcp-gateway/pkg/vault"
 )
-
-// whoServer is a real mcp-go Streamable HTTP server that authenticates
-// every request by its bearer token (401 with a challenge otherwise) and
-// whose whoami tool answers with the caller's subject.
-type whoServer struct {
-	URL    string
-	mu     sync.Mutex
-	tokens map[string]string // bearer → subject
-	seen   map[string]string // subject → last bearer it came with
-	// check, when set, verifies a token instead of tokens; issuer, when
-	// set, is named in RFC 9728 protected-resource metadata.
-	check  func(tok string) (string, bool)
-	issuer string
-}
-
-type whoKey struct{}
-
-func newWhoServer(t *testing.T, tokens map[string]string) *whoServer {
-	t.Helper()
-	u := &whoServer{tokens: tokens, seen: map[string]string{}}
-	s := server.NewMCPServer("who", "1")
-	s.AddTool(mcp.NewTool("whoami", mcp.WithDescription("who am i: tell the identity of the caller at this server")),
-		func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			sub, _ := ctx.Value(whoKey{}).(string)
-			return mcp.NewToolResultText("sub=" + sub), nil
-		})
-	h := server.NewStreamableHTTPServer(s, server.WithHTTPContextFunc(func(ctx context.Context, r *http.Request) context.Context {
-		sub, _ := u.subject(r)
-		return context.WithValue(ctx, whoKey{}, sub)
-	}))
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if strings.HasPrefix(r.URL.Path, "/.well-known/oauth-protected-resource") && u.issuer != "" {
-			w.Header().Set("Content-Type", "application/json")
-			json.NewEncoder(w).Encode(map[string]any{"resource": u.URL + "/mcp", "authorization_servers": []string{u.issuer}})
-			return
-		}
-		if _, ok := u.subject(r); !ok {
-			w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token", resource_metadata="`+u.URL+`/.well-known/oauth-protected-resource"`)
-			http.Error(w, "unauthorized", http.StatusUnauthorized)
-			return
-		}
-		h.ServeHTTP(w, r)
-	}))
-	t.Cleanup(srv.Close)
-	u.URL = srv.URL
-	return u
-}
-
-func (u *whoServer) subject(r *http.Request) (string, bool) {
-	tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-	if !ok {
-		return "", false
-	}
-	if u.check != nil {
-		sub, ok := u.check(tok)
-		if ok {
-			u.mu.Lock()
-			u.seen[sub] = tok
-			u.mu.Unlock()
-		}
-		return sub, ok
-	}
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	sub, ok := u.tokens[tok]
-	if ok {
-		u.seen[sub] = tok
-	}
-	return sub, ok
-}
-
-func (u *whoServer) set(tok, sub string) {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	if sub == "" {
-		delete(u.tokens, tok)
-	} else {
-		u.tokens[tok] = sub
-	}
-}
 
 // mcpSession speaks JSON-RPC to the gateway byte for byte.
 type mcpSession struct {
@@ -246,13 +160,13 @@ var urlElicitation = map[string]any{"elicitation": map[string]any{"url": map[str
 // a catalog credential for the sync) and keys alice and bob.
 type identityDeployment struct {
 	*deployment
-	who    *whoServer
+	who    *testenv.WhoServer
 	kms    *kms.Client
 	keyARN string
 	vault  string
 }
 
-func newIdentityDeployment(t *testing.T, who *whoServer, a *upauth.Config, catalogToken string) *identityDeployment {
+func newIdentityDeployment(t *testing.T, who *testenv.WhoServer, a *upauth.Config, catalogToken string) *identityDeployment {
 	t.Helper()
 	ctx := context.Background()
 	d := &identityDeployment{deployment: newDeployment(t), who: who}
@@ -326,7 +240,7 @@ func principalOf(id string) string {
 // 401 asks again; revoke and key removal end the grant.
 func TestUpstreamIdentityLambdaUserSecret(t *testing.T) {
 	ctx := context.Background()
-	d := newIdentityDeployment(t, newWhoServer(t, map[string]string{"catalog-token": "catalog"}), &upauth.Config{Mode: upauth.ModeUserSecret}, "catalog-token")
+	d := newIdentityDeployment(t, testenv.NewWhoServer(t, map[string]string{"catalog-token": "catalog"}), &upauth.Config{Mode: upauth.ModeUserSecret}, "catalog-token")
 	gw, front := d.syncAndStart(t)
 
 	alice := openSession(t, front, "k-alice", urlElicitation)
@@ -375,7 +289,7 @@ func TestUpstreamIdentityLambdaUserSecret(t *testing.T) {
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("GET the link: %d", resp.StatusCode)
 	}
-	d.who.set("tok-alice", "alice")
+	d.who.Set("tok-alice", "alice")
 	if code, page := postLink(t, link, url.Values{"key": {"k-alice"}, "secret": {"tok-alice"}}); code != http.StatusOK || !strings.Contains(page, "Stored") {
 		t.Fatalf("alice completes her link: %d %s", code, page)
 	}
@@ -400,7 +314,7 @@ func TestUpstreamIdentityLambdaUserSecret(t *testing.T) {
 		t.Fatalf("bob's first call: %v %q", isErr, text)
 	}
 	bobLink := strings.Fields(text[i:])[0]
-	d.who.set("tok-bob", "bob")
+	d.who.Set("tok-bob", "bob")
 	if code, page := postLink(t, bobLink, url.Values{"key": {"k-bob"}, "secret": {"tok-bob"}}); code != http.StatusOK {
 		t.Fatalf("bob completes his link: %d %s", code, page)
 	}
@@ -414,9 +328,7 @@ func TestUpstreamIdentityLambdaUserSecret(t *testing.T) {
 			t.Fatalf("%s: %v %q, want %q", c.s.key, isErr, text, c.want)
 		}
 	}
-	d.who.mu.Lock()
-	seen := map[string]string{"alice": d.who.seen["alice"], "bob": d.who.seen["bob"]}
-	d.who.mu.Unlock()
+	seen := d.who.Seen()
 	if seen["alice"] != "tok-alice" || seen["bob"] != "tok-bob" {
 		t.Fatalf("tokens the upstream saw: %v", seen)
 	}
@@ -462,7 +374,7 @@ func TestUpstreamIdentityLambdaUserSecret(t *testing.T) {
 
 	// The upstream stops accepting alice's token: HTTP 401 drops the
 	// grant and asks again; she stores a new one.
-	d.who.set("tok-alice", "")
+	d.who.Set("tok-alice", "")
 	if link := linkOf(alice.whoami()); !strings.HasPrefix(link, front+"/connect/") {
 		t.Fatalf("after the upstream's 401: no new link")
 	}
@@ -510,55 +422,6 @@ func TestUpstreamIdentityLambdaUserSecret(t *testing.T) {
 	}
 }
 
-// browser is a user's browser: a cookie jar, redirects followed by hand.
-type browser struct {
-	t *testing.T
-	c *http.Client
-}
-
-func newBrowser(t *testing.T) *browser {
-	jar, _ := cookiejar.New(nil)
-	return &browser{t: t, c: &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
-}
-
-func (b *browser) do(req *http.Request) (int, string, string) {
-	b.t.Helper()
-	resp, err := b.c.Do(req)
-	if err != nil {
-		b.t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, resp.Header.Get("Location"), string(body)
-}
-
-// connect signs in on a connect link with key and returns the
-// authorization URL the gateway redirects to.
-func (b *browser) connect(link, key string) string {
-	b.t.Helper()
-	req, _ := http.NewRequest(http.MethodPost, link, strings.NewReader(url.Values{"key": {key}}.Encode()))
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	code, loc, body := b.do(req)
-	if code != http.StatusSeeOther {
-		b.t.Fatalf("connect link: %d %s", code, body)
-	}
-	return loc
-}
-
-// approve approves at the authorization server as user and follows the
-// redirect to the gateway's callback.
-func (b *browser) approve(authorize, user string) (int, string) {
-	b.t.Helper()
-	req, _ := http.NewRequest(http.MethodGet, authorize+"&x_user="+url.QueryEscape(user), nil)
-	code, loc, body := b.do(req)
-	if code != http.StatusFound && code != http.StatusSeeOther {
-		b.t.Fatalf("authorization server: %d %s", code, body)
-	}
-	req, _ = http.NewRequest(http.MethodGet, loc, nil)
-	code, _, body = b.do(req)
-	return code, body
-}
-
 // OAuth per principal on the Lambda path: the gateway function under
 // aws-lambda-rie is the OAuth client of a real authorization server (npm
 // oauth2-mock-server: authorization code + PKCE, refresh, revocation) for
@@ -570,26 +433,7 @@ func (b *browser) approve(authorize, user string) (int, string) {
 // revokes at the server.
 func TestUpstreamIdentityLambdaOAuth(t *testing.T) {
 	as := testenv.StartAuthServer(t)
-	who := newWhoServer(t, nil)
-	who.issuer = as.Issuer
-	var (
-		verifier *oidc.IDTokenVerifier
-		once     sync.Once
-		denyMu   sync.Mutex
-		deny     = map[string]bool{}
-	)
-	who.check = func(tok string) (string, bool) {
-		once.Do(func() {
-			verifier = oidc.NewVerifier(as.Issuer, oidc.NewRemoteKeySet(context.Background(), as.Issuer+"/jwks"), &oidc.Config{ClientID: who.URL + "/mcp"})
-		})
-		idt, err := verifier.Verify(context.Background(), tok)
-		if err != nil {
-			return "", false
-		}
-		denyMu.Lock()
-		defer denyMu.Unlock()
-		return idt.Subject, !deny[idt.Subject]
-	}
+	who := testenv.NewJWTWhoServer(t, as.Issuer)
 	catalog := as.Token(t, "catalog", url.Values{"resource": {who.URL + "/mcp"}})
 	d := newIdentityDeployment(t, who, &upauth.Config{Mode: upauth.ModeOAuth, ClientID: "gateway-client"}, catalog)
 	gw, front := d.syncAndStart(t)
@@ -601,8 +445,8 @@ func TestUpstreamIdentityLambdaOAuth(t *testing.T) {
 	if !strings.HasPrefix(link, front+"/connect/") {
 		t.Fatalf("alice's first call: no connect link (%q)", link)
 	}
-	ab := newBrowser(t)
-	authorize := ab.connect(link, "k-alice")
+	ab := testenv.NewUserAgent(t)
+	authorize := ab.Connect(link, "k-alice")
 	au, _ := url.Parse(authorize)
 	q := au.Query()
 	if !strings.HasPrefix(authorize, as.Issuer+"/authorize?") || q.Get("code_challenge_method") != "S256" || q.Get("code_challenge") == "" ||
@@ -610,13 +454,13 @@ func TestUpstreamIdentityLambdaOAuth(t *testing.T) {
 		t.Fatalf("authorization request: %s", authorize)
 	}
 	// Finished in another browser: refused, nothing stored.
-	if code, body := newBrowser(t).approve(authorize, "bob"); code != http.StatusForbidden || !strings.Contains(body, "another browser") {
+	if code, body := testenv.NewUserAgent(t).Approve(authorize, "bob"); code != http.StatusForbidden || !strings.Contains(body, "another browser") {
 		t.Fatalf("alice's flow finished in another browser: %d %s", code, body)
 	}
-	if code, body := ab.approve(authorize, "alice"); code != http.StatusOK || !strings.Contains(body, "Connected") {
+	if code, body := ab.Approve(authorize, "alice"); code != http.StatusOK || !strings.Contains(body, "Connected") {
 		t.Fatalf("alice's callback: %d %s", code, body)
 	}
-	if code, body := ab.approve(authorize, "alice"); code == http.StatusOK {
+	if code, body := ab.Approve(authorize, "alice"); code == http.StatusOK {
 		t.Fatalf("a replayed state was accepted: %s", body)
 	}
 	// Her retried call, on this instance and on another one.
@@ -631,8 +475,8 @@ func TestUpstreamIdentityLambdaOAuth(t *testing.T) {
 	as.SetTTL(t, 30)
 	bob := openSession(t, front2, "k-bob", urlElicitation)
 	bobLink := linkOf(bob.whoami())
-	bb := newBrowser(t)
-	if code, body := bb.approve(bb.connect(bobLink, "k-bob"), "bob"); code != http.StatusOK {
+	bb := testenv.NewUserAgent(t)
+	if code, body := bb.Approve(bb.Connect(bobLink, "k-bob"), "bob"); code != http.StatusOK {
 		t.Fatalf("bob's callback: %d %s", code, body)
 	}
 	as.SetTTL(t, 3600)
@@ -650,9 +494,7 @@ func TestUpstreamIdentityLambdaOAuth(t *testing.T) {
 	}
 
 	// The upstream refuses alice (HTTP 401): asked again.
-	denyMu.Lock()
-	deny["alice"] = true
-	denyMu.Unlock()
+	who.Deny("alice", true)
 	if linkOf(alice.whoami()) == "" {
 		t.Error("alice after a 401 was not asked to connect again")
 	}

@@ -9,15 +9,11 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/mark3labs/mcp-go/mcp"
-	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/toolrag/mcp-gateway/internal/testenv"
 	"github.com/toolrag/mcp-gateway/pkg/aws/dynamo"
@@ -46,7 +42,7 @@ func TestLongCallsLambda(t *testing.T) {
 	reg := dynamo.NewRegistryStore(d.ddb, d.tables.Registry)
 	bigURL, _ := testenv.StartEchoAt(t, "127.0.0.1:0", "-big")
 	downURL, stopDown := testenv.StartEchoAt(t, "127.0.0.1:0")
-	d.addServers(t, map[string]string{"big": bigURL, "down": downURL, "errs": linkErrorUpstream(t)}, "owner", "other")
+	d.addServers(t, map[string]string{"big": bigURL, "down": downURL, "errs": testenv.StartErrorUpstream(t)}, "owner", "other")
 	d.sync(t, rie, bins["sync"], 4)
 	// "down" goes down after the sync (its tools are in the catalog): a
 	// listener that accepts and never answers takes its address, and the
@@ -310,33 +306,4 @@ func (s *lambdaSession) rpcErrorObj(t *testing.T, method string, params any) rpc
 func (s *lambdaSession) rpcError(t *testing.T, method string, params any) string {
 	t.Helper()
 	return s.rpcErrorObj(t, method, params).Message
-}
-
-// linkErrorUpstream is an mcp-go Streamable HTTP server whose needs_link
-// tool fails with -32042 (URL elicitation required), as a 2025-11-25
-// server answers.
-func linkErrorUpstream(t *testing.T) string {
-	t.Helper()
-	s := server.NewMCPServer("errors", "1")
-	s.AddTool(mcp.NewTool("needs_link", mcp.WithDescription("fails with URL elicitation required")),
-		func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			return mcp.NewToolResultText("unreachable"), nil
-		})
-	h := server.NewStreamableHTTPServer(s)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		var m struct {
-			ID     json.RawMessage `json:"id"`
-			Method string          `json:"method"`
-		}
-		if json.Unmarshal(body, &m) == nil && m.Method == "tools/call" {
-			w.Header().Set("Content-Type", "application/json")
-			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32042,"message":"This request requires more information.","data":{"elicitations":[{"mode":"url","elicitationId":"el-1","url":"https://upstream.example/connect?x=1","message":"Authorize access to your files"}]}}}`, m.ID)
-			return
-		}
-		r.Body = io.NopCloser(bytes.NewReader(body))
-		h.ServeHTTP(w, r)
-	}))
-	t.Cleanup(srv.Close)
-	return srv.URL + "/mcp"
 }

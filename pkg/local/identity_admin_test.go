@@ -7,13 +7,15 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/toolrag/mcp-gateway/internal/testenv"
 )
 
 // The console's admin endpoints list who is connected to a per-principal
 // server and revoke one principal's grant there, or all of theirs: admin
 // keys only, and no answer ever carries a token.
 func TestUpstreamIdentityAdminConnections(t *testing.T) {
-	up := newWhoUpstream(t, map[string]string{"svc-catalog": "catalog", "pat-alice": "alice", "pat-bob": "bob", "pat-carol": "carol"})
+	up := testenv.NewWhoServer(t, map[string]string{"svc-catalog": "catalog", "pat-alice": "alice", "pat-bob": "bob", "pat-carol": "carol"})
 	dir := t.TempDir()
 	registry := fmt.Sprintf("servers:\n  up:\n    transport: streamable_http\n    url: %q\n    headers: {Authorization: \"Bearer svc-catalog\"}\n    auth: {mode: user_secret}\n", up.URL+"/mcp")
 	e := startGatewayWith(t, registry, identityKeys, map[string]string{"TOOL_RAG_VAULT_DB": filepath.Join(dir, "g.db"), "TOOL_RAG_VAULT_KEY_FILE": filepath.Join(dir, "k")})

@@ -5,6 +5,8 @@ import (
 	"net/url"
 	"path/filepath"
 	"testing"
+
+	"github.com/toolrag/mcp-gateway/internal/testenv"
 )
 
 // A tool call through the gateway to the same upstream, with a static
@@ -12,7 +14,7 @@ import (
 //
 //	go test ./pkg/local -run '^$' -bench BenchmarkUpstreamIdentityCall -benchtime 2000x -count 4
 func BenchmarkUpstreamIdentityCall(b *testing.B) {
-	up := newWhoUpstream(b, map[string]string{"svc": "service", "pat-alice": "alice"})
+	up := testenv.NewWhoServer(b, map[string]string{"svc": "service", "pat-alice": "alice"})
 	dir := b.TempDir()
 	registry := fmt.Sprintf("servers:\n  st:\n    transport: streamable_http\n    url: %q\n    headers: {Authorization: \"Bearer svc\"}\n  pu:\n    transport: streamable_http\n    url: %q\n    headers: {Authorization: \"Bearer svc\"}\n    auth: {mode: user_secret}\n", up.URL+"/mcp", up.URL+"/mcp")
 	keys := "keys:\n  - id: alice\n    secret: \"k-alice\"\n    servers: {st: {tool_prefixes: [\"*\"]}, pu: {tool_prefixes: [\"*\"]}}\n"

@@ -14,12 +14,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
-
-	"github.com/mark3labs/mcp-go/mcp"
-	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/toolrag/mcp-gateway/pkg/index/indexer"
 )
@@ -141,118 +137,6 @@ func (s *rawSession) request(method string, params any) map[string]any {
 func (s *rawSession) callTool(name string, args map[string]any) map[string]any {
 	s.t.Helper()
 	return s.request("tools/call", map[string]any{"name": name, "arguments": args})
-}
-
-// errorUpstream is a real mcp-go Streamable HTTP server whose tools fail
-// with JSON-RPC errors of their own: needs_link with a -32042 URL
-// elicitation, quota with -32099 and data (answered by a handler in front
-// of mcp-go, which has no way to send other codes with data).
-func errorUpstream(t testing.TB) string {
-	t.Helper()
-	s := server.NewMCPServer("errors", "1")
-	for _, name := range []string{"needs_link", "quota"} {
-		s.AddTool(mcp.NewTool(name, mcp.WithDescription("fails with a JSON-RPC error: "+name)),
-			func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-				return mcp.NewToolResultText("unreachable"), nil
-			})
-	}
-	h := server.NewStreamableHTTPServer(s)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		var m struct {
-			ID     json.RawMessage `json:"id"`
-			Method string          `json:"method"`
-			Params struct {
-				Name string `json:"name"`
-			} `json:"params"`
-		}
-		if json.Unmarshal(body, &m) == nil && m.Method == "tools/call" {
-			switch m.Params.Name {
-			case "quota":
-				w.Header().Set("Content-Type", "application/json")
-				fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32099,"message":"quota exhausted","data":{"retry_after":7,"plan":"free"}}}`, m.ID)
-				return
-			case "needs_link":
-				// as a 2025-11-25 server answers (mcp-go reserves -32042
-				// on the 2026-07-28 protocol the gateway negotiates)
-				w.Header().Set("Content-Type", "application/json")
-				fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32042,"message":"This request requires more information.","data":{"elicitations":[{"mode":"url","elicitationId":"el-1","url":"https://upstream.example/connect?x=1","message":"Authorize access to your files"}]}}}`, m.ID)
-				return
-			}
-		}
-		r.Body = io.NopCloser(bytes.NewReader(body))
-		h.ServeHTTP(w, r)
-	}))
-	t.Cleanup(srv.Close)
-	return srv.URL + "/mcp"
-}
-
-// whoUpstream is a real mcp-go Streamable HTTP server that authenticates
-// every request with a bearer token (401 with a WWW-Authenticate challenge
-// otherwise) and whose whoami tool answers with the caller's subject.
-type whoUpstream struct {
-	URL    string
-	mu     sync.Mutex
-	tokens map[string]string // bearer → subject
-	check  func(tok string) (string, bool)
-	calls  map[string]int // subject → whoami calls
-	issuer string         // set: serve RFC 9728 metadata naming it
-}
-
-type subKey struct{}
-
-func newWhoUpstream(t testing.TB, tokens map[string]string) *whoUpstream {
-	t.Helper()
-	u := &whoUpstream{tokens: tokens, calls: map[string]int{}}
-	s := server.NewMCPServer("who", "1")
-	s.AddTool(mcp.NewTool("whoami", mcp.WithDescription("who am i: tell the identity of the caller at this server")),
-		func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			sub, _ := ctx.Value(subKey{}).(string)
-			u.mu.Lock()
-			u.calls[sub]++
-			u.mu.Unlock()
-			return mcp.NewToolResultText("sub=" + sub), nil
-		})
-	h := server.NewStreamableHTTPServer(s, server.WithHTTPContextFunc(func(ctx context.Context, r *http.Request) context.Context {
-		sub, _ := u.subject(r)
-		return context.WithValue(ctx, subKey{}, sub)
-	}))
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if strings.HasPrefix(r.URL.Path, "/.well-known/oauth-protected-resource") && u.issuer != "" {
-			w.Header().Set("Content-Type", "application/json")
-			json.NewEncoder(w).Encode(map[string]any{"resource": u.URL + "/mcp", "authorization_servers": []string{u.issuer}})
-			return
-		}
-		if _, ok := u.subject(r); !ok {
-			w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token", resource_metadata="`+u.URL+`/.well-known/oauth-protected-resource"`)
-			http.Error(w, "unauthorized", http.StatusUnauthorized)
-			return
-		}
-		h.ServeHTTP(w, r)
-	}))
-	t.Cleanup(srv.Close)
-	u.URL = srv.URL
-	return u
-}
-
-func (u *whoUpstream) subject(r *http.Request) (string, bool) {
-	tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-	if !ok || tok == "" {
-		return "", false
-	}
-	if u.check != nil {
-		return u.check(tok)
-	}
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	sub, ok := u.tokens[tok]
-	return sub, ok
-}
-
-func (u *whoUpstream) revoke(tok string) {
-	u.mu.Lock()
-	delete(u.tokens, tok)
-	u.mu.Unlock()
 }
 
 // resultText returns the text of a tools/call response's result.

@@ -1,7 +1,6 @@
 package local
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -9,74 +8,21 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/coreos/go-oidc/v3/oidc"
-
 	"github.com/toolrag/mcp-gateway/internal/testenv"
 )
-
-// oidcUpstream is a real MCP server protected by the oidc-provider p: it
-// verifies each token's signature (the provider's JWKS), issuer, audience
-// (its own URL) and expiry, and answers whoami with the token's subject.
-func oidcUpstream(t *testing.T, p *testenv.OIDCProvider) *whoUpstream {
-	t.Helper()
-	up := newWhoUpstream(t, nil)
-	up.issuer = p.Issuer
-	keys := oidc.NewRemoteKeySet(context.Background(), p.Issuer+"/jwks")
-	up.check = func(tok string) (string, bool) {
-		v := oidc.NewVerifier(p.Issuer, keys, &oidc.Config{ClientID: up.URL + "/mcp"})
-		idt, err := v.Verify(context.Background(), tok)
-		if err != nil {
-			return "", false
-		}
-		return idt.Subject, true
-	}
-	return up
-}
-
-// approveAt follows the authorization request in the browser b, as user,
-// through the provider's interaction to the gateway's callback; it returns
-// the callback's status and page.
-func (b *userAgent) approveAt(authorize, user, callback string) (int, string) {
-	b.t.Helper()
-	next := authorize + "&x_user=" + url.QueryEscape(user)
-	for range 10 {
-		req, _ := http.NewRequest(http.MethodGet, next, nil)
-		code, loc, body := b.do(req)
-		if strings.HasPrefix(next, callback) {
-			return code, body
-		}
-		if code != http.StatusFound && code != http.StatusSeeOther {
-			b.t.Fatalf("authorization server at %s: %d %s", next, code, body)
-		}
-		u, err := url.Parse(next)
-		if err != nil {
-			b.t.Fatal(err)
-		}
-		l, err := u.Parse(loc)
-		if err != nil {
-			b.t.Fatal(err)
-		}
-		next = l.String()
-	}
-	b.t.Fatalf("no redirect to %s", callback)
-	return 0, ""
-}
 
 // connectOIDC completes a connect link for key as user at the provider.
 func connectOIDC(t *testing.T, e *env, link, key, user string) string {
 	t.Helper()
-	b := newUserAgent(t)
-	authorize, status, page := b.connect(link, key, user)
-	if authorize == "" {
-		t.Fatalf("%s's link: %d %s", user, status, page)
-	}
-	if code, body := b.approveAt(authorize, user, e.srv.URL+"/connect-callback"); code != http.StatusOK || !strings.Contains(body, "Connected") {
+	b := testenv.NewUserAgent(t)
+	authorize := b.Connect(link, key)
+	if code, body := b.ApproveAt(authorize, user, e.srv.URL+"/connect-callback"); code != http.StatusOK || !strings.Contains(body, "Connected") {
 		t.Fatalf("%s's callback: %d %s", user, code, body)
 	}
 	return authorize
 }
 
-func oidcGateway(t *testing.T, up *whoUpstream, p *testenv.OIDCProvider, auth, keys string) *env {
+func oidcGateway(t *testing.T, up *testenv.WhoServer, p *testenv.OIDCProvider, auth, keys string) *env {
 	t.Helper()
 	catalogTok := p.SignToken(t, map[string]any{"sub": "catalog", "aud": up.URL + "/mcp"})
 	dir := t.TempDir()
@@ -92,7 +38,7 @@ func oidcGateway(t *testing.T, up *whoUpstream, p *testenv.OIDCProvider, auth, k
 // user as themselves.
 func TestUpstreamIdentityDynamicRegistration(t *testing.T) {
 	p := testenv.StartOIDCProvider(t)
-	up := oidcUpstream(t, p)
+	up := testenv.NewJWTWhoServer(t, p.Issuer)
 	e := oidcGateway(t, up, p, "{mode: oauth, scopes: [mcp]}", identityKeys)
 
 	alice := rawConnect(t, e.url, "k-alice", urlElicitation)
@@ -132,8 +78,8 @@ func TestUpstreamIdentityDynamicRegistration(t *testing.T) {
 	if st.Registrations != 1 || st.Grants["authorization_code"] != 2 {
 		t.Errorf("provider saw %d registrations and %d code grants, want 1 and 2", st.Registrations, st.Grants["authorization_code"])
 	}
-	if up.calls["catalog"] != 0 {
-		t.Errorf("a caller's call went out with the catalog credential: %v", up.calls)
+	if calls := up.Calls(); calls["catalog"] != 0 {
+		t.Errorf("a caller's call went out with the catalog credential: %v", calls)
 	}
 }
 
@@ -143,7 +89,7 @@ func TestUpstreamIdentityDynamicRegistration(t *testing.T) {
 // works.
 func TestUpstreamIdentityFailedRefresh(t *testing.T) {
 	p := testenv.StartOIDCProvider(t)
-	up := oidcUpstream(t, p)
+	up := testenv.NewJWTWhoServer(t, p.Issuer)
 	e := oidcGateway(t, up, p, "{mode: oauth, scopes: [mcp]}", identityKeys)
 	p.SetTTL(t, 30) // inside the gateway's refresh margin: every call refreshes first
 
@@ -158,7 +104,7 @@ func TestUpstreamIdentityFailedRefresh(t *testing.T) {
 	if n := p.EndGrants(t, "alice"); n < 1 {
 		t.Fatalf("no grant of alice's at the provider to end")
 	}
-	before := up.calls["alice"]
+	before := up.Calls()["alice"]
 	refreshes := p.OIDCStats(t).Grants["refresh_token"]
 	msg := alice.callTool("up__whoami", nil)
 	link := elicitationURL(msg)
@@ -168,7 +114,7 @@ func TestUpstreamIdentityFailedRefresh(t *testing.T) {
 	if p.OIDCStats(t).Grants["refresh_token"] == refreshes {
 		t.Error("the gateway did not try to refresh")
 	}
-	if up.calls["alice"] != before {
+	if up.Calls()["alice"] != before {
 		t.Error("the call went upstream after the refresh failed")
 	}
 	// The grant is gone: the next call asks again without a refresh.
@@ -193,14 +139,14 @@ func TestUpstreamIdentityFailedRefresh(t *testing.T) {
 // never the caller's own token. An API key caller is refused.
 func TestUpstreamIdentityTokenExchange(t *testing.T) {
 	p := testenv.StartOIDCProvider(t)
-	up := oidcUpstream(t, p)
+	up := testenv.NewJWTWhoServer(t, p.Issuer)
 	const gwAud = "https://gateway.test/mcp"
 	keys := identityKeys + fmt.Sprintf("oauth:\n  issuer: %q\n  audience: %s\n  grants:\n    - match: {scope: gw}\n      servers: {up: {tool_prefixes: [\"*\"]}}\n", p.Issuer, gwAud)
 	e := oidcGateway(t, up, p, fmt.Sprintf("{mode: token_exchange, client_id: %s, client_secret: %s, token_endpoint: %q}",
 		testenv.ExchangeClientID, testenv.ExchangeClientSecret, p.Issuer+"/token"), keys)
 
 	inbound := p.SignToken(t, map[string]any{"sub": "dana", "aud": gwAud, "scope": "gw"})
-	if _, ok := up.check(inbound); ok {
+	if _, ok := up.Check(inbound); ok {
 		t.Fatal("the upstream accepts a token issued for the gateway")
 	}
 	dana := rawConnect(t, e.url, inbound, urlElicitation)
@@ -220,7 +166,7 @@ func TestUpstreamIdentityTokenExchange(t *testing.T) {
 	if got, isErr := resultTextOf(alice.callTool("up__whoami", nil)); !isErr || strings.Contains(got, "sub=") {
 		t.Errorf("an API key caller reached the token_exchange server: %q", got)
 	}
-	if up.calls["catalog"] != 0 {
-		t.Errorf("a caller's call went out with the catalog credential: %v", up.calls)
+	if calls := up.Calls(); calls["catalog"] != 0 {
+		t.Errorf("a caller's call went out with the catalog credential: %v", calls)
 	}
 }

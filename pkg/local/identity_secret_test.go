@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolrag/mcp-gateway/internal/testenv"
 	"github.com/toolrag/mcp-gateway/pkg/auth"
 	"github.com/toolrag/mcp-gateway/pkg/policy"
 	"github.com/toolrag/mcp-gateway/pkg/vault"
@@ -46,7 +47,7 @@ var urlElicitation = map[string]any{"elicitation": map[string]any{"url": map[str
 // do not open under another principal; a 401 asks again; revoke and key
 // removal end the grant.
 func TestUpstreamIdentityUserSecret(t *testing.T) {
-	up := newWhoUpstream(t, map[string]string{"svc-catalog": "catalog", "pat-alice": "alice", "pat-bob": "bob", "pat-carol": "carol"})
+	up := testenv.NewWhoServer(t, map[string]string{"svc-catalog": "catalog", "pat-alice": "alice", "pat-bob": "bob", "pat-carol": "carol"})
 	dir := t.TempDir()
 	vaultDB := filepath.Join(dir, "grants.db")
 	registry := fmt.Sprintf("servers:\n  up:\n    transport: streamable_http\n    url: %q\n    headers: {Authorization: \"Bearer svc-catalog\"}\n    auth: {mode: user_secret}\n", up.URL+"/mcp")
@@ -74,8 +75,8 @@ func TestUpstreamIdentityUserSecret(t *testing.T) {
 	if !strings.HasPrefix(link, e.srv.URL+"/connect/") {
 		t.Fatalf("alice's first call: want -32042 with a connect link, got %q", link)
 	}
-	if up.calls["alice"]+up.calls[""] != 0 {
-		t.Fatalf("the upstream was called without the caller's credential: %v", up.calls)
+	if calls := up.Calls(); calls["alice"]+calls[""] != 0 {
+		t.Fatalf("the upstream was called without the caller's credential: %v", calls)
 	}
 
 	// The page is served to anyone; completing it only to alice.
@@ -171,12 +172,12 @@ func TestUpstreamIdentityUserSecret(t *testing.T) {
 	if got, _ := resultTextOf(carol.callTool("up__whoami", nil)); got != "sub=carol" {
 		t.Fatalf("carol: %q", got)
 	}
-	if up.calls["alice"] != 4 {
-		t.Errorf("the upstream saw alice %d times, want 4", up.calls["alice"])
+	if n := up.Calls()["alice"]; n != 4 {
+		t.Errorf("the upstream saw alice %d times, want 4", n)
 	}
 
 	// The upstream refuses bob's token: the grant is dropped and he is asked again.
-	up.revoke("pat-bob")
+	up.Set("pat-bob", "")
 	if text, _ := resultTextOf(bob.callTool("up__whoami", nil)); !strings.Contains(text, e.srv.URL+"/connect/") {
 		t.Errorf("bob after a 401: %q", text)
 	}
@@ -233,7 +234,7 @@ func TestUpstreamIdentityUserSecret(t *testing.T) {
 // then the gateway lists them with that grant, and every other caller
 // still reaches the server only as themselves.
 func TestUpstreamIdentityNoCatalogCredential(t *testing.T) {
-	up := newWhoUpstream(t, map[string]string{"pat-alice": "alice", "pat-bob": "bob"})
+	up := testenv.NewWhoServer(t, map[string]string{"pat-alice": "alice", "pat-bob": "bob"})
 	dir := t.TempDir()
 	registry := fmt.Sprintf("servers:\n  up:\n    transport: streamable_http\n    url: %q\n    auth: {mode: user_secret}\n", up.URL+"/mcp")
 	e := startGatewayWith(t, registry, identityKeys, map[string]string{"TOOL_RAG_VAULT_DB": filepath.Join(dir, "g.db"), "TOOL_RAG_VAULT_KEY_FILE": filepath.Join(dir, "k")})
@@ -271,7 +272,7 @@ func TestUpstreamIdentityNoCatalogCredential(t *testing.T) {
 	if elicitationURL(bob.callTool("up__whoami", nil)) == "" {
 		t.Error("bob reached the server without connecting it")
 	}
-	if up.calls["bob"] != 0 || up.calls["alice"] != 1 {
-		t.Errorf("upstream calls: %v", up.calls)
+	if calls := up.Calls(); calls["bob"] != 0 || calls["alice"] != 1 {
+		t.Errorf("upstream calls: %v", calls)
 	}
 }

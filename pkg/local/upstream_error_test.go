@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/toolrag/mcp-gateway/internal/testenv"
 )
 
 // An upstream's own JSON-RPC error reaches the client with its code and
@@ -13,7 +15,7 @@ import (
 // and every other error's code and data in the tool error's _meta and in
 // the run_tools item.
 func TestUpstreamIdentityUpstreamErrorIntact(t *testing.T) {
-	up := errorUpstream(t)
+	up := testenv.StartErrorUpstream(t)
 	registry := fmt.Sprintf("servers:\n  up:\n    transport: streamable_http\n    url: %q\n", up)
 	keys := "keys:\n  - id: agent\n    secret: \"k-agent\"\n    servers: {up: {tool_prefixes: [\"*\"]}}\n"
 	e := startGatewayWith(t, registry, keys, nil)
