@@ -8,14 +8,12 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/toolrag/mcp-gateway/pkg/catalog"
-	"github.com/toolrag/mcp-gateway/pkg/catalog/sqlite"
 	"github.com/toolrag/mcp-gateway/pkg/policy"
 	"github.com/toolrag/mcp-gateway/pkg/retrieve"
 	"github.com/toolrag/mcp-gateway/pkg/session"
@@ -29,23 +27,15 @@ import (
 // that touches no mcp-go state.
 func TestLazyToolListAnswersAsBuilt(t *testing.T) {
 	ctx := context.Background()
-	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "c.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := tempCatalog(t)
 	put := func(srv string, names ...string) {
 		t.Helper()
 		var tools []catalog.Tool
 		for _, n := range names {
-			tl := catalog.Tool{Server: srv, Name: n, Description: "Send " + strings.ReplaceAll(n, "_", " ") + " to a chat channel.", UpdatedAt: time.Now(),
-				InputSchema: json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"}}}`)}
-			catalog.Finalize(&tl)
-			tools = append(tools, tl)
+			tools = append(tools, catalog.Tool{Server: srv, Name: n, Description: "Send " + strings.ReplaceAll(n, "_", " ") + " to a chat channel.",
+				InputSchema: json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"}}}`)})
 		}
-		if _, _, err := st.ReplaceServerTools(ctx, catalog.Server{ID: srv, Status: catalog.StatusActive}, tools); err != nil {
-			t.Fatal(err)
-		}
+		putTools(t, st, srv, tools...)
 	}
 	put("chat", "send_message", "send_file", "zap_channel")
 	put("ops", "send_alert", "restart")

@@ -5,12 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
-	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/toolrag/mcp-gateway/pkg/catalog"
-	"github.com/toolrag/mcp-gateway/pkg/catalog/sqlite"
 	"github.com/toolrag/mcp-gateway/pkg/retrieve"
 	"github.com/toolrag/mcp-gateway/pkg/session"
 )
@@ -22,23 +19,15 @@ import (
 //	go test -run '^$' -bench ReloadTools10k -benchtime 10x ./pkg/gateway/
 func BenchmarkReloadTools10k(b *testing.B) {
 	ctx := context.Background()
-	st, err := sqlite.Open(ctx, filepath.Join(b.TempDir(), "c.db"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer st.Close()
+	st := tempCatalog(b)
 	put := func(server int, version int) {
 		tools := make([]catalog.Tool, 100)
 		for i := range tools {
 			tools[i] = catalog.Tool{Server: fmt.Sprintf("s%03d", server), Name: fmt.Sprintf("tool_%03d", i),
 				Description: fmt.Sprintf("Tool %d of server %d, version %d: does one thing to a record.", i, server, version),
-				UpdatedAt:   time.Now(),
 				InputSchema: json.RawMessage(`{"type":"object","properties":{"id":{"type":"string","description":"record id"},"limit":{"type":"integer"},"filter":{"type":"object","properties":{"status":{"type":"string","enum":["open","closed"]}}}},"required":["id"]}`)}
-			catalog.Finalize(&tools[i])
 		}
-		if _, _, err := st.ReplaceServerTools(ctx, catalog.Server{ID: fmt.Sprintf("s%03d", server), Status: catalog.StatusActive}, tools); err != nil {
-			b.Fatal(err)
-		}
+		putTools(b, st, fmt.Sprintf("s%03d", server), tools...)
 	}
 	for s := range 100 {
 		put(s, 0)

@@ -6,7 +6,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -15,7 +14,6 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/toolrag/mcp-gateway/pkg/catalog"
-	"github.com/toolrag/mcp-gateway/pkg/catalog/sqlite"
 	"github.com/toolrag/mcp-gateway/pkg/policy"
 	"github.com/toolrag/mcp-gateway/pkg/retrieve"
 	"github.com/toolrag/mcp-gateway/pkg/session"
@@ -26,11 +24,7 @@ import (
 // left out of the MCP tool list and stays reachable through run_tool.
 func TestReloadSurvivesInvalidHeaderAnnotations(t *testing.T) {
 	ctx := context.Background()
-	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "c.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := tempCatalog(t)
 	bad := catalog.Tool{Server: "srv", Name: "bad", Description: "bad header annotation",
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"o":{"type":"object","x-mcp-header":"X-Obj"}}}`)}
 	// The same annotation behind a JSON escape in its name: a filter on the
@@ -39,13 +33,7 @@ func TestReloadSurvivesInvalidHeaderAnnotations(t *testing.T) {
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"o":{"type":"object","x\u002dmcp-header":"X-Obj"}}}`)}
 	good := catalog.Tool{Server: "srv", Name: "good", Description: "fine",
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"s":{"type":"string"}}}`)}
-	for _, tl := range []*catalog.Tool{&bad, &escaped, &good} {
-		tl.UpdatedAt = time.Now()
-		catalog.Finalize(tl)
-	}
-	if _, _, err := st.ReplaceServerTools(ctx, catalog.Server{ID: "srv", Status: catalog.StatusActive}, []catalog.Tool{bad, escaped, good}); err != nil {
-		t.Fatal(err)
-	}
+	putTools(t, st, "srv", bad, escaped, good)
 	up := &callRecorder{}
 	r, err := retrieve.New(retrieve.Config{Tools: st})
 	if err != nil {
@@ -101,23 +89,15 @@ func (c *callRecorder) ReadResource(context.Context, string, string) (*mcp.ReadR
 // changed, and one that did updates, adds and removes exactly those tools.
 func TestReloadRegistersOnlyChanges(t *testing.T) {
 	ctx := context.Background()
-	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "c.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := tempCatalog(t)
 	put := func(descs map[string]string) {
 		t.Helper()
 		var tools []catalog.Tool
 		for name, d := range descs {
-			tl := catalog.Tool{Server: "srv", Name: name, Description: d, UpdatedAt: time.Now(),
-				InputSchema: json.RawMessage(`{"type":"object","properties":{"s":{"type":"string"}}}`)}
-			catalog.Finalize(&tl)
-			tools = append(tools, tl)
+			tools = append(tools, catalog.Tool{Server: "srv", Name: name, Description: d,
+				InputSchema: json.RawMessage(`{"type":"object","properties":{"s":{"type":"string"}}}`)})
 		}
-		if _, _, err := st.ReplaceServerTools(ctx, catalog.Server{ID: "srv", Status: catalog.StatusActive}, tools); err != nil {
-			t.Fatal(err)
-		}
+		putTools(t, st, "srv", tools...)
 	}
 	r, err := retrieve.New(retrieve.Config{Tools: st})
 	if err != nil {

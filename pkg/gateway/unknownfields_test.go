@@ -6,7 +6,6 @@ import (
 	"io"
 	"log/slog"
 	"net/http/httptest"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -15,7 +14,6 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/toolrag/mcp-gateway/pkg/catalog"
-	"github.com/toolrag/mcp-gateway/pkg/catalog/sqlite"
 	"github.com/toolrag/mcp-gateway/pkg/policy"
 	"github.com/toolrag/mcp-gateway/pkg/retrieve"
 	"github.com/toolrag/mcp-gateway/pkg/session"
@@ -30,24 +28,16 @@ import (
 // icons) survive too.
 func TestFidelityUnknownToolFields(t *testing.T) {
 	ctx := context.Background()
-	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "c.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := tempCatalog(t)
 	extra := `{"title":"Forecast","futureField":{"a":[1,2],"b":null},"x-vendor":"v1","_meta":{"k":1},` +
 		`"execution":{"taskSupport":"forbidden","x-later":true},"icons":[{"src":"https://wx.example/i.png","x-dark":{"src":"d.png"}}]}`
 	annotations := `{"readOnlyHint":true,"x-cost":"low"}`
-	tl := catalog.Tool{Server: "wx", Name: "forecast", Description: "Weather forecast for a city.", UpdatedAt: time.Now(),
+	tl := catalog.Tool{Server: "wx", Name: "forecast", Description: "Weather forecast for a city.",
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"city":{"type":"string"}}}`), Extra: json.RawMessage(extra),
 		Annotations: json.RawMessage(annotations)}
-	plain := catalog.Tool{Server: "wx", Name: "plain", Description: "A tool with nothing unknown.", UpdatedAt: time.Now(),
+	plain := catalog.Tool{Server: "wx", Name: "plain", Description: "A tool with nothing unknown.",
 		InputSchema: json.RawMessage(`{"type":"object"}`)}
-	catalog.Finalize(&tl)
-	catalog.Finalize(&plain)
-	if _, _, err := st.ReplaceServerTools(ctx, catalog.Server{ID: "wx", Status: catalog.StatusActive}, []catalog.Tool{tl, plain}); err != nil {
-		t.Fatal(err)
-	}
+	putTools(t, st, "wx", tl, plain)
 	r, err := retrieve.New(retrieve.Config{Tools: st})
 	if err != nil {
 		t.Fatal(err)
