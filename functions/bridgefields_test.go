@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"reflect"
 	"testing"
 
 	"github.com/toolrag/mcp-gateway/internal/testenv"
@@ -71,11 +70,7 @@ func TestFidelityBridgeUnknownFields(t *testing.T) {
 			t.Errorf("tools/list on Lambda lacks raw__%s", name)
 			continue
 		}
-		// mcp-go always writes annotations; {} says nothing.
-		if a, ok := got["annotations"].(map[string]any); ok && len(a) == 0 && want["annotations"] == nil {
-			delete(got, "annotations")
-		}
-		sameJSON(t, "tools/list on Lambda", got, want)
+		testenv.SameTool(t, "tools/list on Lambda", got, want)
 
 		call := `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"describe_tool","arguments":{"call_name":"raw__` + name + `"}}}`
 		var described struct {
@@ -86,18 +81,9 @@ func TestFidelityBridgeUnknownFields(t *testing.T) {
 		if err := json.Unmarshal(rpcResult(t, decodeHTTP(t, gw.invoke(t, mcpEvent(t, secret, sid, call))), 3), &described); err != nil {
 			t.Fatal(err)
 		}
-		sameJSON(t, "describe_tool on Lambda", described.StructuredContent.Tool, sent.Tools[i])
+		testenv.SameJSON(t, "describe_tool on Lambda", described.StructuredContent.Tool, sent.Tools[i])
 	}
 	if unknown == 0 {
 		t.Fatal("the fixture has no tool with unknown members: this test would prove nothing")
-	}
-}
-
-func sameJSON(t *testing.T, what string, got, want map[string]any) {
-	t.Helper()
-	if !reflect.DeepEqual(got, want) {
-		gb, _ := json.Marshal(got)
-		wb, _ := json.Marshal(want)
-		t.Errorf("%s:\n got %s\nwant %s", what, gb, wb)
 	}
 }

@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -186,15 +185,7 @@ func TestFidelityAWSRoundTrip(t *testing.T) {
 				t.Errorf("tools/list on Lambda lacks %s__%s", srv, name)
 				continue
 			}
-			// mcp-go always writes annotations; {} says nothing.
-			if a, ok := g["annotations"].(map[string]any); ok && len(a) == 0 && want["annotations"] == nil {
-				delete(g, "annotations")
-			}
-			if !reflect.DeepEqual(g, want) {
-				gb, _ := json.Marshal(g)
-				wb, _ := json.Marshal(want)
-				t.Errorf("tools/list on Lambda:\n got %s\nwant %s", gb, wb)
-			}
+			testenv.SameTool(t, "tools/list on Lambda", g, want)
 		}
 	}
 	if withOutput == 0 || withMeta == 0 {

@@ -100,14 +100,7 @@ func TestFidelityMCPApps(t *testing.T) {
 					t.Errorf("a host's tools/list lacks %s__%s", srv, name)
 					continue
 				}
-				if a, ok := g["annotations"].(map[string]any); ok && len(a) == 0 && want["annotations"] == nil {
-					delete(g, "annotations")
-				}
-				if !reflect.DeepEqual(g, want) {
-					gb, _ := json.Marshal(g)
-					wb, _ := json.Marshal(want)
-					t.Errorf("tools/list through the gateway:\n got %s\nwant %s", gb, wb)
-				}
+				testenv.SameTool(t, "tools/list through the gateway", g, want)
 			}
 		}
 		// A client without the extension (the model's list) does not get

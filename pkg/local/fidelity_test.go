@@ -157,15 +157,7 @@ func fidelityToolsList(t *testing.T, e *env, httpURL string) {
 				t.Errorf("%s: tools/list through the gateway lacks %s", srv, want["name"])
 				continue
 			}
-			// mcp-go always writes annotations; {} says nothing.
-			if a, ok := got["annotations"].(map[string]any); ok && len(a) == 0 && want["annotations"] == nil {
-				delete(got, "annotations")
-			}
-			if !reflect.DeepEqual(got, want) {
-				gb, _ := json.Marshal(got)
-				wb, _ := json.Marshal(want)
-				t.Errorf("%s: tools/list through the gateway:\n got %s\nwant %s", srv, gb, wb)
-			}
+			testenv.SameTool(t, srv+": tools/list through the gateway", got, want)
 
 			res, err := testenv.CallTool(c, 30*time.Second, "describe_tool", map[string]any{"call_name": srv + "__" + name})
 			if err != nil || res.IsError {
@@ -179,11 +171,7 @@ func fidelityToolsList(t *testing.T, e *env, httpURL string) {
 			if err := json.Unmarshal(sb, &d); err != nil {
 				t.Fatal(err)
 			}
-			if !reflect.DeepEqual(d.Tool, want) {
-				gb, _ := json.Marshal(d.Tool)
-				wb, _ := json.Marshal(want)
-				t.Errorf("%s: describe_tool's tool:\n got %s\nwant %s", srv, gb, wb)
-			}
+			testenv.SameJSON(t, srv+": describe_tool's tool", d.Tool, want)
 			if !reflect.DeepEqual(d.OutputSchema, u["outputSchema"]) {
 				t.Errorf("%s: describe_tool's output_schema = %v, want %v", srv, d.OutputSchema, u["outputSchema"])
 			}
