@@ -5,13 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/kms"
-
-	"github.com/toolrag/mcp-gateway/internal/testenv"
-	"github.com/toolrag/mcp-gateway/pkg/aws/awsclient"
-	"github.com/toolrag/mcp-gateway/pkg/aws/dynamo"
 	"github.com/toolrag/mcp-gateway/pkg/aws/kmsseal"
 	"github.com/toolrag/mcp-gateway/pkg/vault"
 )
@@ -23,27 +16,9 @@ import (
 // AES-GCM), "warm" every later call within the cache TTL (memory only).
 func BenchmarkUpstreamIdentityVaultAWS(b *testing.B) {
 	ctx := context.Background()
-	kc, err := awsclient.KMS(ctx, testenv.KMS(b))
-	if err != nil {
-		b.Fatal(err)
-	}
-	key, err := kc.CreateKey(ctx, &kms.CreateKeyInput{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	ddb, err := dynamo.NewClient(ctx, testenv.DynamoDB(b), nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	table := testenv.UniqueName(b, "vault-")
-	if err := dynamo.CreateTables(ctx, ddb, dynamo.Tables{Vault: table}); err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() {
-		ddb.DeleteTable(context.Background(), &dynamodb.DeleteTableInput{TableName: aws.String(table)})
-	})
-	rows := dynamo.NewVaultRows(ddb, table)
-	sealer := kmsseal.New(kc, aws.ToString(key.KeyMetadata.Arn))
+	kc, keyID := newKey(b)
+	_, _, rows := newVaultRows(b)
+	sealer := kmsseal.New(kc, keyID)
 	k := vault.Key{Principal: "key:alice", Server: "github"}
 	if err := vault.New(rows, sealer, time.Minute).Put(ctx, k, vault.Grant{Kind: vault.KindOAuth, AccessToken: "at-0123456789", RefreshToken: "rt"}); err != nil {
 		b.Fatal(err)

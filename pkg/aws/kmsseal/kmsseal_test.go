@@ -38,18 +38,37 @@ func (c *countingKMS) Decrypt(ctx context.Context, in *kms.DecryptInput, o ...fu
 }
 
 // newKey creates a KMS key in local-kms and returns the client and key id.
-func newKey(t *testing.T) (*kms.Client, string) {
-	t.Helper()
+func newKey(tb testing.TB) (*kms.Client, string) {
+	tb.Helper()
 	ctx := context.Background()
-	c, err := awsclient.KMS(ctx, testenv.KMS(t))
+	c, err := awsclient.KMS(ctx, testenv.KMS(tb))
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
-	out, err := c.CreateKey(ctx, &kms.CreateKeyInput{Description: aws.String(t.Name())})
+	out, err := c.CreateKey(ctx, &kms.CreateKeyInput{Description: aws.String(tb.Name())})
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	return c, aws.ToString(out.KeyMetadata.Arn)
+}
+
+// newVaultRows is a fresh vault table in DynamoDB Local, deleted when the
+// test ends, with its client.
+func newVaultRows(tb testing.TB) (*dynamodb.Client, string, *dynamo.VaultRows) {
+	tb.Helper()
+	ctx := context.Background()
+	ddb, err := dynamo.NewClient(ctx, testenv.DynamoDB(tb), nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	table := testenv.UniqueName(tb, "vault-")
+	if err := dynamo.CreateTables(ctx, ddb, dynamo.Tables{Vault: table}); err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() {
+		ddb.DeleteTable(context.Background(), &dynamodb.DeleteTableInput{TableName: aws.String(table)})
+	})
+	return ddb, table, dynamo.NewVaultRows(ddb, table)
 }
 
 // The AWS token vault against local-kms and DynamoDB Local: a grant
@@ -61,18 +80,7 @@ func TestVaultKMSDynamoDB(t *testing.T) {
 	ctx := context.Background()
 	kc, keyID := newKey(t)
 	ck := &countingKMS{Client: kc}
-	ddb, err := dynamo.NewClient(ctx, testenv.DynamoDB(t), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	table := testenv.UniqueName(t, "vault-")
-	if err := dynamo.CreateTables(ctx, ddb, dynamo.Tables{Vault: table}); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ddb.DeleteTable(context.Background(), &dynamodb.DeleteTableInput{TableName: aws.String(table)})
-	})
-	rows := dynamo.NewVaultRows(ddb, table)
+	ddb, table, rows := newVaultRows(t)
 	sealer := kmsseal.New(ck, keyID)
 	v := vault.New(rows, sealer, time.Minute)
 
