@@ -42,26 +42,31 @@ func BenchmarkPerCall(b *testing.B) {
 				b.Run("upstream="+up+"/client="+proto+"/path="+path, func(b *testing.B) {
 					path, logMode, _ := strings.Cut(path, "/log=")
 					logOut = pipeLog(b, logMode == "async")
-					call := perCallTarget(b, up, path, proto)
-					ctx := context.Background()
-					for range 20 {
-						if err := call(ctx); err != nil {
-							b.Fatal(err)
-						}
-					}
-					cpu0 := testenv.ProcessCPU()
-					b.ResetTimer()
-					for b.Loop() {
-						if err := call(ctx); err != nil {
-							b.Fatal(err)
-						}
-					}
-					b.StopTimer()
-					b.ReportMetric(float64(testenv.ProcessCPU()-cpu0)/1e3/float64(b.N), "cpu-µs/op")
+					measureCalls(b, perCallTarget(b, up, path, proto))
 				})
 			}
 		}
 	}
+}
+
+// measureCalls warms call up (20 calls), then times it in b.Loop and
+// reports this process's CPU time per call as cpu-µs/op.
+func measureCalls(b *testing.B, call func(context.Context) error) {
+	ctx := context.Background()
+	for range 20 {
+		if err := call(ctx); err != nil {
+			b.Fatal(err)
+		}
+	}
+	cpu0 := testenv.ProcessCPU()
+	b.ResetTimer()
+	for b.Loop() {
+		if err := call(ctx); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(testenv.ProcessCPU()-cpu0)/1e3/float64(b.N), "cpu-µs/op")
 }
 
 // perCallKeys is one admin key for the echo server of the benchmark.

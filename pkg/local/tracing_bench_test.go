@@ -36,22 +36,7 @@ func BenchmarkTracingPerCall(b *testing.B) {
 				b.Cleanup(func() { _ = shutdown(context.Background()) })
 			}
 			logOut = pipeLog(b, true)
-			call := perCallTarget(b, "echo", "serve", mcp.LATEST_PROTOCOL_VERSION)
-			ctx := context.Background()
-			for range 20 {
-				if err := call(ctx); err != nil {
-					b.Fatal(err)
-				}
-			}
-			cpu0 := testenv.ProcessCPU()
-			b.ResetTimer()
-			for b.Loop() {
-				if err := call(ctx); err != nil {
-					b.Fatal(err)
-				}
-			}
-			b.StopTimer()
-			b.ReportMetric(float64(testenv.ProcessCPU()-cpu0)/1e3/float64(b.N), "cpu-µs/op")
+			measureCalls(b, perCallTarget(b, "echo", "serve", mcp.LATEST_PROTOCOL_VERSION))
 			if mode == "on" {
 				tracing.Flush(context.Background())
 				spans := j.Service(b, service, 10*time.Second, func(s []testenv.JaegerSpan) bool { return len(s) > 0 })
