@@ -4,11 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"net/http"
-	"net/http/httptest"
-	"net/http/httputil"
-	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -43,34 +39,19 @@ func TestAddCallSequencesBoundedAndIndependent(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := context.Background()
 			_, tb := testTables(t, "callseq")
-			target, err := url.Parse(testenv.DynamoDB(t))
-			if err != nil {
-				t.Fatal(err)
-			}
-			proxy := httputil.NewSingleHostReverseProxy(target)
 			var inflight testenv.InFlight
-			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				if !strings.HasSuffix(r.Header.Get("X-Amz-Target"), ".UpdateItem") {
-					proxy.ServeHTTP(w, r)
-					return
+			c := proxyClient(t, nil, func(w http.ResponseWriter, r *http.Request, body []byte) bool {
+				if operation(r) != "UpdateItem" {
+					return false
 				}
 				defer inflight.Enter()()
 				time.Sleep(30 * time.Millisecond) // long enough for the calls to overlap
-				body, _ := io.ReadAll(r.Body)
-				if bytes.Contains(body, []byte(`"bad-`)) {
-					w.Header().Set("Content-Type", "application/x-amz-json-1.0")
-					w.WriteHeader(http.StatusBadRequest)
-					io.WriteString(w, `{"__type":"com.amazon.coral.validate#ValidationException","message":"injected failure"}`)
-					return
+				if !bytes.Contains(body, []byte(`"bad-`)) {
+					return false
 				}
-				r.Body = io.NopCloser(bytes.NewReader(body))
-				proxy.ServeHTTP(w, r)
-			}))
-			t.Cleanup(srv.Close)
-			c, err := NewClient(ctx, srv.URL, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
+				writeAPIError(w, "com.amazon.coral.validate#ValidationException", "injected failure")
+				return true
+			})
 			s := NewCallSeqStore(c, tb.CallSeq)
 			counts := make([]callseq.Count, tc.pairs)
 			for i := range counts {
@@ -80,7 +61,7 @@ func TestAddCallSequencesBoundedAndIndependent(t *testing.T) {
 				}
 				counts[i] = callseq.Count{From: from, To: "a__next", N: 1, Day: 1}
 			}
-			err = s.AddCallSequences(ctx, counts)
+			err := s.AddCallSequences(ctx, counts)
 			if tc.wantErr == "" && err != nil {
 				t.Fatal(err)
 			}

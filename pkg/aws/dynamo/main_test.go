@@ -1,7 +1,15 @@
 package dynamo
 
 import (
+	"bytes"
 	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"strings"
 	"sync"
 	"testing"
 
@@ -78,4 +86,48 @@ func rawItems(t testing.TB, c *dynamodb.Client, table string) []item {
 		t.Fatal(err)
 	}
 	return items
+}
+
+// proxyClient is a client (counting into m, which may be nil) of DynamoDB
+// Local through a proxy that first offers every request, its body read, to
+// intercept: intercept answers it itself (true) or lets it through (false).
+func proxyClient(t testing.TB, m *Metrics, intercept func(w http.ResponseWriter, r *http.Request, body []byte) bool) *dynamodb.Client {
+	t.Helper()
+	target, err := url.Parse(testenv.DynamoDB(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, err := io.ReadAll(r.Body)
+		if err != nil {
+			http.Error(w, fmt.Sprintf("proxy: unreadable request: %v", err), http.StatusInternalServerError)
+			return
+		}
+		if intercept(w, r, body) {
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		proxy.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	c, err := NewClient(context.Background(), srv.URL, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// operation is the DynamoDB operation a request calls ("Scan", ...).
+func operation(r *http.Request) string {
+	_, op, _ := strings.Cut(r.Header.Get("X-Amz-Target"), ".")
+	return op
+}
+
+// writeAPIError answers a DynamoDB error: 400 with the error type (its
+// full name) and message.
+func writeAPIError(w http.ResponseWriter, typ, message string) {
+	w.Header().Set("Content-Type", "application/x-amz-json-1.0")
+	w.WriteHeader(http.StatusBadRequest)
+	fmt.Fprintf(w, `{"__type":%q,"message":%q}`, typ, message)
 }

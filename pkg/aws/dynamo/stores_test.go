@@ -6,11 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
-	"net/http/httptest"
-	"net/http/httputil"
-	"net/url"
 	"reflect"
 	"strconv"
 	"strings"
@@ -337,42 +333,35 @@ func TestTablesFromEnv(t *testing.T) {
 	}
 }
 
-// faultProxy forwards to DynamoDB Local but throttles requests, and answers
-// BatchWriteItem calls with every item unprocessed, until the client has
-// counted as many of those answers as wanted. It counts what the client
+// faults throttles requests, and answers BatchWriteItem calls with every
+// item unprocessed, until the client has counted as many of those answers
+// as wanted (an intercept for proxyClient). It counts what the client
 // received rather than what it sent: an answer lost on the way (a connection
 // error under load) is retried by the SDK and must be faulted again.
-type faultProxy struct {
+type faults struct {
 	m           *Metrics
 	throttle    atomic.Int64 // throttled answers the client must count
 	unprocessed atomic.Int64 // unprocessed batch answers the client must count
-	proxy       *httputil.ReverseProxy
 }
 
-func (p *faultProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if p.m.Throttles.Load() < p.throttle.Load() {
-		w.Header().Set("Content-Type", "application/x-amz-json-1.0")
-		w.WriteHeader(http.StatusBadRequest)
-		io.WriteString(w, `{"__type":"com.amazonaws.dynamodb.v20120810#ProvisionedThroughputExceededException","message":"The level of configured provisioned throughput for the table was exceeded."}`)
-		return
+func (f *faults) intercept(w http.ResponseWriter, r *http.Request, body []byte) bool {
+	if f.m.Throttles.Load() < f.throttle.Load() {
+		writeAPIError(w, "com.amazonaws.dynamodb.v20120810#ProvisionedThroughputExceededException", "The level of configured provisioned throughput for the table was exceeded.")
+		return true
 	}
-	if strings.HasSuffix(r.Header.Get("X-Amz-Target"), ".BatchWriteItem") && p.m.Unprocessed.Load() < p.unprocessed.Load() {
-		body, err := io.ReadAll(r.Body)
-		var in struct {
-			RequestItems json.RawMessage
-		}
-		if err == nil {
-			err = json.Unmarshal(body, &in)
-		}
-		if err != nil || len(in.RequestItems) == 0 {
-			http.Error(w, fmt.Sprintf("fault proxy: unreadable BatchWriteItem request: %v", err), http.StatusInternalServerError)
-			return
-		}
-		w.Header().Set("Content-Type", "application/x-amz-json-1.0")
-		fmt.Fprintf(w, `{"UnprocessedItems":%s}`, in.RequestItems)
-		return
+	if operation(r) != "BatchWriteItem" || f.m.Unprocessed.Load() >= f.unprocessed.Load() {
+		return false
 	}
-	p.proxy.ServeHTTP(w, r)
+	var in struct {
+		RequestItems json.RawMessage
+	}
+	if err := json.Unmarshal(body, &in); err != nil || len(in.RequestItems) == 0 {
+		http.Error(w, fmt.Sprintf("fault proxy: unreadable BatchWriteItem request: %v", err), http.StatusInternalServerError)
+		return true
+	}
+	w.Header().Set("Content-Type", "application/x-amz-json-1.0")
+	fmt.Fprintf(w, `{"UnprocessedItems":%s}`, in.RequestItems)
+	return true
 }
 
 func TestThrottlesAndUnprocessedAreRetriedAndCounted(t *testing.T) {
@@ -380,18 +369,9 @@ func TestThrottlesAndUnprocessedAreRetriedAndCounted(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	_, tb := testTables(t, "tools", "registry")
-	target, err := url.Parse(testenv.DynamoDB(t))
-	if err != nil {
-		t.Fatal(err)
-	}
 	m := &Metrics{}
-	fp := &faultProxy{m: m, proxy: httputil.NewSingleHostReverseProxy(target)}
-	srv := httptest.NewServer(fp)
-	defer srv.Close()
-	c, err := NewClient(ctx, srv.URL, m)
-	if err != nil {
-		t.Fatal(err)
-	}
+	fp := &faults{m: m}
+	c := proxyClient(t, m, fp.intercept)
 
 	fp.throttle.Store(2)
 	reg := NewRegistryStore(c, tb.Registry)

@@ -5,11 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
-	"net/http/httptest"
-	"net/http/httputil"
-	"net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -19,7 +15,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
-	"github.com/toolrag/mcp-gateway/internal/testenv"
 	"github.com/toolrag/mcp-gateway/pkg/catalog"
 	"github.com/toolrag/mcp-gateway/pkg/catalog/storetest"
 )
@@ -498,39 +493,26 @@ func TestParallelScanFirstFailureCancelsTheRest(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			s, _, _ := newToolStore(t)
-			target, err := url.Parse(testenv.DynamoDB(t))
-			if err != nil {
-				t.Fatal(err)
-			}
-			proxy := httputil.NewSingleHostReverseProxy(target)
 			var scans atomic.Int32
-			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				if !strings.HasSuffix(r.Header.Get("X-Amz-Target"), ".Scan") {
-					proxy.ServeHTTP(w, r)
-					return
+			c := proxyClient(t, nil, func(w http.ResponseWriter, r *http.Request, body []byte) bool {
+				if operation(r) != "Scan" {
+					return false
 				}
 				scans.Add(1)
-				body, _ := io.ReadAll(r.Body)
 				if !bytes.Contains(body, []byte(tc.fail)) {
 					select {
 					case <-r.Context().Done(): // the client gave up on this segment
 					case <-time.After(10 * time.Second):
 					}
-					return
+					return true
 				}
 				time.Sleep(20 * time.Millisecond) // let the other segments start
-				w.Header().Set("Content-Type", "application/x-amz-json-1.0")
-				w.WriteHeader(http.StatusBadRequest)
-				io.WriteString(w, `{"__type":"com.amazon.coral.validate#ValidationException","message":"injected failure"}`)
-			}))
-			t.Cleanup(srv.Close)
-			c, err := NewClient(context.Background(), srv.URL, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
+				writeAPIError(w, "com.amazon.coral.validate#ValidationException", "injected failure")
+				return true
+			})
 			s.client, s.ScanSegments = c, tc.segments
 			start := time.Now()
-			_, err = s.ListTools(context.Background())
+			_, err := s.ListTools(context.Background())
 			if err == nil || !strings.Contains(err.Error(), "injected failure") {
 				t.Fatalf("err = %v, want the failed segment's error", err)
 			}
