@@ -56,22 +56,8 @@ func startGateway(t *testing.T, extraRegistry string, vars map[string]string) *e
 // startGatewayKeys is startGateway with the keys document keyDoc.
 func startGatewayKeys(t *testing.T, extraRegistry, keyDoc string, vars map[string]string) *env {
 	t.Helper()
-	dir := t.TempDir()
 	registry := fmt.Sprintf("servers:\n  echo:\n    transport: stdio\n    command: %q\n%s", testenv.GoBinary(t, "./servers/echo"), extraRegistry)
-	if err := os.WriteFile(filepath.Join(dir, "registry.yaml"), []byte(registry), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "keys.yaml"), []byte(keyDoc), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	vals := map[string]string{
-		"MCP_GATEWAY_CONFIG_DIR":        dir,
-		"TOOL_RAG_DB":                   filepath.Join(dir, "tools.db"),
-		"TOOL_RAG_HEALTHCHECK_INTERVAL": "0",
-	}
-	for k, v := range vars {
-		vals[k] = v
-	}
+	vals := testenv.LocalGatewayEnv(t, registry, keyDoc, vars)
 	ctx := context.Background()
 	g, err := local.New(ctx, local.Options{Getenv: func(k string) string { return vals[k] }, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {

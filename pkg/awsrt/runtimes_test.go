@@ -7,8 +7,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -81,18 +79,9 @@ func TestRuntimesAgreeUnprefixedAndPlan(t *testing.T) {
 	}
 
 	// The local runtime, with the same registry and settings.
-	dir := t.TempDir()
 	registry := fmt.Sprintf("servers:\n  echo:\n    transport: streamable_http\n    url: %q\n  plain:\n    transport: streamable_http\n    url: %q\n    unprefixed: true\n", echo, echo)
 	keys := fmt.Sprintf("keys:\n  - id: both\n    secret: %q\n    admin: true\n    servers: {echo: {}, plain: {}}\n", secret)
-	for name, content := range map[string]string{"registry.yaml": registry, "keys.yaml": keys} {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	lv := map[string]string{"MCP_GATEWAY_CONFIG_DIR": dir, "TOOL_RAG_DB": filepath.Join(dir, "tools.db"), "TOOL_RAG_HEALTHCHECK_INTERVAL": "0"}
-	for k, v := range vars {
-		lv[k] = v
-	}
+	lv := testenv.LocalGatewayEnv(t, registry, keys, vars)
 	lg, err := local.New(ctx, local.Options{Getenv: func(k string) string { return lv[k] }, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)

@@ -11,12 +11,11 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
 
+	"github.com/toolrag/mcp-gateway/internal/testenv"
 	"github.com/toolrag/mcp-gateway/pkg/index/indexer"
 )
 
@@ -24,21 +23,7 @@ import (
 // given (the keys are written as they are).
 func startGatewayWith(t testing.TB, registry, keys string, vars map[string]string) *env {
 	t.Helper()
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "registry.yaml"), []byte(registry), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "keys.yaml"), []byte(keys), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	vals := map[string]string{
-		"MCP_GATEWAY_CONFIG_DIR":        dir,
-		"TOOL_RAG_DB":                   filepath.Join(dir, "tools.db"),
-		"TOOL_RAG_HEALTHCHECK_INTERVAL": "0",
-	}
-	for k, v := range vars {
-		vals[k] = v
-	}
+	vals := testenv.LocalGatewayEnv(t, registry, keys, vars)
 	ctx := context.Background()
 	g, err := New(ctx, Options{Getenv: func(k string) string { return vals[k] }, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {

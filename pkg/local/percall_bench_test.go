@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"net/http/httptest"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -120,22 +119,11 @@ func perCallTarget(b *testing.B, up, path, proto string) func(context.Context) e
 		b.Cleanup(func() { ts.Close(); br.Close() })
 		return clientCall(b, ts.URL+"/mcp", nil, proto, "echo", args)
 	case "serve":
-		dir := b.TempDir()
 		registry := fmt.Sprintf("servers:\n  echo:\n    transport: stdio\n    command: %q\n", echo)
 		if len(cmdArgs) > 0 {
 			registry += fmt.Sprintf("    args: [%q]\n", strings.Join(cmdArgs, ""))
 		}
-		if err := os.WriteFile(filepath.Join(dir, "registry.yaml"), []byte(registry), 0o644); err != nil {
-			b.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, "keys.yaml"), []byte(perCallKeys), 0o644); err != nil {
-			b.Fatal(err)
-		}
-		vals := map[string]string{
-			"MCP_GATEWAY_CONFIG_DIR":        dir,
-			"TOOL_RAG_DB":                   filepath.Join(dir, "tools.db"),
-			"TOOL_RAG_HEALTHCHECK_INTERVAL": "0",
-		}
+		vals := testenv.LocalGatewayEnv(b, registry, perCallKeys, nil)
 		ctx := context.Background()
 		g, err := New(ctx, Options{Getenv: func(k string) string { return vals[k] }, Logger: infoLogger()})
 		if err != nil {
