@@ -10,6 +10,49 @@ import (
 	"github.com/toolrag/mcp-gateway/pkg/aws/secrets/ssmtest"
 )
 
+// benchConfig is cfg (its store and client) with no logs and an empty
+// environment, so that every lookup goes to the store.
+func benchConfig(cfg Config) Config {
+	cfg.Prefix = prefix
+	cfg.Logger = slog.New(slog.DiscardHandler)
+	cfg.LookupEnv = func(string) (string, bool) { return "", false }
+	return cfg
+}
+
+// benchRead times a cold start: a new Resolver over cfg and its first
+// lookup of name.
+func benchRead(b *testing.B, cfg Config, name string) {
+	b.ReportAllocs()
+	for b.Loop() {
+		r, err := New(benchConfig(cfg))
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := r.Value(context.Background(), name); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// benchCachedLookup times the lookups of name after the first, within the
+// TTL: the store (whose calls so far calls counts) is called once.
+func benchCachedLookup(b *testing.B, cfg Config, name string, calls func() int) {
+	r, err := New(benchConfig(cfg))
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := r.Value(ctx, name); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if n := calls(); n != 1 {
+		b.Fatalf("%d calls to the store, want 1", n)
+	}
+}
+
 // BenchmarkRead is a cold start's cost: the first lookup reads every
 // parameter under the prefix (10 a page) from the fake SSM on loopback
 // through the real SDK client.
@@ -20,18 +63,7 @@ func BenchmarkRead(b *testing.B) {
 			for i := range n {
 				params[fmt.Sprintf("%sVAR_%03d", prefix, i)] = "value"
 			}
-			fake := ssmtest.New(b, params)
-			noEnv := func(string) (string, bool) { return "", false }
-			b.ReportAllocs()
-			for b.Loop() {
-				r, err := New(Config{Prefix: prefix, Client: fake.Client, Logger: slog.New(slog.DiscardHandler), LookupEnv: noEnv})
-				if err != nil {
-					b.Fatal(err)
-				}
-				if _, err := r.Value(context.Background(), "VAR_000"); err != nil {
-					b.Fatal(err)
-				}
-			}
+			benchRead(b, Config{Client: ssmtest.New(b, params).Client}, "VAR_000")
 		})
 	}
 }
@@ -39,20 +71,7 @@ func BenchmarkRead(b *testing.B) {
 // BenchmarkCachedLookup is every later lookup within the TTL.
 func BenchmarkCachedLookup(b *testing.B) {
 	fake := ssmtest.New(b, map[string]string{prefix + "TOKEN": "v"})
-	r, err := New(Config{Prefix: prefix, Client: fake.Client, Logger: slog.New(slog.DiscardHandler), LookupEnv: func(string) (string, bool) { return "", false }})
-	if err != nil {
-		b.Fatal(err)
-	}
-	ctx := context.Background()
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, err := r.Value(ctx, "TOKEN"); err != nil {
-			b.Fatal(err)
-		}
-	}
-	if n := len(fake.Requests()); n != 1 {
-		b.Fatalf("%d SSM calls, want 1", n)
-	}
+	benchCachedLookup(b, Config{Client: fake.Client}, "TOKEN", func() int { return len(fake.Requests()) })
 }
 
 // BenchmarkSecretsManagerRead is a cold lookup with Store secretsmanager:
@@ -60,35 +79,12 @@ func BenchmarkCachedLookup(b *testing.B) {
 // real SDK client (each further name costs one more).
 func BenchmarkSecretsManagerRead(b *testing.B) {
 	fake := smtest.New(b, map[string]string{prefix + "TOKEN": "value"})
-	noEnv := func(string) (string, bool) { return "", false }
-	b.ReportAllocs()
-	for b.Loop() {
-		r, err := New(Config{Prefix: prefix, Store: StoreSecretsManager, SecretsManager: fake.Client, Logger: slog.New(slog.DiscardHandler), LookupEnv: noEnv})
-		if err != nil {
-			b.Fatal(err)
-		}
-		if _, err := r.Value(context.Background(), "TOKEN"); err != nil {
-			b.Fatal(err)
-		}
-	}
+	benchRead(b, Config{Store: StoreSecretsManager, SecretsManager: fake.Client}, "TOKEN")
 }
 
 // BenchmarkSecretsManagerCachedLookup is every later lookup of a name
 // within the TTL.
 func BenchmarkSecretsManagerCachedLookup(b *testing.B) {
 	fake := smtest.New(b, map[string]string{prefix + "TOKEN": "v"})
-	r, err := New(Config{Prefix: prefix, Store: StoreSecretsManager, SecretsManager: fake.Client, Logger: slog.New(slog.DiscardHandler), LookupEnv: func(string) (string, bool) { return "", false }})
-	if err != nil {
-		b.Fatal(err)
-	}
-	ctx := context.Background()
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, err := r.Value(ctx, "TOKEN"); err != nil {
-			b.Fatal(err)
-		}
-	}
-	if n := len(fake.Requests()); n != 1 {
-		b.Fatalf("%d Secrets Manager calls, want 1", n)
-	}
+	benchCachedLookup(b, Config{Store: StoreSecretsManager, SecretsManager: fake.Client}, "TOKEN", func() int { return len(fake.Requests()) })
 }

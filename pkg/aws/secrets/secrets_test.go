@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"reflect"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -63,6 +65,82 @@ func (w lockedWriter) Write(p []byte) (int, error) {
 
 func (f *fixture) advance(d time.Duration) { f.mu.Lock(); f.now = f.now.Add(d); f.mu.Unlock() }
 func (f *fixture) logs() string            { f.mu.Lock(); defer f.mu.Unlock(); return f.log.String() }
+
+// store is one secrets store behind a fixture, for the behaviours both
+// stores share: the TTL, the retry delay after a failure, cancelled and
+// concurrent reads.
+type store struct {
+	name string // StoreSSM or StoreSecretsManager
+	// newFixture is a fixture whose store holds values (full names).
+	newFixture func(t *testing.T, values map[string]string) *fixture
+	refreshLog string // what a failed refresh logs
+	internal   string // the store's error type for a failure of its own
+}
+
+var stores = []store{
+	{name: StoreSSM, newFixture: func(t *testing.T, values map[string]string) *fixture { return newFixture(t, values, nil) },
+		refreshLog: "could not refresh secrets from SSM", internal: "InternalServerError"},
+	{name: StoreSecretsManager, newFixture: func(t *testing.T, values map[string]string) *fixture { return newSMFixture(t, prefix, values, nil) },
+		refreshLog: "could not refresh a secret from Secrets Manager", internal: "InternalServiceError"},
+}
+
+// put stores a value (an SSM SecureString or a Secrets Manager
+// SecretString) under its full name.
+func (f *fixture) put(name, value string) {
+	if f.sm != nil {
+		f.sm.Put(name, smtest.Secret{String: value})
+		return
+	}
+	f.ssm.Put(name, ssmtest.Parameter{Value: value, Secure: true})
+}
+
+func (f *fixture) delete(name string) {
+	if f.sm != nil {
+		f.sm.Delete(name)
+		return
+	}
+	f.ssm.Delete(name)
+}
+
+// fail makes every call to the store fail; an empty typ ends it.
+func (f *fixture) fail(status int, typ, message string) {
+	if f.sm != nil {
+		f.sm.Fail(status, typ, message)
+		return
+	}
+	f.ssm.Fail(status, typ, message)
+}
+
+// hold makes calls to the store wait until release is called.
+func (f *fixture) hold() (release func()) {
+	if f.sm != nil {
+		return f.sm.Hold()
+	}
+	return f.ssm.Hold()
+}
+
+// requested is what each call to the store so far asked for: the path of
+// a GetParametersByPath, the SecretId of a GetSecretValue.
+func (f *fixture) requested() []string {
+	var got []string
+	if f.sm != nil {
+		for _, rq := range f.sm.Requests() {
+			got = append(got, rq.Input.SecretId)
+		}
+		return got
+	}
+	for _, rq := range f.ssm.Requests() {
+		got = append(got, rq.Input.Path)
+	}
+	return got
+}
+
+// eachStore runs test for each store.
+func eachStore(t *testing.T, test func(t *testing.T, s store)) {
+	for _, s := range stores {
+		t.Run(s.name, func(t *testing.T) { test(t, s) })
+	}
+}
 
 func TestLookup(t *testing.T) {
 	tests := []struct {
@@ -174,128 +252,175 @@ func TestSecureAndPlain(t *testing.T) {
 	}
 }
 
-// After the TTL the parameters are read again; a failed refresh keeps the
-// last good values (and is logged) and is not retried on every lookup.
+// After the TTL a value is read again; a failed refresh keeps the last
+// good value (and is logged) and is not retried on every lookup; a value
+// deleted since is missing after the next good read.
 func TestRefresh(t *testing.T) {
-	f := newFixture(t, map[string]string{prefix + "TOKEN": "v1"}, nil)
-	ctx := context.Background()
-	get := func(want string, wantCalls int) {
-		t.Helper()
-		got, err := f.r.Value(ctx, "TOKEN")
-		if err != nil || got != want {
-			t.Fatalf("got %q %v, want %q", got, err, want)
+	eachStore(t, func(t *testing.T, s store) {
+		f := s.newFixture(t, map[string]string{prefix + "TOKEN": "v1"})
+		ctx := context.Background()
+		get := func(want string, wantCalls int) {
+			t.Helper()
+			got, err := f.r.Value(ctx, "TOKEN")
+			if err != nil || got != want {
+				t.Fatalf("got %q %v, want %q", got, err, want)
+			}
+			if n := len(f.requested()); n != wantCalls {
+				t.Fatalf("%d calls, want %d", n, wantCalls)
+			}
 		}
-		if n := len(f.ssm.Requests()); n != wantCalls {
-			t.Fatalf("%d calls, want %d", n, wantCalls)
-		}
-	}
-	get("v1", 1)
-	f.ssm.Put(prefix+"TOKEN", ssmtest.Parameter{Value: "v2", Secure: true})
-	f.advance(59 * time.Second)
-	get("v1", 1) // within the TTL
-	f.advance(time.Second)
-	get("v2", 2) // TTL reached: read again
+		get("v1", 1)
+		f.put(prefix+"TOKEN", "v2")
+		f.advance(59 * time.Second)
+		get("v1", 1) // within the TTL
+		f.advance(time.Second)
+		get("v2", 2) // TTL reached: read again
 
-	f.ssm.Put(prefix+"TOKEN", ssmtest.Parameter{Value: "v3", Secure: true})
-	f.ssm.Fail(500, "InternalServerError", "try later")
-	f.advance(time.Minute)
-	get("v2", 3) // refresh failed: last good value
-	if !strings.Contains(f.logs(), "could not refresh secrets from SSM") || !strings.Contains(f.logs(), "InternalServerError") {
-		t.Fatalf("failed refresh not logged:\n%s", f.logs())
-	}
-	f.advance(10 * time.Second)
-	get("v2", 3) // within the retry delay: no call
-	f.ssm.Fail(0, "", "")
-	f.advance(20 * time.Second)
-	get("v3", 4) // retry delay over: read again
+		f.put(prefix+"TOKEN", "v3")
+		f.fail(500, s.internal, "try later")
+		f.advance(time.Minute)
+		get("v2", 3) // refresh failed: last good value
+		if !strings.Contains(f.logs(), s.refreshLog) || !strings.Contains(f.logs(), s.internal) {
+			t.Fatalf("failed refresh not logged:\n%s", f.logs())
+		}
+		f.advance(10 * time.Second)
+		get("v2", 3) // within the retry delay: no call
+		f.fail(0, "", "")
+		f.advance(20 * time.Second)
+		get("v3", 4) // retry delay over: read again
+
+		f.delete(prefix + "TOKEN")
+		f.advance(time.Minute)
+		var nf *NotFoundError
+		if _, err := f.r.Value(ctx, "TOKEN"); !errors.As(err, &nf) || nf.Store != s.name {
+			t.Fatalf("deleted value: err %v, want a NotFoundError of %s", err, s.name)
+		}
+	})
 }
 
-// A failed first read is answered without calling SSM again until the
-// retry delay has passed, then read again.
+// A failed first read is answered without calling the store again until
+// the retry delay has passed, then read again.
 func TestFirstReadFailure(t *testing.T) {
-	f := newFixture(t, map[string]string{prefix + "TOKEN": "v1"}, nil)
-	f.ssm.Fail(400, "AccessDeniedException", "denied")
-	ctx := context.Background()
-	for range 3 {
-		if _, err := f.r.Value(ctx, "TOKEN"); err == nil || !strings.Contains(err.Error(), "denied") {
-			t.Fatalf("err %v", err)
+	eachStore(t, func(t *testing.T, s store) {
+		f := s.newFixture(t, map[string]string{prefix + "TOKEN": "v1"})
+		f.fail(400, "AccessDeniedException", "denied")
+		ctx := context.Background()
+		for range 3 {
+			if _, err := f.r.Value(ctx, "TOKEN"); err == nil || !strings.Contains(err.Error(), "denied") {
+				t.Fatalf("err %v", err)
+			}
 		}
-	}
-	if n := len(f.ssm.Requests()); n != 1 {
-		t.Fatalf("%d calls for 3 lookups after a failure, want 1", n)
-	}
-	f.ssm.Fail(0, "", "")
-	f.advance(MaxRetryDelay)
-	if v, err := f.r.Value(ctx, "TOKEN"); err != nil || v != "v1" {
-		t.Fatalf("after the retry delay: %q %v", v, err)
-	}
+		if n := len(f.requested()); n != 1 {
+			t.Fatalf("%d calls for 3 lookups after a failure, want 1", n)
+		}
+		f.fail(0, "", "")
+		f.advance(MaxRetryDelay)
+		if v, err := f.r.Value(ctx, "TOKEN"); err != nil || v != "v1" {
+			t.Fatalf("after the retry delay: %q %v", v, err)
+		}
+	})
 }
 
 // A lookup whose context is cancelled does not delay the next one.
 func TestCancelledReadIsRetried(t *testing.T) {
-	f := newFixture(t, map[string]string{prefix + "TOKEN": "v1"}, nil)
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	if _, err := f.r.Value(ctx, "TOKEN"); err == nil {
-		t.Fatal("cancelled lookup succeeded")
-	}
-	if v, err := f.r.Value(context.Background(), "TOKEN"); err != nil || v != "v1" {
-		t.Fatalf("next lookup: %q %v", v, err)
-	}
+	eachStore(t, func(t *testing.T, s store) {
+		f := s.newFixture(t, map[string]string{prefix + "TOKEN": "v1"})
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		if _, err := f.r.Value(ctx, "TOKEN"); err == nil {
+			t.Fatal("cancelled lookup succeeded")
+		}
+		if v, err := f.r.Value(context.Background(), "TOKEN"); err != nil || v != "v1" {
+			t.Fatalf("next lookup: %q %v", v, err)
+		}
+	})
 }
 
-// Concurrent first lookups share one read.
+// Concurrent first lookups share the store's calls: one read of the
+// prefix from SSM, one GetSecretValue per name from Secrets Manager. The
+// fake holds its answers until every lookup has started, so they are all
+// in flight at once.
 func TestConcurrentLookups(t *testing.T) {
-	f := newFixture(t, map[string]string{prefix + "A": "a", prefix + "B": "b"}, nil)
-	var wg sync.WaitGroup
-	errs := make(chan error, 40)
-	for i := range 40 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			name, want := "A", "a"
-			if i%2 == 1 {
-				name, want = "B", "b"
-			}
-			if v, err := f.r.Value(context.Background(), name); err != nil || v != want {
-				errs <- fmt.Errorf("%s: %q %v", name, v, err)
-			}
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Error(err)
-	}
-	if n := len(f.ssm.Requests()); n != 1 {
-		t.Fatalf("%d calls, want 1", n)
-	}
+	eachStore(t, func(t *testing.T, s store) {
+		f := s.newFixture(t, map[string]string{prefix + "A": "a", prefix + "B": "b"})
+		want := []string{prefix + "A", prefix + "B"}
+		if s.name == StoreSSM {
+			want = []string{prefix}
+		}
+		release := f.hold()
+		const n = 40
+		var started, wg sync.WaitGroup
+		started.Add(n)
+		errs := make(chan error, n)
+		for i := range n {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				name, want := "A", "a"
+				if i%2 == 1 {
+					name, want = "B", "b"
+				}
+				started.Done()
+				if v, err := f.r.Value(context.Background(), name); err != nil || v != want {
+					errs <- fmt.Errorf("%s: %q %v", name, v, err)
+				}
+			}()
+		}
+		started.Wait()
+		// The reads reach the fake (and wait there); give the other
+		// lookups a moment to pile up behind them before letting the
+		// answers go.
+		for len(f.requested()) < len(want) {
+			time.Sleep(time.Millisecond)
+		}
+		time.Sleep(20 * time.Millisecond)
+		release()
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Error(err)
+		}
+		got := f.requested()
+		sort.Strings(got)
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("calls for %q, want %q", got, want)
+		}
+	})
 }
 
-// Logs name parameters, never their values.
+// Logs name values, never hold them: SSM reads log the names read and the
+// parameters ignored, Secrets Manager reads the secrets.
 func TestLogsHoldNoValues(t *testing.T) {
-	values := []string{"ghp_value_one", "sk-value-two", "value-of-bad-name"}
-	f := newFixture(t, map[string]string{prefix + "GITHUB_TOKEN": values[0], prefix + "API_KEY": values[1], prefix + "bad-name": values[2]}, nil)
-	ctx := context.Background()
-	if _, err := f.r.Value(ctx, "GITHUB_TOKEN"); err != nil {
-		t.Fatal(err)
-	}
-	f.ssm.Fail(400, "AccessDeniedException", "denied")
-	f.advance(time.Hour)
-	if v, err := f.r.Value(ctx, "API_KEY"); err != nil || v != values[1] {
-		t.Fatalf("stale value: %q %v", v, err)
-	}
-	out := f.logs()
-	for _, want := range []string{"GITHUB_TOKEN", "API_KEY", prefix + "bad-name", "could not refresh"} {
-		if !strings.Contains(out, want) {
-			t.Errorf("logs do not mention %q:\n%s", want, out)
+	eachStore(t, func(t *testing.T, s store) {
+		values := []string{"ghp_value_one", "sk-value-two", "value-of-bad-name"}
+		f := s.newFixture(t, map[string]string{prefix + "GITHUB_TOKEN": values[0], prefix + "API_KEY": values[1], prefix + "bad-name": values[2]})
+		logged := []string{prefix + "GITHUB_TOKEN", prefix + "API_KEY"}
+		if s.name == StoreSSM {
+			logged = []string{"GITHUB_TOKEN", "API_KEY", prefix + "bad-name"}
 		}
-	}
-	for _, v := range values {
-		if strings.Contains(out, v) {
-			t.Errorf("logs contain the secret value %q:\n%s", v, out)
+		ctx := context.Background()
+		for _, name := range []string{"GITHUB_TOKEN", "API_KEY"} {
+			if _, err := f.r.Value(ctx, name); err != nil {
+				t.Fatal(err)
+			}
 		}
-	}
+		f.fail(400, "AccessDeniedException", "denied")
+		f.advance(time.Hour)
+		if v, err := f.r.Value(ctx, "API_KEY"); err != nil || v != values[1] {
+			t.Fatalf("stale value: %q %v", v, err)
+		}
+		out := f.logs()
+		for _, want := range append(logged, "could not refresh") {
+			if !strings.Contains(out, want) {
+				t.Errorf("logs do not mention %q:\n%s", want, out)
+			}
+		}
+		for _, v := range values {
+			if strings.Contains(out, v) {
+				t.Errorf("logs contain the secret value %q:\n%s", v, out)
+			}
+		}
+	})
 }
 
 func TestNew(t *testing.T) {
