@@ -8,8 +8,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -40,15 +38,8 @@ type runtime struct {
 // localRuntime builds the local gateway (SQLite, index directory) over
 // echo and syncs it.
 func localRuntime(t *testing.T, echo string) runtime {
-	dir := t.TempDir()
-	write := func(name, body string) {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	write("registry.yaml", fmt.Sprintf("servers:\n  echo:\n    transport: streamable_http\n    url: %s\n", echo))
-	write("keys.yaml", "keys:\n  - id: agent\n    secret: k-agent\n    servers:\n      echo: {}\n")
-	vals := map[string]string{"MCP_GATEWAY_CONFIG_DIR": dir, "TOOL_RAG_DB": filepath.Join(dir, "tools.db"), "TOOL_RAG_HEALTHCHECK_INTERVAL": "0"}
+	vals := testenv.LocalGatewayEnv(t, fmt.Sprintf("servers:\n  echo:\n    transport: streamable_http\n    url: %s\n", echo),
+		"keys:\n  - id: agent\n    secret: k-agent\n    servers:\n      echo: {}\n", nil)
 	g, err := local.New(context.Background(), local.Options{Getenv: func(k string) string { return vals[k] },
 		Logger: slog.New(slog.DiscardHandler), Embedder: embed.NewBuiltin()})
 	if err != nil {

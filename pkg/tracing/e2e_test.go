@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -63,15 +61,9 @@ func TestTracingGatewayToUpstreams(t *testing.T) {
 
 	echoBin := testenv.GoBinary(t, "./servers/echo")
 	webURL, _ := testenv.StartEchoAt(t, "127.0.0.1:0", "-trace-tool")
-	dir := t.TempDir()
-	write := func(name, body string) {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	write("registry.yaml", fmt.Sprintf("servers:\n  web:\n    transport: streamable_http\n    url: %s\n  pipe:\n    transport: stdio\n    command: %q\n    args: [\"-trace-tool\"]\n", webURL, echoBin))
-	write("keys.yaml", "keys:\n  - id: agent\n    secret: k-agent\n    servers:\n      web: {}\n      pipe: {}\n")
-	vals := map[string]string{"MCP_GATEWAY_CONFIG_DIR": dir, "TOOL_RAG_DB": filepath.Join(dir, "tools.db"), "TOOL_RAG_HEALTHCHECK_INTERVAL": "0"}
+	vals := testenv.LocalGatewayEnv(t,
+		fmt.Sprintf("servers:\n  web:\n    transport: streamable_http\n    url: %s\n  pipe:\n    transport: stdio\n    command: %q\n    args: [\"-trace-tool\"]\n", webURL, echoBin),
+		"keys:\n  - id: agent\n    secret: k-agent\n    servers:\n      web: {}\n      pipe: {}\n", nil)
 	g, err := local.New(context.Background(), local.Options{Getenv: func(k string) string { return vals[k] },
 		Logger: slog.New(slog.DiscardHandler), Embedder: embed.NewBuiltin()})
 	if err != nil {
