@@ -404,44 +404,16 @@ func TestToolTooLarge(t *testing.T) {
 	}
 }
 
-func BenchmarkDynamoReplaceUnchanged300(b *testing.B) {
+func newBenchStore(b *testing.B) catalog.Store {
 	s, _, _ := newToolStore(b)
-	ctx := context.Background()
-	tools := storetest.Tools("big", "tool", 300, "a tool")
-	if _, _, err := s.ReplaceServerTools(ctx, catalog.Server{ID: "big"}, tools); err != nil {
-		b.Fatal(err)
-	}
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		if _, _, err := s.ReplaceServerTools(ctx, catalog.Server{ID: "big"}, tools); err != nil {
-			b.Fatal(err)
-		}
-	}
+	return s
 }
 
-func BenchmarkDynamoReplaceAllChanged300(b *testing.B) {
-	s, _, _ := newToolStore(b)
-	ctx := context.Background()
-	sets := [2][]catalog.Tool{storetest.Tools("big", "tool", 300, "a tool"), storetest.Tools("big", "tool", 300, "changed")}
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		if _, _, err := s.ReplaceServerTools(ctx, catalog.Server{ID: "big"}, sets[i%2]); err != nil {
-			b.Fatal(err)
-		}
-	}
+func BenchmarkDynamoReplaceServerTools(b *testing.B) {
+	storetest.BenchmarkReplaceServerTools(b, newBenchStore)
 }
 
-func BenchmarkDynamoReplaceSmallChange(b *testing.B) {
-	s, _, _ := newToolStore(b)
-	ctx := context.Background()
-	sets := [2][]catalog.Tool{storetest.Tools("srv", "tool", 20, "a tool"), storetest.Tools("srv", "tool", 20, "changed")}
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		if _, _, err := s.ReplaceServerTools(ctx, catalog.Server{ID: "srv"}, sets[i%2]); err != nil {
-			b.Fatal(err)
-		}
-	}
-}
+func BenchmarkDynamoGetTool(b *testing.B) { storetest.BenchmarkGetTool(b, newBenchStore) }
 
 func BenchmarkDynamoListTools3000(b *testing.B) {
 	s, _, _ := newToolStore(b)
@@ -461,20 +433,6 @@ func BenchmarkDynamoListTools3000(b *testing.B) {
 				}
 			}
 		})
-	}
-}
-
-func BenchmarkDynamoGetTool(b *testing.B) {
-	s, _, _ := newToolStore(b)
-	ctx := context.Background()
-	if _, _, err := s.ReplaceServerTools(ctx, catalog.Server{ID: "big"}, storetest.Tools("big", "tool", 300, "a tool")); err != nil {
-		b.Fatal(err)
-	}
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		if _, err := s.GetTool(ctx, fmt.Sprintf("big__tool%03d", i%300)); err != nil {
-			b.Fatal(err)
-		}
 	}
 }
 

@@ -179,34 +179,13 @@ func TestTwoHandlesOneFile(t *testing.T) {
 	}
 }
 
-func BenchmarkReplaceUnchanged300(b *testing.B) {
-	s := openTemp(b)
-	defer s.Close()
-	ctx := context.Background()
-	tools := storetest.Tools("big", "tool", 300, "a tool")
-	if _, _, err := s.ReplaceServerTools(ctx, catalog.Server{ID: "big"}, tools); err != nil {
-		b.Fatal(err)
-	}
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		if _, _, err := s.ReplaceServerTools(ctx, catalog.Server{ID: "big"}, tools); err != nil {
-			b.Fatal(err)
-		}
-	}
+func newBenchStore(b *testing.B) catalog.Store { return openTemp(b) }
+
+func BenchmarkReplaceServerTools(b *testing.B) {
+	storetest.BenchmarkReplaceServerTools(b, newBenchStore)
 }
 
-func BenchmarkReplaceAllChanged300(b *testing.B) {
-	s := openTemp(b)
-	defer s.Close()
-	ctx := context.Background()
-	sets := [2][]catalog.Tool{storetest.Tools("big", "tool", 300, "a tool"), storetest.Tools("big", "tool", 300, "changed")}
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		if _, _, err := s.ReplaceServerTools(ctx, catalog.Server{ID: "big"}, sets[i%2]); err != nil {
-			b.Fatal(err)
-		}
-	}
-}
+func BenchmarkGetTool(b *testing.B) { storetest.BenchmarkGetTool(b, newBenchStore) }
 
 func BenchmarkListTools3000(b *testing.B) {
 	s := openTemp(b)
@@ -222,21 +201,6 @@ func BenchmarkListTools3000(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		if got, err := s.ListTools(ctx); err != nil || len(got) != 3000 {
 			b.Fatal(len(got), err)
-		}
-	}
-}
-
-func BenchmarkGetTool(b *testing.B) {
-	s := openTemp(b)
-	defer s.Close()
-	ctx := context.Background()
-	if _, _, err := s.ReplaceServerTools(ctx, catalog.Server{ID: "big"}, storetest.Tools("big", "tool", 300, "a tool")); err != nil {
-		b.Fatal(err)
-	}
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		if _, err := s.GetTool(ctx, fmt.Sprintf("big__tool%03d", i%300)); err != nil {
-			b.Fatal(err)
 		}
 	}
 }

@@ -27,13 +27,7 @@ import (
 func Run(t *testing.T, newStore func(t *testing.T) catalog.Store) {
 	open := func(t *testing.T) catalog.Store {
 		t.Helper()
-		s := newStore(t)
-		t.Cleanup(func() {
-			if err := s.Close(); err != nil {
-				t.Errorf("Close: %v", err)
-			}
-		})
-		return s
+		return closeAtEnd(t, newStore(t))
 	}
 	tests := []struct {
 		name string
@@ -57,6 +51,16 @@ func Run(t *testing.T, newStore func(t *testing.T) catalog.Store) {
 			tt.fn(t, open(t))
 		})
 	}
+}
+
+// closeAtEnd closes s when tb ends and fails tb if that fails.
+func closeAtEnd(tb testing.TB, s catalog.Store) catalog.Store {
+	tb.Cleanup(func() {
+		if err := s.Close(); err != nil {
+			tb.Errorf("Close: %v", err)
+		}
+	})
+	return s
 }
 
 // Tool builds a finalized tool record for tests.
