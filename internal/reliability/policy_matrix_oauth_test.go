@@ -75,37 +75,12 @@ func TestPolicyMatrixOAuth(t *testing.T) {
 		{name: "oauth wrong audience", secret: tok("agent-full", "scope", "m.full", "resource", "https://elsewhere.test/mcp")},
 		{name: "oauth wrong issuer", secret: tok("agent-full", "scope", "m.full", "x_iss", "https://evil.test")},
 	}
-	for _, k := range cases {
-		if k.authOK {
-			m.clients[k.name] = connect(t, m.g.url, k.secret, false, m.rec)
-			m.legacy[k.name] = connect(t, m.g.url, k.secret, true, m.rec)
-		} else if _, err := dial(m.g.url, k.secret, false, m.rec); err == nil {
-			t.Errorf("%s: initialize succeeded", k.name)
-		}
-	}
-	for _, s := range surfaces {
-		for _, k := range cases {
-			t.Run(s.name+"/"+k.name, func(t *testing.T) {
-				m.cells++
-				if k.authOK {
-					s.check(t, m, k)
-					return
-				}
-				method, path, body := s.raw(m)
-				code, hdr, out := httpDo(t, m.http, method, m.g.base+path, k.secret, body,
-					map[string]string{"Content-Type": "application/json", "Accept": "application/json, text/event-stream"})
-				ch := hdr.Get("WWW-Authenticate")
-				if code != http.StatusUnauthorized || !strings.Contains(ch, `error="invalid_token"`) ||
-					!strings.Contains(ch, `resource_metadata="https://gateway.matrix.test/.well-known/oauth-protected-resource/mcp"`) {
-					t.Errorf("%s %s with %s: %d %q (WWW-Authenticate %q)", method, path, k.name, code, out, ch)
-				}
-				if strings.Contains(out, "echo__") || strings.Contains(out, "gateway://") {
-					t.Errorf("401 body reveals the catalog: %q", out)
-				}
-			})
-		}
-	}
-	t.Logf("OAuth policy matrix: %d surfaces × %d principals = %d cells", len(surfaces), len(cases), m.cells)
+	// Without server-everything here, its surfaces check that the OAuth
+	// principals see nothing of it.
+	m.run(t, cases, func(challenge string) bool {
+		return strings.Contains(challenge, `error="invalid_token"`) &&
+			strings.Contains(challenge, `resource_metadata="https://gateway.matrix.test/.well-known/oauth-protected-resource/mcp"`)
+	})
 
 	t.Run("a grant removed ends the open stream of its principals", func(t *testing.T) {
 		full := byName["full server grant"]

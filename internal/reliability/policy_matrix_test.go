@@ -184,6 +184,54 @@ func sameAnswer(forbidden, forbiddenName, missing, missingName string) bool {
 	return strings.ReplaceAll(forbidden, forbiddenName, "<name>") == strings.ReplaceAll(missing, missingName, "<name>")
 }
 
+// checkGrants asks answer about every item of all: a granted one is passed
+// to checkGranted; any other must fail and be answered exactly like each of
+// the missing names.
+func checkGrants(t *testing.T, all, granted []string, answer func(item string) (string, bool), checkGranted func(item, got string, ok bool), missing ...string) {
+	t.Helper()
+	miss := make([]string, len(missing))
+	for i, name := range missing {
+		miss[i], _ = answer(name)
+	}
+	for _, item := range all {
+		got, ok := answer(item)
+		if has(granted, item) {
+			checkGranted(item, got, ok)
+			continue
+		}
+		for i, name := range missing {
+			if ok || !sameAnswer(got, item, miss[i], name) {
+				t.Errorf("forbidden %s answers %q (ok=%v); missing %s answers %q", item, got, ok, name, miss[i])
+			}
+		}
+	}
+}
+
+// grantedOK is checkGrants' check of a granted item that must only succeed.
+func grantedOK(t *testing.T) func(item, got string, ok bool) {
+	return func(item, got string, ok bool) {
+		if !ok {
+			t.Errorf("granted %s: %s", item, got)
+		}
+	}
+}
+
+// checkToolCalls calls every tool of the matrix through call: exactly the
+// granted ones answer their probe's output, and a forbidden one answers like
+// a missing tool and a missing server.
+func checkToolCalls(t *testing.T, k keyCase, call func(id string, args map[string]any) (string, bool)) {
+	t.Helper()
+	answer := func(id string) (string, bool) {
+		args, _, _ := probeFor(id)
+		return call(id, args)
+	}
+	checkGrants(t, allTools, k.tools, answer, func(id, got string, ok bool) {
+		if _, out, isErr := probeFor(id); got != out || ok == isErr {
+			t.Errorf("granted %s: %q ok=%v, want %q", id, got, ok, out)
+		}
+	}, missingTool, missingServer)
+}
+
 // matrix is the shared state of the policy matrix test.
 type matrix struct {
 	g       *gateway
@@ -193,7 +241,9 @@ type matrix struct {
 	legacy  map[string]*client.Client // legacy-era (session) client per authenticated key
 	cells   int
 	skipped int
-	ev      bool // server-everything runs as "ev"
+	// evMissing is set when the matrix wants server-everything as "ev" but it
+	// is not installed: the cells of keys and surfaces that need it are skipped.
+	evMissing bool
 }
 
 // surface is one row of the matrix: check runs for authenticated keys;
@@ -255,59 +305,25 @@ var surfaces = []surface{
 	}},
 
 	{name: "tools/call direct", check: func(t *testing.T, m *matrix, k keyCase) {
-		c := m.clients[k.name]
-		answer := func(id string) (string, bool) {
-			args, _, _ := probeFor(id)
-			res, err := testenv.CallTool(c, 30*time.Second, id, args)
+		checkToolCalls(t, k, func(id string, args map[string]any) (string, bool) {
+			res, err := testenv.CallTool(m.clients[k.name], 30*time.Second, id, args)
 			if err != nil {
 				return "protocol error: " + err.Error(), false
 			}
 			return testenv.Text(res), !res.IsError
-		}
-		missTool, _ := answer(missingTool)
-		missServer, _ := answer(missingServer)
-		for _, id := range allTools {
-			got, ok := answer(id)
-			_, out, isErr := probeFor(id)
-			if has(k.tools, id) {
-				if got != out || ok == isErr {
-					t.Errorf("granted %s: %q ok=%v, want %q", id, got, ok, out)
-				}
-				continue
-			}
-			if ok || !sameAnswer(got, id, missTool, missingTool) || !sameAnswer(got, id, missServer, missingServer) {
-				t.Errorf("forbidden %s answers %q; a missing tool answers %q", id, got, missTool)
-			}
-		}
+		})
 	}, raw: func(m *matrix) (string, string, string) {
 		return "POST", "/mcp", mcpBody("tools/call", `{"name":"echo__echo","arguments":{"text":"x"}}`)
 	}},
 
 	{name: "run_tool", check: func(t *testing.T, m *matrix, k keyCase) {
-		c := m.clients[k.name]
-		answer := func(id string) (string, bool) {
-			args, _, _ := probeFor(id)
-			res, err := testenv.CallTool(c, 30*time.Second, "run_tool", map[string]any{"call_name": id, "arguments": args})
+		checkToolCalls(t, k, func(id string, args map[string]any) (string, bool) {
+			res, err := testenv.CallTool(m.clients[k.name], 30*time.Second, "run_tool", map[string]any{"call_name": id, "arguments": args})
 			if err != nil {
 				t.Fatalf("run_tool %s: %v", id, err)
 			}
 			return testenv.Text(res), !res.IsError
-		}
-		missTool, _ := answer(missingTool)
-		missServer, _ := answer(missingServer)
-		for _, id := range allTools {
-			got, ok := answer(id)
-			_, out, isErr := probeFor(id)
-			if has(k.tools, id) {
-				if got != out || ok == isErr {
-					t.Errorf("granted %s: %q ok=%v, want %q", id, got, ok, out)
-				}
-				continue
-			}
-			if ok || !sameAnswer(got, id, missTool, missingTool) || !sameAnswer(got, id, missServer, missingServer) {
-				t.Errorf("forbidden %s answers %q; a missing tool answers %q", id, got, missTool)
-			}
-		}
+		})
 	}, raw: func(m *matrix) (string, string, string) {
 		return "POST", "/mcp", mcpBody("tools/call", `{"name":"run_tool","arguments":{"call_name":"echo__echo","arguments":{"text":"x"}}}`)
 	}},
@@ -354,27 +370,18 @@ var surfaces = []surface{
 	}},
 
 	{name: "describe_tool", check: func(t *testing.T, m *matrix, k keyCase) {
-		c := m.clients[k.name]
-		answer := func(id string) (string, bool) {
-			res, err := testenv.CallTool(c, 30*time.Second, "describe_tool", map[string]any{"call_name": id})
+		describe := func(id string) (string, bool) {
+			res, err := testenv.CallTool(m.clients[k.name], 30*time.Second, "describe_tool", map[string]any{"call_name": id})
 			if err != nil {
 				t.Fatalf("describe_tool %s: %v", id, err)
 			}
 			return testenv.Text(res), !res.IsError
 		}
-		miss, _ := answer(missingTool)
-		for _, id := range allTools {
-			got, ok := answer(id)
-			if has(k.tools, id) {
-				if !ok || !strings.Contains(got, `"call_name":"`+id+`"`) || !strings.Contains(got, "input_schema") {
-					t.Errorf("granted %s: %q", id, got)
-				}
-				continue
+		checkGrants(t, allTools, k.tools, describe, func(id, got string, ok bool) {
+			if !ok || !strings.Contains(got, `"call_name":"`+id+`"`) || !strings.Contains(got, "input_schema") {
+				t.Errorf("granted %s: %q", id, got)
 			}
-			if ok || !sameAnswer(got, id, miss, missingTool) {
-				t.Errorf("forbidden %s answers %q; a missing tool answers %q", id, got, miss)
-			}
-		}
+		}, missingTool)
 	}, raw: func(m *matrix) (string, string, string) {
 		return "POST", "/mcp", mcpBody("tools/call", `{"name":"describe_tool","arguments":{"call_name":"echo__echo"}}`)
 	}},
@@ -442,23 +449,19 @@ var surfaces = []surface{
 	}},
 
 	{name: "REST GET tool", check: func(t *testing.T, m *matrix, k keyCase) {
-		get := func(id string) (int, string) {
+		// A forbidden tool answers 404, like a missing one.
+		get := func(id string) (string, bool) {
 			code, _, body := httpDo(t, m.http, "GET", m.g.base+"/tool-rag/tool/"+id, k.secret, "", nil)
-			return code, body
-		}
-		_, miss := get(missingTool)
-		for _, id := range allTools {
-			code, body := get(id)
-			if has(k.tools, id) {
-				if code != 200 || !strings.Contains(body, `"tool_id":"`+id+`"`) {
-					t.Errorf("granted %s: %d %s", id, code, body)
-				}
-				continue
+			if code != 200 && code != 404 {
+				t.Errorf("GET tool %s: %d %s, want 200 or 404", id, code, body)
 			}
-			if code != 404 || !sameAnswer(body, id, miss, missingTool) {
-				t.Errorf("forbidden %s: %d %q; missing: %q", id, code, body, miss)
-			}
+			return body, code == 200
 		}
+		checkGrants(t, allTools, k.tools, get, func(id, got string, ok bool) {
+			if !ok || !strings.Contains(got, `"tool_id":"`+id+`"`) {
+				t.Errorf("granted %s: %s", id, got)
+			}
+		}, missingTool)
 	}, raw: func(m *matrix) (string, string, string) { return "GET", "/tool-rag/tool/echo__echo", "" }},
 
 	{name: "resources/list", check: func(t *testing.T, m *matrix, k keyCase) {
@@ -492,19 +495,7 @@ var surfaces = []surface{
 			}
 			return tc.Text, true
 		}
-		miss, _ := read(missingURI)
-		for _, uri := range allReadable {
-			got, ok := read(uri)
-			if has(k.readable, uri) {
-				if !ok {
-					t.Errorf("granted %s: %s", uri, got)
-				}
-				continue
-			}
-			if ok || !sameAnswer(got, uri, miss, missingURI) {
-				t.Errorf("forbidden %s answers %q; a missing resource answers %q", uri, got, miss)
-			}
-		}
+		checkGrants(t, allReadable, k.readable, read, grantedOK(t), missingURI)
 	}, raw: func(m *matrix) (string, string, string) {
 		return "POST", "/mcp", mcpBody("resources/read", `{"uri":"gateway://echo/echo://info"}`)
 	}},
@@ -550,19 +541,7 @@ var surfaces = []surface{
 			}
 			return fmt.Sprint(len(res.Messages)), len(res.Messages) > 0
 		}
-		miss, _ := get(missingPrompt)
-		for _, p := range allPrompts {
-			got, ok := get(p)
-			if has(k.prompts, p) {
-				if !ok {
-					t.Errorf("granted %s: %s", p, got)
-				}
-				continue
-			}
-			if ok || !sameAnswer(got, p, miss, missingPrompt) {
-				t.Errorf("forbidden %s answers %q; a missing prompt answers %q", p, got, miss)
-			}
-		}
+		checkGrants(t, allPrompts, k.prompts, get, grantedOK(t), missingPrompt)
 	}, raw: func(m *matrix) (string, string, string) {
 		return "POST", "/mcp", mcpBody("prompts/get", `{"name":"echo__greeting","arguments":{"name":"Ada"}}`)
 	}},
@@ -581,31 +560,31 @@ func matrixGateway(t *testing.T) *matrix {
 		"TOOL_RAG_PLANNER": "llm", "TOOL_RAG_PLANNER_URL": greedyPlanner(t), "TOOL_RAG_PLANNER_MODEL": "matrix",
 	}})
 	rec := newRecorder()
-	return &matrix{g: g, rec: rec, http: &http.Client{Transport: rec}, clients: map[string]*client.Client{}, legacy: map[string]*client.Client{}, ev: ev != ""}
+	return &matrix{g: g, rec: rec, http: &http.Client{Transport: rec}, clients: map[string]*client.Client{}, legacy: map[string]*client.Client{}, evMissing: ev == ""}
 }
 
-// TestPolicyMatrix checks every surface with every kind of key: exactly the
-// granted items are visible and usable, and a forbidden item is answered
-// exactly like a missing one. It then checks that no secret reached a log
-// line, a metric or a response.
-func TestPolicyMatrix(t *testing.T) {
-	m := matrixGateway(t)
-	for _, k := range keyCases {
-		if k.needsEv && !m.ev {
+// run checks every surface with every case of cases: an authenticated case
+// by the surface's check; a rejected one must fail initialize and get a 401
+// whose WWW-Authenticate header satisfies challengeOK and whose body names
+// nothing of the catalog.
+func (m *matrix) run(t *testing.T, cases []keyCase, challengeOK func(challenge string) bool) {
+	t.Helper()
+	for _, k := range cases {
+		if k.needsEv && m.evMissing {
 			continue
 		}
 		if k.authOK {
 			m.clients[k.name] = connect(t, m.g.url, k.secret, false, m.rec)
 			m.legacy[k.name] = connect(t, m.g.url, k.secret, true, m.rec)
 		} else if _, err := dial(m.g.url, k.secret, false, m.rec); err == nil {
-			t.Errorf("key %q: initialize succeeded", k.name)
+			t.Errorf("%s: initialize succeeded", k.name)
 		}
 	}
 	for _, s := range surfaces {
-		for _, k := range keyCases {
+		for _, k := range cases {
 			t.Run(s.name+"/"+k.name, func(t *testing.T) {
 				m.cells++
-				if (k.needsEv || s.needsEv) && !m.ev {
+				if (k.needsEv || s.needsEv) && m.evMissing {
 					m.skipped++
 					t.Skip("server-everything is not installed (scripts/deps.sh)")
 				}
@@ -616,8 +595,8 @@ func TestPolicyMatrix(t *testing.T) {
 				method, path, body := s.raw(m)
 				code, hdr, out := httpDo(t, m.http, method, m.g.base+path, k.secret, body,
 					map[string]string{"Content-Type": "application/json", "Accept": "application/json, text/event-stream"})
-				if code != http.StatusUnauthorized || !strings.HasPrefix(hdr.Get("WWW-Authenticate"), "Bearer") {
-					t.Errorf("%s %s with a %s key: %d %q", method, path, k.name, code, out)
+				if ch := hdr.Get("WWW-Authenticate"); code != http.StatusUnauthorized || !challengeOK(ch) {
+					t.Errorf("%s %s with %s: %d %q (WWW-Authenticate %q)", method, path, k.name, code, out, ch)
 				}
 				if strings.Contains(out, "echo__") || strings.Contains(out, "gateway://") {
 					t.Errorf("401 body reveals the catalog: %q", out)
@@ -625,10 +604,19 @@ func TestPolicyMatrix(t *testing.T) {
 			})
 		}
 	}
-	t.Logf("policy matrix: %d surfaces × %d key kinds = %d cells (%d skipped)", len(surfaces), len(keyCases), m.cells, m.skipped)
-	if m.cells != len(surfaces)*len(keyCases) {
-		t.Errorf("ran %d cells", m.cells)
+	t.Logf("%d surfaces × %d cases = %d cells (%d skipped)", len(surfaces), len(cases), m.cells, m.skipped)
+	if m.cells != len(surfaces)*len(cases) {
+		t.Errorf("ran %d cells, want %d", m.cells, len(surfaces)*len(cases))
 	}
+}
+
+// TestPolicyMatrix checks every surface with every kind of key: exactly the
+// granted items are visible and usable, and a forbidden item is answered
+// exactly like a missing one. It then checks that no secret reached a log
+// line, a metric or a response.
+func TestPolicyMatrix(t *testing.T) {
+	m := matrixGateway(t)
+	m.run(t, keyCases, func(challenge string) bool { return strings.HasPrefix(challenge, "Bearer") })
 
 	t.Run("no secret in logs, metrics or responses", func(t *testing.T) {
 		_, metricsJSON := m.g.metrics(t, "sekret-admin-a1b2")
