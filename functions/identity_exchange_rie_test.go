@@ -1,7 +1,6 @@
 package functions_test
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"net/http"
@@ -11,8 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/toolrag/mcp-gateway/internal/testenv"
@@ -56,7 +53,7 @@ func TestUpstreamIdentityLambdaTokenExchange(t *testing.T) {
 	for _, sub := range []string{"dana", "erin"} {
 		s := openSession(t, front, inbound[sub], urlElicitation)
 		for i := range 2 {
-			if text, isErr := resultText(s.whoami()); isErr || text != "sub="+sub {
+			if text, isErr := testenv.RawResultText(whoami(s)); isErr || text != "sub="+sub {
 				t.Fatalf("%s's call %d: %v %q", sub, i+1, isErr, text)
 			}
 		}
@@ -83,7 +80,7 @@ func TestUpstreamIdentityLambdaTokenExchange(t *testing.T) {
 	front2 := apiGateway(t, gw2).URL
 	s2 := openSession(t, front2, inbound["dana"], nil)
 	for range 2 {
-		if text, isErr := resultText(s2.whoami()); isErr || text != "sub=dana" {
+		if text, isErr := testenv.RawResultText(whoami(s2)); isErr || text != "sub=dana" {
 			t.Fatalf("dana on the second instance: %v %q", isErr, text)
 		}
 	}
@@ -91,37 +88,19 @@ func TestUpstreamIdentityLambdaTokenExchange(t *testing.T) {
 		t.Errorf("token exchanges over two instances: %d, want 2 (one per principal)", n)
 	}
 	// The raw vault rows hold neither the inbound nor the exchanged tokens.
-	out, err := d.ddb.Scan(context.Background(), &dynamodb.ScanInput{TableName: aws.String(d.vault), ConsistentRead: aws.Bool(true)})
-	if err != nil {
-		t.Fatal(err)
+	rows := d.vaultRows(t)
+	if len(rows) != 2 {
+		t.Errorf("%d vault rows, want 2 (one exchanged token per principal)", len(rows))
 	}
-	if len(out.Items) != 2 {
-		t.Errorf("%d vault rows, want 2 (one exchanged token per principal)", len(out.Items))
-	}
-	for _, it := range out.Items {
-		for name, av := range it {
-			var b []byte
-			switch v := av.(type) {
-			case *types.AttributeValueMemberS:
-				b = []byte(v.Value)
-			case *types.AttributeValueMemberB:
-				b = v.Value
-			}
-			for _, tok := range []string{inbound["dana"], inbound["erin"], seen["dana"], seen["erin"]} {
-				if bytes.Contains(b, []byte(tok)) {
-					t.Fatalf("vault attribute %s holds a token", name)
-				}
-			}
-		}
-	}
+	noTokenIn(t, rows, inbound["dana"], inbound["erin"], seen["dana"], seen["erin"])
 
 	// An API key caller has no token to exchange: not sent upstream.
 	// (The sync listed the tools with the catalog credential: "catalog"
 	// is among the subjects seen; callers' calls never used it.)
 	subjects := len(who.Seen())
 	alice := openSession(t, front, "k-alice", urlElicitation)
-	msg := alice.whoami()
-	if text, isErr := resultText(msg); !isErr || strings.Contains(text, "sub=") {
+	msg := whoami(alice)
+	if text, isErr := testenv.RawResultText(msg); !isErr || strings.Contains(text, "sub=") {
 		t.Errorf("an API key caller reached the token_exchange server: %v %q", isErr, text)
 	}
 	if all := who.Seen(); len(all) != subjects || all["catalog"] != catalog {
@@ -150,7 +129,7 @@ func TestUpstreamIdentityLambdaExpiredLink(t *testing.T) {
 	_, front := d.syncAndStart(t)
 
 	alice := openSession(t, front, "k-alice", urlElicitation)
-	link := linkOf(alice.whoami())
+	link := testenv.ElicitationURL(whoami(alice))
 	if !strings.HasPrefix(link, front+"/connect/") {
 		t.Fatalf("alice's first call: no connect link (%q)", link)
 	}
@@ -172,20 +151,14 @@ func TestUpstreamIdentityLambdaExpiredLink(t *testing.T) {
 		t.Errorf("completing an expired link: %d %s", code, page)
 	}
 
-	out, err := d.ddb.Scan(ctx, &dynamodb.ScanInput{TableName: aws.String(d.vault), ConsistentRead: aws.Bool(true)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, it := range out.Items {
-		if p, _ := it["principal"].(*types.AttributeValueMemberS); p != nil && p.Value != "#used" {
-			t.Errorf("a grant row was stored after an expired link: principal %s", p.Value)
-		}
+	for _, it := range d.grantRows(t) {
+		t.Errorf("a grant row was stored after an expired link: principal %s", it["principal"].(*types.AttributeValueMemberS).Value)
 	}
 	if _, err := dynamo.NewVaultRows(d.ddb, d.vault).GetRow(ctx, vault.Key{Principal: principalOf("alice"), Server: "who"}); err == nil {
 		t.Error("alice's grant is stored after an expired link")
 	}
-	msg := alice.whoami()
-	if l := linkOf(msg); !strings.HasPrefix(l, front+"/connect/") || l == link {
+	msg := whoami(alice)
+	if l := testenv.ElicitationURL(msg); !strings.HasPrefix(l, front+"/connect/") || l == link {
 		t.Errorf("alice's call after the expired link: %s", fmt.Sprint(msg))
 	}
 }

@@ -1,11 +1,9 @@
 package functions_test
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"net/http"
 	"net/url"
@@ -31,114 +29,16 @@ import (
 	"github.com/toolrag/mcp-gateway/pkg/vault"
 )
 
-// mcpSession speaks JSON-RPC to the gateway byte for byte.
-type mcpSession struct {
-	t        *testing.T
-	url, key string
-	sid      string
-	id       int
-}
-
-func openSession(t *testing.T, base, key string, caps map[string]any) *mcpSession {
+// openSession opens a raw 2025-11-25 session with the gateway behind the
+// HTTP front at base, whose client declares caps.
+func openSession(t *testing.T, base, key string, caps map[string]any) *testenv.RawSession {
 	t.Helper()
-	s := &mcpSession{t: t, url: base + "/mcp", key: key}
-	msg := s.request("initialize", map[string]any{"protocolVersion": "2025-11-25", "capabilities": caps,
-		"clientInfo": map[string]any{"name": "raw", "version": "1"}})
-	if msg["error"] != nil {
-		t.Fatalf("initialize: %v", msg["error"])
-	}
-	s.post(map[string]any{"jsonrpc": "2.0", "method": "notifications/initialized"})
-	return s
+	return testenv.OpenRawSession(t, testenv.PostTo(base+"/mcp"), key, caps)
 }
 
-func (s *mcpSession) post(body any) (*http.Response, []byte) {
-	s.t.Helper()
-	b, _ := json.Marshal(body)
-	req, _ := http.NewRequest(http.MethodPost, s.url, bytes.NewReader(b))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("Authorization", "Bearer "+s.key)
-	req.Header.Set("MCP-Protocol-Version", "2025-11-25")
-	if s.sid != "" {
-		req.Header.Set("Mcp-Session-Id", s.sid)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		s.t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	out, _ := io.ReadAll(resp.Body)
-	if sid := resp.Header.Get("Mcp-Session-Id"); sid != "" {
-		s.sid = sid
-	}
-	return resp, out
-}
-
-func (s *mcpSession) request(method string, params any) map[string]any {
-	s.t.Helper()
-	s.id++
-	resp, body := s.post(map[string]any{"jsonrpc": "2.0", "id": s.id, "method": method, "params": params})
-	frames := [][]byte{body}
-	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
-		frames = nil
-		sc := bufio.NewScanner(bytes.NewReader(body))
-		sc.Buffer(nil, 16<<20)
-		for sc.Scan() {
-			if d, ok := strings.CutPrefix(sc.Text(), "data:"); ok {
-				frames = append(frames, []byte(strings.TrimSpace(d)))
-			}
-		}
-	}
-	for _, f := range frames {
-		var m map[string]any
-		if json.Unmarshal(f, &m) == nil && fmt.Sprint(m["id"]) == fmt.Sprint(s.id) {
-			return m
-		}
-	}
-	s.t.Fatalf("%s: no response in %d %q", method, resp.StatusCode, body)
-	return nil
-}
-
-func (s *mcpSession) whoami() map[string]any {
-	s.t.Helper()
-	return s.request("tools/call", map[string]any{"name": "who__whoami", "arguments": map[string]any{}})
-}
-
-// resultText returns the text of a tools/call response's result.
-func resultText(msg map[string]any) (string, bool) {
-	res, _ := msg["result"].(map[string]any)
-	if res == nil {
-		return fmt.Sprint(msg["error"]), true
-	}
-	var parts []string
-	content, _ := res["content"].([]any)
-	for _, c := range content {
-		if m, ok := c.(map[string]any); ok {
-			if s, ok := m["text"].(string); ok {
-				parts = append(parts, s)
-			}
-		}
-	}
-	return strings.Join(parts, "\n"), res["isError"] == true
-}
-
-// linkOf returns the URL of a -32042 URL elicitation ("" if msg is not one).
-func linkOf(msg map[string]any) string {
-	e, _ := msg["error"].(map[string]any)
-	if e == nil || e["code"] != float64(-32042) {
-		return ""
-	}
-	data, _ := e["data"].(map[string]any)
-	els, _ := data["elicitations"].([]any)
-	if len(els) != 1 {
-		return ""
-	}
-	el, _ := els[0].(map[string]any)
-	u, _ := el["url"].(string)
-	if el["mode"] != "url" || el["elicitationId"] == "" {
-		return ""
-	}
-	return u
+// whoami calls the who server's whoami tool in s.
+func whoami(s *testenv.RawSession) map[string]any {
+	return s.CallTool("who__whoami", map[string]any{})
 }
 
 func postLink(t *testing.T, link string, form url.Values) (int, string) {
@@ -226,6 +126,51 @@ func (d *identityDeployment) syncAndStart(t *testing.T) (gw *function, front str
 	return gw, apiGateway(t, gw).URL
 }
 
+// vaultRows reads every row of the vault table.
+func (d *identityDeployment) vaultRows(t *testing.T) []map[string]types.AttributeValue {
+	t.Helper()
+	out, err := d.ddb.Scan(context.Background(), &dynamodb.ScanInput{TableName: aws.String(d.vault), ConsistentRead: aws.Bool(true)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out.Items
+}
+
+// grantRows reads the vault table's grant rows: every row but the records
+// of used connect links (principal "#used").
+func (d *identityDeployment) grantRows(t *testing.T) []map[string]types.AttributeValue {
+	t.Helper()
+	var grants []map[string]types.AttributeValue
+	for _, it := range d.vaultRows(t) {
+		if p, _ := it["principal"].(*types.AttributeValueMemberS); p != nil && p.Value != "#used" {
+			grants = append(grants, it)
+		}
+	}
+	return grants
+}
+
+// noTokenIn fails the test if a string or binary attribute of rows holds
+// the bytes of one of tokens.
+func noTokenIn(t *testing.T, rows []map[string]types.AttributeValue, tokens ...string) {
+	t.Helper()
+	for _, it := range rows {
+		for name, av := range it {
+			var b []byte
+			switch v := av.(type) {
+			case *types.AttributeValueMemberS:
+				b = []byte(v.Value)
+			case *types.AttributeValueMemberB:
+				b = v.Value
+			}
+			for _, tok := range tokens {
+				if bytes.Contains(b, []byte(tok)) {
+					t.Fatalf("vault attribute %s holds a token", name)
+				}
+			}
+		}
+	}
+}
+
 func principalOf(id string) string {
 	return auth.KeyPrincipal(policy.Key{ID: id, SecretHash: policy.HashSecret("k-" + id)})
 }
@@ -244,22 +189,9 @@ func TestUpstreamIdentityLambdaUserSecret(t *testing.T) {
 	gw, front := d.syncAndStart(t)
 
 	alice := openSession(t, front, "k-alice", urlElicitation)
-	link := linkOf(alice.whoami())
+	link := testenv.ElicitationURL(whoami(alice))
 	if !strings.HasPrefix(link, front+"/connect/") {
 		t.Fatalf("alice's first call: no connect link (%q)", link)
-	}
-	rows := func() []map[string]types.AttributeValue {
-		out, err := d.ddb.Scan(ctx, &dynamodb.ScanInput{TableName: aws.String(d.vault), ConsistentRead: aws.Bool(true)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		var grants []map[string]types.AttributeValue
-		for _, it := range out.Items {
-			if p, _ := it["principal"].(*types.AttributeValueMemberS); p != nil && p.Value != "#used" {
-				grants = append(grants, it)
-			}
-		}
-		return grants
 	}
 
 	// Bob cannot complete alice's link; nothing is stored, and the link
@@ -267,7 +199,7 @@ func TestUpstreamIdentityLambdaUserSecret(t *testing.T) {
 	if code, page := postLink(t, link, url.Values{"key": {"k-bob"}, "secret": {"tok-bob"}}); code != http.StatusForbidden || !strings.Contains(page, "someone else") {
 		t.Fatalf("bob on alice's link: %d %s", code, page)
 	}
-	if n := len(rows()); n != 0 {
+	if n := len(d.grantRows(t)); n != 0 {
 		t.Fatalf("%d rows stored after a refused link", n)
 	}
 	// Altered: refused, nothing stored.
@@ -278,7 +210,7 @@ func TestUpstreamIdentityLambdaUserSecret(t *testing.T) {
 	if code, page := postLink(t, altered, url.Values{"key": {"k-alice"}, "secret": {"tok-alice"}}); code != http.StatusGone || !strings.Contains(page, "not valid") {
 		t.Fatalf("altered link: %d %s", code, page)
 	}
-	if n := len(rows()); n != 0 {
+	if n := len(d.grantRows(t)); n != 0 {
 		t.Fatalf("%d rows stored after an altered link", n)
 	}
 	resp, err := http.Get(link)
@@ -301,14 +233,14 @@ func TestUpstreamIdentityLambdaUserSecret(t *testing.T) {
 	if code, page := postLink(t, replay, url.Values{"key": {"k-alice"}, "secret": {"tok-evil"}}); code != http.StatusGone || !strings.Contains(page, "already used") {
 		t.Fatalf("replayed link on another instance: %d %s", code, page)
 	}
-	if text, isErr := resultText(alice.whoami()); isErr || text != "sub=alice" {
+	if text, isErr := testenv.RawResultText(whoami(alice)); isErr || text != "sub=alice" {
 		t.Fatalf("alice's retried call: %v %q", isErr, text)
 	}
 
 	// Bob's client does not declare URL elicitation: a tool error with
 	// the link.
 	bob := openSession(t, front, "k-bob", nil)
-	text, isErr := resultText(bob.whoami())
+	text, isErr := testenv.RawResultText(whoami(bob))
 	i := strings.Index(text, front+"/connect/")
 	if !isErr || i < 0 {
 		t.Fatalf("bob's first call: %v %q", isErr, text)
@@ -320,12 +252,12 @@ func TestUpstreamIdentityLambdaUserSecret(t *testing.T) {
 	}
 	// Each as themselves, on both instances (the second one opens the
 	// grants from DynamoDB with KMS).
-	for _, c := range []struct {
-		s    *mcpSession
+	for i, c := range []struct {
+		s    *testenv.RawSession
 		want string
 	}{{alice, "sub=alice"}, {bob, "sub=bob"}, {openSession(t, front2, "k-alice", nil), "sub=alice"}, {openSession(t, front2, "k-bob", nil), "sub=bob"}} {
-		if text, isErr := resultText(c.s.whoami()); isErr || text != c.want {
-			t.Fatalf("%s: %v %q, want %q", c.s.key, isErr, text, c.want)
+		if text, isErr := testenv.RawResultText(whoami(c.s)); isErr || text != c.want {
+			t.Fatalf("session %d: %v %q, want %q", i, isErr, text, c.want)
 		}
 	}
 	seen := d.who.Seen()
@@ -335,24 +267,11 @@ func TestUpstreamIdentityLambdaUserSecret(t *testing.T) {
 
 	// The raw rows: no token bytes; alice's row copied to bob's key does
 	// not open (KMS refuses the encryption context).
-	grants := rows()
+	grants := d.grantRows(t)
 	if len(grants) != 2 {
 		t.Fatalf("%d grant rows, want 2", len(grants))
 	}
-	for _, it := range grants {
-		for name, av := range it {
-			var b []byte
-			switch v := av.(type) {
-			case *types.AttributeValueMemberS:
-				b = []byte(v.Value)
-			case *types.AttributeValueMemberB:
-				b = v.Value
-			}
-			if bytes.Contains(b, []byte("tok-alice")) || bytes.Contains(b, []byte("tok-bob")) {
-				t.Fatalf("vault attribute %s holds a token", name)
-			}
-		}
-	}
+	noTokenIn(t, grants, "tok-alice", "tok-bob")
 	vr := dynamo.NewVaultRows(d.ddb, d.vault)
 	sealer := kmsseal.New(d.kms, d.keyARN)
 	aliceKey := vault.Key{Principal: principalOf("alice"), Server: "who"}
@@ -375,7 +294,7 @@ func TestUpstreamIdentityLambdaUserSecret(t *testing.T) {
 	// The upstream stops accepting alice's token: HTTP 401 drops the
 	// grant and asks again; she stores a new one.
 	d.who.Set("tok-alice", "")
-	if link := linkOf(alice.whoami()); !strings.HasPrefix(link, front+"/connect/") {
+	if link := testenv.ElicitationURL(whoami(alice)); !strings.HasPrefix(link, front+"/connect/") {
 		t.Fatalf("after the upstream's 401: no new link")
 	}
 	if _, err := vr.GetRow(ctx, aliceKey); err == nil {
@@ -394,13 +313,13 @@ func TestUpstreamIdentityLambdaUserSecret(t *testing.T) {
 	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), `"revoked":true`) {
 		t.Fatalf("DELETE /tool-rag/connections/who: %d %s", resp.StatusCode, body)
 	}
-	if link := linkOf(openSession(t, front, "k-bob", urlElicitation).whoami()); link == "" {
+	if link := testenv.ElicitationURL(whoami(openSession(t, front, "k-bob", urlElicitation))); link == "" {
 		t.Fatal("bob's call after revoking: no connect link")
 	}
 
 	// Key removal (`toolrag keys revoke`: the key disabled, its
 	// connections deleted): bob connects again, then his key is revoked.
-	bobLink = linkOf(openSession(t, front, "k-bob", urlElicitation).whoami())
+	bobLink = testenv.ElicitationURL(whoami(openSession(t, front, "k-bob", urlElicitation)))
 	if code, page := postLink(t, bobLink, url.Values{"key": {"k-bob"}, "secret": {"tok-bob"}}); code != http.StatusOK {
 		t.Fatalf("bob reconnects: %d %s", code, page)
 	}
@@ -410,12 +329,12 @@ func TestUpstreamIdentityLambdaUserSecret(t *testing.T) {
 	if n, err := vr.DeleteKey(ctx, "bob"); err != nil || n != 1 {
 		t.Fatalf("delete bob's connections: %d %v", n, err)
 	}
-	if n := len(rows()); n != 0 {
+	if n := len(d.grantRows(t)); n != 0 {
 		t.Fatalf("%d grant rows left after the key's removal", n)
 	}
-	resp, _ = bob.post(map[string]any{"jsonrpc": "2.0", "id": 99, "method": "tools/call", "params": map[string]any{"name": "who__whoami", "arguments": map[string]any{}}})
-	if resp.StatusCode != http.StatusUnauthorized {
-		t.Fatalf("bob's call with the revoked key: HTTP %d", resp.StatusCode)
+	answer := bob.Post(map[string]any{"jsonrpc": "2.0", "id": 99, "method": "tools/call", "params": map[string]any{"name": "who__whoami", "arguments": map[string]any{}}})
+	if answer.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("bob's call with the revoked key: HTTP %d", answer.StatusCode)
 	}
 	if logs := gw.logs.String() + gw2.logs.String(); strings.Contains(logs, "tok-alice") || strings.Contains(logs, "tok-bob") {
 		t.Fatal("a token reached the function logs")
@@ -441,7 +360,7 @@ func TestUpstreamIdentityLambdaOAuth(t *testing.T) {
 	front2 := apiGateway(t, gw2).URL
 
 	alice := openSession(t, front, "k-alice", urlElicitation)
-	link := linkOf(alice.whoami())
+	link := testenv.ElicitationURL(whoami(alice))
 	if !strings.HasPrefix(link, front+"/connect/") {
 		t.Fatalf("alice's first call: no connect link (%q)", link)
 	}
@@ -464,8 +383,8 @@ func TestUpstreamIdentityLambdaOAuth(t *testing.T) {
 		t.Fatalf("a replayed state was accepted: %s", body)
 	}
 	// Her retried call, on this instance and on another one.
-	for _, s := range []*mcpSession{alice, openSession(t, front2, "k-alice", nil)} {
-		if text, isErr := resultText(s.whoami()); isErr || text != "sub=alice" {
+	for _, s := range []*testenv.RawSession{alice, openSession(t, front2, "k-alice", nil)} {
+		if text, isErr := testenv.RawResultText(whoami(s)); isErr || text != "sub=alice" {
 			t.Fatalf("alice after connecting: %v %q", isErr, text)
 		}
 	}
@@ -474,7 +393,7 @@ func TestUpstreamIdentityLambdaOAuth(t *testing.T) {
 	// his next calls refresh first.
 	as.SetTTL(t, 30)
 	bob := openSession(t, front2, "k-bob", urlElicitation)
-	bobLink := linkOf(bob.whoami())
+	bobLink := testenv.ElicitationURL(whoami(bob))
 	bb := testenv.NewUserAgent(t)
 	if code, body := bb.Approve(bb.Connect(bobLink, "k-bob"), "bob"); code != http.StatusOK {
 		t.Fatalf("bob's callback: %d %s", code, body)
@@ -482,10 +401,10 @@ func TestUpstreamIdentityLambdaOAuth(t *testing.T) {
 	as.SetTTL(t, 3600)
 	before := as.Stats(t).Grants["refresh_token"]
 	for range 2 {
-		if text, _ := resultText(bob.whoami()); text != "sub=bob" {
+		if text, _ := testenv.RawResultText(whoami(bob)); text != "sub=bob" {
 			t.Fatalf("bob: %q", text)
 		}
-		if text, _ := resultText(alice.whoami()); text != "sub=alice" {
+		if text, _ := testenv.RawResultText(whoami(alice)); text != "sub=alice" {
 			t.Fatalf("alice: %q", text)
 		}
 	}
@@ -495,7 +414,7 @@ func TestUpstreamIdentityLambdaOAuth(t *testing.T) {
 
 	// The upstream refuses alice (HTTP 401): asked again.
 	who.Deny("alice", true)
-	if linkOf(alice.whoami()) == "" {
+	if testenv.ElicitationURL(whoami(alice)) == "" {
 		t.Error("alice after a 401 was not asked to connect again")
 	}
 
@@ -515,7 +434,7 @@ func TestUpstreamIdentityLambdaOAuth(t *testing.T) {
 	if n := as.Stats(t).Revocations - rev; n < 1 {
 		t.Errorf("revocation requests: %d", n)
 	}
-	if linkOf(bob.whoami()) == "" {
+	if testenv.ElicitationURL(whoami(bob)) == "" {
 		t.Error("bob after revoking was not asked to connect again")
 	}
 	if logs := gw.logs.String() + gw2.logs.String(); strings.Contains(logs, catalog) {

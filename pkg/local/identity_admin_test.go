@@ -19,11 +19,11 @@ func TestUpstreamIdentityAdminConnections(t *testing.T) {
 	dir := t.TempDir()
 	registry := fmt.Sprintf("servers:\n  up:\n    transport: streamable_http\n    url: %q\n    headers: {Authorization: \"Bearer svc-catalog\"}\n    auth: {mode: user_secret}\n", up.URL+"/mcp")
 	e := startGatewayWith(t, registry, identityKeys, map[string]string{"TOOL_RAG_VAULT_DB": filepath.Join(dir, "g.db"), "TOOL_RAG_VAULT_KEY_FILE": filepath.Join(dir, "k")})
-	sessions := map[string]*rawSession{}
+	sessions := map[string]*testenv.RawSession{}
 	for _, who := range []string{"alice", "bob", "carol"} {
 		s := rawConnect(t, e.url, "k-"+who, urlElicitation)
 		sessions[who] = s
-		link := elicitationURL(s.callTool("up__whoami", nil))
+		link := testenv.ElicitationURL(s.CallTool("up__whoami", nil))
 		if code, _ := postForm(t, link, url.Values{"key": {"k-" + who}, "secret": {"pat-" + who}}); code != http.StatusOK {
 			t.Fatalf("%s connecting: %d", who, code)
 		}
@@ -68,11 +68,11 @@ func TestUpstreamIdentityAdminConnections(t *testing.T) {
 	}
 	// The revoked principals are asked to connect again; alice is not.
 	for _, who := range []string{"bob", "carol"} {
-		if elicitationURL(sessions[who].callTool("up__whoami", nil)) == "" {
+		if testenv.ElicitationURL(sessions[who].CallTool("up__whoami", nil)) == "" {
 			t.Errorf("%s after the admin revoked the grant was not asked to connect again", who)
 		}
 	}
-	if got, _ := resultTextOf(sessions["alice"].callTool("up__whoami", nil)); got != "sub=alice" {
+	if got, _ := testenv.RawResultText(sessions["alice"].CallTool("up__whoami", nil)); got != "sub=alice" {
 		t.Errorf("alice after the others were revoked: %q", got)
 	}
 }

@@ -20,17 +20,17 @@ func BenchmarkUpstreamIdentityCall(b *testing.B) {
 	keys := "keys:\n  - id: alice\n    secret: \"k-alice\"\n    servers: {st: {tool_prefixes: [\"*\"]}, pu: {tool_prefixes: [\"*\"]}}\n"
 	e := startGatewayWith(b, registry, keys, map[string]string{"TOOL_RAG_VAULT_DB": filepath.Join(dir, "g.db"), "TOOL_RAG_VAULT_KEY_FILE": filepath.Join(dir, "k")})
 	s := rawConnect(b, e.url, "k-alice", urlElicitation)
-	link := elicitationURL(s.callTool("pu__whoami", nil))
+	link := testenv.ElicitationURL(s.CallTool("pu__whoami", nil))
 	if code, _ := postForm(b, link, url.Values{"key": {"k-alice"}, "secret": {"pat-alice"}}); code != 200 {
 		b.Fatalf("connect: %d", code)
 	}
 	for _, c := range []struct{ name, tool, want string }{{"static", "st__whoami", "sub=service"}, {"user_secret", "pu__whoami", "sub=alice"}} {
 		b.Run(c.name, func(b *testing.B) {
-			if got, _ := resultTextOf(s.callTool(c.tool, nil)); got != c.want {
+			if got, _ := testenv.RawResultText(s.CallTool(c.tool, nil)); got != c.want {
 				b.Fatalf("%s: %q", c.tool, got)
 			}
 			for b.Loop() {
-				s.callTool(c.tool, nil)
+				s.CallTool(c.tool, nil)
 			}
 		})
 	}

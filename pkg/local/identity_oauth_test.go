@@ -25,7 +25,7 @@ func TestUpstreamIdentityOAuth(t *testing.T) {
 
 	alice := rawConnect(t, e.url, "k-alice", urlElicitation)
 	bob := rawConnect(t, e.url, "k-bob", urlElicitation)
-	link := elicitationURL(alice.callTool("up__whoami", nil))
+	link := testenv.ElicitationURL(alice.CallTool("up__whoami", nil))
 	if !strings.HasPrefix(link, e.srv.URL+"/connect/") {
 		t.Fatalf("alice's first call: no connect link")
 	}
@@ -49,13 +49,13 @@ func TestUpstreamIdentityOAuth(t *testing.T) {
 	if code, body := ab.Approve(authorize, "alice"); code == http.StatusOK {
 		t.Fatalf("a replayed state was accepted: %s", body)
 	}
-	if got, _ := resultTextOf(alice.callTool("up__whoami", nil)); got != "sub=alice" {
+	if got, _ := testenv.RawResultText(alice.CallTool("up__whoami", nil)); got != "sub=alice" {
 		t.Fatalf("alice after connecting: %q", got)
 	}
 
 	// Bob connects with short-lived tokens: his next call refreshes first.
 	as.SetTTL(t, 30)
-	link = elicitationURL(bob.callTool("up__whoami", nil))
+	link = testenv.ElicitationURL(bob.CallTool("up__whoami", nil))
 	bb := testenv.NewUserAgent(t)
 	authorize = bb.Connect(link, "k-bob")
 	if code, body := bb.Approve(authorize, "bob"); code != http.StatusOK {
@@ -63,10 +63,10 @@ func TestUpstreamIdentityOAuth(t *testing.T) {
 	}
 	before := as.Stats(t).Grants["refresh_token"]
 	for range 2 {
-		if got, _ := resultTextOf(bob.callTool("up__whoami", nil)); got != "sub=bob" {
+		if got, _ := testenv.RawResultText(bob.CallTool("up__whoami", nil)); got != "sub=bob" {
 			t.Fatalf("bob: %q", got)
 		}
-		if got, _ := resultTextOf(alice.callTool("up__whoami", nil)); got != "sub=alice" {
+		if got, _ := testenv.RawResultText(alice.CallTool("up__whoami", nil)); got != "sub=alice" {
 			t.Fatalf("alice: %q", got)
 		}
 	}
@@ -78,7 +78,7 @@ func TestUpstreamIdentityOAuth(t *testing.T) {
 	// The upstream refuses alice (HTTP 401): her grant is dropped and she
 	// is asked again.
 	up.Deny("alice", true)
-	if elicitationURL(alice.callTool("up__whoami", nil)) == "" {
+	if testenv.ElicitationURL(alice.CallTool("up__whoami", nil)) == "" {
 		t.Error("alice after a 401 was not asked to connect again")
 	}
 	up.Deny("alice", false)
@@ -91,13 +91,13 @@ func TestUpstreamIdentityOAuth(t *testing.T) {
 	if n := as.Stats(t).Revocations - rev; n < 1 {
 		t.Errorf("revocation requests: %d", n)
 	}
-	if elicitationURL(bob.callTool("up__whoami", nil)) == "" {
+	if testenv.ElicitationURL(bob.CallTool("up__whoami", nil)) == "" {
 		t.Error("bob after revoking was not asked to connect again")
 	}
 
 	// An admin revoking alice's grant from the console revokes her tokens
 	// at the server too.
-	link = elicitationURL(alice.callTool("up__whoami", nil))
+	link = testenv.ElicitationURL(alice.CallTool("up__whoami", nil))
 	ab = testenv.NewUserAgent(t)
 	if code, body := ab.Approve(ab.Connect(link, "k-alice"), "alice"); code != http.StatusOK {
 		t.Fatalf("alice's second callback: %d %s", code, body)
@@ -110,7 +110,7 @@ func TestUpstreamIdentityOAuth(t *testing.T) {
 	if n := as.Stats(t).Revocations - rev; n < 1 {
 		t.Errorf("revocation requests after the admin's revoke: %d", n)
 	}
-	if elicitationURL(alice.callTool("up__whoami", nil)) == "" {
+	if testenv.ElicitationURL(alice.CallTool("up__whoami", nil)) == "" {
 		t.Error("alice after the admin revoked her grant was not asked to connect again")
 	}
 	if calls := up.Calls(); calls["catalog"] != 0 {

@@ -43,7 +43,7 @@ func TestUpstreamIdentityDynamicRegistration(t *testing.T) {
 
 	alice := rawConnect(t, e.url, "k-alice", urlElicitation)
 	bob := rawConnect(t, e.url, "k-bob", urlElicitation)
-	link := elicitationURL(alice.callTool("up__whoami", nil))
+	link := testenv.ElicitationURL(alice.CallTool("up__whoami", nil))
 	if !strings.HasPrefix(link, e.srv.URL+"/connect/") {
 		t.Fatalf("alice's first call: no connect link")
 	}
@@ -54,11 +54,11 @@ func TestUpstreamIdentityDynamicRegistration(t *testing.T) {
 		q.Get("resource") != up.URL+"/mcp" || q.Get("client_id") == "" || q.Get("redirect_uri") != e.srv.URL+"/connect-callback" {
 		t.Fatalf("authorization request: %s", authorize)
 	}
-	if got, _ := resultTextOf(alice.callTool("up__whoami", nil)); got != "sub=alice" {
+	if got, _ := testenv.RawResultText(alice.CallTool("up__whoami", nil)); got != "sub=alice" {
 		t.Fatalf("alice after connecting: %q", got)
 	}
 
-	link = elicitationURL(bob.callTool("up__whoami", nil))
+	link = testenv.ElicitationURL(bob.CallTool("up__whoami", nil))
 	if link == "" {
 		t.Fatal("bob was not asked to connect")
 	}
@@ -67,10 +67,10 @@ func TestUpstreamIdentityDynamicRegistration(t *testing.T) {
 		t.Errorf("the registered client was not reused: %s then %s", q.Get("client_id"), bq.Query().Get("client_id"))
 	}
 	for _, c := range []struct {
-		s    *rawSession
+		s    *testenv.RawSession
 		want string
 	}{{alice, "sub=alice"}, {bob, "sub=bob"}} {
-		if got, _ := resultTextOf(c.s.callTool("up__whoami", nil)); got != c.want {
+		if got, _ := testenv.RawResultText(c.s.CallTool("up__whoami", nil)); got != c.want {
 			t.Errorf("got %q, want %q", got, c.want)
 		}
 	}
@@ -94,8 +94,8 @@ func TestUpstreamIdentityFailedRefresh(t *testing.T) {
 	p.SetTTL(t, 30) // inside the gateway's refresh margin: every call refreshes first
 
 	alice := rawConnect(t, e.url, "k-alice", urlElicitation)
-	connectOIDC(t, e, elicitationURL(alice.callTool("up__whoami", nil)), "k-alice", "alice")
-	if got, _ := resultTextOf(alice.callTool("up__whoami", nil)); got != "sub=alice" {
+	connectOIDC(t, e, testenv.ElicitationURL(alice.CallTool("up__whoami", nil)), "k-alice", "alice")
+	if got, _ := testenv.RawResultText(alice.CallTool("up__whoami", nil)); got != "sub=alice" {
 		t.Fatalf("alice after connecting: %q", got)
 	}
 	if n := p.OIDCStats(t).Grants["refresh_token"]; n < 1 {
@@ -106,8 +106,8 @@ func TestUpstreamIdentityFailedRefresh(t *testing.T) {
 	}
 	before := up.Calls()["alice"]
 	refreshes := p.OIDCStats(t).Grants["refresh_token"]
-	msg := alice.callTool("up__whoami", nil)
-	link := elicitationURL(msg)
+	msg := alice.CallTool("up__whoami", nil)
+	link := testenv.ElicitationURL(msg)
 	if !strings.HasPrefix(link, e.srv.URL+"/connect/") {
 		t.Fatalf("after a failed refresh alice was not asked to connect again: %v", msg)
 	}
@@ -119,7 +119,7 @@ func TestUpstreamIdentityFailedRefresh(t *testing.T) {
 	}
 	// The grant is gone: the next call asks again without a refresh.
 	refreshes = p.OIDCStats(t).Grants["refresh_token"]
-	if elicitationURL(alice.callTool("up__whoami", nil)) == "" {
+	if testenv.ElicitationURL(alice.CallTool("up__whoami", nil)) == "" {
 		t.Error("the second call after the failed refresh was not asked to connect")
 	}
 	if n := p.OIDCStats(t).Grants["refresh_token"] - refreshes; n != 0 {
@@ -127,7 +127,7 @@ func TestUpstreamIdentityFailedRefresh(t *testing.T) {
 	}
 	p.SetTTL(t, 3600)
 	connectOIDC(t, e, link, "k-alice", "alice")
-	if got, _ := resultTextOf(alice.callTool("up__whoami", nil)); got != "sub=alice" {
+	if got, _ := testenv.RawResultText(alice.CallTool("up__whoami", nil)); got != "sub=alice" {
 		t.Fatalf("alice after connecting again: %q", got)
 	}
 }
@@ -151,7 +151,7 @@ func TestUpstreamIdentityTokenExchange(t *testing.T) {
 	}
 	dana := rawConnect(t, e.url, inbound, urlElicitation)
 	for range 2 {
-		if got, isErr := resultTextOf(dana.callTool("up__whoami", nil)); got != "sub=dana" || isErr {
+		if got, isErr := testenv.RawResultText(dana.CallTool("up__whoami", nil)); got != "sub=dana" || isErr {
 			t.Fatalf("dana: %q", got)
 		}
 	}
@@ -159,11 +159,11 @@ func TestUpstreamIdentityTokenExchange(t *testing.T) {
 		t.Errorf("token exchanges: %d, want 1 (the exchanged token is cached)", n)
 	}
 	eve := rawConnect(t, e.url, p.SignToken(t, map[string]any{"sub": "eve", "aud": gwAud, "scope": "gw"}), urlElicitation)
-	if got, _ := resultTextOf(eve.callTool("up__whoami", nil)); got != "sub=eve" {
+	if got, _ := testenv.RawResultText(eve.CallTool("up__whoami", nil)); got != "sub=eve" {
 		t.Errorf("eve: %q", got)
 	}
 	alice := rawConnect(t, e.url, "k-alice", urlElicitation)
-	if got, isErr := resultTextOf(alice.callTool("up__whoami", nil)); !isErr || strings.Contains(got, "sub=") {
+	if got, isErr := testenv.RawResultText(alice.CallTool("up__whoami", nil)); !isErr || strings.Contains(got, "sub=") {
 		t.Errorf("an API key caller reached the token_exchange server: %q", got)
 	}
 	if calls := up.Calls(); calls["catalog"] != 0 {

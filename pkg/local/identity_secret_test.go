@@ -71,7 +71,7 @@ func TestUpstreamIdentityUserSecret(t *testing.T) {
 	bob := rawConnect(t, e.url, "k-bob", map[string]any{})
 
 	// Unconnected: -32042 with the gateway's connect link.
-	link := elicitationURL(alice.callTool("up__whoami", nil))
+	link := testenv.ElicitationURL(alice.CallTool("up__whoami", nil))
 	if !strings.HasPrefix(link, e.srv.URL+"/connect/") {
 		t.Fatalf("alice's first call: want -32042 with a connect link, got %q", link)
 	}
@@ -98,12 +98,12 @@ func TestUpstreamIdentityUserSecret(t *testing.T) {
 	if code, body := postForm(t, link, url.Values{"key": {"k-alice"}, "secret": {"pat-bob"}}); code != http.StatusGone || !strings.Contains(body, "already used") {
 		t.Fatalf("replayed link: %d %s", code, body)
 	}
-	if got, isErr := resultTextOf(alice.callTool("up__whoami", nil)); isErr || got != "sub=alice" {
+	if got, isErr := testenv.RawResultText(alice.CallTool("up__whoami", nil)); isErr || got != "sub=alice" {
 		t.Fatalf("alice after connecting: %q (error %v)", got, isErr)
 	}
 
 	// Bob's client has no URL elicitation: a tool error with his link.
-	text, isErr := resultTextOf(bob.callTool("run_tool", map[string]any{"call_name": "up__whoami", "arguments": map[string]any{}}))
+	text, isErr := testenv.RawResultText(bob.CallTool("run_tool", map[string]any{"call_name": "up__whoami", "arguments": map[string]any{}}))
 	i := strings.Index(text, e.srv.URL+"/connect/")
 	if !isErr || i < 0 {
 		t.Fatalf("bob's first call: %q", text)
@@ -113,22 +113,22 @@ func TestUpstreamIdentityUserSecret(t *testing.T) {
 		t.Fatalf("bob completing his link: %d", code)
 	}
 	for range 3 {
-		if got, _ := resultTextOf(bob.callTool("up__whoami", nil)); got != "sub=bob" {
+		if got, _ := testenv.RawResultText(bob.CallTool("up__whoami", nil)); got != "sub=bob" {
 			t.Fatalf("bob: %q", got)
 		}
-		if got, _ := resultTextOf(alice.callTool("up__whoami", nil)); got != "sub=alice" {
+		if got, _ := testenv.RawResultText(alice.CallTool("up__whoami", nil)); got != "sub=alice" {
 			t.Fatalf("alice: %q", got)
 		}
 	}
 
 	// find_tools marks the server for a caller who has not connected it.
 	carol := rawConnect(t, e.url, "k-carol", map[string]any{})
-	found := carol.callTool("find_tools", map[string]any{"query": "who am i: identity of the caller"})
+	found := carol.CallTool("find_tools", map[string]any{"query": "who am i: identity of the caller"})
 	fb := fmt.Sprint(found["result"])
 	if !strings.Contains(fb, "needs_connection:true") || !strings.Contains(fb, "connect_url:"+e.srv.URL+"/connect/") {
 		t.Errorf("find_tools for carol does not mark the server: %s", fb)
 	}
-	found = alice.callTool("find_tools", map[string]any{"query": "who am i: identity of the caller"})
+	found = alice.CallTool("find_tools", map[string]any{"query": "who am i: identity of the caller"})
 	if fb := fmt.Sprint(found["result"]); strings.Contains(fb, "needs_connection") || !strings.Contains(fb, "up__whoami") {
 		t.Errorf("find_tools for alice: %s", fb)
 	}
@@ -162,14 +162,14 @@ func TestUpstreamIdentityUserSecret(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.Close()
-	text, _ = resultTextOf(carol.callTool("up__whoami", nil))
+	text, _ = testenv.RawResultText(carol.CallTool("up__whoami", nil))
 	if i = strings.Index(text, e.srv.URL+"/connect/"); strings.Contains(text, "sub=alice") || i < 0 {
 		t.Fatalf("carol with alice's copied row: %q", text)
 	}
 	if code, _ := postForm(t, strings.Fields(text[i:])[0], url.Values{"key": {"k-carol"}, "secret": {"pat-carol"}}); code != http.StatusOK {
 		t.Fatalf("carol connecting: %d", code)
 	}
-	if got, _ := resultTextOf(carol.callTool("up__whoami", nil)); got != "sub=carol" {
+	if got, _ := testenv.RawResultText(carol.CallTool("up__whoami", nil)); got != "sub=carol" {
 		t.Fatalf("carol: %q", got)
 	}
 	if n := up.Calls()["alice"]; n != 4 {
@@ -178,7 +178,7 @@ func TestUpstreamIdentityUserSecret(t *testing.T) {
 
 	// The upstream refuses bob's token: the grant is dropped and he is asked again.
 	up.Set("pat-bob", "")
-	if text, _ := resultTextOf(bob.callTool("up__whoami", nil)); !strings.Contains(text, e.srv.URL+"/connect/") {
+	if text, _ := testenv.RawResultText(bob.CallTool("up__whoami", nil)); !strings.Contains(text, e.srv.URL+"/connect/") {
 		t.Errorf("bob after a 401: %q", text)
 	}
 	if code, out := restJSON(t, http.MethodGet, e.srv.URL+"/tool-rag/connections", "k-bob"); code != 200 || fmt.Sprint(out["connections"]) != "[]" {
@@ -193,7 +193,7 @@ func TestUpstreamIdentityUserSecret(t *testing.T) {
 	if code, out := restJSON(t, http.MethodDelete, e.srv.URL+"/tool-rag/connections/up", "k-alice"); code != 200 || out["revoked"] != true {
 		t.Errorf("alice revoking: %d %v", code, out)
 	}
-	if elicitationURL(alice.callTool("up__whoami", nil)) == "" {
+	if testenv.ElicitationURL(alice.CallTool("up__whoami", nil)) == "" {
 		t.Error("alice's call after revoking was not asked to connect again")
 	}
 
@@ -204,12 +204,12 @@ func TestUpstreamIdentityUserSecret(t *testing.T) {
 	if code, out := restJSON(t, http.MethodDelete, e.srv.URL+"/tool-rag/connections?key_id=carol", "k-root"); code != 200 || out["revoked"] != float64(1) {
 		t.Errorf("admin revoking carol: %d %v", code, out)
 	}
-	if text, _ := resultTextOf(carol.callTool("up__whoami", nil)); !strings.Contains(text, "/connect/") {
+	if text, _ := testenv.RawResultText(carol.CallTool("up__whoami", nil)); !strings.Contains(text, "/connect/") {
 		t.Errorf("carol after the admin revoked her connection: %q", text)
 	}
 
 	// Removing a key ends its connections.
-	link = elicitationURL(alice.callTool("up__whoami", nil))
+	link = testenv.ElicitationURL(alice.CallTool("up__whoami", nil))
 	if code, _ := postForm(t, link, url.Values{"key": {"k-alice"}, "secret": {"pat-alice"}}); code != http.StatusOK {
 		t.Fatalf("alice reconnecting: %d", code)
 	}
@@ -240,7 +240,7 @@ func TestUpstreamIdentityNoCatalogCredential(t *testing.T) {
 	e := startGatewayWith(t, registry, identityKeys, map[string]string{"TOOL_RAG_VAULT_DB": filepath.Join(dir, "g.db"), "TOOL_RAG_VAULT_KEY_FILE": filepath.Join(dir, "k")})
 	alice := rawConnect(t, e.url, "k-alice", urlElicitation)
 	bob := rawConnect(t, e.url, "k-bob", urlElicitation)
-	if msg := fmt.Sprint(alice.callTool("up__whoami", nil)); !strings.Contains(msg, "not found") {
+	if msg := fmt.Sprint(alice.CallTool("up__whoami", nil)); !strings.Contains(msg, "not found") {
 		t.Fatalf("before anyone connected: %s", msg)
 	}
 	req, _ := http.NewRequest(http.MethodPost, e.srv.URL+"/tool-rag/connections/up", nil)
@@ -260,7 +260,7 @@ func TestUpstreamIdentityNoCatalogCredential(t *testing.T) {
 	}
 	deadline := time.Now().Add(20 * time.Second)
 	for {
-		got, _ := resultTextOf(alice.callTool("up__whoami", nil))
+		got, _ := testenv.RawResultText(alice.CallTool("up__whoami", nil))
 		if got == "sub=alice" {
 			break
 		}
@@ -269,7 +269,7 @@ func TestUpstreamIdentityNoCatalogCredential(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	if elicitationURL(bob.callTool("up__whoami", nil)) == "" {
+	if testenv.ElicitationURL(bob.CallTool("up__whoami", nil)) == "" {
 		t.Error("bob reached the server without connecting it")
 	}
 	if calls := up.Calls(); calls["bob"] != 0 || calls["alice"] != 1 {

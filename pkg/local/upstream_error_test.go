@@ -40,13 +40,13 @@ func TestUpstreamIdentityUpstreamErrorIntact(t *testing.T) {
 		}
 	}
 	t.Run("direct call, URL-elicitation client", func(t *testing.T) {
-		wantElicitation(t, urlClient.callTool("up__needs_link", nil))
+		wantElicitation(t, urlClient.CallTool("up__needs_link", nil))
 	})
 	t.Run("run_tool, URL-elicitation client", func(t *testing.T) {
-		wantElicitation(t, urlClient.callTool("run_tool", map[string]any{"call_name": "up__needs_link", "arguments": map[string]any{}}))
+		wantElicitation(t, urlClient.CallTool("run_tool", map[string]any{"call_name": "up__needs_link", "arguments": map[string]any{}}))
 	})
 	t.Run("other client gets the link in a tool error", func(t *testing.T) {
-		msg := plain.callTool("up__needs_link", nil)
+		msg := plain.CallTool("up__needs_link", nil)
 		res, _ := msg["result"].(map[string]any)
 		if res == nil || res["isError"] != true {
 			t.Fatalf("want a tool error, got %v", msg)
@@ -62,8 +62,8 @@ func TestUpstreamIdentityUpstreamErrorIntact(t *testing.T) {
 		}
 	})
 	t.Run("other code with data", func(t *testing.T) {
-		for _, c := range []*rawSession{urlClient, plain} {
-			msg := c.callTool("up__quota", nil)
+		for _, c := range []*testenv.RawSession{urlClient, plain} {
+			msg := c.CallTool("up__quota", nil)
 			res, _ := msg["result"].(map[string]any)
 			if res == nil || res["isError"] != true {
 				t.Fatalf("want a tool error, got %v", msg)
@@ -78,7 +78,7 @@ func TestUpstreamIdentityUpstreamErrorIntact(t *testing.T) {
 		}
 	})
 	t.Run("run_tools items", func(t *testing.T) {
-		msg := plain.callTool("run_tools", map[string]any{"calls": []map[string]any{
+		msg := plain.CallTool("run_tools", map[string]any{"calls": []map[string]any{
 			{"call_name": "up__quota", "arguments": map[string]any{}, "id": "q"},
 			{"call_name": "up__needs_link", "arguments": map[string]any{}, "id": "l"},
 		}})
