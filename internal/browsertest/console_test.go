@@ -5,9 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,9 +15,8 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/toolrag/mcp-gateway/internal/localtest"
 	"github.com/toolrag/mcp-gateway/internal/testenv"
-	"github.com/toolrag/mcp-gateway/pkg/index/indexer"
-	"github.com/toolrag/mcp-gateway/pkg/local"
 )
 
 // keys are the browser test's API keys: an admin, an agent of both echo
@@ -39,37 +36,19 @@ const keys = `keys:
         tool_prefixes: ["echo", "add"]
 `
 
-type env struct {
-	g   *local.Runtime
-	srv *httptest.Server
-	url string
-}
-
 // startGateway starts the local runtime on a temporary configuration: the
 // stdio servers/echo as "echo" plus extraRegistry, synced once, served by
 // an httptest server.
-func startGateway(t *testing.T, extraRegistry string, vars map[string]string) *env {
+func startGateway(t *testing.T, extraRegistry string, vars map[string]string) *localtest.Gateway {
 	t.Helper()
 	return startGatewayKeys(t, extraRegistry, keys, vars)
 }
 
 // startGatewayKeys is startGateway with the keys document keyDoc.
-func startGatewayKeys(t *testing.T, extraRegistry, keyDoc string, vars map[string]string) *env {
+func startGatewayKeys(t *testing.T, extraRegistry, keyDoc string, vars map[string]string) *localtest.Gateway {
 	t.Helper()
 	registry := fmt.Sprintf("servers:\n  echo:\n    transport: stdio\n    command: %q\n%s", testenv.GoBinary(t, "./servers/echo"), extraRegistry)
-	vals := testenv.LocalGatewayEnv(t, registry, keyDoc, vars)
-	ctx := context.Background()
-	g, err := local.New(ctx, local.Options{Getenv: func(k string) string { return vals[k] }, Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { g.Close() })
-	if _, err := g.Sync(ctx, indexer.ModeFull); err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(g.Handler)
-	t.Cleanup(srv.Close)
-	return &env{g: g, srv: srv, url: srv.URL + "/mcp"}
+	return localtest.Start(t, localtest.Options{Registry: registry, Keys: keyDoc, Env: vars})
 }
 
 // browser starts Debian's chromium headless (as root, so without its
@@ -194,9 +173,9 @@ func TestConsoleInBrowser(t *testing.T) {
 		map[string]string{"TOOL_RAG_HEALTHCHECK_INTERVAL": "1", "TOOL_RAG_HEALTHCHECK_TIMEOUT": "1"})
 	bg, stopBG := context.WithCancel(context.Background())
 	t.Cleanup(stopBG)
-	e.g.Background(bg)
+	e.Runtime.Background(bg)
 	// Some traffic for the usage page.
-	c, _ := testenv.Connect(t, e.url, testenv.MCPClient{Key: "k-agent", Name: "browser"})
+	c, _ := testenv.Connect(t, e.URL, testenv.MCPClient{Key: "k-agent", Name: "browser"})
 	for range 3 {
 		if _, err := testenv.CallTool(c, 30*time.Second, "run_tool", map[string]any{"call_name": "echo__echo", "arguments": map[string]any{"text": "hi"}}); err != nil {
 			t.Fatal(err)
@@ -208,10 +187,10 @@ func TestConsoleInBrowser(t *testing.T) {
 	if _, err := testenv.CallTool(c, 30*time.Second, "find_tools", map[string]any{"query": "reverse a string"}); err != nil {
 		t.Fatal(err)
 	}
-	retrieveIDs(t, e.srv.URL, "k-agent", "book a table at a restaurant for four")
+	retrieveIDs(t, e.Server.URL, "k-agent", "book a table at a restaurant for four")
 
 	ctx, logged := browser(t)
-	base := e.srv.URL + "/console/"
+	base := e.Server.URL + "/console/"
 	run(t, ctx, "open the console", chromedp.Navigate(base), chromedp.WaitVisible(chromedp.ID("signin-form")))
 
 	t.Run("a non-admin key is refused", func(t *testing.T) {
@@ -307,7 +286,7 @@ func TestConsoleInBrowser(t *testing.T) {
 			chromedp.Click(chromedp.ID("play-run")),
 			chromedp.WaitVisible(chromedp.CSS(`#play-results li[data-tool]`)))
 		shown := eval[[]string](t, ctx, `[...document.querySelectorAll("#play-results li")].map(li => li.dataset.tool)`)
-		want := retrieveIDs(t, e.srv.URL, "k-narrow", query)
+		want := retrieveIDs(t, e.Server.URL, "k-narrow", query)
 		if strings.Join(shown, ",") != strings.Join(want, ",") || len(want) == 0 {
 			t.Errorf("playground as key narrow shows %v; /tool-rag/retrieve with that key answers %v", shown, want)
 		}

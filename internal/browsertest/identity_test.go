@@ -19,6 +19,7 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/toolrag/mcp-gateway/internal/localtest"
 	"github.com/toolrag/mcp-gateway/internal/testenv"
 )
 
@@ -94,7 +95,7 @@ func (u *upstream) calls() []string {
 // startIdentity starts a gateway whose server up (the upstream above) is
 // per principal in mode, listing its tools with the catalog token
 // svc-catalog.
-func startIdentity(t *testing.T, mode, issuer string) (*env, *upstream) {
+func startIdentity(t *testing.T, mode, issuer string) (*localtest.Gateway, *upstream) {
 	t.Helper()
 	up := startUpstream(t, issuer)
 	auth := "{mode: " + mode + "}"
@@ -107,9 +108,9 @@ func startIdentity(t *testing.T, mode, issuer string) (*env, *upstream) {
 }
 
 // agent is an MCP client that declares URL elicitation.
-func agent(t *testing.T, e *env, key string) *client.Client {
+func agent(t *testing.T, e *localtest.Gateway, key string) *client.Client {
 	t.Helper()
-	c, _ := testenv.Connect(t, e.url, testenv.MCPClient{Key: key, Name: "browser",
+	c, _ := testenv.Connect(t, e.URL, testenv.MCPClient{Key: key, Name: "browser",
 		Capabilities: mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapability{URL: &struct{}{}}}})
 	return c
 }
@@ -144,9 +145,9 @@ func echo(t *testing.T, c *client.Client) string {
 }
 
 // connections lists who is connected to up, as the admin sees it.
-func connections(t *testing.T, e *env) string {
+func connections(t *testing.T, e *localtest.Gateway) string {
 	t.Helper()
-	req, _ := http.NewRequest(http.MethodGet, e.srv.URL+"/tool-rag/admin/connections?server=up", nil)
+	req, _ := http.NewRequest(http.MethodGet, e.Server.URL+"/tool-rag/admin/connections?server=up", nil)
 	req.Header.Set("Authorization", "Bearer k-admin")
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -188,7 +189,7 @@ func TestUpstreamIdentityUserSecretInBrowser(t *testing.T) {
 	e, up := startIdentity(t, "user_secret", "")
 	alice := agent(t, e, "k-alice")
 	link := connectLink(t, alice)
-	if !strings.HasPrefix(link, e.srv.URL+"/connect/") {
+	if !strings.HasPrefix(link, e.Server.URL+"/connect/") {
 		t.Fatalf("connect link %q is not the gateway's", link)
 	}
 	ctx, logged := browser(t)
@@ -267,10 +268,10 @@ func TestUpstreamIdentityConsoleRevoke(t *testing.T) {
 		res.Body.Close()
 	}
 	ctx, logged := browser(t)
-	run(t, ctx, "open the console", chromedp.Navigate(e.srv.URL+"/console/#servers"), chromedp.WaitVisible(chromedp.ID("signin-form")))
+	run(t, ctx, "open the console", chromedp.Navigate(e.Server.URL+"/console/#servers"), chromedp.WaitVisible(chromedp.ID("signin-form")))
 	signIn(t, ctx, "k-admin")
 	count := `//tr[@data-server="up"]//button[@data-connections="up" and normalize-space()="%d connected"]`
-	run(t, ctx, "the count", chromedp.Navigate(e.srv.URL+"/console/#servers"), chromedp.WaitVisible(fmt.Sprintf(count, 2)))
+	run(t, ctx, "the count", chromedp.Navigate(e.Server.URL+"/console/#servers"), chromedp.WaitVisible(fmt.Sprintf(count, 2)))
 	run(t, ctx, "open the list", chromedp.Click(fmt.Sprintf(count, 2)),
 		chromedp.WaitVisible(chromedp.CSS(`#conn-table tr[data-key="alice"]`)), chromedp.WaitVisible(chromedp.CSS(`#conn-table tr[data-key="bob"]`)))
 	panel := eval[string](t, ctx, `document.getElementById("conn-panel").innerText`)
@@ -302,7 +303,7 @@ func TestUpstreamIdentityConsoleRevoke(t *testing.T) {
 	if got := connections(t, e); strings.Contains(got, `"key_id":"bob"`) || !strings.Contains(got, `"key_id":"alice"`) {
 		t.Errorf("the vault after revoking bob: %s", got)
 	}
-	if link := connectLink(t, clients["bob"]); !strings.HasPrefix(link, e.srv.URL+"/connect/") {
+	if link := connectLink(t, clients["bob"]); !strings.HasPrefix(link, e.Server.URL+"/connect/") {
 		t.Errorf("bob's next call: link %q", link)
 	}
 	if got := echo(t, clients["alice"]); !strings.Contains(got, "hi") {

@@ -27,7 +27,7 @@ func TestFidelityMCPAppRendered(t *testing.T) {
 	caps := mcp.ClientCapabilities{Extensions: map[string]any{
 		"io.modelcontextprotocol/ui": map[string]any{"mimeTypes": []string{"text/html;profile=mcp-app"}},
 	}}
-	host, _ := testenv.Connect(t, e.url, testenv.MCPClient{Key: "k-host", Name: "host", Legacy: true, Capabilities: caps})
+	host, _ := testenv.Connect(t, e.URL, testenv.MCPClient{Key: "k-host", Name: "host", Legacy: true, Capabilities: caps})
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 
@@ -64,7 +64,7 @@ func TestFidelityMCPAppRendered(t *testing.T) {
 	if !ok || app.MIMEType != "text/html;profile=mcp-app" || !strings.Contains(app.Text, "<html") {
 		t.Fatalf("the app's resource through the gateway: %+v", read.Contents[0])
 	}
-	other, _ := testenv.Connect(t, e.url, testenv.MCPClient{Key: "k-other", Name: "other", Capabilities: caps})
+	other, _ := testenv.Connect(t, e.URL, testenv.MCPClient{Key: "k-other", Name: "other", Capabilities: caps})
 	if _, err := other.ReadResource(ctx, rr); err == nil {
 		t.Error("a key not granted the app's server read its HTML")
 	}

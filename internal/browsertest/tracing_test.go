@@ -28,15 +28,15 @@ func TestTracingConsoleTraceLink(t *testing.T) {
 	}
 	usageCalls := func(t *testing.T) traceCell {
 		e := startGatewayKeys(t, "", "keys:\n  - {id: admin, secret: k-admin, admin: true, servers: {echo: {}}}\n  - {id: agent, secret: k-agent, servers: {echo: {}}}\n", nil)
-		c, _ := testenv.Connect(t, e.url, testenv.MCPClient{Key: "k-agent", Name: "browser"})
+		c, _ := testenv.Connect(t, e.URL, testenv.MCPClient{Key: "k-agent", Name: "browser"})
 		if _, err := testenv.CallTool(c, 30*time.Second, "run_tool",
 			map[string]any{"call_name": "echo__echo", "arguments": map[string]any{"text": "hi"}}); err != nil {
 			t.Fatal(err)
 		}
 		ctx, _ := browser(t)
-		run(t, ctx, "open the console", chromedp.Navigate(e.srv.URL+"/console/"), chromedp.WaitVisible(chromedp.ID("signin-form")))
+		run(t, ctx, "open the console", chromedp.Navigate(e.Server.URL+"/console/"), chromedp.WaitVisible(chromedp.ID("signin-form")))
 		signIn(t, ctx, "k-admin")
-		run(t, ctx, "usage", chromedp.Navigate(e.srv.URL+"/console/#usage"),
+		run(t, ctx, "usage", chromedp.Navigate(e.Server.URL+"/console/#usage"),
 			chromedp.WaitVisible(chromedp.CSS(`#usage-calls tr[data-call="echo__echo"]`)))
 		return eval[traceCell](t, ctx, `(() => {
 			const th = document.querySelector("#usage-calls thead tr").cells[5];

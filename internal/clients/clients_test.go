@@ -12,7 +12,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -23,9 +22,8 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/toolrag/mcp-gateway/internal/localtest"
 	"github.com/toolrag/mcp-gateway/internal/testenv"
-	"github.com/toolrag/mcp-gateway/pkg/index/indexer"
-	"github.com/toolrag/mcp-gateway/pkg/local"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }
@@ -56,7 +54,6 @@ func startGateway(t *testing.T, withOAuth bool) *gw {
 	}
 	base := "http://" + ln.Addr().String()
 	g := &gw{url: base + "/mcp", base: base, logs: &testenv.Buffer{}}
-	dir := t.TempDir()
 	reg := fmt.Sprintf("servers:\n  echo:\n    transport: stdio\n    command: %q\n", testenv.GoBinary(t, "./servers/echo"))
 	keys := fmt.Sprintf(`keys:
   - id: admin
@@ -79,31 +76,8 @@ func startGateway(t *testing.T, withOAuth bool) *gw {
       servers: {echo: {}}
 `, g.issuer, g.url)
 	}
-	for name, data := range map[string]string{"registry.yaml": reg, "keys.yaml": keys} {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	env := map[string]string{
-		"MCP_GATEWAY_CONFIG_DIR":        dir,
-		"TOOL_RAG_DB":                   filepath.Join(dir, "tools.db"),
-		"TOOL_RAG_HEALTHCHECK_INTERVAL": "0",
-	}
 	log := slog.New(slog.NewTextHandler(g.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	ctx := context.Background()
-	lg, err := local.New(ctx, local.Options{Getenv: func(k string) string { return env[k] }, Logger: log})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { lg.Close() })
-	if _, err := lg.Sync(ctx, indexer.ModeFull); err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewUnstartedServer(lg.Handler)
-	srv.Listener.Close()
-	srv.Listener = ln
-	srv.Start()
-	t.Cleanup(srv.Close)
+	localtest.Start(t, localtest.Options{Registry: reg, Keys: keys, Logger: log, Listener: ln})
 	return g
 }
 

@@ -7,7 +7,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -18,9 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolrag/mcp-gateway/internal/localtest"
 	"github.com/toolrag/mcp-gateway/internal/testenv"
-	"github.com/toolrag/mcp-gateway/pkg/index/indexer"
-	"github.com/toolrag/mcp-gateway/pkg/local"
 )
 
 func TestConformanceSuite(t *testing.T) {
@@ -39,25 +37,7 @@ func TestConformanceSuite(t *testing.T) {
 	// resources by their own names.
 	registry := fmt.Sprintf("servers:\n  conf:\n    transport: stdio\n    command: %q\n    unprefixed: true\n", fixture)
 	keys := "keys:\n  - id: admin\n    secret: conformance-admin\n    admin: true\n    servers: {conf: {}}\n"
-	for name, body := range map[string]string{"registry.yaml": registry, "keys.yaml": keys} {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	vals := map[string]string{
-		"MCP_GATEWAY_CONFIG_DIR":        dir,
-		"TOOL_RAG_DB":                   filepath.Join(dir, "tools.db"),
-		"TOOL_RAG_HEALTHCHECK_INTERVAL": "0",
-	}
-	ctx := context.Background()
-	g, err := local.New(ctx, local.Options{Getenv: func(k string) string { return vals[k] }, Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer g.Close()
-	if _, err := g.Sync(ctx, indexer.ModeFull); err != nil {
-		t.Fatal(err)
-	}
+	g := localtest.New(t, localtest.Options{Registry: registry, Keys: keys})
 	// The suite has no option for credentials: present the admin key on its
 	// behalf, as an authenticating proxy in front of the gateway would.
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -67,7 +47,7 @@ func TestConformanceSuite(t *testing.T) {
 	defer srv.Close()
 
 	out := filepath.Join(dir, "results")
-	cctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+	cctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(cctx, node, cli, "server", "--url", srv.URL+"/mcp", "-o", out)
 	cmd.Env = append(os.Environ(), "PATH="+filepath.Dir(node)+string(os.PathListSeparator)+os.Getenv("PATH"))

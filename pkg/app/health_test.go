@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
+	"github.com/toolrag/mcp-gateway/internal/localtest"
 	"github.com/toolrag/mcp-gateway/internal/testenv"
 	"github.com/toolrag/mcp-gateway/pkg/app"
 	"github.com/toolrag/mcp-gateway/pkg/aws/dynamo"
@@ -22,7 +23,6 @@ import (
 	"github.com/toolrag/mcp-gateway/pkg/config"
 	"github.com/toolrag/mcp-gateway/pkg/embed"
 	"github.com/toolrag/mcp-gateway/pkg/index/indexer"
-	"github.com/toolrag/mcp-gateway/pkg/local"
 	"github.com/toolrag/mcp-gateway/pkg/upstream"
 )
 
@@ -38,17 +38,11 @@ type runtime struct {
 // localRuntime builds the local gateway (SQLite, index directory) over
 // echo and syncs it.
 func localRuntime(t *testing.T, echo string) runtime {
-	vals := testenv.LocalGatewayEnv(t, fmt.Sprintf("servers:\n  echo:\n    transport: streamable_http\n    url: %s\n", echo),
-		"keys:\n  - id: agent\n    secret: k-agent\n    servers:\n      echo: {}\n", nil)
-	g, err := local.New(context.Background(), local.Options{Getenv: func(k string) string { return vals[k] },
-		Logger: slog.New(slog.DiscardHandler), Embedder: embed.NewBuiltin()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { g.Close() })
-	if _, err := g.Sync(context.Background(), indexer.ModeFull); err != nil {
-		t.Fatal(err)
-	}
+	g := localtest.New(t, localtest.Options{
+		Registry: fmt.Sprintf("servers:\n  echo:\n    transport: streamable_http\n    url: %s\n", echo),
+		Keys:     "keys:\n  - id: agent\n    secret: k-agent\n    servers:\n      echo: {}\n",
+		Embedder: embed.NewBuiltin(),
+	})
 	return runtime{"local", g.Handler}
 }
 

@@ -14,13 +14,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
 	"maps"
 	"math/rand/v2"
 	"net/http"
-	"net/http/httptest"
 	"os"
-	"path/filepath"
 	"runtime"
 	"runtime/pprof"
 	"slices"
@@ -35,6 +32,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
+	"github.com/toolrag/mcp-gateway/internal/localtest"
 	"github.com/toolrag/mcp-gateway/internal/testenv"
 	"github.com/toolrag/mcp-gateway/pkg/aws/dynamo"
 	"github.com/toolrag/mcp-gateway/pkg/aws/lambdahttp"
@@ -44,7 +42,6 @@ import (
 	"github.com/toolrag/mcp-gateway/pkg/index/indexer"
 	"github.com/toolrag/mcp-gateway/pkg/index/indexpub"
 	"github.com/toolrag/mcp-gateway/pkg/index/vindex"
-	"github.com/toolrag/mcp-gateway/pkg/local"
 	"github.com/toolrag/mcp-gateway/pkg/policy"
 	"github.com/toolrag/mcp-gateway/pkg/retrieve"
 )
@@ -559,12 +556,6 @@ func invokeResult(b *testing.B, out any) response {
 // and the same echo server.
 func BenchmarkWarmLocal(b *testing.B) {
 	d := benchDeploy(b, benchTools())
-	dir := b.TempDir()
-	write := func(name, s string) {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(s), 0o644); err != nil {
-			b.Fatal(err)
-		}
-	}
 	// The synthetic servers are registry servers too (keys.yaml may only
 	// grant those, config.CheckKeyGrants): each points at the echo server
 	// for the first sync, then gets its synthetic tools written into the
@@ -578,21 +569,13 @@ func BenchmarkWarmLocal(b *testing.B) {
 			fmt.Fprintf(&grants, ", %s: {}", srv)
 		}
 	}
-	write("registry.yaml", reg.String())
-	write("keys.yaml", fmt.Sprintf("keys:\n  - id: dev\n    secret: %q\n    servers: {%s}\n", devSecret, grants.String()))
-	vals := map[string]string{
-		"MCP_GATEWAY_CONFIG_DIR": dir, "TOOL_RAG_DB": filepath.Join(dir, "tools.db"),
-		"TOOL_RAG_HEALTHCHECK_INTERVAL": "0",
-	}
-	ctx := context.Background()
-	lg, err := local.New(ctx, local.Options{Getenv: func(k string) string { return vals[k] }, Logger: slog.New(slog.DiscardHandler), Embedder: d.env.emb})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer lg.Close()
-	if _, err := lg.Sync(ctx, indexer.ModeOff); err != nil {
-		b.Fatal(err)
-	}
+	gw := localtest.Start(b, localtest.Options{
+		Registry: reg.String(),
+		Keys:     fmt.Sprintf("keys:\n  - id: dev\n    secret: %q\n    servers: {%s}\n", devSecret, grants.String()),
+		Embedder: d.env.emb,
+		Sync:     indexer.ModeOff,
+	})
+	lg, ctx := gw.Runtime, context.Background()
 	for srv, tools := range syntheticTools(d.n) {
 		if _, _, err := lg.Store.ReplaceServerTools(ctx, catalog.Server{ID: srv, Title: srv, Status: catalog.StatusActive}, tools); err != nil {
 			b.Fatal(err)
@@ -604,11 +587,9 @@ func BenchmarkWarmLocal(b *testing.B) {
 	if err := lg.MCP.Reload(ctx); err != nil {
 		b.Fatal(err)
 	}
-	srv := httptest.NewServer(lg.Handler)
-	defer srv.Close()
-	client := srv.Client()
+	client := gw.Server.Client()
 	post := func(sid, body string) (*http.Response, []byte) {
-		req, _ := http.NewRequest("POST", srv.URL+"/mcp", strings.NewReader(body))
+		req, _ := http.NewRequest("POST", gw.URL, strings.NewReader(body))
 		req.Header.Set("Authorization", "Bearer "+devSecret)
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Accept", "application/json, text/event-stream")

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -13,11 +12,10 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/toolrag/mcp-gateway/internal/localtest"
 	"github.com/toolrag/mcp-gateway/internal/testenv"
 	"github.com/toolrag/mcp-gateway/pkg/aws/lambdahttp"
 	"github.com/toolrag/mcp-gateway/pkg/config"
-	"github.com/toolrag/mcp-gateway/pkg/index/indexer"
-	"github.com/toolrag/mcp-gateway/pkg/local"
 	"github.com/toolrag/mcp-gateway/pkg/policy"
 	"github.com/toolrag/mcp-gateway/pkg/upstream"
 )
@@ -81,18 +79,8 @@ func TestRuntimesAgreeUnprefixedAndPlan(t *testing.T) {
 	// The local runtime, with the same registry and settings.
 	registry := fmt.Sprintf("servers:\n  echo:\n    transport: streamable_http\n    url: %q\n  plain:\n    transport: streamable_http\n    url: %q\n    unprefixed: true\n", echo, echo)
 	keys := fmt.Sprintf("keys:\n  - id: both\n    secret: %q\n    admin: true\n    servers: {echo: {}, plain: {}}\n", secret)
-	lv := testenv.LocalGatewayEnv(t, registry, keys, vars)
-	lg, err := local.New(ctx, local.Options{Getenv: func(k string) string { return lv[k] }, Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { lg.Close() })
-	if _, err := lg.Sync(ctx, indexer.ModeFull); err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(lg.Handler)
-	t.Cleanup(srv.Close)
-	c, _ := testenv.Connect(t, srv.URL+"/mcp", testenv.MCPClient{Key: secret, Legacy: true})
+	lg := localtest.Start(t, localtest.Options{Registry: registry, Keys: keys, Env: vars})
+	c, _ := testenv.Connect(t, lg.URL, testenv.MCPClient{Key: secret, Legacy: true})
 	lt, err := c.ListTools(ctx, mcp.ListToolsRequest{})
 	if err != nil {
 		t.Fatal(err)

@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"log/slog"
-	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
@@ -13,10 +11,9 @@ import (
 
 	"github.com/mark3labs/mcp-go/client/transport"
 
+	"github.com/toolrag/mcp-gateway/internal/localtest"
 	"github.com/toolrag/mcp-gateway/internal/testenv"
 	"github.com/toolrag/mcp-gateway/pkg/embed"
-	"github.com/toolrag/mcp-gateway/pkg/index/indexer"
-	"github.com/toolrag/mcp-gateway/pkg/local"
 	"github.com/toolrag/mcp-gateway/pkg/tracing"
 )
 
@@ -61,26 +58,17 @@ func TestTracingGatewayToUpstreams(t *testing.T) {
 
 	echoBin := testenv.GoBinary(t, "./servers/echo")
 	webURL, _ := testenv.StartEchoAt(t, "127.0.0.1:0", "-trace-tool")
-	vals := testenv.LocalGatewayEnv(t,
-		fmt.Sprintf("servers:\n  web:\n    transport: streamable_http\n    url: %s\n  pipe:\n    transport: stdio\n    command: %q\n    args: [\"-trace-tool\"]\n", webURL, echoBin),
-		"keys:\n  - id: agent\n    secret: k-agent\n    servers:\n      web: {}\n      pipe: {}\n", nil)
-	g, err := local.New(context.Background(), local.Options{Getenv: func(k string) string { return vals[k] },
-		Logger: slog.New(slog.DiscardHandler), Embedder: embed.NewBuiltin()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { g.Close() })
-	if _, err := g.Sync(context.Background(), indexer.ModeFull); err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(g.Handler)
-	t.Cleanup(srv.Close)
+	g := localtest.Start(t, localtest.Options{
+		Registry: fmt.Sprintf("servers:\n  web:\n    transport: streamable_http\n    url: %s\n  pipe:\n    transport: stdio\n    command: %q\n    args: [\"-trace-tool\"]\n", webURL, echoBin),
+		Keys:     "keys:\n  - id: agent\n    secret: k-agent\n    servers:\n      web: {}\n      pipe: {}\n",
+		Embedder: embed.NewBuiltin(),
+	})
 
 	// The client's own trace: every request below is a child of its span.
 	const traceID = "4bf92f3577b34da6a3ce929d0e0e4736"
 	parent := "00-" + traceID + "-00f067aa0ba902b7-01"
 	// (One header map: WithHTTPHeaders replaces an earlier one.)
-	c, _ := testenv.Connect(t, srv.URL+"/mcp", testenv.MCPClient{
+	c, _ := testenv.Connect(t, g.URL, testenv.MCPClient{
 		Transport: []transport.StreamableHTTPCOption{transport.WithHTTPHeaders(map[string]string{"traceparent": parent, "Authorization": "Bearer k-agent"})}})
 
 	res, err := testenv.CallTool(c, 30*time.Second, "find_tools", map[string]any{"query": "report the trace context of this call"})
