@@ -145,7 +145,7 @@ func TestUpstreamIdentityLambdaExpiredLink(t *testing.T) {
 		t.Errorf("GET an expired link: HTTP %d, want 4xx", resp.StatusCode)
 	}
 	d.who.Set("tok-alice", "alice")
-	code, page := postLink(t, link, url.Values{"key": {"k-alice"}, "secret": {"tok-alice"}})
+	code, page := testenv.PostForm(t, link, url.Values{"key": {"k-alice"}, "secret": {"tok-alice"}})
 	t.Logf("completing an expired link: HTTP %d", code)
 	if code < 400 || code >= 500 || strings.Contains(page, "Stored") {
 		t.Errorf("completing an expired link: %d %s", code, page)

@@ -41,18 +41,6 @@ func whoami(s *testenv.RawSession) map[string]any {
 	return s.CallTool("who__whoami", map[string]any{})
 }
 
-func postLink(t *testing.T, link string, form url.Values) (int, string) {
-	t.Helper()
-	c := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	resp, err := c.PostForm(link, form)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b)
-}
-
 var urlElicitation = map[string]any{"elicitation": map[string]any{"url": map[string]any{}}}
 
 // identityDeployment is a deployment with the token vault: its table in
@@ -196,7 +184,7 @@ func TestUpstreamIdentityLambdaUserSecret(t *testing.T) {
 
 	// Bob cannot complete alice's link; nothing is stored, and the link
 	// stays good for alice.
-	if code, page := postLink(t, link, url.Values{"key": {"k-bob"}, "secret": {"tok-bob"}}); code != http.StatusForbidden || !strings.Contains(page, "someone else") {
+	if code, page := testenv.PostForm(t, link, url.Values{"key": {"k-bob"}, "secret": {"tok-bob"}}); code != http.StatusForbidden || !strings.Contains(page, "someone else") {
 		t.Fatalf("bob on alice's link: %d %s", code, page)
 	}
 	if n := len(d.grantRows(t)); n != 0 {
@@ -207,7 +195,7 @@ func TestUpstreamIdentityLambdaUserSecret(t *testing.T) {
 	if altered == link {
 		altered = link[:len(link)-3] + "BBB"
 	}
-	if code, page := postLink(t, altered, url.Values{"key": {"k-alice"}, "secret": {"tok-alice"}}); code != http.StatusGone || !strings.Contains(page, "not valid") {
+	if code, page := testenv.PostForm(t, altered, url.Values{"key": {"k-alice"}, "secret": {"tok-alice"}}); code != http.StatusGone || !strings.Contains(page, "not valid") {
 		t.Fatalf("altered link: %d %s", code, page)
 	}
 	if n := len(d.grantRows(t)); n != 0 {
@@ -222,7 +210,7 @@ func TestUpstreamIdentityLambdaUserSecret(t *testing.T) {
 		t.Fatalf("GET the link: %d", resp.StatusCode)
 	}
 	d.who.Set("tok-alice", "alice")
-	if code, page := postLink(t, link, url.Values{"key": {"k-alice"}, "secret": {"tok-alice"}}); code != http.StatusOK || !strings.Contains(page, "Stored") {
+	if code, page := testenv.PostForm(t, link, url.Values{"key": {"k-alice"}, "secret": {"tok-alice"}}); code != http.StatusOK || !strings.Contains(page, "Stored") {
 		t.Fatalf("alice completes her link: %d %s", code, page)
 	}
 	// Replayed (single use through the vault table, not instance memory:
@@ -230,7 +218,7 @@ func TestUpstreamIdentityLambdaUserSecret(t *testing.T) {
 	gw2 := startFunction(t, filepath.Join(testenv.ToolsDir(t), "bin", "aws-lambda-rie"), "toolrag-gateway", testenv.GoBinary(t, "./functions/gateway"), 29, d.env)
 	front2 := apiGateway(t, gw2).URL
 	replay := front2 + strings.TrimPrefix(link, front)
-	if code, page := postLink(t, replay, url.Values{"key": {"k-alice"}, "secret": {"tok-evil"}}); code != http.StatusGone || !strings.Contains(page, "already used") {
+	if code, page := testenv.PostForm(t, replay, url.Values{"key": {"k-alice"}, "secret": {"tok-evil"}}); code != http.StatusGone || !strings.Contains(page, "already used") {
 		t.Fatalf("replayed link on another instance: %d %s", code, page)
 	}
 	if text, isErr := testenv.RawResultText(whoami(alice)); isErr || text != "sub=alice" {
@@ -247,7 +235,7 @@ func TestUpstreamIdentityLambdaUserSecret(t *testing.T) {
 	}
 	bobLink := strings.Fields(text[i:])[0]
 	d.who.Set("tok-bob", "bob")
-	if code, page := postLink(t, bobLink, url.Values{"key": {"k-bob"}, "secret": {"tok-bob"}}); code != http.StatusOK {
+	if code, page := testenv.PostForm(t, bobLink, url.Values{"key": {"k-bob"}, "secret": {"tok-bob"}}); code != http.StatusOK {
 		t.Fatalf("bob completes his link: %d %s", code, page)
 	}
 	// Each as themselves, on both instances (the second one opens the
@@ -320,7 +308,7 @@ func TestUpstreamIdentityLambdaUserSecret(t *testing.T) {
 	// Key removal (`toolrag keys revoke`: the key disabled, its
 	// connections deleted): bob connects again, then his key is revoked.
 	bobLink = testenv.ElicitationURL(whoami(openSession(t, front, "k-bob", urlElicitation)))
-	if code, page := postLink(t, bobLink, url.Values{"key": {"k-bob"}, "secret": {"tok-bob"}}); code != http.StatusOK {
+	if code, page := testenv.PostForm(t, bobLink, url.Values{"key": {"k-bob"}, "secret": {"tok-bob"}}); code != http.StatusOK {
 		t.Fatalf("bob reconnects: %d %s", code, page)
 	}
 	if err := dynamo.NewKeyStore(d.ddb, d.tables.Keys).Revoke(ctx, "bob"); err != nil {

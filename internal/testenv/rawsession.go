@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -188,4 +189,18 @@ func ElicitationURL(msg map[string]any) string {
 	}
 	u, _ := el["url"].(string)
 	return u
+}
+
+// PostForm submits form to a connect link (an ElicitationURL, say) as a
+// fresh browser does, following no redirect, and returns the status and
+// the page.
+func PostForm(t testing.TB, link string, form url.Values) (status int, page string) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, link, strings.NewReader(form.Encode()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	status, _, page = NewUserAgent(t).Do(req)
+	return status, page
 }

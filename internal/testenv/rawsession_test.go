@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
+	"net/url"
 	"strings"
 	"testing"
 )
@@ -108,5 +110,19 @@ func TestElicitationURL(t *testing.T) {
 				t.Errorf("ElicitationURL = %q, want %q", got, c.want)
 			}
 		})
+	}
+}
+
+func TestPostForm(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost || r.FormValue("key") != "k-1" {
+			http.Error(w, "want a POST of key", http.StatusBadRequest)
+			return
+		}
+		http.Redirect(w, r, "/done", http.StatusSeeOther)
+	}))
+	t.Cleanup(srv.Close)
+	if code, page := PostForm(t, srv.URL+"/connect/x", url.Values{"key": {"k-1"}}); code != http.StatusSeeOther {
+		t.Errorf("PostForm: %d %s, want the redirect itself (303)", code, page)
 	}
 }

@@ -394,18 +394,7 @@ func TestEndToEnd(t *testing.T) {
 
 	t.Run("rest", func(t *testing.T) {
 		do := func(method, path, key, body string) (int, map[string]any) {
-			req, _ := http.NewRequest(method, e.srv.URL+path, strings.NewReader(body))
-			if key != "" {
-				req.Header.Set("Authorization", "Bearer "+key)
-			}
-			resp, err := http.DefaultClient.Do(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer resp.Body.Close()
-			var out map[string]any
-			_ = json.NewDecoder(resp.Body).Decode(&out)
-			return resp.StatusCode, out
+			return restJSON(t, method, e.srv.URL+path, key, body)
 		}
 		code, out := do("POST", "/tool-rag/retrieve", "k-agent", `{"query":"add two numbers","top_k":2}`)
 		if code != 200 {

@@ -24,7 +24,7 @@ func TestUpstreamIdentityAdminConnections(t *testing.T) {
 		s := rawConnect(t, e.url, "k-"+who, urlElicitation)
 		sessions[who] = s
 		link := testenv.ElicitationURL(s.CallTool("up__whoami", nil))
-		if code, _ := postForm(t, link, url.Values{"key": {"k-" + who}, "secret": {"pat-" + who}}); code != http.StatusOK {
+		if code, _ := testenv.PostForm(t, link, url.Values{"key": {"k-" + who}, "secret": {"pat-" + who}}); code != http.StatusOK {
 			t.Fatalf("%s connecting: %d", who, code)
 		}
 	}
@@ -48,7 +48,7 @@ func TestUpstreamIdentityAdminConnections(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			code, out := restJSON(t, c.method, admin+"?"+c.query, c.key)
+			code, out := restJSON(t, c.method, admin+"?"+c.query, c.key, "")
 			got := fmt.Sprint(out)
 			if code != c.code || !strings.Contains(got, c.want) {
 				t.Errorf("%s ?%s as %s: %d %s, want %d with %q", c.method, c.query, c.key, code, got, c.code, c.want)
@@ -59,11 +59,11 @@ func TestUpstreamIdentityAdminConnections(t *testing.T) {
 		})
 	}
 
-	_, out := restJSON(t, http.MethodGet, admin+"?server=up", "k-root")
+	_, out := restJSON(t, http.MethodGet, admin+"?server=up", "k-root", "")
 	if list, _ := out["connections"].([]any); len(list) != 1 || strings.Contains(fmt.Sprint(list), "bob") || strings.Contains(fmt.Sprint(list), "carol") {
 		t.Errorf("connections after revoking bob and carol: %v", list)
 	}
-	if code, out := restJSON(t, http.MethodGet, e.srv.URL+"/tool-rag/admin/servers", "k-root"); code != 200 || !strings.Contains(fmt.Sprint(out["servers"]), "connected:1") {
+	if code, out := restJSON(t, http.MethodGet, e.srv.URL+"/tool-rag/admin/servers", "k-root", ""); code != 200 || !strings.Contains(fmt.Sprint(out["servers"]), "connected:1") {
 		t.Errorf("connected count after revoking: %d %v", code, out)
 	}
 	// The revoked principals are asked to connect again; alice is not.

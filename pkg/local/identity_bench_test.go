@@ -21,7 +21,7 @@ func BenchmarkUpstreamIdentityCall(b *testing.B) {
 	e := startGatewayWith(b, registry, keys, map[string]string{"TOOL_RAG_VAULT_DB": filepath.Join(dir, "g.db"), "TOOL_RAG_VAULT_KEY_FILE": filepath.Join(dir, "k")})
 	s := rawConnect(b, e.url, "k-alice", urlElicitation)
 	link := testenv.ElicitationURL(s.CallTool("pu__whoami", nil))
-	if code, _ := postForm(b, link, url.Values{"key": {"k-alice"}, "secret": {"pat-alice"}}); code != 200 {
+	if code, _ := testenv.PostForm(b, link, url.Values{"key": {"k-alice"}, "secret": {"pat-alice"}}); code != 200 {
 		b.Fatalf("connect: %d", code)
 	}
 	for _, c := range []struct{ name, tool, want string }{{"static", "st__whoami", "sub=service"}, {"user_secret", "pu__whoami", "sub=alice"}} {

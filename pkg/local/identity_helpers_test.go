@@ -3,11 +3,10 @@ package local
 import (
 	"context"
 	"encoding/json"
-	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
+	"strings"
 	"testing"
 
 	"github.com/toolrag/mcp-gateway/internal/testenv"
@@ -41,24 +40,17 @@ func rawConnect(t testing.TB, url, key string, caps map[string]any) *testenv.Raw
 	return testenv.OpenRawSession(t, testenv.PostTo(url), key, caps)
 }
 
-// postForm posts a form to a connect link (no redirects followed).
-func postForm(t testing.TB, link string, form url.Values) (int, string) {
+// restJSON calls the gateway's REST API with a key (none for "") and
+// body, and decodes its JSON answer.
+func restJSON(t testing.TB, method, u, key, body string) (int, map[string]any) {
 	t.Helper()
-	c := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	resp, err := c.PostForm(link, form)
+	req, err := http.NewRequest(method, u, strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b)
-}
-
-// restJSON calls the gateway's REST API with a key.
-func restJSON(t testing.TB, method, u, key string) (int, map[string]any) {
-	t.Helper()
-	req, _ := http.NewRequest(method, u, nil)
-	req.Header.Set("Authorization", "Bearer "+key)
+	if key != "" {
+		req.Header.Set("Authorization", "Bearer "+key)
+	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)

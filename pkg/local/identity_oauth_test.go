@@ -85,7 +85,7 @@ func TestUpstreamIdentityOAuth(t *testing.T) {
 
 	// Revoking bob's connection revokes his tokens at the server (RFC 7009).
 	rev := as.Stats(t).Revocations
-	if code, out := restJSON(t, http.MethodDelete, e.srv.URL+"/tool-rag/connections/up", "k-bob"); code != 200 || out["revoked"] != true {
+	if code, out := restJSON(t, http.MethodDelete, e.srv.URL+"/tool-rag/connections/up", "k-bob", ""); code != 200 || out["revoked"] != true {
 		t.Fatalf("bob revoking: %d %v", code, out)
 	}
 	if n := as.Stats(t).Revocations - rev; n < 1 {
@@ -104,7 +104,7 @@ func TestUpstreamIdentityOAuth(t *testing.T) {
 	}
 	rev = as.Stats(t).Revocations
 	admin := e.srv.URL + "/tool-rag/admin/connections?server=up&principal=" + url.QueryEscape(principalOfKey("alice", "k-alice"))
-	if code, out := restJSON(t, http.MethodDelete, admin, "k-root"); code != 200 || out["revoked"] != float64(1) {
+	if code, out := restJSON(t, http.MethodDelete, admin, "k-root", ""); code != 200 || out["revoked"] != float64(1) {
 		t.Fatalf("the admin revoking alice: %d %v", code, out)
 	}
 	if n := as.Stats(t).Revocations - rev; n < 1 {

@@ -83,19 +83,19 @@ func TestUpstreamIdentityUserSecret(t *testing.T) {
 	if resp, err := http.Get(link); err != nil || resp.StatusCode != http.StatusOK {
 		t.Fatalf("GET link: %v %v", resp, err)
 	}
-	if code, body := postForm(t, link, url.Values{"key": {"k-bob"}, "secret": {"pat-bob"}}); code != http.StatusForbidden || !strings.Contains(body, "issued to someone else") {
+	if code, body := testenv.PostForm(t, link, url.Values{"key": {"k-bob"}, "secret": {"pat-bob"}}); code != http.StatusForbidden || !strings.Contains(body, "issued to someone else") {
 		t.Fatalf("bob opening alice's link: %d %s", code, body)
 	}
-	if code, _ := postForm(t, link, url.Values{"key": {"wrong"}, "secret": {"pat-bob"}}); code != http.StatusUnauthorized {
+	if code, _ := testenv.PostForm(t, link, url.Values{"key": {"wrong"}, "secret": {"pat-bob"}}); code != http.StatusUnauthorized {
 		t.Fatalf("a wrong key opening the link: %d", code)
 	}
 	if n := len(rows()); n != 0 {
 		t.Fatalf("refused link attempts stored %d rows", n)
 	}
-	if code, body := postForm(t, link, url.Values{"key": {"k-alice"}, "secret": {"pat-alice"}}); code != http.StatusOK || !strings.Contains(body, "Stored") {
+	if code, body := testenv.PostForm(t, link, url.Values{"key": {"k-alice"}, "secret": {"pat-alice"}}); code != http.StatusOK || !strings.Contains(body, "Stored") {
 		t.Fatalf("alice completing her link: %d %s", code, body)
 	}
-	if code, body := postForm(t, link, url.Values{"key": {"k-alice"}, "secret": {"pat-bob"}}); code != http.StatusGone || !strings.Contains(body, "already used") {
+	if code, body := testenv.PostForm(t, link, url.Values{"key": {"k-alice"}, "secret": {"pat-bob"}}); code != http.StatusGone || !strings.Contains(body, "already used") {
 		t.Fatalf("replayed link: %d %s", code, body)
 	}
 	if got, isErr := testenv.RawResultText(alice.CallTool("up__whoami", nil)); isErr || got != "sub=alice" {
@@ -109,7 +109,7 @@ func TestUpstreamIdentityUserSecret(t *testing.T) {
 		t.Fatalf("bob's first call: %q", text)
 	}
 	bobLink := strings.Fields(text[i:])[0]
-	if code, _ := postForm(t, bobLink, url.Values{"key": {"k-bob"}, "secret": {"pat-bob"}}); code != http.StatusOK {
+	if code, _ := testenv.PostForm(t, bobLink, url.Values{"key": {"k-bob"}, "secret": {"pat-bob"}}); code != http.StatusOK {
 		t.Fatalf("bob completing his link: %d", code)
 	}
 	for range 3 {
@@ -134,7 +134,7 @@ func TestUpstreamIdentityUserSecret(t *testing.T) {
 	}
 
 	// The console counts the connected principals, never showing a grant.
-	if code, out := restJSON(t, http.MethodGet, e.srv.URL+"/tool-rag/admin/servers", "k-root"); code != 200 ||
+	if code, out := restJSON(t, http.MethodGet, e.srv.URL+"/tool-rag/admin/servers", "k-root", ""); code != 200 ||
 		!strings.Contains(fmt.Sprint(out["servers"]), "connected:2") || strings.Contains(fmt.Sprint(out), "pat-") {
 		t.Errorf("console servers: %d %v", code, out)
 	}
@@ -166,7 +166,7 @@ func TestUpstreamIdentityUserSecret(t *testing.T) {
 	if i = strings.Index(text, e.srv.URL+"/connect/"); strings.Contains(text, "sub=alice") || i < 0 {
 		t.Fatalf("carol with alice's copied row: %q", text)
 	}
-	if code, _ := postForm(t, strings.Fields(text[i:])[0], url.Values{"key": {"k-carol"}, "secret": {"pat-carol"}}); code != http.StatusOK {
+	if code, _ := testenv.PostForm(t, strings.Fields(text[i:])[0], url.Values{"key": {"k-carol"}, "secret": {"pat-carol"}}); code != http.StatusOK {
 		t.Fatalf("carol connecting: %d", code)
 	}
 	if got, _ := testenv.RawResultText(carol.CallTool("up__whoami", nil)); got != "sub=carol" {
@@ -181,16 +181,16 @@ func TestUpstreamIdentityUserSecret(t *testing.T) {
 	if text, _ := testenv.RawResultText(bob.CallTool("up__whoami", nil)); !strings.Contains(text, e.srv.URL+"/connect/") {
 		t.Errorf("bob after a 401: %q", text)
 	}
-	if code, out := restJSON(t, http.MethodGet, e.srv.URL+"/tool-rag/connections", "k-bob"); code != 200 || fmt.Sprint(out["connections"]) != "[]" {
+	if code, out := restJSON(t, http.MethodGet, e.srv.URL+"/tool-rag/connections", "k-bob", ""); code != 200 || fmt.Sprint(out["connections"]) != "[]" {
 		t.Errorf("bob's connections after a 401: %d %v", code, out)
 	}
 
 	// A principal lists and revokes their own connection.
-	code, out := restJSON(t, http.MethodGet, e.srv.URL+"/tool-rag/connections", "k-alice")
+	code, out := restJSON(t, http.MethodGet, e.srv.URL+"/tool-rag/connections", "k-alice", "")
 	if cs := fmt.Sprint(out["connections"]); code != 200 || !strings.Contains(cs, "server:up") || strings.Contains(cs, "pat-alice") {
 		t.Errorf("alice's connections: %d %v", code, out)
 	}
-	if code, out := restJSON(t, http.MethodDelete, e.srv.URL+"/tool-rag/connections/up", "k-alice"); code != 200 || out["revoked"] != true {
+	if code, out := restJSON(t, http.MethodDelete, e.srv.URL+"/tool-rag/connections/up", "k-alice", ""); code != 200 || out["revoked"] != true {
 		t.Errorf("alice revoking: %d %v", code, out)
 	}
 	if testenv.ElicitationURL(alice.CallTool("up__whoami", nil)) == "" {
@@ -198,10 +198,10 @@ func TestUpstreamIdentityUserSecret(t *testing.T) {
 	}
 
 	// Admin revocation needs an admin key.
-	if code, _ := restJSON(t, http.MethodDelete, e.srv.URL+"/tool-rag/connections?key_id=carol", "k-alice"); code != http.StatusForbidden {
+	if code, _ := restJSON(t, http.MethodDelete, e.srv.URL+"/tool-rag/connections?key_id=carol", "k-alice", ""); code != http.StatusForbidden {
 		t.Errorf("a non-admin revoking another key: %d", code)
 	}
-	if code, out := restJSON(t, http.MethodDelete, e.srv.URL+"/tool-rag/connections?key_id=carol", "k-root"); code != 200 || out["revoked"] != float64(1) {
+	if code, out := restJSON(t, http.MethodDelete, e.srv.URL+"/tool-rag/connections?key_id=carol", "k-root", ""); code != 200 || out["revoked"] != float64(1) {
 		t.Errorf("admin revoking carol: %d %v", code, out)
 	}
 	if text, _ := testenv.RawResultText(carol.CallTool("up__whoami", nil)); !strings.Contains(text, "/connect/") {
@@ -210,7 +210,7 @@ func TestUpstreamIdentityUserSecret(t *testing.T) {
 
 	// Removing a key ends its connections.
 	link = testenv.ElicitationURL(alice.CallTool("up__whoami", nil))
-	if code, _ := postForm(t, link, url.Values{"key": {"k-alice"}, "secret": {"pat-alice"}}); code != http.StatusOK {
+	if code, _ := testenv.PostForm(t, link, url.Values{"key": {"k-alice"}, "secret": {"pat-alice"}}); code != http.StatusOK {
 		t.Fatalf("alice reconnecting: %d", code)
 	}
 	if len(rows()) != 1 {
@@ -255,7 +255,7 @@ func TestUpstreamIdentityNoCatalogCredential(t *testing.T) {
 	if !strings.HasPrefix(out["connect_url"], e.srv.URL+"/connect/") {
 		t.Fatalf("POST /tool-rag/connections/up: %d %v", resp.StatusCode, out)
 	}
-	if code, _ := postForm(t, out["connect_url"], url.Values{"key": {"k-alice"}, "secret": {"pat-alice"}}); code != http.StatusOK {
+	if code, _ := testenv.PostForm(t, out["connect_url"], url.Values{"key": {"k-alice"}, "secret": {"pat-alice"}}); code != http.StatusOK {
 		t.Fatalf("alice connecting: %d", code)
 	}
 	deadline := time.Now().Add(20 * time.Second)
