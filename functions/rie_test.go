@@ -122,19 +122,16 @@ func startFunction(t *testing.T, rie, name, bootstrap string, timeout int, env m
 
 // logLine waits up to 10 s for a line of the function's output matching
 // re and returns the match: the emulator forwards what the function writes
-// on its own schedule, so a line may arrive after the invoke's answer.
+// on its own schedule, so a line may arrive after the invoke's answer. (On
+// a failure startProcess logs the whole output.)
 func (f *function) logLine(t *testing.T, re *regexp.Regexp) []string {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		if m := re.FindStringSubmatch(f.logs.String()); m != nil {
-			return m
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: no line matching %s in its output: %.2000s", f.name, re, f.logs.String())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	var m []string
+	testenv.Eventually(t, 10*time.Second, fmt.Sprintf("a line matching %s in the output of %s", re, f.name), func() bool {
+		m = re.FindStringSubmatch(f.logs.String())
+		return m != nil
+	})
+	return m
 }
 
 // invoke sends payload as a synchronous invoke and returns the function's
