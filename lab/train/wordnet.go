@@ -28,12 +28,9 @@ func loadWordNet(dir string) ([]Pair, error) {
 	var order []string
 	for _, part := range []struct{ file, pos string }{{"data.noun", "n"}, {"data.verb", "v"}, {"data.adj", "a"}, {"data.adv", "r"}} {
 		err := wordnet.EachLine(filepath.Join(dir, part.file), func(line string) error {
-			if line == "" {
-				return nil
-			}
 			ws, err := wordnet.ParseData(line)
 			if err != nil {
-				return nil // a line the trainer cannot use
+				return nil // a line the trainer cannot use (an empty one too)
 			}
 			key := part.pos + ":" + ws.Offset
 			if _, dup := sets[key]; !dup {
